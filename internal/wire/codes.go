@@ -1,0 +1,93 @@
+package wire
+
+// The codes of the wire contract (contract-v1.md section 12).
+const (
+	// CodeUnsupportedVersion: a schema or negotiated version other than the
+	// explicit 0 or 1 (sections 1 and 5).
+	CodeUnsupportedVersion Code = "unsupported-version"
+	// CodeUnsupportedEvent: an event type that is neither in the contract nor
+	// registered by the host, or an event without a legacy form (sections 6, 9).
+	CodeUnsupportedEvent Code = "unsupported-event"
+	// CodeInvalidEnvelope: an envelope member missing, of the wrong type or out
+	// of range, a duplicated or case-variant member name, invalid UTF-8, or
+	// nesting beyond the depth limit (section 5).
+	CodeInvalidEnvelope Code = "invalid-envelope"
+	// CodeInvalidEvent: an event member missing, of the wrong type or out of
+	// range (section 6).
+	CodeInvalidEvent Code = "invalid-event"
+	// CodeMissingCallID: a tool event without a stable call id, and no host
+	// mapping to give it one (sections 6, 9).
+	CodeMissingCallID Code = "missing-call-id"
+	// CodeUnknownResultStatus: a tool_result status that is absent or not one
+	// of ok, error, cancelled (sections 6, 9).
+	CodeUnknownResultStatus Code = "unknown-result-status"
+	// CodeForeignFrame: a frame of another conversation or turn (sections 7, 11).
+	CodeForeignFrame Code = "foreign-frame"
+	// CodeSequenceGap: a seq that skips one or more values (sections 7, 11).
+	CodeSequenceGap Code = "sequence-gap"
+	// CodeSequenceReordered: a seq at or below one already applied that is not
+	// an identical redelivery, or a duplicated seq in a replay suffix
+	// (sections 7, 11).
+	CodeSequenceReordered Code = "sequence-reordered"
+	// CodeUnknownCall: a tool_result whose callId no tool_call opened (section 7).
+	CodeUnknownCall Code = "unknown-call"
+	// CodeTurnTerminated: an envelope for a turn that already completed,
+	// failed or was cancelled, other than a late tool_result (section 7).
+	CodeTurnTerminated Code = "turn-terminated"
+	// CodeUnsupportedCapability: a required capability the peer does not
+	// declare (section 8).
+	CodeUnsupportedCapability Code = "unsupported-capability"
+	// CodeFrameTooLarge: a frame, line or payload beyond the configured size
+	// limit (sections 5, 10).
+	CodeFrameTooLarge Code = "frame-too-large"
+	// CodeStaleCursor: a resume cursor below the replay window's retained
+	// lower bound (section 11).
+	CodeStaleCursor Code = "stale-cursor"
+	// CodeCursorAhead: a resume cursor beyond the replay window's latest seq
+	// (section 11).
+	CodeCursorAhead Code = "cursor-ahead"
+	// CodeInvalidCard: a card spec, presentation, option, snapshot or
+	// response that breaks the card rules (section 3).
+	CodeInvalidCard Code = "invalid-card"
+)
+
+// The codes of recovery/ (contract-v1.md section 13, seed 000).
+const (
+	// CodeTurnNotRunning: the turn is not running (never started, cancelled or
+	// finished), so nothing may be claimed or admitted.
+	CodeTurnNotRunning Code = "turn-not-running"
+	// CodeUnauthorized: the caller's current authorization does not allow the
+	// operation.
+	CodeUnauthorized Code = "unauthorized"
+	// CodeClaimConflict: a compare-and-swap lost to a concurrent writer, or
+	// the claim revision moved.
+	CodeClaimConflict Code = "claim-conflict"
+	// CodeNeedsReconciliation: the outcome of an effect or a write is unknown;
+	// the host must reconcile through its own idempotency lookup.
+	CodeNeedsReconciliation Code = "needs-reconciliation"
+	// CodeCheckpointWriteFailed: a durable write failed; nothing is assumed
+	// about it.
+	CodeCheckpointWriteFailed Code = "checkpoint-write-failed"
+	// CodeAdmissionUnavailable: the store has no admission seam, so dispatch
+	// is refused.
+	CodeAdmissionUnavailable Code = "admission-unavailable"
+	// CodeUnknownEffect: an effect identity the host did not authorize when
+	// the turn started.
+	CodeUnknownEffect Code = "unknown-effect"
+)
+
+// Codes returns every code of the module, in a fixed order. Tests use it to
+// prove each code has a sentinel and round-trips; the slice is new on each
+// call.
+func Codes() []Code {
+	return []Code{
+		CodeUnsupportedVersion, CodeUnsupportedEvent, CodeInvalidEnvelope,
+		CodeInvalidEvent, CodeMissingCallID, CodeUnknownResultStatus,
+		CodeForeignFrame, CodeSequenceGap, CodeSequenceReordered,
+		CodeUnknownCall, CodeTurnTerminated, CodeUnsupportedCapability,
+		CodeFrameTooLarge, CodeStaleCursor, CodeCursorAhead, CodeInvalidCard,
+		CodeTurnNotRunning, CodeUnauthorized, CodeClaimConflict,
+		CodeNeedsReconciliation, CodeCheckpointWriteFailed,
+		CodeAdmissionUnavailable, CodeUnknownEffect,
+	}
+}
