@@ -1,0 +1,411 @@
+package jsjson
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Parse reads data as JSON.parse reads the string TextDecoder makes of it
+// (see the package documentation): one JSON value with optional JSON
+// whitespace around it. ok is false when data is not JSON text.
+func Parse(data []byte) (v any, ok bool) {
+	return parseAll(data)
+}
+
+// ParseString is Parse over a string.
+func ParseString(s string) (v any, ok bool) {
+	return parseAll(s)
+}
+
+// Valid reports whether Parse would accept data.
+func Valid(data []byte) bool {
+	_, ok := parseAll(data)
+	return ok
+}
+
+// ParseObject is Parse for a text whose value must be an object. Beside the
+// object it returns, for each member name, the bytes of that member's value
+// as they appear in data (for a duplicated name, the last occurrence), so a
+// caller can keep a member verbatim. The spans alias data. ok is false when
+// data is not JSON text or its value is not an object.
+func ParseObject(data []byte) (obj map[string]any, spans map[string][]byte, ok bool) {
+	p := parser[[]byte]{in: data, spans: map[string]int{}}
+	v, ok := p.document()
+	obj, isObj := v.(map[string]any)
+	if !ok || !isObj {
+		return nil, nil, false
+	}
+	spans = make(map[string][]byte, len(p.spans))
+	for name, start := range p.spans {
+		spans[name] = data[start:p.spanEnd[name]]
+	}
+	return obj, spans, true
+}
+
+// ParsePrefix reads one JSON value at the start of s (no leading whitespace
+// is skipped) and returns it with the number of bytes it took. Whatever
+// follows the value is left to the caller. ok is false when s does not start
+// with a JSON value.
+func ParsePrefix(s string) (v any, n int, ok bool) {
+	p := parser[string]{in: s}
+	v, ok = p.value()
+	if !ok {
+		return nil, 0, false
+	}
+	return v, p.pos, true
+}
+
+func parseAll[T ~string | ~[]byte](in T) (any, bool) {
+	p := parser[T]{in: in}
+	return p.document()
+}
+
+// parser is an iterative JSON.parse: containers under construction live on
+// an explicit stack, so nesting depth costs heap rather than Go stack.
+type parser[T ~string | ~[]byte] struct {
+	in  T
+	pos int
+	buf []byte // scratch for strings with escapes or invalid UTF-8
+
+	// spans, when non-nil, records the start of each member value of the
+	// root object; spanEnd its end.
+	spans   map[string]int
+	spanEnd map[string]int
+}
+
+// frame is one open container.
+type frame struct {
+	obj      map[string]any
+	arr      []any
+	isObj    bool
+	key      string
+	valStart int
+}
+
+func (p *parser[T]) document() (any, bool) {
+	p.skipWS()
+	v, ok := p.value()
+	if !ok {
+		return nil, false
+	}
+	p.skipWS()
+	if p.pos != len(p.in) {
+		return nil, false
+	}
+	return v, true
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (p *parser[T]) skipWS() {
+	for p.pos < len(p.in) && isWS(p.in[p.pos]) {
+		p.pos++
+	}
+}
+
+// value reads one value starting exactly at p.pos.
+func (p *parser[T]) value() (any, bool) {
+	var stack []frame
+	for {
+		// Read the start of a value.
+		var v any
+		if p.pos >= len(p.in) {
+			return nil, false
+		}
+		switch c := p.in[p.pos]; {
+		case c == '{':
+			p.pos++
+			p.skipWS()
+			if p.pos < len(p.in) && p.in[p.pos] == '}' {
+				p.pos++
+				v = map[string]any{}
+				break
+			}
+			stack = append(stack, frame{obj: map[string]any{}, isObj: true})
+			if !p.memberHead(&stack[len(stack)-1]) {
+				return nil, false
+			}
+			continue
+		case c == '[':
+			p.pos++
+			p.skipWS()
+			if p.pos < len(p.in) && p.in[p.pos] == ']' {
+				p.pos++
+				v = []any{}
+				break
+			}
+			stack = append(stack, frame{arr: []any{}})
+			continue
+		case c == '"':
+			s, ok := p.str()
+			if !ok {
+				return nil, false
+			}
+			v = s
+		case c == '-' || (c >= '0' && c <= '9'):
+			f, ok := p.number()
+			if !ok {
+				return nil, false
+			}
+			v = f
+		case c == 't':
+			if !p.literal("true") {
+				return nil, false
+			}
+			v = true
+		case c == 'f':
+			if !p.literal("false") {
+				return nil, false
+			}
+			v = false
+		case c == 'n':
+			if !p.literal("null") {
+				return nil, false
+			}
+			v = nil
+		default:
+			return nil, false
+		}
+
+		// A value is complete: attach it to its container, closing
+		// containers as far as their closing brackets go.
+		for {
+			if len(stack) == 0 {
+				return v, true
+			}
+			top := &stack[len(stack)-1]
+			if top.isObj {
+				top.obj[top.key] = v
+				if p.spans != nil && len(stack) == 1 {
+					p.spans[top.key] = top.valStart
+					if p.spanEnd == nil {
+						p.spanEnd = map[string]int{}
+					}
+					p.spanEnd[top.key] = p.pos
+				}
+			} else {
+				top.arr = append(top.arr, v)
+			}
+			p.skipWS()
+			if p.pos >= len(p.in) {
+				return nil, false
+			}
+			c := p.in[p.pos]
+			p.pos++
+			if c == ',' {
+				p.skipWS()
+				if top.isObj && !p.memberHead(top) {
+					return nil, false
+				}
+				break // read the next value
+			}
+			if top.isObj && c == '}' {
+				v = top.obj
+			} else if !top.isObj && c == ']' {
+				v = top.arr
+			} else {
+				return nil, false
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+// memberHead reads `"name" :` and leaves p.pos at the member's value.
+func (p *parser[T]) memberHead(f *frame) bool {
+	if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+		return false
+	}
+	name, ok := p.str()
+	if !ok {
+		return false
+	}
+	p.skipWS()
+	if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+		return false
+	}
+	p.pos++
+	p.skipWS()
+	f.key = name
+	f.valStart = p.pos
+	return true
+}
+
+func (p *parser[T]) literal(word string) bool {
+	if len(p.in)-p.pos < len(word) || string(p.in[p.pos:p.pos+len(word)]) != word {
+		return false
+	}
+	p.pos += len(word)
+	return true
+}
+
+// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns
+// its value rounded to the nearest float64, ±Inf beyond the range.
+func (p *parser[T]) number() (float64, bool) {
+	start := p.pos
+	if p.in[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos >= len(p.in) {
+		return 0, false
+	}
+	switch c := p.in[p.pos]; {
+	case c == '0':
+		p.pos++
+	case c >= '1' && c <= '9':
+		p.digits()
+	default:
+		return 0, false
+	}
+	if p.pos < len(p.in) && p.in[p.pos] == '.' {
+		p.pos++
+		if p.digits() == 0 {
+			return 0, false
+		}
+	}
+	if p.pos < len(p.in) && (p.in[p.pos] == 'e' || p.in[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.in) && (p.in[p.pos] == '+' || p.in[p.pos] == '-') {
+			p.pos++
+		}
+		if p.digits() == 0 {
+			return 0, false
+		}
+	}
+	// The grammar is checked above; ParseFloat's only possible error is
+	// ErrRange, whose ±Inf or 0 result is what JSON.parse gives too.
+	f, _ := strconv.ParseFloat(string(p.in[start:p.pos]), 64)
+	return f, true
+}
+
+func (p *parser[T]) digits() int {
+	n := 0
+	for p.pos < len(p.in) && p.in[p.pos] >= '0' && p.in[p.pos] <= '9' {
+		p.pos++
+		n++
+	}
+	return n
+}
+
+// str reads a JSON string starting at the opening quote.
+func (p *parser[T]) str() (string, bool) {
+	p.pos++ // opening quote
+	start := p.pos
+	// Fast path: no escapes and only valid UTF-8.
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		if c == '"' {
+			s := string(p.in[start:p.pos])
+			p.pos++
+			return s, true
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		if c < utf8.RuneSelf {
+			p.pos++
+			continue
+		}
+		r, size := decodeRune(p.in[p.pos:])
+		if r == utf8.RuneError && !validFFFD(p.in[p.pos:]) {
+			break
+		}
+		p.pos += size
+	}
+	buf := append(p.buf[:0], p.in[start:p.pos]...)
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			p.buf = buf
+			return string(buf), true
+		case c < 0x20:
+			return "", false
+		case c == '\\':
+			var ok bool
+			if buf, ok = p.escape(buf); !ok {
+				return "", false
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.pos++
+		default:
+			r, size := decodeRune(p.in[p.pos:])
+			buf = utf8.AppendRune(buf, r)
+			p.pos += size
+		}
+	}
+	return "", false
+}
+
+// validFFFD reports whether s starts with a literal, well-formed U+FFFD.
+func validFFFD[T ~string | ~[]byte](s T) bool {
+	return len(s) >= 3 && s[0] == 0xEF && s[1] == 0xBF && s[2] == 0xBD
+}
+
+// escape reads one backslash escape and appends what it stands for.
+func (p *parser[T]) escape(buf []byte) ([]byte, bool) {
+	if p.pos+1 >= len(p.in) {
+		return buf, false
+	}
+	c := p.in[p.pos+1]
+	p.pos += 2
+	switch c {
+	case '"', '\\', '/':
+		return append(buf, c), true
+	case 'b':
+		return append(buf, '\b'), true
+	case 'f':
+		return append(buf, '\f'), true
+	case 'n':
+		return append(buf, '\n'), true
+	case 'r':
+		return append(buf, '\r'), true
+	case 't':
+		return append(buf, '\t'), true
+	case 'u':
+	default:
+		return buf, false
+	}
+	u, ok := p.hex4()
+	if !ok {
+		return buf, false
+	}
+	if u < 0xD800 || u > 0xDFFF {
+		return utf8.AppendRune(buf, u), true
+	}
+	if u <= 0xDBFF && p.pos+1 < len(p.in) && p.in[p.pos] == '\\' && p.in[p.pos+1] == 'u' {
+		save := p.pos
+		p.pos += 2
+		if lo, ok := p.hex4(); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+			return utf8.AppendRune(buf, 0x10000+(u-0xD800)<<10+(lo-0xDC00)), true
+		}
+		p.pos = save // not a pair: the next escape is read on its own
+	}
+	return appendSurrogate(buf, u), true
+}
+
+func (p *parser[T]) hex4() (rune, bool) {
+	if len(p.in)-p.pos < 4 {
+		return 0, false
+	}
+	var u rune
+	for i := range 4 {
+		c := p.in[p.pos+i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		u = u<<4 | rune(d)
+	}
+	p.pos += 4
+	return u, true
+}
