@@ -1,0 +1,197 @@
+package chatprotocol
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+)
+
+// Capability names one thing a host can do across a connection or a
+// restart (contract-v1.md section 8). The value is the member name used in
+// a declaration.
+type Capability string
+
+// The five capabilities. They are independent: none implies another (in
+// particular PersistedHistory does not imply InterruptedTurnRecovery).
+const (
+	// CapabilityConnectionReplay: the host replays the retained suffix of a
+	// turn's events after a reconnect (section 11).
+	CapabilityConnectionReplay Capability = "connectionReplay"
+	// CapabilityPersistedHistory: conversations survive a host restart.
+	CapabilityPersistedHistory Capability = "persistedHistory"
+	// CapabilityPersistedDecisions: card answers are stored durably.
+	CapabilityPersistedDecisions Capability = "persistedDecisions"
+	// CapabilityCompletedToolCheckpoints: completed tool results are
+	// checkpointed and reused, never re-launched.
+	CapabilityCompletedToolCheckpoints Capability = "completedToolCheckpoints"
+	// CapabilityInterruptedTurnRecovery: a turn interrupted by a restart can
+	// be recovered.
+	CapabilityInterruptedTurnRecovery Capability = "interruptedTurnRecovery"
+)
+
+// AllCapabilities returns the five capabilities in the order of section 8;
+// the slice is new on each call.
+func AllCapabilities() []Capability {
+	return []Capability{
+		CapabilityConnectionReplay, CapabilityPersistedHistory, CapabilityPersistedDecisions,
+		CapabilityCompletedToolCheckpoints, CapabilityInterruptedTurnRecovery,
+	}
+}
+
+// ChatCapabilities is a host's declaration (section 8): five independent
+// booleans, all present on the wire. Unknown holds members a newer version
+// declares, kept for re-emission. A lightweight host declares
+// ConnectionReplay true and InterruptedTurnRecovery false.
+type ChatCapabilities struct {
+	ConnectionReplay         bool
+	PersistedHistory         bool
+	PersistedDecisions       bool
+	CompletedToolCheckpoints bool
+	InterruptedTurnRecovery  bool
+	Unknown                  []Member
+}
+
+// Has reports whether c declares capability. An unknown capability is never
+// declared.
+func (c *ChatCapabilities) Has(capability Capability) bool {
+	switch capability {
+	case CapabilityConnectionReplay:
+		return c.ConnectionReplay
+	case CapabilityPersistedHistory:
+		return c.PersistedHistory
+	case CapabilityPersistedDecisions:
+		return c.PersistedDecisions
+	case CapabilityCompletedToolCheckpoints:
+		return c.CompletedToolCheckpoints
+	case CapabilityInterruptedTurnRecovery:
+		return c.InterruptedTurnRecovery
+	}
+	return false
+}
+
+// MissingCapabilitiesError is the cause wrapped by the refusal of
+// RequireChatCapabilities: every wanted capability the declaration lacks,
+// in the order they were asked for, without repeats.
+type MissingCapabilitiesError struct {
+	Missing []Capability
+}
+
+// Error lists the missing capabilities.
+func (e *MissingCapabilitiesError) Error() string {
+	names := make([]string, len(e.Missing))
+	for i, c := range e.Missing {
+		names[i] = string(c)
+	}
+	return "missing capabilities: " + strings.Join(names, ", ")
+}
+
+// RequireChatCapabilities returns nil when declared has every wanted
+// capability. Otherwise it refuses with unsupported-capability, naming every
+// missing one in the message and in a wrapped *MissingCapabilitiesError
+// (section 8); a capability name this version does not know is missing.
+// declared may be nil, which declares nothing.
+func RequireChatCapabilities(declared *ChatCapabilities, wanted ...Capability) error {
+	var missing []Capability
+	for _, w := range wanted {
+		if (declared == nil || !declared.Has(w)) && !containsCapability(missing, w) {
+			missing = append(missing, w)
+		}
+	}
+	if missing == nil {
+		return nil
+	}
+	cause := &MissingCapabilitiesError{Missing: missing}
+	return refuseWrap(CodeUnsupportedCapability, "", fmt.Sprintf("the host does not declare %d wanted capabilities", len(missing)), cause)
+}
+
+func containsCapability(cs []Capability, c Capability) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseChatCapabilities reads a capability declaration: a JSON object with
+// the five boolean members of section 8, all required. Unknown members are
+// kept; a member name that differs from a capability only by case, a
+// duplicated name or invalid UTF-8 is invalid-envelope, and a missing or
+// non-boolean capability is invalid-event, with the member's JSON pointer.
+func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
+	var c ChatCapabilities
+	d := strictjson.Get(data, string(data), 0, 0, DefaultMaxDepth)
+	defer strictjson.Put(d)
+	r := reader{d: d, maxDepth: DefaultMaxDepth}
+	if err := r.chatCapabilities(&c, CodeInvalidEvent, ""); err != nil {
+		return ChatCapabilities{}, err
+	}
+	if err := d.Finish(); err != nil {
+		return ChatCapabilities{}, r.fail(err, CodeInvalidEvent, "", "")
+	}
+	return c, nil
+}
+
+var capabilityNames = []string{
+	string(CapabilityConnectionReplay), string(CapabilityPersistedHistory), string(CapabilityPersistedDecisions),
+	string(CapabilityCompletedToolCheckpoints), string(CapabilityInterruptedTurnRecovery),
+}
+
+// chatCapabilities reads a declaration object at path.
+func (r *reader) chatCapabilities(c *ChatCapabilities, code Code, path string) error {
+	if err := r.object(code, path, ""); err != nil {
+		return err
+	}
+	var seen [5]bool
+	err := r.members(code, path, capabilityNames, &c.Unknown, func(name []byte) (bool, error) {
+		var dst *bool
+		var i int
+		switch string(name) {
+		case "connectionReplay":
+			dst, i = &c.ConnectionReplay, 0
+		case "persistedHistory":
+			dst, i = &c.PersistedHistory, 1
+		case "persistedDecisions":
+			dst, i = &c.PersistedDecisions, 2
+		case "completedToolCheckpoints":
+			dst, i = &c.CompletedToolCheckpoints, 3
+		case "interruptedTurnRecovery":
+			dst, i = &c.InterruptedTurnRecovery, 4
+		default:
+			return false, nil
+		}
+		seen[i] = true
+		return true, r.boolean(dst, code, path, string(name))
+	})
+	if err != nil {
+		return err
+	}
+	for i, ok := range seen {
+		if !ok {
+			return refusef(code, path+"/"+capabilityNames[i], "missing: a declaration states every capability")
+		}
+	}
+	return nil
+}
+
+// appendJSON writes the declaration: the five members in the order of
+// section 8, then the kept unknown ones.
+func (c *ChatCapabilities) appendJSON(dst []byte, path string) ([]byte, error) {
+	vals := [5]bool{c.ConnectionReplay, c.PersistedHistory, c.PersistedDecisions, c.CompletedToolCheckpoints, c.InterruptedTurnRecovery}
+	dst = append(dst, '{')
+	for i, name := range capabilityNames {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':')
+		dst = strictjson.AppendBool(dst, vals[i])
+	}
+	dst, err := appendUnknown(dst, c.Unknown, capabilityNames, CodeInvalidEvent, path)
+	return append(dst, '}'), err
+}
+
+// MarshalJSON writes the declaration in its canonical form.
+func (c ChatCapabilities) MarshalJSON() ([]byte, error) { return c.appendJSON(nil, "") }

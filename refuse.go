@@ -1,0 +1,21 @@
+package chatprotocol
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// refusef builds the *Error of a refusal with a formatted message.
+func refusef(code Code, path, format string, args ...any) *Error {
+	return wire.New(code, path, fmt.Sprintf(format, args...))
+}
+
+// refuseWrap builds the *Error of a refusal that wraps its cause.
+func refuseWrap(code Code, path, message string, cause error) *Error {
+	return wire.Wrap(code, path, message, cause)
+}
+
+// itoa formats an array index for a JSON pointer.
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,103 @@
+package chatprotocol
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Registry is a host's list of product event types, each with the channel
+// it belongs to (contract-v1.md sections 2 and 6). Scout registers
+// "products", "cart_mutate" …; an envelope whose event type is neither of
+// section 6 nor registered is refused with unsupported-event.
+//
+// A Registry is built once by NewRegistry and never changes, so it is safe
+// for concurrent use. The nil *Registry is valid and registers nothing.
+type Registry struct {
+	types map[string]Channel
+}
+
+// NewRegistry returns a registry of the product types in types (copied).
+// It refuses, with unsupported-event and the type as the path, a type that
+// is empty, longer than 256 bytes, contains a control character (the type
+// is the SSE event name, section 10), is a type of section 6 or a version-0
+// type the legacy adapters map ("token", "tool_start", "done"), and, with
+// invalid-event, a channel that is not ChannelEvent, ChannelState or
+// ChannelTransient.
+func NewRegistry(types map[string]Channel) (*Registry, error) {
+	r := &Registry{types: make(map[string]Channel, len(types))}
+	for t, ch := range types {
+		if err := checkProductType(t); err != nil {
+			return nil, err
+		}
+		if ch.String() == "invalid" {
+			return nil, refusef(CodeInvalidEvent, "/"+escapePointer(t), "channel %d is not event, state or transient", ch)
+		}
+		r.types[t] = ch
+	}
+	return r, nil
+}
+
+func checkProductType(t string) error {
+	path := "/" + escapePointer(t)
+	if err := checkID(CodeUnsupportedEvent, "", escapePointer(t), t); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(t, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+		return refusef(CodeUnsupportedEvent, path, "a product type must not contain control characters")
+	}
+	if _, core := EventChannel(t); core {
+		return refusef(CodeUnsupportedEvent, path, "%q is an event type of version 1", t)
+	}
+	switch t {
+	case "token", "tool_start", "done":
+		return refusef(CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
+	}
+	return nil
+}
+
+// Channel returns the channel of eventType: the one of section 6 for its
+// types, else the registered one. ok is false for a type neither knows.
+func (r *Registry) Channel(eventType string) (ch Channel, ok bool) {
+	if ch, ok := EventChannel(eventType); ok {
+		return ch, true
+	}
+	if r == nil {
+		return 0, false
+	}
+	ch, ok = r.types[eventType]
+	return ch, ok
+}
+
+// Types returns the registered product types, sorted; the slice is new on
+// each call.
+func (r *Registry) Types() []string {
+	if r == nil {
+		return nil
+	}
+	out := make([]string, 0, len(r.types))
+	for t := range r.types {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// has reports whether typ is registered, without allocating.
+func (r *Registry) has(typ []byte) bool {
+	_, ok := r.types[string(typ)]
+	return ok
+}
+
+// String lists the registry as type=channel pairs, for diagnostics.
+func (r *Registry) String() string {
+	var b strings.Builder
+	for i, t := range r.Types() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		ch, _ := r.Channel(t)
+		fmt.Fprintf(&b, "%s=%s", t, ch)
+	}
+	return b.String()
+}

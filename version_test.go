@@ -1,0 +1,29 @@
+package chatprotocol
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNegotiateChatVersion(t *testing.T) {
+	accept := map[string]ChatVersion{"0": ChatVersionLegacy0, "1": ChatVersion1, " 1 ": ChatVersion1, "1.0": ChatVersion1, "0.0": ChatVersionLegacy0, "1e0": ChatVersion1, "-0": ChatVersionLegacy0}
+	for in, want := range accept {
+		got, err := NegotiateChatVersion([]byte(in))
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "  ", "null", "2", "3", `"1"`, "true", "0.5", "-1", "1.5", "01", "[1]", "{}", "1 1", "1e400", "NaN"} {
+		_, err := NegotiateChatVersion([]byte(in))
+		require.ErrorIs(t, err, ErrUnsupportedVersion, "%q", in)
+	}
+	_, err := NegotiateChatVersion(nil)
+	require.ErrorIs(t, err, ErrUnsupportedVersion)
+}
+
+func TestChatVersionString(t *testing.T) {
+	assert.Equal(t, "legacy0", ChatVersionLegacy0.String())
+	assert.Equal(t, "1", ChatVersion1.String())
+	assert.Equal(t, "unsupported", ChatVersion(2).String())
+}
