@@ -1,0 +1,382 @@
+package chatprotocol
+
+import (
+	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+)
+
+// ChatEventEnvelope is one version-1 frame (contract-v1.md section 5):
+//
+//	{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,
+//	 "event":{"type":"delta","text":"Hel"}}
+//
+// The ids are chosen by the host: non-empty, at most 256 bytes; no parser
+// invents one. Seq counts the turn's envelopes from 1, contiguously, up to
+// MaxSeq. Event is required. At is an optional RFC 3339 timestamp,
+// informational only ("" when absent). Unknown holds the envelope's
+// members this version does not define, kept for re-emission; the members
+// of the event and its parts are kept in their own Unknown fields.
+//
+// schemaVersion is not a field: an envelope is version 1 by type, and
+// Marshal always writes "schemaVersion":1.
+type ChatEventEnvelope struct {
+	ConversationID string
+	TurnID         string
+	EventID        string
+	Seq            int64
+	Event          Event
+	At             string
+	Unknown        []Member
+}
+
+// SchemaVersion is the schemaVersion of every ChatEventEnvelope and
+// ChatStateV1 (section 5).
+const SchemaVersion = 1
+
+// MaxSeq is the largest seq an envelope may carry, 2^53-1, the largest
+// integer every JSON reader represents exactly (section 5).
+const MaxSeq = 1<<53 - 1
+
+// The default limits of an EnvelopeParser.
+const (
+	// DefaultMaxFrameBytes is the largest frame accepted by default: 1 MiB
+	// (section 5).
+	DefaultMaxFrameBytes = 1 << 20
+	// DefaultMaxDepth is the deepest nesting accepted by default, counting
+	// the envelope object as depth 1 and its event as depth 2.
+	DefaultMaxDepth = 64
+)
+
+// envelopeNames are the envelope's members in canonical order.
+var envelopeNames = []string{"schemaVersion", "conversationId", "turnId", "eventId", "seq", "event", "at"}
+
+// ParserOptions configures an EnvelopeParser. A nil *ParserOptions, and
+// every zero field, means the default.
+type ParserOptions struct {
+	// MaxFrameBytes is the largest frame accepted, in bytes; 0 means
+	// DefaultMaxFrameBytes (1 MiB) and a negative value means no limit.
+	// A larger frame is refused with frame-too-large before it is read.
+	MaxFrameBytes int
+	// MaxDepth is the deepest nesting of objects and arrays accepted,
+	// counting the envelope as 1; 0 means DefaultMaxDepth (64) and a
+	// negative value leaves only the tokenizer's own bound of 10000. Deeper
+	// frames are invalid-envelope.
+	MaxDepth int
+	// Registry lists the host's product event types; nil registers none,
+	// so every type outside section 6 is unsupported-event.
+	Registry *Registry
+}
+
+// EnvelopeParser reads version-1 frames with configured limits and
+// registry. It is immutable and safe for concurrent use.
+type EnvelopeParser struct {
+	maxFrame int
+	maxDepth int
+	reg      *Registry
+}
+
+// NewEnvelopeParser returns a parser with opts; nil means the defaults,
+// which are those of ParseEnvelope.
+func NewEnvelopeParser(opts *ParserOptions) *EnvelopeParser {
+	p := &EnvelopeParser{maxFrame: DefaultMaxFrameBytes, maxDepth: DefaultMaxDepth}
+	if opts != nil {
+		p.configure(opts)
+	}
+	return p
+}
+
+func (p *EnvelopeParser) configure(opts *ParserOptions) {
+	switch {
+	case opts.MaxFrameBytes > 0:
+		p.maxFrame = opts.MaxFrameBytes
+	case opts.MaxFrameBytes < 0:
+		p.maxFrame = -1
+	}
+	switch {
+	case opts.MaxDepth > 0:
+		p.maxDepth = opts.MaxDepth
+	case opts.MaxDepth < 0:
+		p.maxDepth = 10000
+	}
+	p.reg = opts.Registry
+}
+
+// ParseEnvelope reads one version-1 frame with the default limits (1 MiB,
+// depth 64) and no product types. See EnvelopeParser.Parse for the rules
+// and the refusals.
+func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
+	p := EnvelopeParser{maxFrame: DefaultMaxFrameBytes, maxDepth: DefaultMaxDepth}
+	return p.Parse(data)
+}
+
+// Parse reads one version-1 frame (contract-v1.md sections 5 and 6) and
+// returns the envelope, or a refusal (*Error) and a zero envelope.
+//
+// The checks, in order: a frame longer than the size limit is
+// frame-too-large, before it is read. Then schemaVersion, before anything
+// else: when it is not the first member the frame's top level is read for
+// it first, and a missing schemaVersion, or one that is not the JSON number
+// 1 (2, "1", true, 0.5 …), is unsupported-version; a frame that breaks as
+// JSON before schemaVersion is found is invalid-envelope. After that the
+// first violation in reading order is reported:
+//
+//   - invalid-envelope: not one JSON object; a duplicated member name; a
+//     member name that differs from one of the contract only by case (at any
+//     level this package reads); invalid UTF-8; nesting beyond the depth
+//     limit; an id that is missing, not a string, empty or over 256 bytes; a
+//     seq that is not an integer in 1..MaxSeq (1.0 is 1; 1.5, "1", 0 and
+//     2^53 are refused); an "at" that is not RFC 3339; a missing event.
+//   - unsupported-event: an event type neither of section 6 nor registered.
+//   - invalid-event, missing-call-id, unknown-result-status, invalid-card:
+//     the event's own rules (section 6); a missing required member is
+//     refused, an absent optional one is left zero.
+//
+// Every refusal carries the JSON pointer of the offending member. Unknown
+// members are kept at every level this package reads, so that Marshal
+// re-emits them.
+//
+// The returned envelope does not refer to data, which the caller may
+// reuse. Its strings share one copy of the frame, so keeping any of them
+// keeps that copy alive; raw JSON members (Input, Output, Snapshot, kept
+// members) are copies of their own. Parse makes two allocations for a
+// delta frame: the copy and the event.
+func (p *EnvelopeParser) Parse(data []byte) (ChatEventEnvelope, error) {
+	if p.maxFrame >= 0 && len(data) > p.maxFrame {
+		return ChatEventEnvelope{}, refusef(CodeFrameTooLarge, "", "frame of %d bytes exceeds the limit of %d", len(data), p.maxFrame)
+	}
+	if !strictjson.StartsWithMember(data, "schemaVersion") {
+		if err := p.findSchemaVersion(data); err != nil {
+			return ChatEventEnvelope{}, err
+		}
+	}
+	src := string(data)
+	d := strictjson.Get(data, src, 0, 0, p.maxDepth)
+	defer strictjson.Put(d)
+	r := reader{d: d, maxDepth: p.maxDepth, reg: p.reg}
+	var env ChatEventEnvelope
+	if err := r.envelope(&env); err != nil {
+		return ChatEventEnvelope{}, err
+	}
+	return env, nil
+}
+
+// findSchemaVersion reads the top level of a frame whose first member is
+// not schemaVersion, looking for it, so that the version is checked before
+// anything else (sections 1 and 5).
+func (p *EnvelopeParser) findSchemaVersion(data []byte) error {
+	d := strictjson.Get(data, "", 0, 0, p.maxDepth)
+	defer strictjson.Put(d)
+	r := reader{d: d, maxDepth: p.maxDepth}
+	if err := r.frameObject(); err != nil {
+		return err
+	}
+	for d.More() {
+		name, err := d.Name()
+		if err != nil {
+			return r.fail(err, CodeInvalidEnvelope, "", "")
+		}
+		if string(name) == "schemaVersion" {
+			return r.schemaVersion()
+		}
+		if err := d.Skip(); err != nil {
+			return r.fail(err, CodeInvalidEnvelope, "", "")
+		}
+	}
+	if err := d.End(); err != nil {
+		return r.fail(err, CodeInvalidEnvelope, "", "")
+	}
+	return refusef(CodeUnsupportedVersion, "/schemaVersion", "missing: an unversioned frame is legacy0, read only by the legacy adapters")
+}
+
+// schemaVersion reads the value of schemaVersion, which must be the JSON
+// number 1.
+func (r *reader) schemaVersion() error {
+	v, err := r.d.Integer()
+	if err != nil {
+		if _, syntax := err.(*strictjson.SyntaxError); syntax {
+			return r.fail(err, CodeInvalidEnvelope, "", "schemaVersion")
+		}
+		return refuseWrap(CodeUnsupportedVersion, "/schemaVersion", "schemaVersion must be the number 1", err)
+	}
+	if v != SchemaVersion {
+		return refusef(CodeUnsupportedVersion, "/schemaVersion", "schemaVersion %d is not supported; this reader speaks 1", v)
+	}
+	return nil
+}
+
+// envelope reads the whole frame into env.
+func (r *reader) envelope(env *ChatEventEnvelope) error {
+	if err := r.frameObject(); err != nil {
+		return err
+	}
+	var hasVersion, hasConv, hasTurn, hasEvent, hasSeq, hasID bool
+	err := r.members(CodeInvalidEnvelope, "", envelopeNames, &env.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "schemaVersion":
+			hasVersion = true
+			return true, r.schemaVersion()
+		case "conversationId":
+			hasConv = true
+			return true, r.id(&env.ConversationID, "conversationId")
+		case "turnId":
+			hasTurn = true
+			return true, r.id(&env.TurnID, "turnId")
+		case "eventId":
+			hasID = true
+			return true, r.id(&env.EventID, "eventId")
+		case "seq":
+			hasSeq = true
+			if err := r.integer(&env.Seq, CodeInvalidEnvelope, "", "seq"); err != nil {
+				return true, err
+			}
+			return true, checkSeq(env.Seq)
+		case "at":
+			if err := r.str(&env.At, CodeInvalidEnvelope, "", "at"); err != nil {
+				return true, err
+			}
+			return true, checkAt(env.At)
+		case "event":
+			hasEvent = true
+			ev, err := r.event("/event")
+			env.Event = ev
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.d.Finish(); err != nil {
+		return r.fail(err, CodeInvalidEnvelope, "", "")
+	}
+	switch {
+	case !hasVersion:
+		return refusef(CodeUnsupportedVersion, "/schemaVersion", "missing")
+	case !hasConv:
+		return missing(CodeInvalidEnvelope, "", "conversationId")
+	case !hasTurn:
+		return missing(CodeInvalidEnvelope, "", "turnId")
+	case !hasID:
+		return missing(CodeInvalidEnvelope, "", "eventId")
+	case !hasSeq:
+		return missing(CodeInvalidEnvelope, "", "seq")
+	case !hasEvent:
+		return missing(CodeInvalidEnvelope, "", "event")
+	}
+	return nil
+}
+
+// frameObject reads the '{' that opens a frame.
+func (r *reader) frameObject() error {
+	err := r.d.Begin('{')
+	if err == strictjson.ErrWrongType {
+		return refusef(CodeInvalidEnvelope, "", "a frame is one JSON object")
+	}
+	if err != nil {
+		return r.fail(err, CodeInvalidEnvelope, "", "")
+	}
+	return nil
+}
+
+// id reads one of the envelope's ids (section 5).
+func (r *reader) id(dst *string, member string) error {
+	if err := r.str(dst, CodeInvalidEnvelope, "", member); err != nil {
+		return err
+	}
+	return checkID(CodeInvalidEnvelope, "", member, *dst)
+}
+
+// checkSeq enforces 1 <= seq <= MaxSeq (section 5).
+func checkSeq(seq int64) error {
+	if seq < 1 || seq > MaxSeq {
+		return refusef(CodeInvalidEnvelope, "/seq", "seq %d is outside 1..2^53-1", seq)
+	}
+	return nil
+}
+
+// checkAt enforces the RFC 3339 form of an envelope's timestamp.
+func checkAt(at string) error {
+	if _, err := time.Parse(time.RFC3339Nano, at); err != nil {
+		return refuseWrap(CodeInvalidEnvelope, "/at", "not an RFC 3339 timestamp", err)
+	}
+	return nil
+}
+
+// AppendJSON appends the canonical wire form of the envelope to dst: one
+// line of JSON without insignificant whitespace, members in the order
+// schemaVersion, conversationId, turnId, eventId, seq, event, at, then the
+// kept unknown members; the event is written by its type's rules (see
+// Event). It refuses, with the codes ParseEnvelope uses, an envelope that
+// ParseEnvelope would refuse, so what it writes always parses back; on a
+// refusal dst is returned unchanged.
+func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
+	if err := checkID(CodeInvalidEnvelope, "", "conversationId", e.ConversationID); err != nil {
+		return dst, err
+	}
+	if err := checkID(CodeInvalidEnvelope, "", "turnId", e.TurnID); err != nil {
+		return dst, err
+	}
+	if err := checkID(CodeInvalidEnvelope, "", "eventId", e.EventID); err != nil {
+		return dst, err
+	}
+	if err := checkSeq(e.Seq); err != nil {
+		return dst, err
+	}
+	if e.At != "" {
+		if err := checkAt(e.At); err != nil {
+			return dst, err
+		}
+	}
+	out := append(dst, `{"schemaVersion":1,"conversationId":`...)
+	var err error
+	if out, err = strictjson.AppendString(out, e.ConversationID); err != nil {
+		return dst, refuseWrap(CodeInvalidEnvelope, "/conversationId", "not valid UTF-8", err)
+	}
+	out = append(out, `,"turnId":`...)
+	if out, err = strictjson.AppendString(out, e.TurnID); err != nil {
+		return dst, refuseWrap(CodeInvalidEnvelope, "/turnId", "not valid UTF-8", err)
+	}
+	out = append(out, `,"eventId":`...)
+	if out, err = strictjson.AppendString(out, e.EventID); err != nil {
+		return dst, refuseWrap(CodeInvalidEnvelope, "/eventId", "not valid UTF-8", err)
+	}
+	out = append(out, `,"seq":`...)
+	out = strictjson.AppendInt(out, e.Seq)
+	out = append(out, `,"event":`...)
+	if out, err = appendEvent(out, e.Event, "/event"); err != nil {
+		return dst, err
+	}
+	if e.At != "" {
+		out = append(out, `,"at":`...)
+		out, _ = strictjson.AppendString(out, e.At) // ASCII: checked by checkAt
+	}
+	if out, err = appendUnknown(out, e.Unknown, envelopeNames, CodeInvalidEnvelope, ""); err != nil {
+		return dst, err
+	}
+	return append(out, '}'), nil
+}
+
+// MarshalJSON returns the canonical wire form (see AppendJSON).
+func (e ChatEventEnvelope) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
+
+// UnmarshalJSON reads data with ParseEnvelope: default limits, no product
+// types. Use an EnvelopeParser to register product types.
+func (e *ChatEventEnvelope) UnmarshalJSON(data []byte) error {
+	env, err := ParseEnvelope(data)
+	if err != nil {
+		return err
+	}
+	*e = env
+	return nil
+}
+
+// Channel returns the channel of the envelope's event: the one of section 6
+// for its types, or reg's for a product type (reg may be nil). ok is false
+// for an envelope without event or of an unregistered type.
+func (e *ChatEventEnvelope) Channel(reg *Registry) (ch Channel, ok bool) {
+	if e.Event == nil {
+		return 0, false
+	}
+	return reg.Channel(e.Event.EventType())
+}

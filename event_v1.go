@@ -1,0 +1,566 @@
+package chatprotocol
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/Papercusp/chat-protocol-go/blocks"
+)
+
+// Event is one version-1 event, the payload of a ChatEventEnvelope
+// (contract-v1.md section 6): a *SessionEvent, *LifecycleEvent, *DeltaEvent,
+// *ToolCallEvent, *ToolResultEvent, *ResultEvent, *ProvenanceEvent,
+// *ErrorEvent, *CardEvent, *CardClosedEvent, *StateEvent, *CapabilitiesEvent,
+// *NavigateEvent, or an *AppEvent for a product type the host registered.
+// The set is sealed: no other type implements Event.
+//
+// EventType returns the wire name of the event's type ("delta" …). Each
+// concrete type also has MarshalJSON, which writes the canonical event object.
+type Event interface {
+	EventType() string
+	isEvent()
+}
+
+// The event types of version 1 (contract-v1.md section 6).
+const (
+	EventTypeSession      = "session"
+	EventTypeLifecycle    = "lifecycle"
+	EventTypeDelta        = "delta"
+	EventTypeToolCall     = "tool_call"
+	EventTypeToolResult   = "tool_result"
+	EventTypeResult       = "result"
+	EventTypeProvenance   = "provenance"
+	EventTypeError        = "error"
+	EventTypeCard         = "card"
+	EventTypeCardClosed   = "card_closed"
+	EventTypeState        = "state"
+	EventTypeCapabilities = "capabilities"
+	EventTypeNavigate     = "navigate"
+)
+
+// EventTypes returns the thirteen event types of version 1 in the order of
+// contract-v1.md section 6; the slice is new on each call.
+func EventTypes() []string {
+	return []string{
+		EventTypeSession, EventTypeLifecycle, EventTypeDelta, EventTypeToolCall,
+		EventTypeToolResult, EventTypeResult, EventTypeProvenance, EventTypeError,
+		EventTypeCard, EventTypeCardClosed, EventTypeState, EventTypeCapabilities,
+		EventTypeNavigate,
+	}
+}
+
+// EventChannel returns the channel of a version-1 event type (contract-v1.md
+// section 6): EVENT for session, lifecycle, delta, tool_call, tool_result,
+// result, provenance and error; STATE for card, card_closed, state and
+// capabilities; TRANSIENT for navigate. For any other type it returns
+// ok == false; a host's product types have the channel their Registry gives.
+func EventChannel(eventType string) (ch Channel, ok bool) {
+	switch eventType {
+	case EventTypeSession, EventTypeLifecycle, EventTypeDelta, EventTypeToolCall,
+		EventTypeToolResult, EventTypeResult, EventTypeProvenance, EventTypeError:
+		return ChannelEvent, true
+	case EventTypeCard, EventTypeCardClosed, EventTypeState, EventTypeCapabilities:
+		return ChannelState, true
+	case EventTypeNavigate:
+		return ChannelTransient, true
+	}
+	return 0, false
+}
+
+// maxIDBytes is the longest id the contract allows, in bytes (section 5).
+const maxIDBytes = 256
+
+// checkID enforces the id rule of section 5 (non-empty, at most 256 bytes)
+// on the id in member of the object at path, refusing with code.
+func checkID(code Code, path, member, id string) error {
+	if id == "" {
+		return refusef(code, path+"/"+member, "must be a non-empty string")
+	}
+	if len(id) > maxIDBytes {
+		return refusef(code, path+"/"+member, "is %d bytes, more than %d", len(id), maxIDBytes)
+	}
+	return nil
+}
+
+// SessionEvent names the host's session (section 6, channel EVENT).
+// SessionID follows the id rule: non-empty, at most 256 bytes.
+type SessionEvent struct {
+	SessionID string
+	Unknown   []Member
+}
+
+// LifecycleStatus is the state a turn reports (section 6).
+type LifecycleStatus string
+
+// The lifecycle statuses. Completed, failed and cancelled are terminal;
+// interrupted and needs-reconciliation are not: the turn may still go on to
+// a terminal status (section 7).
+const (
+	LifecycleStarted             LifecycleStatus = "started"
+	LifecycleCompleted           LifecycleStatus = "completed"
+	LifecycleFailed              LifecycleStatus = "failed"
+	LifecycleCancelled           LifecycleStatus = "cancelled"
+	LifecycleInterrupted         LifecycleStatus = "interrupted"
+	LifecycleNeedsReconciliation LifecycleStatus = "needs-reconciliation"
+)
+
+// Valid reports whether s is one of the six statuses of section 6.
+func (s LifecycleStatus) Valid() bool {
+	switch s {
+	case LifecycleStarted, LifecycleCompleted, LifecycleFailed, LifecycleCancelled,
+		LifecycleInterrupted, LifecycleNeedsReconciliation:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether s ends a turn: completed, failed or cancelled
+// (section 7).
+func (s LifecycleStatus) Terminal() bool {
+	return s == LifecycleCompleted || s == LifecycleFailed || s == LifecycleCancelled
+}
+
+// LifecycleEvent reports a turn's status (section 6, channel EVENT). Reason
+// is optional free text ("" when absent); Usage is optional.
+type LifecycleEvent struct {
+	Status  LifecycleStatus
+	Reason  string
+	Usage   *Usage
+	Unknown []Member
+}
+
+// Usage is what a turn consumed: optional total tokens (a non-negative
+// integer) and optional cost in US dollars (a non-negative finite number).
+// A nil pointer is an absent member.
+type Usage struct {
+	TotalTokens *int64
+	CostUSD     *float64
+	Unknown     []Member
+}
+
+// DeltaEvent is a piece of the turn's text, appended in seq order (section
+// 6, channel EVENT). Text may be empty.
+type DeltaEvent struct {
+	Text    string
+	Unknown []Member
+}
+
+// ToolCallEvent opens a tool call (section 6, channel EVENT). CallID is the
+// host's stable id of the call (required: without it, missing-call-id),
+// Name the tool's name (non-empty), Input the optional JSON input (nil when
+// absent).
+type ToolCallEvent struct {
+	CallID  string
+	Name    string
+	Input   json.RawMessage
+	Unknown []Member
+}
+
+// ToolResultStatus is how a tool call ended (section 6).
+type ToolResultStatus string
+
+// The tool result statuses. Any other value is refused with
+// unknown-result-status, never mapped to a guess.
+const (
+	ToolResultOK        ToolResultStatus = "ok"
+	ToolResultError     ToolResultStatus = "error"
+	ToolResultCancelled ToolResultStatus = "cancelled"
+)
+
+// Valid reports whether s is ok, error or cancelled.
+func (s ToolResultStatus) Valid() bool {
+	return s == ToolResultOK || s == ToolResultError || s == ToolResultCancelled
+}
+
+// ToolResultEvent closes a tool call (section 6, channel EVENT): the call's
+// CallID (required: missing-call-id), its Status (required:
+// unknown-result-status), the optional JSON Output (nil when absent) and
+// optional grounded result Blocks.
+type ToolResultEvent struct {
+	CallID  string
+	Status  ToolResultStatus
+	Output  json.RawMessage
+	Blocks  []ResultBlock
+	Unknown []Member
+}
+
+// ResultEvent carries the turn's grounded result blocks (section 6,
+// channel EVENT). Blocks is required and may be empty.
+type ResultEvent struct {
+	Blocks  []ResultBlock
+	Unknown []Member
+}
+
+// ResultBlockKind is the kind of a grounded result block (section 6).
+type ResultBlockKind string
+
+// The result block kinds.
+const (
+	ResultBlockText   ResultBlockKind = "text"
+	ResultBlockReport ResultBlockKind = "report"
+	ResultBlockAsk    ResultBlockKind = "ask"
+)
+
+// ResultBlock is one grounded result block (section 6): {kind:"text", text,
+// sources?}, {kind:"report", report} or {kind:"ask", ask}. Only the members
+// of its Kind may be set. Nothing in a block is markup or code: hosts render
+// its strings through their own safe components.
+//
+// A report or ask read by ParseEnvelope keeps its bytes, so that Marshal
+// re-emits members this version does not know while Report or Ask is left
+// unchanged; once changed they are written from their fields.
+type ResultBlock struct {
+	Kind    ResultBlockKind
+	Text    string
+	Sources []Source
+	Report  *blocks.ReportBlock
+	Ask     *blocks.AskBlock
+	Unknown []Member
+
+	kept []byte // the report's or ask's JSON as read
+}
+
+// Source grounds a text block: Ref is an opaque, non-empty reference the
+// host resolves after its own authorization check; Label is optional.
+type Source struct {
+	Ref     string
+	Label   string
+	Unknown []Member
+}
+
+// ProvenanceEvent says which provider produced the turn (section 6, channel
+// EVENT). Provider is required and non-empty; Model and RequestID are
+// optional ("" when absent).
+type ProvenanceEvent struct {
+	Provider  string
+	Model     string
+	RequestID string
+	Unknown   []Member
+}
+
+// ErrorEvent reports an error (section 6, channel EVENT). Code is a
+// non-empty machine-readable string chosen by the producer; Message is for
+// people. Retryable must be present on the wire: an error without an
+// explicit retryable is refused. RetryAfterMs is an optional non-negative
+// delay in milliseconds.
+type ErrorEvent struct {
+	Code         string
+	Message      string
+	Retryable    bool
+	RetryAfterMs *int64
+	Unknown      []Member
+}
+
+// CardEvent opens or replaces an interactive card (section 6, channel
+// STATE): the same shape as version 0's card event. Like a ResultBlock's
+// report, a card read by ParseEnvelope keeps its bytes for re-emission while
+// Card is unchanged.
+type CardEvent struct {
+	Card    OpenCardSnapshot
+	Unknown []Member
+
+	kept []byte
+}
+
+// CardClosedEvent closes the card of CorrelationID (non-empty), with an
+// optional free-text Outcome (section 6, channel STATE).
+type CardClosedEvent struct {
+	CorrelationID string
+	Outcome       string
+	Unknown       []Member
+}
+
+// StateEvent carries the host's state snapshot (section 6, channel STATE):
+// Version is a non-negative integer, Snapshot any JSON value (required).
+type StateEvent struct {
+	Version  int64
+	Snapshot json.RawMessage
+	Unknown  []Member
+}
+
+// CapabilitiesEvent declares the host's capabilities (sections 6 and 8,
+// channel STATE).
+type CapabilitiesEvent struct {
+	Capabilities ChatCapabilities
+	Unknown      []Member
+}
+
+// NavigateEvent asks the client to navigate to Href, a non-empty string
+// (section 6, channel TRANSIENT). Hosts check the target before following it.
+type NavigateEvent struct {
+	Href    string
+	Unknown []Member
+}
+
+// AppEvent is an event of a product type the host registered (section 6):
+// Type is its "type" and Raw the whole event object as read, "type"
+// included. Its channel is the one its Registry gives.
+type AppEvent struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+// EventType returns "session".
+func (*SessionEvent) EventType() string { return EventTypeSession }
+
+// EventType returns "lifecycle".
+func (*LifecycleEvent) EventType() string { return EventTypeLifecycle }
+
+// EventType returns "delta".
+func (*DeltaEvent) EventType() string { return EventTypeDelta }
+
+// EventType returns "tool_call".
+func (*ToolCallEvent) EventType() string { return EventTypeToolCall }
+
+// EventType returns "tool_result".
+func (*ToolResultEvent) EventType() string { return EventTypeToolResult }
+
+// EventType returns "result".
+func (*ResultEvent) EventType() string { return EventTypeResult }
+
+// EventType returns "provenance".
+func (*ProvenanceEvent) EventType() string { return EventTypeProvenance }
+
+// EventType returns "error".
+func (*ErrorEvent) EventType() string { return EventTypeError }
+
+// EventType returns "card".
+func (*CardEvent) EventType() string { return EventTypeCard }
+
+// EventType returns "card_closed".
+func (*CardClosedEvent) EventType() string { return EventTypeCardClosed }
+
+// EventType returns "state".
+func (*StateEvent) EventType() string { return EventTypeState }
+
+// EventType returns "capabilities".
+func (*CapabilitiesEvent) EventType() string { return EventTypeCapabilities }
+
+// EventType returns "navigate".
+func (*NavigateEvent) EventType() string { return EventTypeNavigate }
+
+// EventType returns the product type.
+func (e *AppEvent) EventType() string { return e.Type }
+
+func (*SessionEvent) isEvent()      {}
+func (*LifecycleEvent) isEvent()    {}
+func (*DeltaEvent) isEvent()        {}
+func (*ToolCallEvent) isEvent()     {}
+func (*ToolResultEvent) isEvent()   {}
+func (*ResultEvent) isEvent()       {}
+func (*ProvenanceEvent) isEvent()   {}
+func (*ErrorEvent) isEvent()        {}
+func (*CardEvent) isEvent()         {}
+func (*CardClosedEvent) isEvent()   {}
+func (*StateEvent) isEvent()        {}
+func (*CapabilitiesEvent) isEvent() {}
+func (*NavigateEvent) isEvent()     {}
+func (*AppEvent) isEvent()          {}
+
+// The value rules of section 6, shared by the parser (after it has checked
+// presence and JSON types) and by Marshal (for values built by hand). path
+// is the JSON pointer of the event object.
+
+func (e *SessionEvent) validate(path string) error {
+	return checkID(CodeInvalidEvent, path, "sessionId", e.SessionID)
+}
+
+func (e *LifecycleEvent) validate(path string) error {
+	if !e.Status.Valid() {
+		return refusef(CodeInvalidEvent, path+"/status", "unknown lifecycle status %q", e.Status)
+	}
+	if e.Usage != nil {
+		if err := e.Usage.validate(); err != nil {
+			return prefixed(err, path+"/usage")
+		}
+	}
+	return nil
+}
+
+// validate checks usage; paths in refusals are relative to the usage object.
+func (u *Usage) validate() error {
+	const path = ""
+	if u.TotalTokens != nil && *u.TotalTokens < 0 {
+		return refusef(CodeInvalidEvent, path+"/totalTokens", "must not be negative")
+	}
+	if u.CostUSD != nil && (*u.CostUSD < 0 || math.IsInf(*u.CostUSD, 0) || math.IsNaN(*u.CostUSD)) {
+		return refusef(CodeInvalidEvent, path+"/costUsd", "must be a non-negative finite number")
+	}
+	return nil
+}
+
+func (e *DeltaEvent) validate(string) error { return nil }
+
+func (e *ToolCallEvent) validate(path string) error {
+	if err := checkID(CodeMissingCallID, path, "callId", e.CallID); err != nil {
+		return err
+	}
+	if e.Name == "" {
+		return refusef(CodeInvalidEvent, path+"/name", "must be a non-empty string")
+	}
+	return nil
+}
+
+func (e *ToolResultEvent) validate(path string) error {
+	if err := checkID(CodeMissingCallID, path, "callId", e.CallID); err != nil {
+		return err
+	}
+	if !e.Status.Valid() {
+		return refusef(CodeUnknownResultStatus, path+"/status", "tool result status %q is not ok, error or cancelled", e.Status)
+	}
+	return validateBlocks(e.Blocks, path)
+}
+
+func (e *ResultEvent) validate(path string) error {
+	return validateBlocks(e.Blocks, path)
+}
+
+// validateBlocks checks the blocks member of the event at path.
+func validateBlocks(bs []ResultBlock, path string) error {
+	for i := range bs {
+		if err := bs[i].validate(); err != nil {
+			return prefixed(err, path+"/blocks/"+itoa(i))
+		}
+	}
+	return nil
+}
+
+// prefixed puts path in front of the path of a refusal.
+func prefixed(err error, path string) error {
+	if e, ok := err.(*Error); ok {
+		e.Path = path + e.Path
+	}
+	return err
+}
+
+// validate checks a block; paths in refusals are relative to the block.
+func (b *ResultBlock) validate() error {
+	const path = ""
+	switch b.Kind {
+	case ResultBlockText:
+		if b.Report != nil || b.Ask != nil {
+			return refusef(CodeInvalidEvent, path, "a text block carries only text and sources")
+		}
+		for i := range b.Sources {
+			if b.Sources[i].Ref == "" {
+				return refusef(CodeInvalidEvent, path+"/sources/"+itoa(i)+"/ref", "must be a non-empty string")
+			}
+		}
+		return nil
+	case ResultBlockReport:
+		if b.Text != "" || b.Sources != nil || b.Ask != nil {
+			return refusef(CodeInvalidEvent, path, "a report block carries only its report")
+		}
+		if b.Report == nil {
+			return refusef(CodeInvalidEvent, path+"/report", "missing")
+		}
+		return validateReport(b.Report, path+"/report")
+	case ResultBlockAsk:
+		if b.Text != "" || b.Sources != nil || b.Report != nil {
+			return refusef(CodeInvalidEvent, path, "an ask block carries only its ask")
+		}
+		if b.Ask == nil {
+			return refusef(CodeInvalidEvent, path+"/ask", "missing")
+		}
+		return validateAsk(b.Ask, path+"/ask")
+	}
+	return refusef(CodeInvalidEvent, path+"/kind", "unknown result block kind %q", b.Kind)
+}
+
+// validateReport enforces what a ReportBlock's parser guarantees (section
+// 4): at least one plan, every plan titled, every item with text.
+func validateReport(r *blocks.ReportBlock, path string) error {
+	if len(r.Plans) == 0 {
+		return refusef(CodeInvalidEvent, path+"/plans", "a report has at least one plan")
+	}
+	for i, p := range r.Plans {
+		if p.Title == "" {
+			return refusef(CodeInvalidEvent, path+"/plans/"+itoa(i)+"/title", "must be a non-empty string")
+		}
+		for j, it := range p.Items {
+			if it.Text == "" {
+				return refusef(CodeInvalidEvent, path+"/plans/"+itoa(i)+"/items/"+itoa(j)+"/text", "must be a non-empty string")
+			}
+		}
+	}
+	return nil
+}
+
+// validateAsk enforces what an AskBlock's parser guarantees (section 4): a
+// question, and an id and a label on every option.
+func validateAsk(a *blocks.AskBlock, path string) error {
+	if a.Question == "" {
+		return refusef(CodeInvalidEvent, path+"/question", "must be a non-empty string")
+	}
+	for i, o := range a.Options {
+		if o.ID == "" || o.Label == "" {
+			return refusef(CodeInvalidEvent, path+"/options/"+itoa(i), "an option has a non-empty id and label")
+		}
+	}
+	return nil
+}
+
+func (e *ProvenanceEvent) validate(path string) error {
+	if e.Provider == "" {
+		return refusef(CodeInvalidEvent, path+"/provider", "must be a non-empty string")
+	}
+	return nil
+}
+
+func (e *ErrorEvent) validate(path string) error {
+	if e.Code == "" {
+		return refusef(CodeInvalidEvent, path+"/code", "must be a non-empty string")
+	}
+	if e.RetryAfterMs != nil && *e.RetryAfterMs < 0 {
+		return refusef(CodeInvalidEvent, path+"/retryAfterMs", "must not be negative")
+	}
+	return nil
+}
+
+func (e *CardEvent) validate(path string) error {
+	if err := validateCardSnapshot(&e.Card); err != nil {
+		return prefixed(err, path+"/card")
+	}
+	return nil
+}
+
+func (e *CardClosedEvent) validate(path string) error {
+	return checkID(CodeInvalidEvent, path, "correlationId", e.CorrelationID)
+}
+
+func (e *StateEvent) validate(path string) error {
+	if e.Version < 0 {
+		return refusef(CodeInvalidEvent, path+"/version", "must not be negative")
+	}
+	if e.Snapshot == nil {
+		return refusef(CodeInvalidEvent, path+"/snapshot", "missing")
+	}
+	return nil
+}
+
+func (e *CapabilitiesEvent) validate(string) error { return nil }
+
+func (e *NavigateEvent) validate(path string) error {
+	if e.Href == "" {
+		return refusef(CodeInvalidEvent, path+"/href", "must be a non-empty string")
+	}
+	return nil
+}
+
+// validateCardSnapshot checks the members of an open card that the version-1
+// reducer relies on: a correlation id under the id rule, a prompt, and a
+// non-negative creation time (sections 3 and 5).
+// Paths in refusals are relative to the card.
+func validateCardSnapshot(c *OpenCardSnapshot) error {
+	const path = ""
+	if err := checkID(CodeInvalidCard, path, "correlationId", c.CorrelationID); err != nil {
+		return err
+	}
+	if c.Prompt == "" {
+		return refusef(CodeInvalidCard, path+"/prompt", "must be a non-empty string")
+	}
+	if c.CreatedAt < 0 {
+		return refusef(CodeInvalidCard, path+"/createdAt", "must not be negative")
+	}
+	return nil
+}

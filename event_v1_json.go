@@ -1,0 +1,1023 @@
+package chatprotocol
+
+import (
+	"reflect"
+
+	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+)
+
+// The member names of each object of section 6, in canonical order. A name
+// that differs from one of these only by case is refused; any other name
+// is kept as an unknown member.
+var (
+	sessionNames      = []string{"type", "sessionId"}
+	lifecycleNames    = []string{"type", "status", "reason", "usage"}
+	usageNames        = []string{"totalTokens", "costUsd"}
+	deltaNames        = []string{"type", "text"}
+	toolCallNames     = []string{"type", "callId", "name", "input"}
+	toolResultNames   = []string{"type", "callId", "status", "output", "blocks"}
+	resultNames       = []string{"type", "blocks"}
+	blockNames        = []string{"kind", "text", "sources", "report", "ask"}
+	sourceNames       = []string{"ref", "label"}
+	provenanceNames   = []string{"type", "provider", "model", "requestId"}
+	errorNames        = []string{"type", "code", "message", "retryable", "retryAfterMs"}
+	cardNames         = []string{"type", "card"}
+	cardClosedNames   = []string{"type", "correlationId", "outcome"}
+	stateNames        = []string{"type", "version", "snapshot"}
+	capabilitiesNames = []string{"type", "capabilities"}
+	navigateNames     = []string{"type", "href"}
+	appNames          = []string{"type"}
+)
+
+// event reads the event object at path (section 6). Canonical producers
+// write "type" first, which lets the reader dispatch without a second pass;
+// any other order is read through a view of the whole object.
+func (r *reader) event(path string) (Event, error) {
+	typ, ok := r.d.PeekFirstMember("type")
+	if !ok {
+		return r.eventAnyOrder(path)
+	}
+	if ev, known, err := r.coreEvent(string(typ), path); known {
+		return ev, err
+	}
+	return r.appEvent(typ, path)
+}
+
+// eventAnyOrder reads an event object whose first member is not a plain
+// "type": it finds the type in a first pass over the object's view and
+// reads the members in a second.
+func (r *reader) eventAnyOrder(path string) (Event, error) {
+	v, start, err := r.d.View()
+	if err != nil {
+		return nil, r.fail(err, CodeInvalidEnvelope, path, "")
+	}
+	if v[0] != '{' {
+		return nil, refusef(CodeInvalidEnvelope, path, "must be an object")
+	}
+	depth := r.d.Depth()
+	find := strictjson.Get(v, r.d.Src(), start, depth, r.maxDepth)
+	sub := reader{d: find, prefix: r.prefix + path, maxDepth: r.maxDepth, reg: r.reg}
+	typ, found, err := sub.findType(path)
+	strictjson.Put(find)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, missing(CodeInvalidEvent, path, "type")
+	}
+	second := strictjson.Get(v, r.d.Src(), start, depth, r.maxDepth)
+	defer strictjson.Put(second)
+	sub.d = second
+	if ev, known, err := sub.coreEvent(typ, path); known {
+		return ev, err
+	}
+	return sub.appEvent([]byte(typ), path)
+}
+
+// findType reads the top-level members of an object and returns its
+// "type" string.
+func (r *reader) findType(path string) (typ string, found bool, err error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return "", false, err
+	}
+	for r.d.More() {
+		name, err := r.d.Name()
+		if err != nil {
+			return "", false, r.fail(err, CodeInvalidEvent, path, "")
+		}
+		if string(name) == "type" {
+			if err := r.str(&typ, CodeInvalidEvent, path, "type"); err != nil {
+				return "", false, err
+			}
+			found = true
+			continue
+		}
+		if err := r.d.Skip(); err != nil {
+			return "", false, r.fail(err, CodeInvalidEvent, path, "")
+		}
+	}
+	if err := r.d.End(); err != nil {
+		return "", false, r.fail(err, CodeInvalidEvent, path, "")
+	}
+	return typ, found, nil
+}
+
+// coreEvent reads an event of a type of section 6. known is false, and
+// nothing is read, for any other type.
+func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
+	switch typ {
+	case EventTypeDelta:
+		ev, err = r.delta(path)
+	case EventTypeToolCall:
+		ev, err = r.toolCall(path)
+	case EventTypeToolResult:
+		ev, err = r.toolResult(path)
+	case EventTypeLifecycle:
+		ev, err = r.lifecycle(path)
+	case EventTypeSession:
+		ev, err = r.session(path)
+	case EventTypeResult:
+		ev, err = r.result(path)
+	case EventTypeProvenance:
+		ev, err = r.provenance(path)
+	case EventTypeError:
+		ev, err = r.errorEvent(path)
+	case EventTypeCard:
+		ev, err = r.card(path)
+	case EventTypeCardClosed:
+		ev, err = r.cardClosed(path)
+	case EventTypeState:
+		ev, err = r.state(path)
+	case EventTypeCapabilities:
+		ev, err = r.capabilities(path)
+	case EventTypeNavigate:
+		ev, err = r.navigate(path)
+	default:
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return ev, true, nil
+}
+
+// skipType handles the "type" member inside a member loop: its value was
+// already read by the dispatcher.
+func (r *reader) skipType(path string) (bool, error) {
+	if err := r.d.Skip(); err != nil {
+		return true, r.fail(err, CodeInvalidEvent, path, "type")
+	}
+	return true, nil
+}
+
+func (r *reader) delta(path string) (*DeltaEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(DeltaEvent)
+	hasText := false
+	err := r.members(CodeInvalidEvent, path, deltaNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "text":
+			hasText = true
+			return true, r.str(&e.Text, CodeInvalidEvent, path, "text")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasText {
+		return nil, missing(CodeInvalidEvent, path, "text")
+	}
+	return e, nil
+}
+
+func (r *reader) session(path string) (*SessionEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(SessionEvent)
+	err := r.members(CodeInvalidEvent, path, sessionNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "sessionId":
+			return true, r.str(&e.SessionID, CodeInvalidEvent, path, "sessionId")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) lifecycle(path string) (*LifecycleEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(LifecycleEvent)
+	hasStatus := false
+	err := r.members(CodeInvalidEvent, path, lifecycleNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "status":
+			hasStatus = true
+			var s string
+			err := r.str(&s, CodeInvalidEvent, path, "status")
+			e.Status = LifecycleStatus(s)
+			return true, err
+		case "reason":
+			return true, r.str(&e.Reason, CodeInvalidEvent, path, "reason")
+		case "usage":
+			u, err := r.usage(path + "/usage")
+			e.Usage = u
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasStatus {
+		return nil, missing(CodeInvalidEvent, path, "status")
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) usage(path string) (*Usage, error) {
+	if err := r.object(CodeInvalidEvent, path, ""); err != nil {
+		return nil, err
+	}
+	u := new(Usage)
+	err := r.members(CodeInvalidEvent, path, usageNames, &u.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "totalTokens":
+			var n int64
+			err := r.integer(&n, CodeInvalidEvent, path, "totalTokens")
+			u.TotalTokens = &n
+			return true, err
+		case "costUsd":
+			f, err := r.d.Float()
+			if err != nil {
+				return true, r.fail(err, CodeInvalidEvent, path, "costUsd")
+			}
+			u.CostUSD = &f
+			return true, nil
+		}
+		return false, nil
+	})
+	return u, err
+}
+
+func (r *reader) toolCall(path string) (*ToolCallEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(ToolCallEvent)
+	hasName := false
+	err := r.members(CodeInvalidEvent, path, toolCallNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "callId":
+			return true, r.str(&e.CallID, CodeMissingCallID, path, "callId")
+		case "name":
+			hasName = true
+			return true, r.str(&e.Name, CodeInvalidEvent, path, "name")
+		case "input":
+			return true, r.raw((*[]byte)(&e.Input), CodeInvalidEvent, path, "input")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.CallID == "" {
+		return nil, refusef(CodeMissingCallID, path+"/callId", "a tool call needs a stable call id")
+	}
+	if !hasName {
+		return nil, missing(CodeInvalidEvent, path, "name")
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) toolResult(path string) (*ToolResultEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(ToolResultEvent)
+	err := r.members(CodeInvalidEvent, path, toolResultNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "callId":
+			return true, r.str(&e.CallID, CodeMissingCallID, path, "callId")
+		case "status":
+			var s string
+			err := r.str(&s, CodeUnknownResultStatus, path, "status")
+			e.Status = ToolResultStatus(s)
+			return true, err
+		case "output":
+			return true, r.raw((*[]byte)(&e.Output), CodeInvalidEvent, path, "output")
+		case "blocks":
+			bs, err := r.blocks(path + "/blocks")
+			e.Blocks = bs
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.CallID == "" {
+		return nil, refusef(CodeMissingCallID, path+"/callId", "a tool result needs the stable call id of its call")
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) result(path string) (*ResultEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(ResultEvent)
+	hasBlocks := false
+	err := r.members(CodeInvalidEvent, path, resultNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "blocks":
+			hasBlocks = true
+			bs, err := r.blocks(path + "/blocks")
+			e.Blocks = bs
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasBlocks {
+		return nil, missing(CodeInvalidEvent, path, "blocks")
+	}
+	return e, e.validate(path)
+}
+
+// blocks reads an array of grounded result blocks (section 6).
+func (r *reader) blocks(path string) ([]ResultBlock, error) {
+	if err := r.array(CodeInvalidEvent, path, ""); err != nil {
+		return nil, err
+	}
+	bs := []ResultBlock{}
+	for i := 0; r.d.More(); i++ {
+		b, err := r.block(path + "/" + itoa(i))
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, b)
+	}
+	if err := r.d.End(); err != nil {
+		return nil, r.fail(err, CodeInvalidEvent, path, "")
+	}
+	return bs, nil
+}
+
+// block reads one result block; its members may come in any order.
+func (r *reader) block(path string) (ResultBlock, error) {
+	var b ResultBlock
+	if err := r.object(CodeInvalidEvent, path, ""); err != nil {
+		return b, err
+	}
+	var kind string
+	var hasKind, hasText bool
+	var report, ask []byte
+	err := r.members(CodeInvalidEvent, path, blockNames, &b.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "kind":
+			hasKind = true
+			return true, r.str(&kind, CodeInvalidEvent, path, "kind")
+		case "text":
+			hasText = true
+			return true, r.str(&b.Text, CodeInvalidEvent, path, "text")
+		case "sources":
+			ss, err := r.sources(path + "/sources")
+			b.Sources = ss
+			return true, err
+		case "report":
+			return true, r.raw(&report, CodeInvalidEvent, path, "report")
+		case "ask":
+			return true, r.raw(&ask, CodeInvalidEvent, path, "ask")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return b, err
+	}
+	if !hasKind {
+		return b, missing(CodeInvalidEvent, path, "kind")
+	}
+	b.Kind = ResultBlockKind(kind)
+	switch b.Kind {
+	case ResultBlockText:
+		if !hasText {
+			return b, missing(CodeInvalidEvent, path, "text")
+		}
+		if report != nil || ask != nil {
+			return b, refusef(CodeInvalidEvent, path, "a text block carries only text and sources")
+		}
+	case ResultBlockReport:
+		if report == nil {
+			return b, missing(CodeInvalidEvent, path, "report")
+		}
+		if hasText || b.Sources != nil || ask != nil {
+			return b, refusef(CodeInvalidEvent, path, "a report block carries only its report")
+		}
+		b.Report = new(blocks.ReportBlock)
+		if err := decodeKept(report, b.Report, CodeInvalidEvent, path+"/report"); err != nil {
+			return b, err
+		}
+		b.kept = report
+	case ResultBlockAsk:
+		if ask == nil {
+			return b, missing(CodeInvalidEvent, path, "ask")
+		}
+		if hasText || b.Sources != nil || report != nil {
+			return b, refusef(CodeInvalidEvent, path, "an ask block carries only its ask")
+		}
+		b.Ask = new(blocks.AskBlock)
+		if err := decodeKept(ask, b.Ask, CodeInvalidEvent, path+"/ask"); err != nil {
+			return b, err
+		}
+		b.kept = ask
+	}
+	return b, prefixed(b.validate(), path)
+}
+
+// sources reads the sources of a text block.
+func (r *reader) sources(path string) ([]Source, error) {
+	if err := r.array(CodeInvalidEvent, path, ""); err != nil {
+		return nil, err
+	}
+	ss := []Source{}
+	for i := 0; r.d.More(); i++ {
+		p := path + "/" + itoa(i)
+		if err := r.object(CodeInvalidEvent, p, ""); err != nil {
+			return nil, err
+		}
+		var s Source
+		hasRef := false
+		err := r.members(CodeInvalidEvent, p, sourceNames, &s.Unknown, func(name []byte) (bool, error) {
+			switch string(name) {
+			case "ref":
+				hasRef = true
+				return true, r.str(&s.Ref, CodeInvalidEvent, p, "ref")
+			case "label":
+				return true, r.str(&s.Label, CodeInvalidEvent, p, "label")
+			}
+			return false, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !hasRef {
+			return nil, missing(CodeInvalidEvent, p, "ref")
+		}
+		ss = append(ss, s)
+	}
+	if err := r.d.End(); err != nil {
+		return nil, r.fail(err, CodeInvalidEvent, path, "")
+	}
+	return ss, nil
+}
+
+func (r *reader) provenance(path string) (*ProvenanceEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(ProvenanceEvent)
+	err := r.members(CodeInvalidEvent, path, provenanceNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "provider":
+			return true, r.str(&e.Provider, CodeInvalidEvent, path, "provider")
+		case "model":
+			return true, r.str(&e.Model, CodeInvalidEvent, path, "model")
+		case "requestId":
+			return true, r.str(&e.RequestID, CodeInvalidEvent, path, "requestId")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) errorEvent(path string) (*ErrorEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(ErrorEvent)
+	var hasMessage, hasRetryable bool
+	err := r.members(CodeInvalidEvent, path, errorNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "code":
+			return true, r.str(&e.Code, CodeInvalidEvent, path, "code")
+		case "message":
+			hasMessage = true
+			return true, r.str(&e.Message, CodeInvalidEvent, path, "message")
+		case "retryable":
+			hasRetryable = true
+			return true, r.boolean(&e.Retryable, CodeInvalidEvent, path, "retryable")
+		case "retryAfterMs":
+			var n int64
+			err := r.integer(&n, CodeInvalidEvent, path, "retryAfterMs")
+			e.RetryAfterMs = &n
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasMessage {
+		return nil, missing(CodeInvalidEvent, path, "message")
+	}
+	if !hasRetryable {
+		return nil, refusef(CodeInvalidEvent, path+"/retryable", "missing: an error states whether it is retryable")
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) card(path string) (*CardEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(CardEvent)
+	var card []byte
+	err := r.members(CodeInvalidEvent, path, cardNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "card":
+			v, err := r.d.RawObject()
+			if err != nil {
+				return true, r.fail(err, CodeInvalidEvent, path, "card")
+			}
+			card = v
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if card == nil {
+		return nil, missing(CodeInvalidEvent, path, "card")
+	}
+	if err := decodeKept(card, &e.Card, CodeInvalidCard, path+"/card"); err != nil {
+		return nil, err
+	}
+	e.kept = card
+	return e, e.validate(path)
+}
+
+func (r *reader) cardClosed(path string) (*CardClosedEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(CardClosedEvent)
+	err := r.members(CodeInvalidEvent, path, cardClosedNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "correlationId":
+			return true, r.str(&e.CorrelationID, CodeInvalidEvent, path, "correlationId")
+		case "outcome":
+			return true, r.str(&e.Outcome, CodeInvalidEvent, path, "outcome")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) state(path string) (*StateEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(StateEvent)
+	hasVersion := false
+	err := r.members(CodeInvalidEvent, path, stateNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "version":
+			hasVersion = true
+			return true, r.integer(&e.Version, CodeInvalidEvent, path, "version")
+		case "snapshot":
+			return true, r.raw((*[]byte)(&e.Snapshot), CodeInvalidEvent, path, "snapshot")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasVersion {
+		return nil, missing(CodeInvalidEvent, path, "version")
+	}
+	return e, e.validate(path)
+}
+
+func (r *reader) capabilities(path string) (*CapabilitiesEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(CapabilitiesEvent)
+	hasCaps := false
+	err := r.members(CodeInvalidEvent, path, capabilitiesNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "capabilities":
+			hasCaps = true
+			return true, r.chatCapabilities(&e.Capabilities, CodeInvalidEvent, path+"/capabilities")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasCaps {
+		return nil, missing(CodeInvalidEvent, path, "capabilities")
+	}
+	return e, nil
+}
+
+func (r *reader) navigate(path string) (*NavigateEvent, error) {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	e := new(NavigateEvent)
+	err := r.members(CodeInvalidEvent, path, navigateNames, &e.Unknown, func(name []byte) (bool, error) {
+		switch string(name) {
+		case "type":
+			return r.skipType(path)
+		case "href":
+			return true, r.str(&e.Href, CodeInvalidEvent, path, "href")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, e.validate(path)
+}
+
+// appEvent reads an event whose type is not of section 6: a product type
+// the host registered becomes an *AppEvent with the raw object; any other
+// type is unsupported-event (section 6).
+func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
+	if r.reg == nil || !r.reg.has(typ) {
+		return nil, refusef(CodeUnsupportedEvent, path+"/type", "event type %q is neither of version 1 nor registered by the host", typ)
+	}
+	v, err := r.d.Raw()
+	if err != nil {
+		return nil, r.fail(err, CodeInvalidEvent, path, "")
+	}
+	// The members other than "type" are the product's; only a case variant
+	// of "type" is refused, since a case-folding consumer would read it as
+	// the discriminator.
+	check := strictjson.Get(v, "", 0, r.d.Depth(), r.maxDepth)
+	defer strictjson.Put(check)
+	sub := reader{d: check, prefix: r.prefix + path, maxDepth: r.maxDepth}
+	if err := sub.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, err
+	}
+	for check.More() {
+		name, err := check.Name()
+		if err != nil {
+			return nil, sub.fail(err, CodeInvalidEvent, path, "")
+		}
+		if isCaseVariant(name, appNames) {
+			return nil, refusef(CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
+		}
+		if err := check.Skip(); err != nil {
+			return nil, sub.fail(err, CodeInvalidEvent, path, "")
+		}
+	}
+	return &AppEvent{Type: string(typ), Raw: v}, nil
+}
+
+// appendEvent writes ev as its canonical event object (section 6): "type"
+// first, then the members in the order of the contract's table, absent
+// optional members omitted, then the kept unknown members. It refuses an
+// event that breaks the rules of its type, with path as the event's
+// pointer.
+func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
+	if ev == nil || reflect.ValueOf(ev).IsNil() {
+		return dst, refusef(CodeInvalidEnvelope, path, "missing")
+	}
+	var err error
+	w := writer{dst: dst, path: path}
+	switch e := ev.(type) {
+	case *SessionEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeSession)
+			w.str("sessionId", e.SessionID)
+			w.close(e.Unknown, sessionNames)
+		}
+	case *LifecycleEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeLifecycle)
+			w.str("status", string(e.Status))
+			w.optStr("reason", e.Reason)
+			if e.Usage != nil {
+				w.name("usage")
+				w.usage(e.Usage)
+			}
+			w.close(e.Unknown, lifecycleNames)
+		}
+	case *DeltaEvent:
+		w.open(EventTypeDelta)
+		w.str("text", e.Text)
+		w.close(e.Unknown, deltaNames)
+	case *ToolCallEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeToolCall)
+			w.str("callId", e.CallID)
+			w.str("name", e.Name)
+			w.optRaw("input", e.Input)
+			w.close(e.Unknown, toolCallNames)
+		}
+	case *ToolResultEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeToolResult)
+			w.str("callId", e.CallID)
+			w.str("status", string(e.Status))
+			w.optRaw("output", e.Output)
+			if e.Blocks != nil {
+				w.name("blocks")
+				w.blocks(e.Blocks)
+			}
+			w.close(e.Unknown, toolResultNames)
+		}
+	case *ResultEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeResult)
+			w.name("blocks")
+			w.blocks(e.Blocks)
+			w.close(e.Unknown, resultNames)
+		}
+	case *ProvenanceEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeProvenance)
+			w.str("provider", e.Provider)
+			w.optStr("model", e.Model)
+			w.optStr("requestId", e.RequestID)
+			w.close(e.Unknown, provenanceNames)
+		}
+	case *ErrorEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeError)
+			w.str("code", e.Code)
+			w.str("message", e.Message)
+			w.name("retryable")
+			w.dst = strictjson.AppendBool(w.dst, e.Retryable)
+			if e.RetryAfterMs != nil {
+				w.name("retryAfterMs")
+				w.dst = strictjson.AppendInt(w.dst, *e.RetryAfterMs)
+			}
+			w.close(e.Unknown, errorNames)
+		}
+	case *CardEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeCard)
+			w.name("card")
+			w.kept(appendKept(w.dst, &e.Card, e.kept))
+			w.close(e.Unknown, cardNames)
+		}
+	case *CardClosedEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeCardClosed)
+			w.str("correlationId", e.CorrelationID)
+			w.optStr("outcome", e.Outcome)
+			w.close(e.Unknown, cardClosedNames)
+		}
+	case *StateEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeState)
+			w.name("version")
+			w.dst = strictjson.AppendInt(w.dst, e.Version)
+			w.optRaw("snapshot", e.Snapshot)
+			w.close(e.Unknown, stateNames)
+		}
+	case *CapabilitiesEvent:
+		w.open(EventTypeCapabilities)
+		w.name("capabilities")
+		w.kept(e.Capabilities.appendJSON(w.dst, path+"/capabilities"))
+		w.close(e.Unknown, capabilitiesNames)
+	case *NavigateEvent:
+		if err = e.validate(path); err == nil {
+			w.open(EventTypeNavigate)
+			w.str("href", e.Href)
+			w.close(e.Unknown, navigateNames)
+		}
+	case *AppEvent:
+		err = e.validate(path)
+		if err == nil {
+			w.dst, w.err = strictjson.AppendRaw(w.dst, e.Raw)
+		}
+	}
+	if err != nil {
+		return dst, err
+	}
+	if w.err != nil {
+		return dst, w.err
+	}
+	return w.dst, nil
+}
+
+// validate checks that an app event hand-built for Marshal is an object
+// whose "type" is e.Type and not a type of section 6.
+func (e *AppEvent) validate(path string) error {
+	if _, core := EventChannel(e.Type); core || e.Type == "" {
+		return refusef(CodeUnsupportedEvent, path+"/type", "an app event has a product type of its own")
+	}
+	typ, err := appEventType(e.Raw)
+	if err != nil || typ != e.Type {
+		return refuseWrap(CodeInvalidEvent, path, "Raw must be a strict JSON object whose type is Type", err)
+	}
+	return nil
+}
+
+// appEventType returns the "type" of a raw event object.
+func appEventType(raw []byte) (string, error) {
+	d := strictjson.Get(raw, string(raw), 0, 0, DefaultMaxDepth)
+	defer strictjson.Put(d)
+	r := reader{d: d, maxDepth: DefaultMaxDepth}
+	typ, found, err := r.findType("")
+	if err == nil && !found {
+		err = missing(CodeInvalidEvent, "", "type")
+	}
+	if err == nil {
+		if err = d.Finish(); err != nil {
+			err = r.fail(err, CodeInvalidEvent, "", "")
+		}
+	}
+	return typ, err
+}
+
+// writer appends one canonical object, remembering the first error.
+type writer struct {
+	dst  []byte
+	path string
+	err  error
+}
+
+func (w *writer) open(typ string) {
+	w.dst = append(w.dst, `{"type":`...)
+	w.dst, _ = strictjson.AppendString(w.dst, typ)
+}
+
+func (w *writer) name(name string) {
+	w.dst = append(w.dst, ',', '"')
+	w.dst = append(w.dst, name...)
+	w.dst = append(w.dst, '"', ':')
+}
+
+func (w *writer) str(name, s string) {
+	w.name(name)
+	w.quoted(name, s)
+}
+
+// quoted appends the string value of member name.
+func (w *writer) quoted(name, s string) {
+	var err error
+	if w.dst, err = strictjson.AppendString(w.dst, s); err != nil && w.err == nil {
+		w.err = refuseWrap(CodeInvalidEvent, w.path+"/"+name, "not valid UTF-8", err)
+	}
+}
+
+func (w *writer) optStr(name, s string) {
+	if s != "" {
+		w.str(name, s)
+	}
+}
+
+func (w *writer) optRaw(name string, raw []byte) {
+	if raw == nil {
+		return
+	}
+	w.name(name)
+	var err error
+	if w.dst, err = strictjson.AppendRaw(w.dst, raw); err != nil && w.err == nil {
+		w.err = refuseWrap(CodeInvalidEvent, w.path+"/"+name, "not one strict JSON value", err)
+	}
+}
+
+func (w *writer) kept(dst []byte, err error) {
+	w.dst = dst
+	if err != nil && w.err == nil {
+		w.err = refuseWrap(CodeInvalidEvent, w.path, "cannot encode", err)
+	}
+}
+
+func (w *writer) close(unknown []Member, known []string) {
+	var err error
+	w.dst, err = appendUnknown(w.dst, unknown, known, CodeInvalidEvent, w.path)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.dst = append(w.dst, '}')
+}
+
+func (w *writer) usage(u *Usage) {
+	w.dst = append(w.dst, '{')
+	if u.TotalTokens != nil {
+		w.dst = append(w.dst, `"totalTokens":`...)
+		w.dst = strictjson.AppendInt(w.dst, *u.TotalTokens)
+	}
+	if u.CostUSD != nil {
+		if u.TotalTokens != nil {
+			w.dst = append(w.dst, ',')
+		}
+		w.dst = append(w.dst, `"costUsd":`...)
+		w.dst = strictjson.AppendFloat(w.dst, *u.CostUSD)
+	}
+	w.close(u.Unknown, usageNames)
+}
+
+func (w *writer) blocks(bs []ResultBlock) {
+	w.dst = append(w.dst, '[')
+	for i := range bs {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		w.block(&bs[i])
+	}
+	w.dst = append(w.dst, ']')
+}
+
+func (w *writer) block(b *ResultBlock) {
+	w.dst = append(w.dst, `{"kind":`...)
+	w.dst, _ = strictjson.AppendString(w.dst, string(b.Kind))
+	switch b.Kind {
+	case ResultBlockText:
+		w.str("text", b.Text)
+		if b.Sources != nil {
+			w.name("sources")
+			w.dst = append(w.dst, '[')
+			for i := range b.Sources {
+				s := &b.Sources[i]
+				if i > 0 {
+					w.dst = append(w.dst, ',')
+				}
+				w.dst = append(w.dst, `{"ref":`...)
+				w.quoted("ref", s.Ref)
+				w.optStr("label", s.Label)
+				w.close(s.Unknown, sourceNames)
+			}
+			w.dst = append(w.dst, ']')
+		}
+	case ResultBlockReport:
+		w.name("report")
+		w.kept(appendKept(w.dst, b.Report, b.kept))
+	case ResultBlockAsk:
+		w.name("ask")
+		w.kept(appendKept(w.dst, b.Ask, b.kept))
+	}
+	w.close(b.Unknown, blockNames)
+}
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *SessionEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *LifecycleEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *DeltaEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *ToolCallEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *ToolResultEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *ResultEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *ProvenanceEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *ErrorEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *CardEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *CardClosedEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *StateEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *CapabilitiesEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *NavigateEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// MarshalJSON writes the canonical event object (see Event).
+func (e *AppEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }

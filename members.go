@@ -1,0 +1,68 @@
+package chatprotocol
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+)
+
+// Member is one object member that this version of the contract does not
+// define, kept as read so that re-encoding preserves it (contract-v1.md
+// section 5: "unknown members are ignored and kept for re-emission"). Name is
+// the member name unescaped; Value is its JSON value, byte for byte as read.
+//
+// The envelope, every event, Usage, ResultBlock, Source and ChatCapabilities
+// carry their unknown members in a field named Unknown, in the order they
+// were read; Marshal writes them after the known members. A Value set by hand
+// must be one valid JSON value, and a Name must not collide with a known
+// member (Marshal refuses both).
+type Member struct {
+	Name  string
+	Value json.RawMessage
+}
+
+// isCaseVariant reports whether name differs from one of known only by case
+// (Unicode simple folding, so "ſeq" is a variant of "seq" and "TYPE" of
+// "type"). Such a name is refused rather than kept: a consumer whose decoder
+// folds case would read it as the known member (section 5, "member names
+// match exactly").
+func isCaseVariant(name []byte, known []string) bool {
+	for _, k := range known {
+		if string(name) != k && strings.EqualFold(string(name), k) {
+			return true
+		}
+	}
+	return false
+}
+
+// appendUnknown writes kept members after the known ones of an object whose
+// opening brace and known members are already in dst. known lists the
+// object's own member names: a kept member may not shadow one.
+// A kept member that breaks these rules is refused with code at path.
+func appendUnknown(dst []byte, ms []Member, known []string, code Code, path string) ([]byte, error) {
+	for i := range ms {
+		m := &ms[i]
+		for _, k := range known {
+			if strings.EqualFold(m.Name, k) {
+				return dst, refusef(code, path+"/"+escapePointer(m.Name), "kept member %q collides with a member of the contract", m.Name)
+			}
+		}
+		var err error
+		if dst, err = strictjson.AppendName(dst, m.Name); err != nil {
+			return dst, refusef(code, path, "kept member name is not valid UTF-8")
+		}
+		if dst, err = strictjson.AppendRaw(dst, m.Value); err != nil {
+			return dst, refuseWrap(code, path+"/"+escapePointer(m.Name), "kept member is not one strict JSON value", err)
+		}
+	}
+	return dst, nil
+}
+
+// escapePointer escapes one reference token of a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

@@ -1,0 +1,143 @@
+package chatprotocol
+
+import (
+	"errors"
+
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+)
+
+// reader reads the members of a version-1 frame and turns the decoder's
+// errors into refusals. Paths are JSON pointers into the frame; they are
+// built only when a refusal is returned, so a frame that is accepted costs
+// no path strings.
+type reader struct {
+	d        *strictjson.Decoder
+	prefix   string // pointer of the decoder's root within the frame
+	maxDepth int
+	reg      *Registry
+}
+
+// fail turns an error of the decoder into a refusal. Syntax errors (broken
+// JSON, invalid UTF-8, duplicated names) and excessive nesting concern the
+// frame and are invalid-envelope (section 5); a value of the wrong type or
+// range is code at path+"/"+member (member may be "").
+func (r *reader) fail(err error, code Code, path, member string) error {
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
+	if se, ok := errors.AsType[*strictjson.SyntaxError](err); ok {
+		msg := "not one strict JSON text"
+		if se.IsDuplicateName() {
+			msg = "duplicated member name"
+		}
+		return refuseWrap(CodeInvalidEnvelope, r.prefix+se.Pointer, msg, err)
+	}
+	if member != "" {
+		path += "/" + escapePointer(member)
+	}
+	if errors.Is(err, strictjson.ErrTooDeep) {
+		return refusef(CodeInvalidEnvelope, path, "objects and arrays nested deeper than %d", r.maxDepth)
+	}
+	return refuseWrap(code, path, "wrong type or value", err)
+}
+
+// members reads the members of the object whose '{' the decoder just read,
+// and its '}'. For each name, member reports whether it handled the member
+// (reading its value); an unhandled name is kept in unknown, unless it is a
+// case variant of a name in known (refused, section 5).
+func (r *reader) members(code Code, path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
+	for r.d.More() {
+		name, err := r.d.Name()
+		if err != nil {
+			return r.fail(err, code, path, "")
+		}
+		handled, err := member(name)
+		if err != nil {
+			return err
+		}
+		if !handled {
+			if err := r.keep(name, code, path, known, unknown); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.d.End(); err != nil {
+		return r.fail(err, code, path, "")
+	}
+	return nil
+}
+
+// keep reads the value of the unknown member name into dst.
+func (r *reader) keep(name []byte, code Code, path string, known []string, dst *[]Member) error {
+	if isCaseVariant(name, known) {
+		return refusef(CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from a member of the contract only by case")
+	}
+	n := string(name)
+	v, err := r.d.Raw()
+	if err != nil {
+		return r.fail(err, code, path, n)
+	}
+	*dst = append(*dst, Member{Name: n, Value: v})
+	return nil
+}
+
+// object reads the '{' of an object member value.
+func (r *reader) object(code Code, path, member string) error {
+	if err := r.d.Begin('{'); err != nil {
+		return r.fail(err, code, path, member)
+	}
+	return nil
+}
+
+// array reads the '[' of an array member value.
+func (r *reader) array(code Code, path, member string) error {
+	if err := r.d.Begin('['); err != nil {
+		return r.fail(err, code, path, member)
+	}
+	return nil
+}
+
+// str reads a string member value into dst.
+func (r *reader) str(dst *string, code Code, path, member string) error {
+	s, err := r.d.String()
+	if err != nil {
+		return r.fail(err, code, path, member)
+	}
+	*dst = s
+	return nil
+}
+
+// boolean reads a true or false member value into dst.
+func (r *reader) boolean(dst *bool, code Code, path, member string) error {
+	b, err := r.d.Bool()
+	if err != nil {
+		return r.fail(err, code, path, member)
+	}
+	*dst = b
+	return nil
+}
+
+// integer reads an integer member value (exactly, see strictjson.ParseInteger).
+func (r *reader) integer(dst *int64, code Code, path, member string) error {
+	n, err := r.d.Integer()
+	if err != nil {
+		return r.fail(err, code, path, member)
+	}
+	*dst = n
+	return nil
+}
+
+// raw reads any member value and keeps a copy of its bytes.
+func (r *reader) raw(dst *[]byte, code Code, path, member string) error {
+	v, err := r.d.Raw()
+	if err != nil {
+		return r.fail(err, code, path, member)
+	}
+	*dst = v
+	return nil
+}
+
+// missing is the refusal of an absent required member.
+func missing(code Code, path, member string) error {
+	return refusef(code, path+"/"+member, "missing")
+}
