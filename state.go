@@ -1,0 +1,389 @@
+package chatprotocol
+
+import (
+	"encoding/json"
+	"hash/maphash"
+	"slices"
+	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+)
+
+// ChatStateV1 is a conversation as the version-1 envelopes of its turns
+// add up (contract-v1.md section 7). Apply folds envelopes into it; its
+// JSON form (MarshalJSON) is
+//
+//	{"schemaVersion":1, "conversationId", "sessionId"?, "capabilities"?,
+//	 "turns":[TurnState…], "openCards":[OpenCardSnapshot…], "state"?:{"version","snapshot"}}
+//
+// with absent optional members omitted and lists always present. sessionId
+// (the last session event's) is an addition to the shape of section 7,
+// which has no other place for it.
+//
+// The zero value is an empty state whose conversation is set by the first
+// envelope applied; NewChatStateV1 binds it up front. A ChatStateV1 is not
+// safe for concurrent use. Apply keeps the JSON values of the events it
+// applies (tool inputs and outputs, snapshots): do not modify an envelope
+// after applying it.
+type ChatStateV1 struct {
+	// ConversationID is the conversation every applied envelope belongs to.
+	ConversationID string
+	// SessionID is the sessionId of the last session event, or "".
+	SessionID string
+	// Capabilities is the last capability declaration, or nil.
+	Capabilities *ChatCapabilities
+	// Turns lists the turns in the order their first envelope was applied.
+	Turns []*TurnState
+	// OpenCards lists the open cards in the order they were first opened; a
+	// card event for an open card replaces it in place (STATE channel,
+	// last write wins) and card_closed removes it.
+	OpenCards []OpenCardSnapshot
+	// State is the last state snapshot, or nil.
+	State *HostState
+
+	turns   map[string]*TurnState
+	seed    maphash.Seed
+	seeded  bool
+	scratch []byte
+}
+
+// TurnState is one turn of a ChatStateV1 (section 7). Its JSON form is
+//
+//	{"turnId", "status", "lastSeq", "text", "toolCalls":[ToolCallState…],
+//	 "results":[ResultBlock…], "error"?, "provenance":[Provenance…], "usage"?, "reason"?}
+type TurnState struct {
+	// TurnID is the turn's id.
+	TurnID string
+	// Status is the last lifecycle status, LifecycleStarted until one is
+	// applied.
+	Status LifecycleStatus
+	// LastSeq is the seq of the last envelope applied, from 1.
+	LastSeq int64
+	// ToolCalls lists the turn's tool calls in the order they were opened.
+	ToolCalls []*ToolCallState
+	// Results lists the blocks of the turn's result events, in order.
+	Results []ResultBlock
+	// Error is the turn's last error event, or nil.
+	Error *TurnError
+	// Provenance lists the turn's provenance events, in order.
+	Provenance []Provenance
+	// Usage is the usage of the last lifecycle event that had one, or nil.
+	Usage *Usage
+	// Reason is the reason of the last lifecycle event that had one, or "".
+	Reason string
+
+	text    strings.Builder
+	calls   map[string]*ToolCallState
+	digests []uint64 // digests[i] identifies the envelope of seq i+1
+}
+
+// Text returns the concatenation of the turn's delta texts, in seq order.
+func (t *TurnState) Text() string { return t.text.String() }
+
+// ToolCallStatus is the status of a tool call in a TurnState: pending until
+// its result, then the result's status.
+type ToolCallStatus string
+
+// ToolCallPending is the status of a call without a result yet; the others
+// are the ToolResultStatus values ok, error and cancelled.
+const ToolCallPending ToolCallStatus = "pending"
+
+// ToolCallState is one tool call of a turn. Its JSON form is {"callId",
+// "name", "input"?, "status", "output"?, "blocks"?}.
+type ToolCallState struct {
+	CallID string
+	Name   string
+	Input  json.RawMessage
+	Status ToolCallStatus
+	Output json.RawMessage
+	Blocks []ResultBlock
+}
+
+// TurnError is the last error event of a turn: {"code", "message",
+// "retryable", "retryAfterMs"?}.
+type TurnError struct {
+	Code         string
+	Message      string
+	Retryable    bool
+	RetryAfterMs *int64
+}
+
+// Provenance is one provenance event of a turn: {"provider", "model"?,
+// "requestId"?}.
+type Provenance struct {
+	Provider  string
+	Model     string
+	RequestID string
+}
+
+// HostState is the host's last state snapshot: {"version", "snapshot"}.
+type HostState struct {
+	Version  int64
+	Snapshot json.RawMessage
+}
+
+// NewChatStateV1 returns an empty state bound to conversationID; envelopes
+// of any other conversation are foreign frames.
+func NewChatStateV1(conversationID string) *ChatStateV1 {
+	return &ChatStateV1{ConversationID: conversationID}
+}
+
+// Turn returns the turn of id, if any envelope of it was applied.
+func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
+	t, ok := s.turns[id]
+	return t, ok
+}
+
+// Apply folds one envelope into the state (section 7), or refuses it and
+// leaves the state unchanged. The refusals, checked in this order:
+//
+//   - any refusal of ChatEventEnvelope.AppendJSON, for an envelope that
+//     ParseEnvelope would not have returned;
+//   - foreign-frame (/conversationId): another conversation;
+//   - sequence-gap (/seq): a seq beyond the turn's last plus one (the first
+//     envelope of a turn has seq 1);
+//   - sequence-reordered (/seq): a seq at or below the turn's last that is
+//     not the identical envelope again; the identical envelope (same
+//     canonical JSON) is a no-op and returns nil;
+//   - turn-terminated (/event): anything but a late tool_result once the
+//     turn is completed, failed or cancelled. A late tool_result of a call
+//     still pending is recorded and the turn stays terminal; interrupted and
+//     needs-reconciliation are not terminal;
+//   - unknown-call (/event/callId): a tool_result whose call no tool_call
+//     of the turn opened;
+//   - invalid-event (/event/callId): a tool_call reusing a call id of the
+//     turn, or a second tool_result for one call.
+func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
+	canon, err := env.AppendJSON(s.scratch[:0])
+	if err != nil {
+		return err
+	}
+	s.scratch = canon
+	if s.ConversationID != "" && env.ConversationID != s.ConversationID {
+		return refusef(CodeForeignFrame, "/conversationId", "frame of conversation %q applied to conversation %q", env.ConversationID, s.ConversationID)
+	}
+	if !s.seeded {
+		s.seed, s.seeded = maphash.MakeSeed(), true
+	}
+	digest := maphash.Bytes(s.seed, canon)
+	t := s.turns[env.TurnID]
+	var last int64
+	if t != nil {
+		last = t.LastSeq
+	}
+	switch {
+	case env.Seq > last+1:
+		return refusef(CodeSequenceGap, "/seq", "seq %d follows %d in turn %q", env.Seq, last, env.TurnID)
+	case env.Seq <= last:
+		if t.digests[env.Seq-1] == digest {
+			return nil
+		}
+		return refusef(CodeSequenceReordered, "/seq", "seq %d is at or below %d, the last of turn %q, and is not the same envelope again", env.Seq, last, env.TurnID)
+	}
+	isNew := t == nil
+	if isNew {
+		t = &TurnState{TurnID: env.TurnID, Status: LifecycleStarted}
+	}
+	if err := t.admit(env.Event); err != nil {
+		return err
+	}
+	if s.ConversationID == "" {
+		s.ConversationID = strings.Clone(env.ConversationID)
+	}
+	if isNew {
+		t.TurnID = strings.Clone(env.TurnID)
+		if s.turns == nil {
+			s.turns = make(map[string]*TurnState)
+		}
+		s.turns[t.TurnID] = t
+		s.Turns = append(s.Turns, t)
+	}
+	t.digests = append(t.digests, digest)
+	t.LastSeq = env.Seq
+	s.fold(t, env.Event)
+	return nil
+}
+
+// admit checks, without changing anything, whether ev may be applied to
+// the turn: the rules on terminal turns and on tool calls.
+func (t *TurnState) admit(ev Event) error {
+	result, isResult := ev.(*ToolResultEvent)
+	if isResult {
+		call := t.calls[result.CallID]
+		switch {
+		case call == nil:
+			return refusef(CodeUnknownCall, "/event/callId", "no tool_call of turn %q opened call %q", t.TurnID, result.CallID)
+		case call.Status != ToolCallPending && t.Status.Terminal():
+			return refusef(CodeTurnTerminated, "/event", "turn %q is %s and call %q already has its result", t.TurnID, t.Status, result.CallID)
+		case call.Status != ToolCallPending:
+			return refusef(CodeInvalidEvent, "/event/callId", "call %q already has its result", result.CallID)
+		}
+		return nil
+	}
+	if t.Status.Terminal() {
+		return refusef(CodeTurnTerminated, "/event", "turn %q is %s; only a late tool_result may follow", t.TurnID, t.Status)
+	}
+	if call, ok := ev.(*ToolCallEvent); ok && t.calls[call.CallID] != nil {
+		return refusef(CodeInvalidEvent, "/event/callId", "call id %q is already used in turn %q", call.CallID, t.TurnID)
+	}
+	return nil
+}
+
+// fold applies an admitted event. Strings that outlive the envelope are
+// cloned, so the state does not keep whole frames alive.
+func (s *ChatStateV1) fold(t *TurnState, ev Event) {
+	switch e := ev.(type) {
+	case *SessionEvent:
+		s.SessionID = strings.Clone(e.SessionID)
+	case *LifecycleEvent:
+		t.Status = e.Status
+		if e.Reason != "" {
+			t.Reason = strings.Clone(e.Reason)
+		}
+		if e.Usage != nil {
+			t.Usage = e.Usage
+		}
+	case *DeltaEvent:
+		t.text.WriteString(e.Text)
+	case *ToolCallEvent:
+		c := &ToolCallState{CallID: strings.Clone(e.CallID), Name: strings.Clone(e.Name), Input: e.Input, Status: ToolCallPending}
+		if t.calls == nil {
+			t.calls = make(map[string]*ToolCallState)
+		}
+		t.calls[c.CallID] = c
+		t.ToolCalls = append(t.ToolCalls, c)
+	case *ToolResultEvent:
+		c := t.calls[e.CallID]
+		c.Status = ToolCallStatus(e.Status)
+		c.Output = e.Output
+		c.Blocks = e.Blocks
+	case *ResultEvent:
+		t.Results = append(t.Results, e.Blocks...)
+	case *ProvenanceEvent:
+		t.Provenance = append(t.Provenance, Provenance{
+			Provider: strings.Clone(e.Provider), Model: strings.Clone(e.Model), RequestID: strings.Clone(e.RequestID),
+		})
+	case *ErrorEvent:
+		t.Error = &TurnError{Code: strings.Clone(e.Code), Message: strings.Clone(e.Message), Retryable: e.Retryable, RetryAfterMs: e.RetryAfterMs}
+	case *CardEvent:
+		i := slices.IndexFunc(s.OpenCards, func(c OpenCardSnapshot) bool { return c.CorrelationID == e.Card.CorrelationID })
+		if i >= 0 {
+			s.OpenCards[i] = e.Card
+		} else {
+			s.OpenCards = append(s.OpenCards, e.Card)
+		}
+	case *CardClosedEvent:
+		s.OpenCards = slices.DeleteFunc(s.OpenCards, func(c OpenCardSnapshot) bool { return c.CorrelationID == e.CorrelationID })
+	case *StateEvent:
+		s.State = &HostState{Version: e.Version, Snapshot: e.Snapshot}
+	case *CapabilitiesEvent:
+		caps := e.Capabilities
+		s.Capabilities = &caps
+	case *NavigateEvent, *AppEvent:
+		// TRANSIENT events and product events leave no trace in the state.
+	}
+}
+
+// MarshalJSON writes the state in the JSON form documented on ChatStateV1
+// and TurnState, members in that order, without insignificant whitespace.
+// It is the form `chatwire decode --state` prints and the golden files of
+// testdata/golden hold.
+func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
+	w := writer{dst: make([]byte, 0, 256)}
+	w.dst = append(w.dst, `{"schemaVersion":1,"conversationId":`...)
+	w.quoted("conversationId", s.ConversationID)
+	w.optStr("sessionId", s.SessionID)
+	if s.Capabilities != nil {
+		w.name("capabilities")
+		w.kept(s.Capabilities.appendJSON(w.dst, "/capabilities"))
+	}
+	w.name("turns")
+	w.dst = append(w.dst, '[')
+	for i, t := range s.Turns {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		w.turn(t)
+	}
+	w.dst = append(w.dst, ']')
+	w.name("openCards")
+	w.dst = append(w.dst, '[')
+	for i := range s.OpenCards {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		w.kept(appendKept(w.dst, &s.OpenCards[i], nil))
+	}
+	w.dst = append(w.dst, ']')
+	if s.State != nil {
+		w.name("state")
+		w.dst = append(w.dst, `{"version":`...)
+		w.dst = strictjson.AppendInt(w.dst, s.State.Version)
+		w.optRaw("snapshot", s.State.Snapshot)
+		w.dst = append(w.dst, '}')
+	}
+	w.dst = append(w.dst, '}')
+	return w.dst, w.err
+}
+
+func (w *writer) turn(t *TurnState) {
+	w.dst = append(w.dst, `{"turnId":`...)
+	w.quoted("turnId", t.TurnID)
+	w.str("status", string(t.Status))
+	w.name("lastSeq")
+	w.dst = strictjson.AppendInt(w.dst, t.LastSeq)
+	w.str("text", t.Text())
+	w.name("toolCalls")
+	w.dst = append(w.dst, '[')
+	for i, c := range t.ToolCalls {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		w.dst = append(w.dst, `{"callId":`...)
+		w.quoted("callId", c.CallID)
+		w.str("name", c.Name)
+		w.optRaw("input", c.Input)
+		w.str("status", string(c.Status))
+		w.optRaw("output", c.Output)
+		if c.Blocks != nil {
+			w.name("blocks")
+			w.blocks(c.Blocks)
+		}
+		w.dst = append(w.dst, '}')
+	}
+	w.dst = append(w.dst, ']')
+	w.name("results")
+	w.blocks(t.Results)
+	if t.Error != nil {
+		w.name("error")
+		w.dst = append(w.dst, `{"code":`...)
+		w.quoted("code", t.Error.Code)
+		w.str("message", t.Error.Message)
+		w.name("retryable")
+		w.dst = strictjson.AppendBool(w.dst, t.Error.Retryable)
+		if t.Error.RetryAfterMs != nil {
+			w.name("retryAfterMs")
+			w.dst = strictjson.AppendInt(w.dst, *t.Error.RetryAfterMs)
+		}
+		w.dst = append(w.dst, '}')
+	}
+	w.name("provenance")
+	w.dst = append(w.dst, '[')
+	for i, p := range t.Provenance {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		w.dst = append(w.dst, `{"provider":`...)
+		w.quoted("provider", p.Provider)
+		w.optStr("model", p.Model)
+		w.optStr("requestId", p.RequestID)
+		w.dst = append(w.dst, '}')
+	}
+	w.dst = append(w.dst, ']')
+	if t.Usage != nil {
+		w.name("usage")
+		w.usage(t.Usage)
+	}
+	w.optStr("reason", t.Reason)
+	w.dst = append(w.dst, '}')
+}

@@ -1,0 +1,189 @@
+package chatprotocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// env builds the envelope of turn t-1 of conversation c-1 with the given
+// seq and event.
+func env(seq int64, ev Event) ChatEventEnvelope {
+	return ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: fmt.Sprintf("e-%d", seq), Seq: seq, Event: ev}
+}
+
+func applyAll(t *testing.T, s *ChatStateV1, envs ...ChatEventEnvelope) {
+	t.Helper()
+	for _, e := range envs {
+		require.NoError(t, s.Apply(e), "seq %d", e.Seq)
+	}
+}
+
+// stateJSON returns the state's JSON; it also proves the state unchanged
+// when compared before and after a refused Apply.
+func stateJSON(t *testing.T, s *ChatStateV1) string {
+	t.Helper()
+	b, err := s.MarshalJSON()
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestApplyFoldsATurn(t *testing.T) {
+	tokens := int64(431)
+	s := NewChatStateV1("c-1")
+	applyAll(t, s,
+		env(1, &LifecycleEvent{Status: LifecycleStarted}),
+		env(2, &SessionEvent{SessionID: "s-1"}),
+		env(3, &ProvenanceEvent{Provider: "anthropic", Model: "m"}),
+		env(4, &ToolCallEvent{CallID: "call-1", Name: "search", Input: json.RawMessage(`{"q":"x"}`)}),
+		env(5, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK, Output: json.RawMessage(`{"hits":2}`)}),
+		env(6, &DeltaEvent{Text: "Refunds are "}),
+		env(7, &DeltaEvent{Text: "accepted."}),
+		env(8, &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: "Refunds are accepted.", Sources: []Source{{Ref: "doc:1"}}}}}),
+		env(9, &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k-1", CreatedAt: 5, CardSpec: CardSpec{Prompt: "Sure?"}}}),
+		env(10, &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k-2", CreatedAt: 6, CardSpec: CardSpec{Prompt: "Size?"}}}),
+		env(11, &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k-1", CreatedAt: 7, CardSpec: CardSpec{Prompt: "Really sure?"}}}),
+		env(12, &CardClosedEvent{CorrelationID: "k-2"}),
+		env(13, &StateEvent{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}),
+		env(14, &CapabilitiesEvent{Capabilities: ChatCapabilities{ConnectionReplay: true}}),
+		env(15, &NavigateEvent{Href: "/x"}),
+		env(16, &ErrorEvent{Code: "late", Message: "slow", Retryable: true}),
+		env(17, &LifecycleEvent{Status: LifecycleCompleted, Usage: &Usage{TotalTokens: &tokens}, Reason: "end"}),
+	)
+	assert.JSONEq(t, `{"schemaVersion":1,"conversationId":"c-1","sessionId":"s-1",
+		"capabilities":{"connectionReplay":true,"persistedHistory":false,"persistedDecisions":false,"completedToolCheckpoints":false,"interruptedTurnRecovery":false},
+		"turns":[{"turnId":"t-1","status":"completed","lastSeq":17,"text":"Refunds are accepted.",
+			"toolCalls":[{"callId":"call-1","name":"search","input":{"q":"x"},"status":"ok","output":{"hits":2}}],
+			"results":[{"kind":"text","text":"Refunds are accepted.","sources":[{"ref":"doc:1"}]}],
+			"error":{"code":"late","message":"slow","retryable":true},
+			"provenance":[{"provider":"anthropic","model":"m"}],
+			"usage":{"totalTokens":431},"reason":"end"}],
+		"openCards":[{"correlationId":"k-1","createdAt":7,"prompt":"Really sure?"}],
+		"state":{"version":3,"snapshot":{"inbox":2}}}`, stateJSON(t, s))
+	turn, ok := s.Turn("t-1")
+	require.True(t, ok)
+	assert.Equal(t, "Refunds are accepted.", turn.Text())
+}
+
+func TestApplyRefusals(t *testing.T) {
+	call := env(1, &ToolCallEvent{CallID: "call-1", Name: "n"})
+	tests := []struct {
+		name  string
+		prior []ChatEventEnvelope
+		next  ChatEventEnvelope
+		code  Code
+		path  string
+	}{
+		{"foreign conversation", []ChatEventEnvelope{env(1, &DeltaEvent{})},
+			ChatEventEnvelope{ConversationID: "c-2", TurnID: "t-1", EventID: "e", Seq: 2, Event: &DeltaEvent{}}, CodeForeignFrame, "/conversationId"},
+		{"first seq not 1", nil, env(2, &DeltaEvent{}), CodeSequenceGap, "/seq"},
+		{"gap", []ChatEventEnvelope{env(1, &DeltaEvent{})}, env(3, &DeltaEvent{}), CodeSequenceGap, "/seq"},
+		{"reordered", []ChatEventEnvelope{env(1, &DeltaEvent{Text: "a"}), env(2, &DeltaEvent{Text: "b"})}, env(1, &DeltaEvent{Text: "c"}), CodeSequenceReordered, "/seq"},
+		{"same seq other event id", []ChatEventEnvelope{env(1, &DeltaEvent{Text: "a"})},
+			ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: "other", Seq: 1, Event: &DeltaEvent{Text: "a"}}, CodeSequenceReordered, "/seq"},
+		{"unknown call", []ChatEventEnvelope{call}, env(2, &ToolResultEvent{CallID: "call-2", Status: ToolResultOK}), CodeUnknownCall, "/event/callId"},
+		{"result of a call of another turn", []ChatEventEnvelope{call},
+			ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-2", EventID: "e", Seq: 1, Event: &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}}, CodeUnknownCall, "/event/callId"},
+		{"second result", []ChatEventEnvelope{call, env(2, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK})},
+			env(3, &ToolResultEvent{CallID: "call-1", Status: ToolResultError}), CodeInvalidEvent, "/event/callId"},
+		{"call id reused", []ChatEventEnvelope{call}, env(2, &ToolCallEvent{CallID: "call-1", Name: "m"}), CodeInvalidEvent, "/event/callId"},
+		{"delta after completed", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleCompleted})}, env(2, &DeltaEvent{}), CodeTurnTerminated, "/event"},
+		{"lifecycle after failed", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleFailed})}, env(2, &LifecycleEvent{Status: LifecycleStarted}), CodeTurnTerminated, "/event"},
+		{"card after cancelled", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleCancelled})},
+			env(2, &CardClosedEvent{CorrelationID: "k"}), CodeTurnTerminated, "/event"},
+		{"new call after cancelled", []ChatEventEnvelope{call, env(2, &LifecycleEvent{Status: LifecycleCancelled})},
+			env(3, &ToolCallEvent{CallID: "call-2", Name: "n"}), CodeTurnTerminated, "/event"},
+		{"second result after cancelled", []ChatEventEnvelope{call, env(2, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}), env(3, &LifecycleEvent{Status: LifecycleCancelled})},
+			env(4, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}), CodeTurnTerminated, "/event"},
+		{"invalid envelope", nil, ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: "e", Seq: 1}, CodeInvalidEnvelope, "/event"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewChatStateV1("c-1")
+			applyAll(t, s, tt.prior...)
+			before := stateJSON(t, s)
+			err := s.Apply(tt.next)
+			require.Error(t, err)
+			assert.Equal(t, tt.code, CodeOf(err), "%v", err)
+			assert.Equal(t, tt.path, err.(*Error).Path)
+			assert.Equal(t, before, stateJSON(t, s), "a refused envelope changes nothing")
+		})
+	}
+}
+
+func TestApplyIdenticalRedeliveryIsANoOp(t *testing.T) {
+	s := NewChatStateV1("c-1")
+	first := env(1, &DeltaEvent{Text: "a"})
+	second := env(2, &DeltaEvent{Text: "b"})
+	applyAll(t, s, first, second)
+	before := stateJSON(t, s)
+	require.NoError(t, s.Apply(first))
+	require.NoError(t, s.Apply(second))
+	again, err := ParseEnvelope([]byte(`{"schemaVersion":1,"turnId":"t-1","conversationId":"c-1","eventId":"e-1","seq":1.0,"event":{"text":"a","type":"delta"}}`))
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(again), "the same envelope in other bytes is still the same envelope")
+	assert.Equal(t, before, stateJSON(t, s))
+	turn, _ := s.Turn("t-1")
+	assert.Equal(t, "ab", turn.Text())
+
+	ended := NewChatStateV1("c-1")
+	done := env(2, &LifecycleEvent{Status: LifecycleCompleted})
+	applyAll(t, ended, first, done)
+	require.NoError(t, ended.Apply(done), "redelivery after the end is still a no-op")
+}
+
+func TestApplyLateToolResultAfterCancellation(t *testing.T) {
+	s := NewChatStateV1("c-1")
+	applyAll(t, s,
+		env(1, &ToolCallEvent{CallID: "call-1", Name: "charge"}),
+		env(2, &ToolCallEvent{CallID: "call-2", Name: "email"}),
+		env(3, &ToolResultEvent{CallID: "call-2", Status: ToolResultOK}),
+		env(4, &LifecycleEvent{Status: LifecycleCancelled, Reason: "user stop"}),
+		env(5, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK, Output: json.RawMessage(`{"charged":true}`)}),
+	)
+	turn, _ := s.Turn("t-1")
+	assert.Equal(t, LifecycleCancelled, turn.Status, "the late result does not reopen the turn")
+	assert.Equal(t, int64(5), turn.LastSeq)
+	assert.Equal(t, ToolCallStatus(ToolResultOK), turn.ToolCalls[0].Status)
+	assert.JSONEq(t, `{"charged":true}`, string(turn.ToolCalls[0].Output))
+	require.ErrorIs(t, s.Apply(env(6, &DeltaEvent{Text: "x"})), ErrTurnTerminated)
+}
+
+func TestApplyInterruptedAndReconciliationAreNotTerminal(t *testing.T) {
+	for _, st := range []LifecycleStatus{LifecycleInterrupted, LifecycleNeedsReconciliation} {
+		s := NewChatStateV1("c-1")
+		applyAll(t, s, env(1, &LifecycleEvent{Status: st}), env(2, &DeltaEvent{Text: "go on"}), env(3, &LifecycleEvent{Status: LifecycleCompleted}))
+		turn, _ := s.Turn("t-1")
+		assert.Equal(t, LifecycleCompleted, turn.Status)
+	}
+}
+
+func TestApplyTurnsAreIndependent(t *testing.T) {
+	var s ChatStateV1 // the zero value binds the first conversation
+	a := ChatEventEnvelope{ConversationID: "c-9", TurnID: "a", EventID: "1", Seq: 1, Event: &DeltaEvent{Text: "A"}}
+	b := ChatEventEnvelope{ConversationID: "c-9", TurnID: "b", EventID: "2", Seq: 1, Event: &DeltaEvent{Text: "B"}}
+	applyAll(t, &s, a, b)
+	assert.Equal(t, "c-9", s.ConversationID)
+	require.Len(t, s.Turns, 2)
+	assert.Equal(t, "a", s.Turns[0].TurnID)
+	assert.Equal(t, "b", s.Turns[1].TurnID)
+	require.ErrorIs(t, s.Apply(ChatEventEnvelope{ConversationID: "c-8", TurnID: "a", EventID: "3", Seq: 2, Event: &DeltaEvent{}}), ErrForeignFrame)
+}
+
+func TestEmptyStateJSON(t *testing.T) {
+	assert.Equal(t, `{"schemaVersion":1,"conversationId":"c-1","turns":[],"openCards":[]}`, stateJSON(t, NewChatStateV1("c-1")))
+}
+
+func TestApplyDoesNotRetainFrames(t *testing.T) {
+	s := NewChatStateV1("c-1")
+	data := []byte(`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":{"type":"tool_call","callId":"call-1","name":"n"}}`)
+	e, err := ParseEnvelope(data)
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(e))
+	call := s.Turns[0].ToolCalls[0]
+	// The state's strings are clones: not substrings of the envelope's copy.
+	assert.NotSame(t, unsafeStringData(e.Event.(*ToolCallEvent).CallID), unsafeStringData(call.CallID))
+}
