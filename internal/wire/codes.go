@@ -74,6 +74,13 @@ const (
 	// CodeUnknownEffect: an effect identity the host did not authorize when
 	// the turn started.
 	CodeUnknownEffect Code = "unknown-effect"
+	// CodeInvalidTurn: a turn or effect reference, effect list or end status
+	// that breaks the rules of recovery (an empty or over-long id, a
+	// duplicated effect id, an end status that is not terminal).
+	CodeInvalidTurn Code = "invalid-turn"
+	// CodeStoreUnavailable: the host supplied no store or replay source for
+	// the operation, or one failed a read; nothing was written.
+	CodeStoreUnavailable Code = "store-unavailable"
 )
 
 // Codes returns every code of the module, in a fixed order. Tests use it to
@@ -88,6 +95,7 @@ func Codes() []Code {
 		CodeFrameTooLarge, CodeStaleCursor, CodeCursorAhead, CodeInvalidCard,
 		CodeTurnNotRunning, CodeUnauthorized, CodeClaimConflict,
 		CodeNeedsReconciliation, CodeCheckpointWriteFailed,
-		CodeAdmissionUnavailable, CodeUnknownEffect,
+		CodeAdmissionUnavailable, CodeUnknownEffect, CodeInvalidTurn,
+		CodeStoreUnavailable,
 	}
 }

@@ -1,0 +1,80 @@
+package recovery
+
+import (
+	"context"
+
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// Cancel cancels a running turn (seed 000; contract-v1.md section 13). It
+// authorizes caller for ActionCancel, commits the cancellation through
+// Store.EndTurn, under the fence admission uses, and only then calls the
+// host's Aborter with the turn's in-flight effects: from the commit on,
+// nothing of the turn launches, and the abort hook can authorize nothing.
+// An in-flight effect's result is still stored when its execution ends,
+// without reopening the turn.
+//
+// Cancel of a cancelled turn calls the abort hook again and returns nil.
+// Errors: ErrInvalidTurn, ErrUnauthorized, ErrStoreUnavailable;
+// ErrTurnNotRunning for a turn never started, completed or failed;
+// ErrCheckpointWriteFailed when the cancellation was not written;
+// ErrNeedsReconciliation when its acknowledgement was lost and one read did
+// not show it, or when the abort hook failed: the turn is then cancelled
+// but the in-flight effects' outcomes are unknown.
+func (r *TurnRecovery) Cancel(ctx context.Context, caller string, turn TurnRef) error {
+	rec, err := r.end(ctx, caller, turn, TurnCancelled, ActionCancel)
+	if err != nil {
+		return err
+	}
+	if r.host.Aborter == nil {
+		return nil
+	}
+	if err := r.host.Aborter.Abort(ctx, turn, rec.InFlight()); err != nil {
+		return needsReconciliation("turn cancelled, abort hook failed", err)
+	}
+	return nil
+}
+
+// Finish ends a running turn as completed or failed, after authorizing
+// caller for ActionFinish, under the admission fence like Cancel: nothing of
+// the turn launches afterwards. It does not call the abort hook; effects in
+// flight still store their results. Finish with the status the turn already
+// has returns nil. Errors are those of Cancel, and ErrInvalidTurn for a
+// status other than TurnCompleted or TurnFailed.
+func (r *TurnRecovery) Finish(ctx context.Context, caller string, turn TurnRef, status TurnStatus) error {
+	if status != TurnCompleted && status != TurnFailed {
+		return wire.New(CodeInvalidTurn, "/status", "finish status must be completed or failed")
+	}
+	_, err := r.end(ctx, caller, turn, status, ActionFinish)
+	return err
+}
+
+// end commits the end of a turn, idempotently, and returns the record as
+// committed.
+func (r *TurnRecovery) end(ctx context.Context, caller string, turn TurnRef, status TurnStatus, action Action) (TurnRecord, error) {
+	st, err := r.begin(ctx, caller, turn, action)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	rec, err := st.EndTurn(ctx, turn, status)
+	outcome := classifyWrite(err)
+	switch {
+	case outcome == writeApplied:
+		return rec, nil
+	case outcome == writeNotApplied:
+		return TurnRecord{}, err
+	case outcome == writeRefused && CodeOf(err) != CodeTurnNotRunning:
+		return TurnRecord{}, err
+	}
+	// Already ended, or the acknowledgement was lost: read once.
+	stored, lerr := load(ctx, st, turn)
+	switch {
+	case lerr == nil && stored.Status == status:
+		return stored, nil
+	case outcome == writeUncertain:
+		return TurnRecord{}, needsReconciliation("turn end acknowledgement lost", err)
+	case lerr != nil && CodeOf(lerr) != CodeTurnNotRunning:
+		return TurnRecord{}, lerr
+	}
+	return TurnRecord{}, err
+}
