@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
@@ -84,7 +85,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 		Revision:   eff.Revision + 1,
 		State:      EffectClaimed,
 		Holder:     r.holder(),
-		LeaseUntil: now.Add(r.lease),
+		LeaseUntil: now.Add(r.lease).Truncate(time.Microsecond), // what timestamptz keeps
 	}
 	err = st.CompareAndSwapEffect(ctx, effect.Turn, eff.Revision, claim.Clone())
 	switch classifyWrite(err) {
