@@ -32,7 +32,10 @@ type Authorizer interface {
 // cancels the model stream and those executions through the contexts it
 // gave them. Abort never authorizes anything. It must be safe for
 // concurrent use, tolerate effects it does not know, and be idempotent:
-// Cancel of a cancelled turn calls it again.
+// Cancel of a cancelled turn calls it again. If a Store lost its fence
+// while launch ran (its connection died), Abort may run before that Launch
+// returns: the host must also stop an execution of an aborted turn that
+// registers after Abort.
 type Aborter interface {
 	Abort(ctx context.Context, turn TurnRef, inFlight []string) error
 }
