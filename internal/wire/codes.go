@@ -83,6 +83,14 @@ const (
 	CodeStoreUnavailable Code = "store-unavailable"
 )
 
+// The codes of sse/ (contract-v1.md section 10).
+const (
+	// CodeInvalidFrame: an SSE frame the encoder will not write because a
+	// field would break out of its line: a CR or LF in an id or event name,
+	// or a NUL in an id (section 10).
+	CodeInvalidFrame Code = "invalid-frame"
+)
+
 // Codes returns every code of the module, in a fixed order. Tests use it to
 // prove each code has a sentinel and round-trips; the slice is new on each
 // call.
@@ -97,5 +105,6 @@ func Codes() []Code {
 		CodeNeedsReconciliation, CodeCheckpointWriteFailed,
 		CodeAdmissionUnavailable, CodeUnknownEffect, CodeInvalidTurn,
 		CodeStoreUnavailable,
+		CodeInvalidFrame,
 	}
 }
