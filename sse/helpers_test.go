@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -103,4 +105,9 @@ func forEachFeeding[T any](t *testing.T, in []byte, opts *sse.DecoderOptions, wa
 			return
 		}
 	}
+}
+
+// readTestdata reads a file under testdata.
+func readTestdata(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join("testdata", filepath.FromSlash(name)))
 }
