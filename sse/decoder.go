@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -82,6 +83,12 @@ const (
 	maxTypeLen = 64
 )
 
+// Ids of up to maxBlockID bytes are carved out of blocks of idBlock bytes.
+const (
+	idBlock    = 4 << 10
+	maxBlockID = 128
+)
+
 // maxRetryMs is the largest retry value, in milliseconds, that a
 // time.Duration holds.
 const maxRetryMs = math.MaxInt64 / int64(time.Millisecond)
@@ -122,15 +129,12 @@ type Decoder struct {
 	rerr error // the reader's error, returned once the buffer is used up
 	err  error // the error Next returns from now on
 
-	started bool // the leading BOM has been looked for
-	skipLF  bool // the last line ended with CR: an LF next is its end
-	// Cached searches: lf (cr) is the index of the first LF (CR) at or
-	// after r when lf >= r; otherwise none is known and there is none in
-	// [r, lfScan) ([r, crScan)).
-	lf, lfScan, cr, crScan int
-	lineStart              int64 // stream offset of the line readLine returned
-	midLine                bool  // skipping discarded the start of the line being read
-	lineCont               bool  // the line readLine returned continues discarded bytes
+	started   bool       // the leading BOM has been looked for
+	skipLF    bool       // the last line ended with CR: an LF next is its end
+	lf, cr    byteSearch // where the next LF and CR are
+	lineStart int64      // stream offset of the line readLine returned
+	midLine   bool       // skipping discarded the start of the line being read
+	lineCont  bool       // the line readLine returned continues discarded bytes
 
 	// The frame being read.
 	inFrame      bool
@@ -153,12 +157,13 @@ type Decoder struct {
 	hasRetry  bool
 	truncated bool
 	types     map[string]string
+	ids       strings.Builder // the current block of id strings
 }
 
 // NewDecoder returns a Decoder reading from r with opts (nil means the
 // defaults). It reads nothing until the first call to Next.
 func NewDecoder(r io.Reader, opts *DecoderOptions) *Decoder {
-	d := &Decoder{rd: r, max: DefaultMaxFrameBytes, lf: -1, cr: -1}
+	d := &Decoder{rd: r, max: DefaultMaxFrameBytes, lf: byteSearch{c: '\n', at: -1}, cr: byteSearch{c: '\r', at: -1}}
 	if opts != nil {
 		if opts.MaxFrameBytes > 0 {
 			d.max = opts.MaxFrameBytes
@@ -301,7 +306,7 @@ func (d *Decoder) commitFrame() {
 	d.frameBytes = 0
 	if d.idSet {
 		if string(d.id) != d.lastID {
-			d.lastID = string(d.id)
+			d.lastID = d.idString(d.id)
 		}
 		d.idSet = false
 	}
@@ -338,6 +343,24 @@ func (d *Decoder) typeName(b []byte) string {
 		d.types[s] = s
 	}
 	return s
+}
+
+// idString returns b as a string. A short id is carved out of a shared
+// block of idBlock bytes, so that ids cost one allocation per block rather
+// than one per event; the strings stay valid, since a strings.Builder never
+// changes bytes it has handed out, and a block lives as long as one of its
+// ids does.
+func (d *Decoder) idString(b []byte) string {
+	if len(b) > maxBlockID {
+		return string(b)
+	}
+	if d.ids.Cap()-d.ids.Len() < len(b) {
+		d.ids.Reset()
+		d.ids.Grow(idBlock)
+	}
+	start := d.ids.Len()
+	d.ids.Write(b)
+	return d.ids.String()[start:]
 }
 
 // refuse reports the current frame as too large and starts skipping it.
@@ -416,29 +439,51 @@ func (d *Decoder) readLine() ([]byte, error) {
 
 // findLineEnd returns the index of the first CR or LF in buf[r:w], or -1.
 func (d *Decoder) findLineEnd() int {
-	if d.lf < d.r {
-		from := max(d.r, d.lfScan)
-		if j := bytes.IndexByte(d.buf[from:d.w], '\n'); j >= 0 {
-			d.lf = from + j
-		} else {
-			d.lf, d.lfScan = -1, d.w
-		}
-	}
-	if d.cr < d.r {
-		from := max(d.r, d.crScan)
-		if j := bytes.IndexByte(d.buf[from:d.w], '\r'); j >= 0 {
-			d.cr = from + j
-		} else {
-			d.cr, d.crScan = -1, d.w
-		}
-	}
+	lf := d.lf.next(d.buf, d.r, d.w)
+	cr := d.cr.next(d.buf, d.r, d.w)
 	switch {
-	case d.lf < 0:
-		return d.cr
-	case d.cr < 0:
-		return d.lf
+	case lf < 0:
+		return cr
+	case cr < 0:
+		return lf
 	}
-	return min(d.lf, d.cr)
+	return min(lf, cr)
+}
+
+// byteSearch finds one byte value in the read buffer, remembering what it
+// found and where it looked, so that each byte is searched at most once
+// for each value: without it, a stream of short CR-ended lines would have
+// every line's LF search run to the end of the buffer. at is the index of
+// the first c at or after the read position when at >= that position;
+// otherwise none is known, and there is none before scanned.
+type byteSearch struct {
+	c           byte
+	at, scanned int
+}
+
+// next returns the index of the first c in buf[r:w], or -1.
+func (s *byteSearch) next(buf []byte, r, w int) int {
+	if s.at >= r {
+		return s.at
+	}
+	from := max(r, s.scanned)
+	if j := bytes.IndexByte(buf[from:w], s.c); j >= 0 {
+		s.at = from + j
+		return s.at
+	}
+	s.at, s.scanned = -1, w
+	return -1
+}
+
+// shift follows the buffer's bytes moving n places to the front, the read
+// position with them.
+func (s *byteSearch) shift(n int) {
+	if s.at < n {
+		s.at = -1
+	} else {
+		s.at -= n
+	}
+	s.scanned = max(s.scanned-n, 0)
 }
 
 // fill reads once more into the buffer, making room first. It records the
@@ -482,18 +527,8 @@ func (d *Decoder) shift() {
 	d.w -= s
 	d.r = 0
 	d.base += int64(s)
-	d.lf = shiftIndex(d.lf, s)
-	d.cr = shiftIndex(d.cr, s)
-	d.lfScan = max(d.lfScan-s, 0)
-	d.crScan = max(d.crScan-s, 0)
-}
-
-// shiftIndex moves a cached index found at or after the old r.
-func shiftIndex(i, s int) int {
-	if i < s {
-		return -1
-	}
-	return i - s
+	d.lf.shift(s)
+	d.cr.shift(s)
 }
 
 // LastEventID returns the stream's last event id: the value of the last id

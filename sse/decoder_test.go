@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -275,4 +276,23 @@ func TestEventClone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "first", string(kept.Data))
 	assert.Equal(t, sse.Event{}.Clone(), sse.Event{})
+}
+
+func TestDecoderLastEventIDsStayValid(t *testing.T) {
+	// Ids of many lengths, short ones sharing blocks and long ones not: each
+	// event's LastEventID keeps its value after later events are read.
+	var in strings.Builder
+	var want []string
+	for i := range 5000 {
+		id := strings.Repeat(string(rune('a'+i%26)), i%300) + "-" + strconv.Itoa(i)
+		in.WriteString("id: " + id + "\ndata: x\n\n")
+		want = append(want, id)
+	}
+	evs, _, err := decodeAll(strings.NewReader(in.String()), nil)
+	require.NoError(t, err)
+	got := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		got = append(got, ev.LastEventID)
+	}
+	assert.Equal(t, want, got)
 }

@@ -210,3 +210,16 @@ func TestFrameRoundTrip(t *testing.T) {
 		assert.Equal(t, retry, gotRetry)
 	})
 }
+
+// BenchmarkAppendFrame writes a small delta frame into a reused buffer:
+// no allocation is expected.
+func BenchmarkAppendFrame(b *testing.B) {
+	f := sse.Frame{ID: "123", Event: "delta", Data: []byte(`{"schemaVersion":1,"conversationId":"c-5","turnId":"t-2","eventId":"e-123","seq":123,"event":{"type":"delta","text":"token "}}`)}
+	buf, err := sse.AppendFrame(nil, f)
+	require.NoError(b, err)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = sse.AppendFrame(buf[:0], f)
+	}
+}
