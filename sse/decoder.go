@@ -110,9 +110,10 @@ var errTooLarge = errors.New("frame too large")
 // frame not ended by a blank line when the stream ends is dropped. The
 // stream is always read as bytes: no encoding is assumed or checked.
 //
-// Frame size is bounded (DecoderOptions.MaxFrameBytes): the decoder's
-// memory stays within about twice the bound plus a constant whatever the
-// stream.
+// Frame size is bounded (DecoderOptions.MaxFrameBytes): whatever the
+// stream, the decoder's memory stays within a small multiple of the bound
+// (the read buffer at most about twice it, one frame's data at most once)
+// plus a constant.
 //
 // A Decoder reads from its io.Reader in whatever chunks the reader gives,
 // only when it has no complete line buffered, so an event is returned as
@@ -182,9 +183,11 @@ func NewDecoder(r io.Reader, opts *DecoderOptions) *Decoder {
 // an *Error of code frame-too-large (ErrFrameTooLarge) as soon as its size
 // is known to be too large, before it is read whole; that frame has no
 // effect at all, and calling Next again skips the rest of it and goes on
-// with the next frame. Any other error is the reader's, returned as it is
-// once the frames before it have been returned; Next then keeps returning
-// it (and io.EOF after the end).
+// with the next frame. Any other error comes from the reader: its own
+// error, returned as it is once the frames before it have been returned,
+// io.ErrNoProgress after 100 reads in a row that gave nothing, or an error
+// for a reader that reported an impossible byte count. Next then keeps
+// returning that error, as it keeps returning io.EOF after the end.
 //
 // The returned Data is valid until the next call to Next.
 func (d *Decoder) Next() (Event, error) {

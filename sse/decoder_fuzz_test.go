@@ -179,9 +179,7 @@ func fuzzSeeds(t testing.TB) []string {
 		"data: " + strings.Repeat("y", 300) + "\n\n" + "data: z\n\n",
 		"id: 7\ndata: " + strings.Repeat("y", 300),
 	}
-	for _, body := range wptBodies() {
-		seeds = append(seeds, body)
-	}
+	seeds = append(seeds, wptBodies()...)
 	files, err := filepath.Glob("testdata/streams/*.sse")
 	require.NoError(t, err)
 	for _, f := range files {

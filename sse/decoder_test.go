@@ -296,3 +296,24 @@ func TestDecoderLastEventIDsStayValid(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 }
+
+// badCount is a reader that breaks the io.Reader contract.
+type badCount int
+
+func (n badCount) Read(p []byte) (int, error) {
+	if n < 0 {
+		return int(n), nil
+	}
+	return len(p) + int(n), nil
+}
+
+func TestDecoderSurvivesAReaderWithImpossibleCounts(t *testing.T) {
+	for _, r := range []badCount{-1, 1} {
+		d := sse.NewDecoder(r, nil)
+		_, err := d.Next()
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, io.EOF)
+		_, again := d.Next()
+		assert.Equal(t, err, again)
+	}
+}
