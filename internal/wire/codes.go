@@ -91,6 +91,46 @@ const (
 	CodeInvalidFrame Code = "invalid-frame"
 )
 
+// The codes of interactions/ (contract-v1.md section 13, seed 000). The
+// resolver also returns CodeUnauthorized, CodeNeedsReconciliation,
+// CodeCheckpointWriteFailed, CodeStoreUnavailable, CodeUnsupportedVersion,
+// CodeInvalidCard and CodeFrameTooLarge.
+const (
+	// CodeCardNotFound: no card under the key, or a card bound to another
+	// conversation, principal, tenant, customer or public owner; the two are
+	// indistinguishable so that a foreign caller learns nothing.
+	CodeCardNotFound Code = "card-not-found"
+	// CodeCardExists: a card is already open under the key.
+	CodeCardExists Code = "card-exists"
+	// CodeDuplicateAnswer: the same submission (same id and content) was
+	// already stored for the card.
+	CodeDuplicateAnswer Code = "duplicate-answer"
+	// CodeAlreadyAnswered: the card was already answered or declined by
+	// another submission.
+	CodeAlreadyAnswered Code = "already-answered"
+	// CodeAnswerExpired: the card's deadline has passed.
+	CodeAnswerExpired Code = "answer-expired"
+	// CodeCardCancelled: the card was cancelled.
+	CodeCardCancelled Code = "card-cancelled"
+	// CodeCardSuperseded: the card was replaced by another card.
+	CodeCardSuperseded Code = "card-superseded"
+	// CodeStaleRevision: the card's revision moved since the answer was
+	// read or validated.
+	CodeStaleRevision Code = "stale-revision"
+	// CodeSchemaMismatch: the card's schema changed since the answer was
+	// validated, or a schema id and revision was registered twice with
+	// different content.
+	CodeSchemaMismatch Code = "schema-mismatch"
+	// CodeInvalidAnswer: a malformed submission, or a value its card's
+	// schema refuses.
+	CodeInvalidAnswer Code = "invalid-answer"
+	// CodeUnknownSchema: no schema is registered under the card's schema id
+	// and revision.
+	CodeUnknownSchema Code = "unknown-schema"
+	// CodeNotExpired: an expiry was requested before the card's deadline.
+	CodeNotExpired Code = "not-expired"
+)
+
 // Codes returns every code of the module, in a fixed order. Tests use it to
 // prove each code has a sentinel and round-trips; the slice is new on each
 // call.
@@ -106,5 +146,9 @@ func Codes() []Code {
 		CodeAdmissionUnavailable, CodeUnknownEffect, CodeInvalidTurn,
 		CodeStoreUnavailable,
 		CodeInvalidFrame,
+		CodeCardNotFound, CodeCardExists, CodeDuplicateAnswer,
+		CodeAlreadyAnswered, CodeAnswerExpired, CodeCardCancelled,
+		CodeCardSuperseded, CodeStaleRevision, CodeSchemaMismatch,
+		CodeInvalidAnswer, CodeUnknownSchema, CodeNotExpired,
 	}
 }

@@ -1,0 +1,136 @@
+package interactions
+
+import (
+	"context"
+
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// Answer lands a person's response on the card under key, exactly once
+// (seed 000; contract-v1.md section 13).
+//
+// caller is the identity the host authenticated for this request; key and
+// sub come from the request. Answer reads the card once to learn its schema
+// and revision, validates a submit's value with the Validator outside any
+// transaction, then, inside Store.Transact, rechecks everything together at
+// the clock's current time: the caller's current authority and the card's
+// scope, the revision and schema that were validated, the deadline and the
+// card's status. Only then does it store the terminal record (answered,
+// declined or cancelled) and its Transition in one commit.
+//
+// Refusals: ErrUnauthorized (no current authority), ErrCardNotFound (no
+// card, or one bound to another conversation, principal, tenant, customer
+// or public owner), ErrInvalidAnswer or ErrFrameTooLarge (a malformed
+// submission or a value the schema refuses), ErrUnknownSchema,
+// ErrDuplicateAnswer (this very submission is already stored; the Result
+// holds the stored record), ErrAlreadyAnswered, ErrAnswerExpired,
+// ErrCardCancelled, ErrCardSuperseded, ErrStaleRevision,
+// ErrSchemaMismatch, ErrUnsupportedVersion, ErrStoreUnavailable and
+// ErrCheckpointWriteFailed (nothing was written; the request may be
+// repeated). When the store loses the commit's acknowledgement, Answer
+// reads once: it returns the stored answer with Reconciled set when it is
+// this submission, and ErrNeedsReconciliation otherwise; it never writes
+// again.
+func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (Result, error) {
+	if err := checkCaller(caller); err != nil {
+		return Result{}, err
+	}
+	if !validKey(key) {
+		return Result{}, errNotFound()
+	}
+	ans, err := answerOf(key, sub, r.maxValueBytes)
+	if err != nil {
+		return Result{}, err
+	}
+	cur, err := r.store.Read(ctx, key, &caller)
+	if err != nil {
+		return Result{}, wire.Wrap(CodeStoreUnavailable, "", "reading the card failed", err)
+	}
+	rec, err := checkAnswer(r.now(), key, caller, sub, ans, cur, nil)
+	if err != nil {
+		if CodeOf(err) == CodeDuplicateAnswer {
+			return Result{Record: *cloneRecord(rec)}, err
+		}
+		return Result{}, err
+	}
+	validated := validated{schema: rec.Schema, revision: rec.Revision}
+	if ans.Action == CardActionSubmit {
+		if err := r.validate(ctx, rec.Schema, ans); err != nil {
+			return Result{}, err
+		}
+	}
+	decide := func(now int64, cur Current) (Change, error) {
+		rec, err := checkAnswer(now, key, caller, sub, ans, cur, &validated)
+		if err != nil {
+			return Change{}, err
+		}
+		next := cloneRecord(rec)
+		next.Revision++
+		next.Status = statusOf(ans.Action)
+		next.ClosedAt = now
+		a := ans
+		next.Answer = &a
+		return Change{Next: next, Transition: transitionOf(next)}, nil
+	}
+	recognise := func(stored, _ *Record) bool {
+		return stored != nil && stored.Key == key && stored.Answer != nil && stored.Answer.sameSubmission(ans)
+	}
+	return r.transact(ctx, key, &caller, decide, recognise)
+}
+
+// validated is the schema and revision an answer was validated against.
+type validated struct {
+	schema   SchemaRef
+	revision int64
+}
+
+// checkAnswer decides whether sub may land on the card in cur at now,
+// telling every refusal apart. With want nil it is the early check on a
+// plain read; inside the fence want is what was validated. It returns the
+// record, also with ErrDuplicateAnswer.
+func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, cur Current, want *validated) (*Record, error) {
+	rec, err := authorize(key, caller, cur)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status.Terminal() && rec.Answer != nil && rec.Answer.sameSubmission(ans) {
+		return rec, wire.New(CodeDuplicateAnswer, "", "this submission is already stored")
+	}
+	if err := closedRefusal(rec, now); err != nil {
+		return nil, err
+	}
+	if ans.Action == CardActionDecline && !rec.Spec.AllowDecline {
+		return nil, wire.New(CodeInvalidAnswer, "/action", "the card does not allow a decline")
+	}
+	if want != nil && rec.Schema != want.schema {
+		return nil, wire.New(CodeSchemaMismatch, "", "the card's schema changed after validation")
+	}
+	if want != nil && rec.Revision != want.revision {
+		return nil, wire.New(CodeStaleRevision, "", "the card changed after validation")
+	}
+	if sub.Revision != 0 && sub.Revision != rec.Revision {
+		return nil, wire.New(CodeStaleRevision, "", "the card changed after it was shown")
+	}
+	return rec, nil
+}
+
+// validate runs the Validator on a submit's canonical value and gives its
+// error a code.
+func (r *Resolver) validate(ctx context.Context, ref SchemaRef, ans Answer) error {
+	err := r.validator.Validate(ctx, ref, ans.Value)
+	if err == nil || CodeOf(err) != "" {
+		return err
+	}
+	return wire.Wrap(CodeInvalidAnswer, "/value", "the value does not match the card's schema", err)
+}
+
+// statusOf is the terminal status a response action reaches.
+func statusOf(action CardAction) Status {
+	switch action {
+	case CardActionSubmit:
+		return StatusAnswered
+	case CardActionDecline:
+		return StatusDeclined
+	}
+	return StatusCancelled
+}

@@ -1,0 +1,167 @@
+package jsonschema
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/Papercusp/chat-protocol-go/interactions"
+)
+
+// Registry holds compiled JSON Schemas under their interactions.SchemaRef
+// and validates values against them. The zero Registry is not usable; call
+// NewRegistry. A Registry is safe for concurrent use: Register and Validate
+// may run at the same time.
+type Registry struct {
+	mu      sync.RWMutex
+	schemas map[interactions.SchemaRef]entry
+}
+
+// entry is one registered schema: its compact text and compiled form.
+type entry struct {
+	text     string
+	compiled *sjs.Schema
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry {
+	return &Registry{schemas: map[interactions.SchemaRef]entry{}}
+}
+
+// Register compiles schema (JSON Schema text) and registers it under ref.
+// Registering the same text again under the same ref is a no-op.
+//
+// Errors: an *interactions.Error of code CodeInvalidCard (Path
+// "/dataSchemaJson") when ref has no id or a revision below 1, or schema is
+// not JSON or not a valid schema (including a $ref to anything outside it);
+// of code CodeSchemaMismatch when other text is already registered under
+// ref.
+func (r *Registry) Register(ref interactions.SchemaRef, schema []byte) error {
+	if ref.ID == "" || len(ref.ID) > interactions.MaxIDBytes || ref.Revision < 1 {
+		return invalid("a schema is registered under an id and a revision of at least 1", nil)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, schema); err != nil {
+		return invalid("schema is not JSON", err)
+	}
+	text := compact.String()
+	r.mu.RLock()
+	old, ok := r.schemas[ref]
+	r.mu.RUnlock()
+	if ok {
+		return sameText(old.text, text)
+	}
+	compiled, err := compile(text)
+	if err != nil {
+		return invalid("schema does not compile", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.schemas[ref]; ok {
+		return sameText(old.text, text)
+	}
+	r.schemas[ref] = entry{text: text, compiled: compiled}
+	return nil
+}
+
+// sameText is nil when a re-registration carries the registered text and
+// a schema-mismatch refusal otherwise.
+func sameText(registered, text string) error {
+	if registered == text {
+		return nil
+	}
+	return &interactions.Error{Code: interactions.CodeSchemaMismatch, Path: "/dataSchemaJson",
+		Message: "another schema is already registered under this id and revision"}
+}
+
+// invalid is the refusal for a schema that cannot be registered.
+func invalid(msg string, err error) error {
+	return &interactions.Error{Code: interactions.CodeInvalidCard, Path: "/dataSchemaJson", Message: msg, Err: err}
+}
+
+// resourceURL is the URL a schema is compiled under: hierarchical, so a
+// relative $ref resolves to another URL that no loader serves, and in the
+// reserved .invalid domain, so nothing could ever resolve it.
+const resourceURL = "https://chatprotocol.invalid/card-schema.json"
+
+// compile compiles one schema on its own, with loading disabled.
+func compile(text string) (*sjs.Schema, error) {
+	doc, err := sjs.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	c := sjs.NewCompiler()
+	c.UseLoader(sjs.SchemeURLLoader{})
+	c.DefaultDraft(sjs.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(resourceURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(resourceURL)
+}
+
+// SchemaJSON returns the compact text registered under ref, the form
+// OpenCardSnapshot.DataSchemaJSON carries to renderers, and whether there
+// is one.
+func (r *Registry) SchemaJSON(ref interactions.SchemaRef) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.schemas[ref]
+	return e.text, ok
+}
+
+// Validate implements interactions.Validator: it validates value (a JSON
+// document) against the schema registered under ref.
+//
+// Errors: an *interactions.Error of code CodeUnknownSchema when nothing is
+// registered under ref; of code CodeInvalidAnswer when value is not JSON or
+// the schema refuses it, with Path the JSON pointer of the first refused
+// location under "/value" (the value's place in a CardResponse).
+func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value json.RawMessage) error {
+	r.mu.RLock()
+	e, ok := r.schemas[ref]
+	r.mu.RUnlock()
+	if !ok {
+		return &interactions.Error{Code: interactions.CodeUnknownSchema,
+			Message: fmt.Sprintf("no schema registered as %q revision %d", ref.ID, ref.Revision)}
+	}
+	doc, err := sjs.UnmarshalJSON(bytes.NewReader(value))
+	if err != nil {
+		return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: "/value", Message: "value is not JSON", Err: err}
+	}
+	err = e.compiled.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	path := "/value"
+	if ve, ok := errors.AsType[*sjs.ValidationError](err); ok {
+		path += pointer(firstLeaf(ve).InstanceLocation)
+	}
+	return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: path,
+		Message: "value does not match the card's schema", Err: err}
+}
+
+// firstLeaf follows the first cause down to the most specific error.
+func firstLeaf(ve *sjs.ValidationError) *sjs.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
+}
+
+// pointer encodes a location as a JSON pointer (RFC 6901).
+func pointer(loc []string) string {
+	var b strings.Builder
+	escape := strings.NewReplacer("~", "~0", "/", "~1")
+	for _, tok := range loc {
+		b.WriteByte('/')
+		b.WriteString(escape.Replace(tok))
+	}
+	return b.String()
+}

@@ -1,0 +1,96 @@
+package interactions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// Submission is one person's response to one card, as a request carries it.
+//
+// ID is the client's idempotency key for this submission (an
+// Idempotency-Key header, or an id the renderer generated when it showed the
+// card): non-empty, at most MaxIDBytes. The same ID with the same action
+// and value is the same submission (a retry), anything else a different
+// one. Response is the CardResponse of contract-v1.md section 3; its
+// CorrelationID must equal the key's. Revision, when not 0, is the card
+// revision the person saw; the answer is refused with ErrStaleRevision if
+// the card has moved since.
+//
+// None of these fields grants authority: authority comes from the Caller the
+// host authenticated and from the store (seed 000).
+type Submission struct {
+	ID       string
+	Response CardResponse
+	Revision int64
+}
+
+// DefaultMaxValueBytes is the default of Options.MaxValueBytes: 64 KiB.
+const DefaultMaxValueBytes = 64 << 10
+
+// answerOf checks a submission's shape against key and returns the Answer it
+// would store: the canonical value and its digest. It refuses with
+// ErrInvalidAnswer or ErrFrameTooLarge; it never panics.
+func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
+	if sub.ID == "" || len(sub.ID) > MaxIDBytes {
+		return Answer{}, wire.New(CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
+	}
+	if sub.Response.CorrelationID != key.CorrelationID {
+		return Answer{}, wire.New(CodeInvalidAnswer, "/correlationId", "response names another card than the request")
+	}
+	if sub.Revision < 0 {
+		return Answer{}, wire.New(CodeInvalidAnswer, "", "negative revision")
+	}
+	a := Answer{SubmissionID: sub.ID, Action: sub.Response.Action}
+	switch a.Action {
+	case CardActionSubmit:
+		if len(sub.Response.Value) > maxValueBytes {
+			return Answer{}, wire.New(CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
+		}
+		v, err := canonicalObject(sub.Response.Value)
+		if err != nil {
+			return Answer{}, err
+		}
+		a.Value = v
+	case CardActionDecline, CardActionCancel:
+		if v := sub.Response.Value; len(v) != 0 && string(v) != "null" {
+			return Answer{}, wire.New(CodeInvalidAnswer, "/value", "a "+string(a.Action)+" carries no value")
+		}
+	default:
+		return Answer{}, wire.New(CodeInvalidAnswer, "/action", "action must be submit, decline or cancel")
+	}
+	a.Digest = digest(a.Action, a.Value)
+	return a, nil
+}
+
+// canonicalObject returns raw as a canonical JSON object: members sorted by
+// name, no insignificant whitespace, strings in their shortest form, number
+// literals kept as sent. It refuses anything but one JSON object, a
+// duplicated member name and invalid UTF-8 (RFC 7493), so that the value
+// validated, digested and stored is the one every later reader parses the
+// same way.
+func canonicalObject(raw json.RawMessage) (json.RawMessage, error) {
+	v := jsontext.Value(raw).Clone()
+	if err := v.Format(jsontext.ReorderRawObjects(true)); err != nil {
+		return nil, wire.Wrap(CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
+	}
+	if v.Kind() != '{' {
+		return nil, wire.New(CodeInvalidAnswer, "/value", "a submit's value must be a JSON object")
+	}
+	return json.RawMessage(v), nil
+}
+
+// digest is the lowercase hex SHA-256 of action, a NUL byte and the
+// canonical value.
+func digest(action CardAction, value json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(action))
+	h.Write([]byte{0})
+	h.Write(value)
+	return hex.EncodeToString(h.Sum(nil))
+}
