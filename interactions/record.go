@@ -18,6 +18,12 @@ const RecordVersion = 1
 type (
 	// CardSpec is what a model asks a person.
 	CardSpec = wire.CardSpec
+	// CardPresentation says how a card is rendered and what its answer is.
+	CardPresentation = wire.CardPresentation
+	// CardOption is one choice of a radio, checkbox or select card.
+	CardOption = wire.CardOption
+	// CardBound is a min or max: a number or an ISO date string.
+	CardBound = wire.CardBound
 	// CardResponse is a person's submit, decline or cancel.
 	CardResponse = wire.CardResponse
 	// CardAction is submit, decline or cancel.

@@ -33,7 +33,9 @@ func TestFreshWorkersRecover(t *testing.T) {
 	require.NoError(t, err)
 	// The first worker dies right after committing, before it hears back.
 	e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpTransact, Fault: interactionstest.FaultLostAckCommitted,
-		Then: func() { e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable}) }})
+		Then: func() {
+			e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
+		}})
 	_, err = e.res.Answer(ctx, alice, keys["crashed"], sub("s-2", "crashed"))
 	require.ErrorIs(t, err, interactions.ErrNeedsReconciliation)
 	before := map[string]interactions.Record{}

@@ -30,6 +30,7 @@ type DB struct {
 	transitions map[interactions.Key][][]byte
 	parties     map[identity]*party
 	commits     []Commit
+	rows        map[interactions.Key]*sync.Mutex // row locks of BrokenUnfencedAuthority
 }
 
 // identity is how the fake database knows a caller: by principal and public
@@ -61,7 +62,21 @@ func NewDB() *DB {
 		history:     map[interactions.Key][][]byte{},
 		transitions: map[interactions.Key][][]byte{},
 		parties:     map[identity]*party{},
+		rows:        map[interactions.Key]*sync.Mutex{},
 	}
+}
+
+// rowLock returns the row lock of the card under key, held across
+// statements by BrokenUnfencedAuthority.
+func (db *DB) rowLock(key interactions.Key) *sync.Mutex {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	m := db.rows[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		db.rows[key] = m
+	}
+	return m
 }
 
 // Grant makes c currently authorized: active, with c's tenant and customer,
