@@ -174,7 +174,9 @@ func newSim(seed uint64, open func(*interactionstest.DB, *interactionstest.Store
 		back: make(chan struct{}), submitted: map[string]simSubmission{}, validations: map[string][]interactions.SchemaRef{},
 	}
 	if s.open == nil {
-		s.open = func(db *interactionstest.DB, opts *interactionstest.StoreOptions) interactions.Store { return db.Open(opts) }
+		s.open = func(db *interactionstest.DB, opts *interactionstest.StoreOptions) interactions.Store {
+			return db.Open(opts)
+		}
 	}
 	s.faults = s.rng.IntN(3) == 0
 	s.db.Grant(alice, conv)
