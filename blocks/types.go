@@ -6,9 +6,11 @@ package blocks
 // when the block had no usable title.
 //
 // The JSON form is the canonical one of the TypeScript reference: members in
-// the order plans, title; absent and blank members omitted.
+// the order plans, title; absent and blank members omitted (see MarshalJSON).
+// The validate tags state the parser's invariants for the root package's
+// card validators; this package does not import a validator.
 type ReportBlock struct {
-	Plans []ReportPlan `json:"plans"`
+	Plans []ReportPlan `json:"plans" validate:"min=1,dive"`
 	Title string       `json:"title,omitempty"`
 }
 
@@ -16,17 +18,17 @@ type ReportBlock struct {
 // plan: it falls back to Slug. Items is nil when the plan had none.
 type ReportPlan struct {
 	Slug    string       `json:"slug,omitempty"`
-	Title   string       `json:"title"`
+	Title   string       `json:"title" validate:"required"`
 	Status  string       `json:"status,omitempty"`
 	Summary string       `json:"summary,omitempty"`
-	Items   []ReportItem `json:"items,omitempty"`
+	Items   []ReportItem `json:"items,omitempty" validate:"dive"`
 }
 
 // ReportItem is one item of a ReportPlan. Text is never blank in a parsed
 // item: it falls back to ID. Ref is an opaque reference the host resolves.
 type ReportItem struct {
 	ID     string `json:"id,omitempty"`
-	Text   string `json:"text"`
+	Text   string `json:"text" validate:"required"`
 	Status string `json:"status,omitempty"`
 	Ref    string `json:"ref,omitempty"`
 }

@@ -46,10 +46,10 @@ const (
 // (contract-v1.md section 3). A card without Presentation is a confirm card.
 // TimeoutMs is in milliseconds; 0 means no timeout.
 type CardSpec struct {
-	Prompt       string              `json:"prompt"`
+	Prompt       string              `json:"prompt" validate:"required"`
 	Presentation *CardPresentation   `json:"presentation,omitempty"`
 	AllowDecline bool                `json:"allowDecline,omitzero"`
-	TimeoutMs    int64               `json:"timeoutMs,omitzero"`
+	TimeoutMs    int64               `json:"timeoutMs,omitzero" validate:"gte=0"`
 	FallbackText string              `json:"fallbackText,omitzero"`
 	Report       *blocks.ReportBlock `json:"report,omitempty"`
 }
@@ -59,32 +59,36 @@ type CardSpec struct {
 // checkbox {optionIds}, text {text}, slider {value}, date {date}.
 // Min and Max bound a slider (numbers) or a date card (ISO dates).
 type CardPresentation struct {
-	Kind            CardKind     `json:"kind"`
-	Options         []CardOption `json:"options,omitempty"`
+	Kind            CardKind     `json:"kind" validate:"required,oneof=radio checkbox text date slider select"`
+	Options         []CardOption `json:"options,omitempty" validate:"dive"`
 	Placeholder     string       `json:"placeholder,omitzero"`
 	Multiline       bool         `json:"multiline,omitzero"`
 	Min             *CardBound   `json:"min,omitempty"`
 	Max             *CardBound   `json:"max,omitempty"`
-	Step            float64      `json:"step,omitzero"`
+	Step            float64      `json:"step,omitzero" validate:"gte=0"`
 	VoiceAnswerable bool         `json:"voiceAnswerable,omitzero"`
 }
 
 // CardOption is one choice of a radio, checkbox or select card.
 type CardOption struct {
-	ID          string          `json:"id"`
-	Label       string          `json:"label"`
+	ID          string          `json:"id" validate:"required"`
+	Label       string          `json:"label" validate:"required"`
 	Description string          `json:"description,omitzero"`
 	Hint        string          `json:"hint,omitzero"`
-	Style       CardOptionStyle `json:"style,omitzero"`
+	Style       CardOptionStyle `json:"style,omitzero" validate:"omitempty,oneof=default primary danger"`
 }
 
 // OpenCardSnapshot is a card as the STATE channel carries it while it waits
 // for an answer: the CardSpec plus its correlation id, its creation time in
 // epoch milliseconds and, optionally, the JSON Schema of its answer as a
 // JSON string (contract-v1.md section 3).
+//
+// The validate tags on this file's types are read by the root package's
+// card validators (go-playground/validator); this package does not import
+// the validator.
 type OpenCardSnapshot struct {
-	CorrelationID string `json:"correlationId"`
-	CreatedAt     int64  `json:"createdAt"`
+	CorrelationID string `json:"correlationId" validate:"required"`
+	CreatedAt     int64  `json:"createdAt" validate:"gt=0"`
 	CardSpec
 	DataSchemaJSON string `json:"dataSchemaJson,omitzero"`
 }
@@ -93,8 +97,8 @@ type OpenCardSnapshot struct {
 // decline, or cancel (contract-v1.md section 3). Value is the raw JSON
 // object of a submit and nil otherwise.
 type CardResponse struct {
-	Action        CardAction      `json:"action"`
-	CorrelationID string          `json:"correlationId"`
+	Action        CardAction      `json:"action" validate:"required,oneof=submit decline cancel"`
+	CorrelationID string          `json:"correlationId" validate:"required"`
 	Value         json.RawMessage `json:"value,omitempty"`
 }
 

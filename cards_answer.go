@@ -1,0 +1,124 @@
+package chatprotocol
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
+)
+
+// ValidateCardAnswer checks a person's response against the open card it
+// answers (contract-v1.md section 3) and returns nil or a CardViolations
+// listing every violation. Beyond ValidateCardResponse's shape rules:
+//
+//   - /correlationId equals the card's.
+//   - A decline needs a card with allowDecline (/action).
+//   - A submit's value has the shape of the card's kind: radio and select
+//     {"optionId": id} naming one of the card's options (/value/optionId);
+//     checkbox {"optionIds": [id …]} each naming an option, none twice
+//     (/value/optionIds/N); text {"text": string} (/value/text); slider
+//     {"value": number} within min and max (/value/value); date
+//     {"date": ISO date} within min and max (/value/date). Other members of
+//     the value are allowed. A confirm card (no presentation) takes any
+//     object.
+//
+// The card itself is not checked; use ValidateOpenCardSnapshot for that.
+// The value is read as a browser reads JSON (duplicate names last-one-wins).
+// Hosts that validate against a server-owned JSON Schema do that as well,
+// not instead (seed 000, interactions). Safe for concurrent use.
+func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
+	vs := structViolations(r)
+	vs = append(vs, responseViolations(r)...)
+	if r.CorrelationID != "" && r.CorrelationID != card.CorrelationID {
+		vs = append(vs, violation("/correlationId", "answers another card"))
+	}
+	if r.Action == CardActionDecline && !card.AllowDecline {
+		vs = append(vs, violation("/action", "the card does not allow a decline"))
+	}
+	if r.Action == CardActionSubmit && card.Presentation != nil {
+		if v, ok := jsjson.Parse(r.Value); ok {
+			if obj, ok := v.(map[string]any); ok {
+				vs = append(vs, answerViolations(card.Presentation, obj)...)
+			}
+		}
+	}
+	return violations(vs)
+}
+
+// answerViolations checks a submitted value object against a presentation.
+func answerViolations(p *CardPresentation, value map[string]any) []*Error {
+	ids := make(map[string]bool, len(p.Options))
+	for _, o := range p.Options {
+		ids[o.ID] = true
+	}
+	switch p.Kind {
+	case CardKindRadio, CardKindSelect:
+		id, ok := value["optionId"].(string)
+		switch {
+		case !ok:
+			return []*Error{violation("/value/optionId", "a "+string(p.Kind)+" answer is {\"optionId\": string}")}
+		case !ids[id]:
+			return []*Error{violation("/value/optionId", "names no option of the card")}
+		}
+	case CardKindCheckbox:
+		list, ok := value["optionIds"].([]any)
+		if !ok {
+			return []*Error{violation("/value/optionIds", "a checkbox answer is {\"optionIds\": [string]}")}
+		}
+		var vs []*Error
+		picked := make(map[string]bool, len(list))
+		for i, e := range list {
+			at := "/value/optionIds/" + strconv.Itoa(i)
+			id, ok := e.(string)
+			switch {
+			case !ok || !ids[id]:
+				vs = append(vs, violation(at, "names no option of the card"))
+			case picked[id]:
+				vs = append(vs, violation(at, "picks an option twice"))
+			}
+			picked[id] = true
+		}
+		return vs
+	case CardKindText:
+		if _, ok := value["text"].(string); !ok {
+			return []*Error{violation("/value/text", "a text answer is {\"text\": string}")}
+		}
+	case CardKindSlider:
+		n, ok := value["value"].(float64)
+		if !ok || math.IsInf(n, 0) {
+			return []*Error{violation("/value/value", "a slider answer is {\"value\": number}")}
+		}
+		if outOfBounds(n, p.Min, p.Max, func(b *CardBound) (float64, bool) { return b.Number, !b.IsDate() }) {
+			return []*Error{violation("/value/value", "is outside the card's min and max")}
+		}
+	case CardKindDate:
+		s, ok := value["date"].(string)
+		t, isDate := parseISODate(s)
+		if !ok || !isDate {
+			return []*Error{violation("/value/date", "a date answer is {\"date\": ISO 8601 date}")}
+		}
+		bound := func(b *CardBound) (float64, bool) {
+			bt, ok := parseISODate(b.Date)
+			return float64(bt.UnixMilli()), ok
+		}
+		if outOfBounds(float64(t.UnixMilli()), p.Min, p.Max, bound) {
+			return []*Error{violation("/value/date", "is outside the card's min and max")}
+		}
+	}
+	return nil
+}
+
+// outOfBounds reports whether x is below a usable min or above a usable max.
+func outOfBounds(x float64, lo, hi *CardBound, read func(*CardBound) (float64, bool)) bool {
+	if lo != nil {
+		if v, ok := read(lo); ok && x < v {
+			return true
+		}
+	}
+	if hi != nil {
+		if v, ok := read(hi); ok && x > v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package chatprotocol
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/blocks"
+)
+
+// paths returns the JSON pointers of err's violations, requiring err to be
+// a CardViolations of code invalid-card.
+func paths(t *testing.T, err error) []string {
+	t.Helper()
+	require.ErrorIs(t, err, ErrInvalidCard)
+	vs, ok := errors.AsType[CardViolations](err)
+	require.True(t, ok)
+	var out []string
+	for _, v := range vs {
+		assert.Equal(t, CodeInvalidCard, v.Code)
+		out = append(out, v.Path)
+	}
+	return out
+}
+
+func radioSpec() CardSpec {
+	return CardSpec{
+		Prompt: "Which size?",
+		Presentation: &CardPresentation{Kind: CardKindRadio, Options: []CardOption{
+			{ID: "s42", Label: "EU 42"}, {ID: "s43", Label: "EU 43", Style: CardOptionStylePrimary},
+		}},
+	}
+}
+
+func TestValidateCardSpecValid(t *testing.T) {
+	lo, hi := CardBound{Number: 0}, CardBound{Number: 10}
+	d1, d2 := CardBound{Date: "2026-01-01"}, CardBound{Date: "2026-12-31T00:00:00Z"}
+	for _, spec := range []CardSpec{
+		{Prompt: "Proceed?"},
+		radioSpec(),
+		{Prompt: "Notes", Presentation: &CardPresentation{Kind: CardKindText, Multiline: true}},
+		{Prompt: "How much?", Presentation: &CardPresentation{Kind: CardKindSlider, Min: &lo, Max: &hi, Step: 0.5}},
+		{Prompt: "When?", Presentation: &CardPresentation{Kind: CardKindDate, Min: &d1, Max: &d2}},
+		{Prompt: "Status", Report: &blocks.ReportBlock{Plans: []blocks.ReportPlan{{Title: "p", Items: []blocks.ReportItem{{Text: "x"}}}}}},
+	} {
+		assert.NoError(t, ValidateCardSpec(spec), spec.Prompt)
+	}
+}
+
+func TestValidateCardSpecReportsEveryViolation(t *testing.T) {
+	lo, hi := CardBound{Number: 10}, CardBound{Date: "2026-01-01"}
+	cases := []struct {
+		name string
+		spec CardSpec
+		want []string
+	}{
+		{"radio without options", CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindRadio}},
+			[]string{"/presentation/options"}},
+		{"checkbox and select need options too", CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindSelect, Options: []CardOption{}}},
+			[]string{"/presentation/options"}},
+		{"repeated id, bad style, missing label", CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindCheckbox, Options: []CardOption{
+			{ID: "a", Label: "A"}, {ID: "a", Label: "A again", Style: "loud"}, {ID: "b"},
+		}}}, []string{"/presentation/options/1/id", "/presentation/options/1/style", "/presentation/options/2/label"}},
+		{"everything at once", CardSpec{TimeoutMs: -1, Presentation: &CardPresentation{Kind: "dropdown", Step: -1}},
+			[]string{"/presentation/kind", "/presentation/step", "/prompt", "/timeoutMs"}},
+		{"slider bounds", CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindSlider, Min: &lo, Max: &hi}},
+			[]string{"/presentation/max"}},
+		{"date bounds", CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindDate, Min: &lo, Max: &CardBound{Date: "tomorrow"}}},
+			[]string{"/presentation/max", "/presentation/min"}},
+		{"report", CardSpec{Prompt: "q", Report: &blocks.ReportBlock{Plans: []blocks.ReportPlan{{Items: []blocks.ReportItem{{ID: "P-1"}}}}}},
+			[]string{"/report/plans/0/items/0/text", "/report/plans/0/title"}},
+		{"empty report", CardSpec{Prompt: "q", Report: &blocks.ReportBlock{}}, []string{"/report/plans"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, paths(t, ValidateCardSpec(c.spec)))
+		})
+	}
+}
+
+func TestValidateDateBoundsOrder(t *testing.T) {
+	spec := CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindDate,
+		Min: &CardBound{Date: "2026-02-01"}, Max: &CardBound{Date: "2026-01-01"}}}
+	assert.Equal(t, []string{"/presentation/max"}, paths(t, ValidateCardSpec(spec)))
+}
+
+func TestValidateOpenCardSnapshot(t *testing.T) {
+	ok := OpenCardSnapshot{CorrelationID: "c", CreatedAt: 1764500001000, CardSpec: radioSpec(), DataSchemaJSON: `{"type":"object"}`}
+	require.NoError(t, ValidateOpenCardSnapshot(ok))
+
+	bad := OpenCardSnapshot{DataSchemaJSON: `[1]`, CardSpec: CardSpec{Presentation: &CardPresentation{Kind: CardKindRadio}}}
+	assert.Equal(t, []string{"/correlationId", "/createdAt", "/dataSchemaJson", "/presentation/options", "/prompt"},
+		paths(t, ValidateOpenCardSnapshot(bad)))
+}
+
+func TestValidateCardResponse(t *testing.T) {
+	valid := []CardResponse{
+		{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{"optionId":"a"}`)},
+		{Action: CardActionDecline, CorrelationID: "c"},
+		{Action: CardActionCancel, CorrelationID: "c"},
+	}
+	for _, r := range valid {
+		assert.NoError(t, ValidateCardResponse(r), r.Action)
+	}
+	cases := []struct {
+		r    CardResponse
+		want []string
+	}{
+		{CardResponse{Action: CardActionSubmit, CorrelationID: "c"}, []string{"/value"}},
+		{CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`"a"`)}, []string{"/value"}},
+		{CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{"a":`)}, []string{"/value"}},
+		{CardResponse{Action: CardActionDecline, CorrelationID: "c", Value: json.RawMessage(`{}`)}, []string{"/value"}},
+		{CardResponse{Action: "skip"}, []string{"/action", "/correlationId"}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, paths(t, ValidateCardResponse(c.r)), "%+v", c.r)
+	}
+}
+
+func TestCardViolationsError(t *testing.T) {
+	err := ValidateCardSpec(CardSpec{})
+	require.Error(t, err)
+	first, ok := errors.AsType[*Error](err)
+	require.True(t, ok)
+	assert.Equal(t, "/prompt", first.Path)
+	assert.Equal(t, CodeInvalidCard, CodeOf(err))
+	assert.NotEmpty(t, err.Error())
+}
+
+func TestValidateConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				assert.Equal(t, []string{"/presentation/options"}, paths(t, ValidateCardSpec(CardSpec{Prompt: "q", Presentation: &CardPresentation{Kind: CardKindRadio}})))
+			}
+		})
+	}
+	wg.Wait()
+}
