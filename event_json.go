@@ -69,7 +69,7 @@ func ParseChatEvent(data []byte) ChatEvent {
 
 // parseKnown returns the typed event of a union frame whose members fit,
 // and nil for anything else.
-func parseKnown(typ string, obj map[string]any, spans map[string][]byte) ChatEvent {
+func parseKnown(typ string, obj map[string]any, spans jsjson.Spans) ChatEvent {
 	switch typ {
 	case ChatEventSession:
 		if s, ok := reqString(obj, "sessionId"); ok {
@@ -86,7 +86,7 @@ func parseKnown(typ string, obj map[string]any, spans map[string][]byte) ChatEve
 			return &ChatToolStart{Tool: tool, CallID: callID}
 		}
 	case ChatEventCard:
-		if card, ok := decodeCard(spans["card"]); ok {
+		if card, ok := decodeCard(spans.Get("card")); ok {
 			return &ChatCard{Card: card}
 		}
 	case ChatEventCardClosed:
@@ -100,7 +100,7 @@ func parseKnown(typ string, obj map[string]any, spans map[string][]byte) ChatEve
 		}
 		ev := &ChatStateSnapshot{Version: version}
 		if obj["snapshot"] != nil {
-			ev.Snapshot = bytes.Clone(spans["snapshot"])
+			ev.Snapshot = bytes.Clone(spans.Get("snapshot"))
 		}
 		return ev
 	case ChatEventDone:
@@ -175,7 +175,7 @@ func decodeCard(span []byte) (OpenCardSnapshot, bool) {
 	case string:
 		c.DataSchemaJSON = s
 	case map[string]any:
-		c.DataSchemaJSON = string(spans["dataSchemaJson"])
+		c.DataSchemaJSON = string(spans.Get("dataSchemaJson"))
 	default:
 		ok = false
 	}

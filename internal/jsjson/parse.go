@@ -24,22 +24,42 @@ func Valid(data []byte) bool {
 }
 
 // ParseObject is Parse for a text whose value must be an object. Beside the
-// object it returns, for each member name, the bytes of that member's value
-// as they appear in data (for a duplicated name, the last occurrence), so a
-// caller can keep a member verbatim. The spans alias data. ok is false when
-// data is not JSON text or its value is not an object.
-func ParseObject(data []byte) (obj map[string]any, spans map[string][]byte, ok bool) {
-	p := parser[[]byte]{in: data, spans: map[string]int{}}
+// object it returns the bytes of each member's value as they appear in data,
+// so a caller can keep a member verbatim; see Spans. The spans alias data.
+// ok is false when data is not JSON text or its value is not an object.
+func ParseObject(data []byte) (obj map[string]any, spans Spans, ok bool) {
+	p := parser[[]byte]{in: data, spans: true}
 	v, ok := p.document()
 	obj, isObj := v.(map[string]any)
 	if !ok || !isObj {
 		return nil, nil, false
 	}
-	spans = make(map[string][]byte, len(p.spans))
-	for name, start := range p.spans {
-		spans[name] = data[start:p.spanEnd[name]]
+	for i := range p.spanList {
+		p.spanList[i].Value = data[p.spanList[i].start:p.spanList[i].end]
 	}
-	return obj, spans, true
+	return obj, p.spanList, true
+}
+
+// Span is the text of one member value of an object, in member order.
+type Span struct {
+	Name       string
+	Value      []byte
+	start, end int
+}
+
+// Spans lists the member values of an object as ParseObject found them,
+// duplicates included.
+type Spans []Span
+
+// Get returns the text of member name's value, the last one when the name
+// is duplicated (the one JSON.parse keeps), or nil.
+func (s Spans) Get(name string) []byte {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i].Name == name {
+			return s[i].Value
+		}
+	}
+	return nil
 }
 
 // ParsePrefix reads one JSON value at the start of s (no leading whitespace
@@ -67,10 +87,10 @@ type parser[T ~string | ~[]byte] struct {
 	pos int
 	buf []byte // scratch for strings with escapes or invalid UTF-8
 
-	// spans, when non-nil, records the start of each member value of the
-	// root object; spanEnd its end.
-	spans   map[string]int
-	spanEnd map[string]int
+	// spans asks for the member values of the root object to be recorded
+	// in spanList.
+	spans    bool
+	spanList Spans
 }
 
 // frame is one open container.
@@ -176,12 +196,8 @@ func (p *parser[T]) value() (any, bool) {
 			top := &stack[len(stack)-1]
 			if top.isObj {
 				top.obj[top.key] = v
-				if p.spans != nil && len(stack) == 1 {
-					p.spans[top.key] = top.valStart
-					if p.spanEnd == nil {
-						p.spanEnd = map[string]int{}
-					}
-					p.spanEnd[top.key] = p.pos
+				if p.spans && len(stack) == 1 {
+					p.spanList = append(p.spanList, Span{Name: top.key, start: top.valStart, end: p.pos})
 				}
 			} else {
 				top.arr = append(top.arr, v)

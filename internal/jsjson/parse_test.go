@@ -145,10 +145,12 @@ func TestParseObjectSpans(t *testing.T) {
 	obj, spans, ok := ParseObject(in)
 	require.True(t, ok)
 	assert.Equal(t, map[string]any{"a": 1.0}, obj["snapshot"])
-	assert.Equal(t, `{"a" : 1}`, string(spans["snapshot"]))
-	assert.Equal(t, `"state"`, string(spans["type"]))
-	assert.Equal(t, `3`, string(spans["v"]))
-	assert.Len(t, spans, 3)
+	assert.Equal(t, `{"a" : 1}`, string(spans.Get("snapshot")))
+	assert.Equal(t, `"state"`, string(spans.Get("type")))
+	assert.Equal(t, `3`, string(spans.Get("v")))
+	assert.Nil(t, spans.Get("missing"))
+	assert.Len(t, spans, 4)
+	assert.Equal(t, `{"b":[1, 2]}`, string(spans[1].Value))
 
 	for _, in := range []string{`[]`, `"x"`, `{`, `{"a":1}x`} {
 		_, _, ok := ParseObject([]byte(in))
