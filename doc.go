@@ -16,6 +16,22 @@
 // wire; recovery and interactions are the reliability components that wrap a
 // host's store.
 //
+// # Version 0
+//
+// ParseChatEvent reads unversioned frames tolerantly, as the TypeScript
+// reference does: never an error, never a panic; nil for anything but a JSON
+// object with a string type; a product's own types, and union frames whose
+// members do not fit, come back whole as a *ChatAppEvent. Bytes are read as
+// a browser reads them (invalid UTF-8 as U+FFFD, duplicate names
+// last-one-wins, names case-sensitive, 1e400 as Infinity). This leniency is
+// deliberate and confined to version 0: version-1 envelopes are parsed
+// strictly. ChatEventChannel, IsStateChannelEvent and IsReplayable give the
+// section-2 channel partition; only EVENT-channel frames are replayable.
+//
+// Cards are validated with ValidateCardSpec, ValidateOpenCardSnapshot,
+// ValidateCardResponse and ValidateCardAnswer, which report every
+// violation with its JSON pointer (CardViolations).
+//
 // # Refusals
 //
 // Every refusal is an *Error with a stable Code (contract-v1.md section 12).
