@@ -282,8 +282,12 @@ func randomOps(ctx context.Context, st recovery.Store, turn recovery.TurnRef, rn
 		}
 		e := last.Effects[rng.IntN(len(last.Effects))]
 		holder := fmt.Sprintf("c%d-%d", client, i)
+		// Follow the component's rules: claim only what was never admitted,
+		// never write a completed record (the model checks both).
 		switch op := rng.IntN(10); {
-		case op < 4:
+		case e.State == recovery.EffectCompleted:
+			continue
+		case op < 4 && (e.State == recovery.EffectPending || e.State == recovery.EffectClaimed):
 			_ = st.CompareAndSwapEffect(ctx, turn, e.Revision, claimed(e.ID, e.Revision+1, holder))
 		case op < 7 && adm != nil:
 			_ = adm.AdmitDispatch(ctx, admission(turn, e.ID, e.Revision, e.Holder), func(context.Context) error { return nil })

@@ -13,8 +13,10 @@ import (
 // CheckLinearizable checks the recorded history with porcupine against a
 // sequential model of one effect of a turn store, partitioned per effect
 // (issue 6): the turn's creation, reads and end appear in the partition of
-// each of its effects. The model also requires that an effect launches at
-// most once, only from a claim at the admitted revision of a running turn.
+// each of its effects. Beyond the store's contract, the model holds the
+// rules TurnRecovery follows, so that histories it drives prove them: an
+// effect launches at most once, only from a claim at the admitted revision
+// of a running turn, and a completed record is never written again.
 //
 // Outcomes are modelled as the store reported them: a definite refusal or
 // ErrCheckpointWriteFailed changed nothing; any other error (a lost
@@ -176,6 +178,9 @@ func step(s mState, in pIn, out pOut) []any {
 		return same
 	case OpCAS:
 		can := s.exists && s.eff.Revision == in.expected
+		if out.outcome == outOK && s.eff.State == recovery.EffectCompleted {
+			return nil // a terminal record changed
+		}
 		applied := s
 		applied.eff = in.next
 		switch out.outcome {
