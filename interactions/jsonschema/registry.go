@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
@@ -51,6 +53,9 @@ func (r *Registry) Register(ref interactions.SchemaRef, schema []byte) error {
 		return invalid("schema is not JSON", err)
 	}
 	text := compact.String()
+	if err := checkNumbers(compact.Bytes()); err != nil {
+		return invalid("schema holds a number beyond the exponent limit", err)
+	}
 	r.mu.RLock()
 	old, ok := r.schemas[ref]
 	r.mu.RUnlock()
@@ -90,8 +95,57 @@ func invalid(msg string, err error) error {
 // reserved .invalid domain, so nothing could ever resolve it.
 const resourceURL = "https://chatprotocol.invalid/card-schema.json"
 
-// compile compiles one schema on its own, with loading disabled.
-func compile(text string) (*sjs.Schema, error) {
+// validate runs the compiled schema and turns a panic of the schema library
+// into an error, so that no input can crash the host.
+func validate(sch *sjs.Schema, doc any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("schema library panicked: %v", p)
+		}
+	}()
+	return sch.Validate(doc)
+}
+
+// MaxExponent is the largest decimal exponent, in absolute value, of a
+// number in a validated value. The schema library works with exact
+// rationals: a literal such as 1e999999 costs it a million-digit number (a
+// tenth of a second) and 1e9999999 crashed it, so larger exponents are
+// refused with CodeInvalidAnswer before it sees them.
+const MaxExponent = 400
+
+// checkNumbers refuses a value holding a number whose exponent exceeds
+// MaxExponent, with the number's JSON pointer under "/value".
+func checkNumbers(value json.RawMessage) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(value), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil // malformed JSON is refused by the parse that follows
+		}
+		if tok.Kind() != '0' {
+			continue
+		}
+		lit := tok.String()
+		i := strings.IndexAny(lit, "eE")
+		if i < 0 {
+			continue
+		}
+		exp, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+"))
+		if err != nil || exp > MaxExponent || exp < -MaxExponent {
+			return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: "/value" + string(dec.StackPointer()),
+				Message: fmt.Sprintf("number exponent beyond ±%d", MaxExponent)}
+		}
+	}
+}
+
+// compile compiles one schema on its own, with loading disabled; a panic of
+// the schema library is an error.
+func compile(text string) (sch *sjs.Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			sch, err = nil, fmt.Errorf("schema library panicked: %v", p)
+		}
+	}()
 	doc, err := sjs.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
 		return nil, err
@@ -131,12 +185,14 @@ func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value
 		return &interactions.Error{Code: interactions.CodeUnknownSchema,
 			Message: fmt.Sprintf("no schema registered as %q revision %d", ref.ID, ref.Revision)}
 	}
+	if err := checkNumbers(value); err != nil {
+		return err
+	}
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(value))
 	if err != nil {
 		return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: "/value", Message: "value is not JSON", Err: err}
 	}
-	err = e.compiled.Validate(doc)
-	if err == nil {
+	if err = validate(e.compiled, doc); err == nil {
 		return nil
 	}
 	path := "/value"

@@ -136,3 +136,23 @@ func TestRegistryIsAValidator(t *testing.T) {
 	var v interactions.Validator = newRegistry(t)
 	assert.NoError(t, v.Validate(context.Background(), radio, json.RawMessage(`{"optionId":"a"}`)))
 }
+
+// Huge exponents are refused before the schema library sees them: it
+// works in exact rationals, and 1e9999999 crashed it.
+func TestHugeExponents(t *testing.T) {
+	r := jsonschema.NewRegistry()
+	ref := interactions.SchemaRef{ID: "n", Revision: 1}
+	require.NoError(t, r.Register(ref, []byte(`{"type":"object","properties":{"n":{"type":"array","items":{"type":"number","maximum":10,"multipleOf":0.5}}}}`)))
+	for value, path := range map[string]string{
+		`{"n":[1e9999999]}`:               "/value/n/0",
+		`{"n":[1,1E-401]}`:                "/value/n/1",
+		`{"n":[1e+99999999999999999999]}`: "/value/n/0",
+	} {
+		err := r.Validate(context.Background(), ref, json.RawMessage(value))
+		require.ErrorIs(t, err, interactions.ErrInvalidAnswer, value)
+		e, ok := err.(*interactions.Error)
+		require.True(t, ok)
+		assert.Equal(t, path, e.Path, value)
+	}
+	assert.NoError(t, r.Validate(context.Background(), ref, json.RawMessage(`{"n":[5e-1,1E1,1e+1]}`)))
+}
