@@ -45,12 +45,14 @@ type Writer struct {
 	enc      Encoder
 	rc       *http.ResponseController
 	writeErr error // first write or flush error
-	ctxErr   error // the context's cause, once it ended
 	closed   bool
 
-	stopAfter func() bool   // unregisters the context callback
-	quit      chan struct{} // closed by Close: stops the heartbeats
-	beating   sync.WaitGroup
+	// ended reports the context's cause once it has ended, else nil. It is
+	// checked on every write, so a write that starts after the context
+	// ended never reaches the connection.
+	ended   func() error
+	quit    chan struct{} // closed by Close: stops the heartbeats
+	beating sync.WaitGroup
 }
 
 // NewWriter prepares w for an event stream and returns its Writer. It sets
@@ -76,11 +78,12 @@ func NewWriter(ctx context.Context, w http.ResponseWriter, opts *WriterOptions) 
 		return nil, fmt.Errorf("sse: flushing the response headers: %w", err)
 	}
 	sw := &Writer{enc: Encoder{w: w}, rc: rc, quit: make(chan struct{})}
-	sw.stopAfter = context.AfterFunc(ctx, func() {
-		sw.mu.Lock()
-		sw.ctxErr = context.Cause(ctx)
-		sw.mu.Unlock()
-	})
+	sw.ended = func() error {
+		if ctx.Err() == nil {
+			return nil
+		}
+		return context.Cause(ctx)
+	}
 	if opts != nil && opts.HeartbeatInterval > 0 {
 		sw.beating.Go(func() { sw.beat(ctx, opts.HeartbeatInterval) })
 	}
@@ -153,9 +156,11 @@ func (w *Writer) stoppedLocked() error {
 	switch {
 	case w.writeErr != nil:
 		return w.writeErr
-	case w.ctxErr != nil:
-		return w.ctxErr
-	case w.closed:
+	}
+	if err := w.ended(); err != nil {
+		return err
+	}
+	if w.closed {
 		return ErrClosed
 	}
 	return nil
@@ -181,7 +186,6 @@ func (w *Writer) Close() error {
 	w.mu.Unlock()
 	if first {
 		close(w.quit)
-		w.stopAfter()
 	}
 	w.beating.Wait()
 	w.mu.Lock()
