@@ -454,7 +454,7 @@ func (b *ResultBlock) validate() error {
 		if b.Report == nil {
 			return refusef(CodeInvalidEvent, path+"/report", "missing")
 		}
-		return validateReport(b.Report, path+"/report")
+		return prefixed(validateReport(b.Report), "/report")
 	case ResultBlockAsk:
 		if b.Text != "" || b.Sources != nil || b.Report != nil {
 			return refusef(CodeInvalidEvent, path, "an ask block carries only its ask")
@@ -468,22 +468,11 @@ func (b *ResultBlock) validate() error {
 }
 
 // validateReport enforces what a ReportBlock's parser guarantees (section
-// 4): at least one plan, every plan titled, every item with text.
-func validateReport(r *blocks.ReportBlock, path string) error {
-	if len(r.Plans) == 0 {
-		return refusef(CodeInvalidEvent, path+"/plans", "a report has at least one plan")
-	}
-	for i, p := range r.Plans {
-		if p.Title == "" {
-			return refusef(CodeInvalidEvent, path+"/plans/"+itoa(i)+"/title", "must be a non-empty string")
-		}
-		for j, it := range p.Items {
-			if it.Text == "" {
-				return refusef(CodeInvalidEvent, path+"/plans/"+itoa(i)+"/items/"+itoa(j)+"/text", "must be a non-empty string")
-			}
-		}
-	}
-	return nil
+// 4): at least one plan, every plan titled, every item with text. The rules
+// are ReportBlock's validate tags, shared with the card validators; a
+// violation is refused as invalid-event at its path relative to the report.
+func validateReport(r *blocks.ReportBlock) error {
+	return firstViolation(violations(structViolations(*r)), CodeInvalidEvent)
 }
 
 // validateAsk enforces what an AskBlock's parser guarantees (section 4): a
@@ -547,20 +536,19 @@ func (e *NavigateEvent) validate(path string) error {
 	return nil
 }
 
-// validateCardSnapshot checks the members of an open card that the version-1
-// reducer relies on: a correlation id under the id rule, a prompt, and a
-// non-negative creation time (sections 3 and 5).
-// Paths in refusals are relative to the card.
+// validateCardSnapshot checks an open card with ValidateOpenCardSnapshot
+// (section 3) and refuses with the first violation, its path relative to
+// the card; every violation is in the refusal's cause.
 func validateCardSnapshot(c *OpenCardSnapshot) error {
-	const path = ""
-	if err := checkID(CodeInvalidCard, path, "correlationId", c.CorrelationID); err != nil {
+	return firstViolation(ValidateOpenCardSnapshot(*c), CodeInvalidCard)
+}
+
+// firstViolation turns the CardViolations of a validator into one refusal
+// of code: the first violation's path and message, wrapping them all.
+func firstViolation(err error, code Code) error {
+	vs, ok := err.(CardViolations)
+	if !ok || len(vs) == 0 {
 		return err
 	}
-	if c.Prompt == "" {
-		return refusef(CodeInvalidCard, path+"/prompt", "must be a non-empty string")
-	}
-	if c.CreatedAt < 0 {
-		return refusef(CodeInvalidCard, path+"/createdAt", "must not be negative")
-	}
-	return nil
+	return refuseWrap(code, vs[0].Path, vs[0].Message, vs)
 }
