@@ -37,4 +37,46 @@
 // Every refusal is an *Error with a stable Code (contract-v1.md section 12).
 // Branch with errors.Is against a sentinel such as ErrSequenceGap, with
 // errors.AsType[*Error], or with CodeOf; message text is for people only.
+//
+// # Version 1
+//
+// ParseEnvelope (or an EnvelopeParser, for other limits and a host's
+// product types) reads one frame into a ChatEventEnvelope whose Event is one
+// of the types of section 6; Marshal writes the canonical one-line form
+// back, with every member the reader did not know. A ChatStateV1 folds
+// envelopes with Apply (section 7); NegotiateChatVersion and
+// RequireChatCapabilities answer sections 1 and 8. The language-neutral
+// cases in testdata/ (schemas, fixtures, goldens, manifest) pin all of it.
+//
+// # Security considerations
+//
+// Frames come from other processes and, through them, from models; the
+// version-1 reader assumes nothing about them.
+//
+//   - One meaning per frame. JSON lets parsers disagree on duplicated member
+//     names (first wins, last wins, error), on names that differ by case
+//     (encoding/json matches "TYPE" and "ſeq" to type and seq), and on
+//     invalid UTF-8 (replaced or kept). A frame that a relay and a consumer
+//     read differently smuggles a second event past checks. ParseEnvelope
+//     refuses all three: duplicates and invalid UTF-8 at every depth, and a
+//     member name that differs only by case (Unicode simple folding) from a
+//     member of the contract, or, inside cards and blocks, from another name
+//     of the same object. Unknown members are kept and re-emitted, so the
+//     refusal of case variants is what stops a kept member from shadowing a
+//     known one downstream.
+//   - Bounded work. A frame over MaxFrameBytes (1 MiB by default) is refused
+//     before it is read, and nesting beyond MaxDepth (64) is refused; parsing
+//     is linear in the frame's size and allocates two values for a delta.
+//     Integers are read exactly: no seq is rounded into another.
+//   - No invented identity, no guessed version. Ids must be sent by the host;
+//     an unversioned or future frame is unsupported-version, never read as
+//     version 1; an unknown tool result status is refused, never mapped.
+//   - Replays cannot rewrite history. Apply accepts a seq at or below the
+//     last only as the identical envelope again (a no-op), refuses a frame of
+//     another conversation and anything after a turn ended except the late
+//     result of a call that was in flight.
+//   - Nothing executes. Result blocks, sources, cards and navigate targets
+//     are data: sources are opaque references the host resolves after its
+//     own authorization check, and strings are rendered by the host's safe
+//     components. Parsing grants no access and dispatches nothing.
 package chatprotocol
