@@ -281,6 +281,9 @@ func (d *Decoder) Skip() error {
 // exceedsDepth reports whether the valid JSON value v nests objects and
 // arrays more than budget levels deep.
 func exceedsDepth(v []byte, budget int) bool {
+	if len(v) <= budget {
+		return false // each level costs at least one byte
+	}
 	depth := 0
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
