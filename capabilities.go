@@ -179,18 +179,16 @@ func (r *reader) chatCapabilities(c *ChatCapabilities, code Code, path string) e
 // section 8, then the kept unknown ones.
 func (c *ChatCapabilities) appendJSON(dst []byte, path string) ([]byte, error) {
 	vals := [5]bool{c.ConnectionReplay, c.PersistedHistory, c.PersistedDecisions, c.CompletedToolCheckpoints, c.InterruptedTurnRecovery}
-	dst = append(dst, '{')
+	w := writer{dst: append(dst, '{'), path: path}
 	for i, name := range capabilityNames {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '"')
-		dst = append(dst, name...)
-		dst = append(dst, '"', ':')
-		dst = strictjson.AppendBool(dst, vals[i])
+		w.name(name)
+		w.dst = strictjson.AppendBool(w.dst, vals[i])
 	}
-	dst, err := appendUnknown(dst, c.Unknown, capabilityNames, CodeInvalidEvent, path)
-	return append(dst, '}'), err
+	w.close(c.Unknown, capabilityNames)
+	if w.err != nil {
+		return dst, w.err
+	}
+	return w.dst, nil
 }
 
 // MarshalJSON writes the declaration in its canonical form.

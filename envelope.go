@@ -328,33 +328,20 @@ func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 	}
-	out := append(dst, `{"schemaVersion":1,"conversationId":`...)
-	var err error
-	if out, err = strictjson.AppendString(out, e.ConversationID); err != nil {
-		return dst, refuseWrap(CodeInvalidEnvelope, "/conversationId", "not valid UTF-8", err)
+	w := writer{dst: append(dst, '{'), code: CodeInvalidEnvelope}
+	w.int("schemaVersion", SchemaVersion)
+	w.str("conversationId", e.ConversationID)
+	w.str("turnId", e.TurnID)
+	w.str("eventId", e.EventID)
+	w.int("seq", e.Seq)
+	w.name("event")
+	w.kept(appendEvent(w.dst, e.Event, "/event"))
+	w.optStr("at", e.At)
+	w.close(e.Unknown, envelopeNames)
+	if w.err != nil {
+		return dst, w.err
 	}
-	out = append(out, `,"turnId":`...)
-	if out, err = strictjson.AppendString(out, e.TurnID); err != nil {
-		return dst, refuseWrap(CodeInvalidEnvelope, "/turnId", "not valid UTF-8", err)
-	}
-	out = append(out, `,"eventId":`...)
-	if out, err = strictjson.AppendString(out, e.EventID); err != nil {
-		return dst, refuseWrap(CodeInvalidEnvelope, "/eventId", "not valid UTF-8", err)
-	}
-	out = append(out, `,"seq":`...)
-	out = strictjson.AppendInt(out, e.Seq)
-	out = append(out, `,"event":`...)
-	if out, err = appendEvent(out, e.Event, "/event"); err != nil {
-		return dst, err
-	}
-	if e.At != "" {
-		out = append(out, `,"at":`...)
-		out, _ = strictjson.AppendString(out, e.At) // ASCII: checked by checkAt
-	}
-	if out, err = appendUnknown(out, e.Unknown, envelopeNames, CodeInvalidEnvelope, ""); err != nil {
-		return dst, err
-	}
-	return append(out, '}'), nil
+	return w.dst, nil
 }
 
 // MarshalJSON returns the canonical wire form (see AppendJSON).

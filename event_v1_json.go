@@ -142,70 +142,62 @@ func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
 	return ev, true, nil
 }
 
-// skipType handles the "type" member inside a member loop: its value was
-// already read by the dispatcher.
-func (r *reader) skipType(path string) (bool, error) {
-	if err := r.d.Skip(); err != nil {
-		return true, r.fail(err, CodeInvalidEvent, path, "type")
+// eventMembers reads the event object at path: its '{', its members and its
+// '}'. The "type" member, on which the caller was dispatched, is skipped;
+// member handles the others as in members.
+func (r *reader) eventMembers(path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
+	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+		return err
 	}
-	return true, nil
+	return r.members(CodeInvalidEvent, path, known, unknown, func(name []byte) (bool, error) {
+		if string(name) != "type" {
+			return member(name)
+		}
+		if err := r.d.Skip(); err != nil {
+			return true, r.fail(err, CodeInvalidEvent, path, "type")
+		}
+		return true, nil
+	})
 }
 
 func (r *reader) delta(path string) (*DeltaEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(DeltaEvent)
-	hasText := false
-	err := r.members(CodeInvalidEvent, path, deltaNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "type":
-			return r.skipType(path)
-		case "text":
-			hasText = true
-			return true, r.str(&e.Text, CodeInvalidEvent, path, "text")
-		}
-		return false, nil
-	})
-	if err != nil {
+	if err := r.stringEvent(path, "text", deltaNames, &e.Text, &e.Unknown); err != nil {
 		return nil, err
-	}
-	if !hasText {
-		return nil, missing(CodeInvalidEvent, path, "text")
 	}
 	return e, nil
 }
 
-func (r *reader) session(path string) (*SessionEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
-	e := new(SessionEvent)
-	err := r.members(CodeInvalidEvent, path, sessionNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "type":
-			return r.skipType(path)
-		case "sessionId":
-			return true, r.str(&e.SessionID, CodeInvalidEvent, path, "sessionId")
+// stringEvent reads an event whose one member is the required string
+// member (delta, session, navigate).
+func (r *reader) stringEvent(path, member string, known []string, dst *string, unknown *[]Member) error {
+	has := false
+	err := r.eventMembers(path, known, unknown, func(name []byte) (bool, error) {
+		if string(name) != member {
+			return false, nil
 		}
-		return false, nil
+		has = true
+		return true, r.str(dst, CodeInvalidEvent, path, member)
 	})
-	if err != nil {
+	if err == nil && !has {
+		err = missing(CodeInvalidEvent, path, member)
+	}
+	return err
+}
+
+func (r *reader) session(path string) (*SessionEvent, error) {
+	e := new(SessionEvent)
+	if err := r.stringEvent(path, "sessionId", sessionNames, &e.SessionID, &e.Unknown); err != nil {
 		return nil, err
 	}
 	return e, e.validate(path)
 }
 
 func (r *reader) lifecycle(path string) (*LifecycleEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(LifecycleEvent)
 	hasStatus := false
-	err := r.members(CodeInvalidEvent, path, lifecycleNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, lifecycleNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "status":
 			hasStatus = true
 			var s string
@@ -256,15 +248,10 @@ func (r *reader) usage(path string) (*Usage, error) {
 }
 
 func (r *reader) toolCall(path string) (*ToolCallEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(ToolCallEvent)
 	hasName := false
-	err := r.members(CodeInvalidEvent, path, toolCallNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, toolCallNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "callId":
 			return true, r.str(&e.CallID, CodeMissingCallID, path, "callId")
 		case "name":
@@ -288,14 +275,9 @@ func (r *reader) toolCall(path string) (*ToolCallEvent, error) {
 }
 
 func (r *reader) toolResult(path string) (*ToolResultEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(ToolResultEvent)
-	err := r.members(CodeInvalidEvent, path, toolResultNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, toolResultNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "callId":
 			return true, r.str(&e.CallID, CodeMissingCallID, path, "callId")
 		case "status":
@@ -322,15 +304,10 @@ func (r *reader) toolResult(path string) (*ToolResultEvent, error) {
 }
 
 func (r *reader) result(path string) (*ResultEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(ResultEvent)
 	hasBlocks := false
-	err := r.members(CodeInvalidEvent, path, resultNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, resultNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "blocks":
 			hasBlocks = true
 			bs, err := r.blocks(path + "/blocks")
@@ -476,14 +453,9 @@ func (r *reader) sources(path string) ([]Source, error) {
 }
 
 func (r *reader) provenance(path string) (*ProvenanceEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(ProvenanceEvent)
-	err := r.members(CodeInvalidEvent, path, provenanceNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, provenanceNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "provider":
 			return true, r.str(&e.Provider, CodeInvalidEvent, path, "provider")
 		case "model":
@@ -500,15 +472,10 @@ func (r *reader) provenance(path string) (*ProvenanceEvent, error) {
 }
 
 func (r *reader) errorEvent(path string) (*ErrorEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(ErrorEvent)
 	var hasMessage, hasRetryable bool
-	err := r.members(CodeInvalidEvent, path, errorNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, errorNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "code":
 			return true, r.str(&e.Code, CodeInvalidEvent, path, "code")
 		case "message":
@@ -538,15 +505,10 @@ func (r *reader) errorEvent(path string) (*ErrorEvent, error) {
 }
 
 func (r *reader) card(path string) (*CardEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(CardEvent)
 	var card []byte
-	err := r.members(CodeInvalidEvent, path, cardNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, cardNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "card":
 			v, err := r.d.RawObject()
 			if err != nil {
@@ -571,14 +533,9 @@ func (r *reader) card(path string) (*CardEvent, error) {
 }
 
 func (r *reader) cardClosed(path string) (*CardClosedEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(CardClosedEvent)
-	err := r.members(CodeInvalidEvent, path, cardClosedNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, cardClosedNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "correlationId":
 			return true, r.str(&e.CorrelationID, CodeInvalidEvent, path, "correlationId")
 		case "outcome":
@@ -593,15 +550,10 @@ func (r *reader) cardClosed(path string) (*CardClosedEvent, error) {
 }
 
 func (r *reader) state(path string) (*StateEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(StateEvent)
 	hasVersion := false
-	err := r.members(CodeInvalidEvent, path, stateNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, stateNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "version":
 			hasVersion = true
 			return true, r.integer(&e.Version, CodeInvalidEvent, path, "version")
@@ -620,15 +572,10 @@ func (r *reader) state(path string) (*StateEvent, error) {
 }
 
 func (r *reader) capabilities(path string) (*CapabilitiesEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(CapabilitiesEvent)
 	hasCaps := false
-	err := r.members(CodeInvalidEvent, path, capabilitiesNames, &e.Unknown, func(name []byte) (bool, error) {
+	err := r.eventMembers(path, capabilitiesNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
-		case "type":
-			return r.skipType(path)
 		case "capabilities":
 			hasCaps = true
 			return true, r.chatCapabilities(&e.Capabilities, CodeInvalidEvent, path+"/capabilities")
@@ -645,20 +592,8 @@ func (r *reader) capabilities(path string) (*CapabilitiesEvent, error) {
 }
 
 func (r *reader) navigate(path string) (*NavigateEvent, error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
-		return nil, err
-	}
 	e := new(NavigateEvent)
-	err := r.members(CodeInvalidEvent, path, navigateNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "type":
-			return r.skipType(path)
-		case "href":
-			return true, r.str(&e.Href, CodeInvalidEvent, path, "href")
-		}
-		return false, nil
-	})
-	if err != nil {
+	if err := r.stringEvent(path, "href", navigateNames, &e.Href, &e.Unknown); err != nil {
 		return nil, err
 	}
 	return e, e.validate(path)
@@ -744,12 +679,7 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 		if err = e.validate(path); err == nil {
 			w.open(EventTypeToolResult)
 			w.str("callId", e.CallID)
-			w.str("status", string(e.Status))
-			w.optRaw("output", e.Output)
-			if e.Blocks != nil {
-				w.name("blocks")
-				w.blocks(e.Blocks)
-			}
+			w.result(string(e.Status), e.Output, e.Blocks)
 			w.close(e.Unknown, toolResultNames)
 		}
 	case *ResultEvent:
@@ -762,22 +692,13 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 	case *ProvenanceEvent:
 		if err = e.validate(path); err == nil {
 			w.open(EventTypeProvenance)
-			w.str("provider", e.Provider)
-			w.optStr("model", e.Model)
-			w.optStr("requestId", e.RequestID)
+			w.provenance(e.Provider, e.Model, e.RequestID)
 			w.close(e.Unknown, provenanceNames)
 		}
 	case *ErrorEvent:
 		if err = e.validate(path); err == nil {
 			w.open(EventTypeError)
-			w.str("code", e.Code)
-			w.str("message", e.Message)
-			w.name("retryable")
-			w.dst = strictjson.AppendBool(w.dst, e.Retryable)
-			if e.RetryAfterMs != nil {
-				w.name("retryAfterMs")
-				w.dst = strictjson.AppendInt(w.dst, *e.RetryAfterMs)
-			}
+			w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
 			w.close(e.Unknown, errorNames)
 		}
 	case *CardEvent:
@@ -797,8 +718,7 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 	case *StateEvent:
 		if err = e.validate(path); err == nil {
 			w.open(EventTypeState)
-			w.name("version")
-			w.dst = strictjson.AppendInt(w.dst, e.Version)
+			w.int("version", e.Version)
 			w.optRaw("snapshot", e.Snapshot)
 			w.close(e.Unknown, stateNames)
 		}
@@ -816,7 +736,9 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 	case *AppEvent:
 		err = e.validate(path)
 		if err == nil {
-			w.dst, w.err = strictjson.AppendRaw(w.dst, e.Raw)
+			var raw error
+			w.dst, raw = strictjson.AppendRaw(w.dst, e.Raw)
+			w.fail(raw)
 		}
 	}
 	if err != nil {
@@ -856,128 +778,6 @@ func appEventType(raw []byte) (string, error) {
 		}
 	}
 	return typ, err
-}
-
-// writer appends one canonical object, remembering the first error.
-type writer struct {
-	dst  []byte
-	path string
-	err  error
-}
-
-func (w *writer) open(typ string) {
-	w.dst = append(w.dst, `{"type":`...)
-	w.dst, _ = strictjson.AppendString(w.dst, typ)
-}
-
-func (w *writer) name(name string) {
-	w.dst = append(w.dst, ',', '"')
-	w.dst = append(w.dst, name...)
-	w.dst = append(w.dst, '"', ':')
-}
-
-func (w *writer) str(name, s string) {
-	w.name(name)
-	w.quoted(name, s)
-}
-
-// quoted appends the string value of member name.
-func (w *writer) quoted(name, s string) {
-	var err error
-	if w.dst, err = strictjson.AppendString(w.dst, s); err != nil && w.err == nil {
-		w.err = refuseWrap(CodeInvalidEvent, w.path+"/"+name, "not valid UTF-8", err)
-	}
-}
-
-func (w *writer) optStr(name, s string) {
-	if s != "" {
-		w.str(name, s)
-	}
-}
-
-func (w *writer) optRaw(name string, raw []byte) {
-	if raw == nil {
-		return
-	}
-	w.name(name)
-	var err error
-	if w.dst, err = strictjson.AppendRaw(w.dst, raw); err != nil && w.err == nil {
-		w.err = refuseWrap(CodeInvalidEvent, w.path+"/"+name, "not one strict JSON value", err)
-	}
-}
-
-func (w *writer) kept(dst []byte, err error) {
-	w.dst = dst
-	if err != nil && w.err == nil {
-		w.err = refuseWrap(CodeInvalidEvent, w.path, "cannot encode", err)
-	}
-}
-
-func (w *writer) close(unknown []Member, known []string) {
-	var err error
-	w.dst, err = appendUnknown(w.dst, unknown, known, CodeInvalidEvent, w.path)
-	if err != nil && w.err == nil {
-		w.err = err
-	}
-	w.dst = append(w.dst, '}')
-}
-
-func (w *writer) usage(u *Usage) {
-	w.dst = append(w.dst, '{')
-	if u.TotalTokens != nil {
-		w.dst = append(w.dst, `"totalTokens":`...)
-		w.dst = strictjson.AppendInt(w.dst, *u.TotalTokens)
-	}
-	if u.CostUSD != nil {
-		if u.TotalTokens != nil {
-			w.dst = append(w.dst, ',')
-		}
-		w.dst = append(w.dst, `"costUsd":`...)
-		w.dst = strictjson.AppendFloat(w.dst, *u.CostUSD)
-	}
-	w.close(u.Unknown, usageNames)
-}
-
-func (w *writer) blocks(bs []ResultBlock) {
-	w.dst = append(w.dst, '[')
-	for i := range bs {
-		if i > 0 {
-			w.dst = append(w.dst, ',')
-		}
-		w.block(&bs[i])
-	}
-	w.dst = append(w.dst, ']')
-}
-
-func (w *writer) block(b *ResultBlock) {
-	w.dst = append(w.dst, `{"kind":`...)
-	w.dst, _ = strictjson.AppendString(w.dst, string(b.Kind))
-	switch b.Kind {
-	case ResultBlockText:
-		w.str("text", b.Text)
-		if b.Sources != nil {
-			w.name("sources")
-			w.dst = append(w.dst, '[')
-			for i := range b.Sources {
-				s := &b.Sources[i]
-				if i > 0 {
-					w.dst = append(w.dst, ',')
-				}
-				w.dst = append(w.dst, `{"ref":`...)
-				w.quoted("ref", s.Ref)
-				w.optStr("label", s.Label)
-				w.close(s.Unknown, sourceNames)
-			}
-			w.dst = append(w.dst, ']')
-		}
-	case ResultBlockReport:
-		w.name("report")
-		w.kept(appendKept(w.dst, b.Report, b.kept))
-	case ResultBlockAsk:
-		w.name("ask")
-		w.kept(appendKept(w.dst, b.Ask, b.kept))
-	}
-	w.close(b.Unknown, blockNames)
 }
 
 // MarshalJSON writes the canonical event object (see Event).

@@ -5,8 +5,6 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
-
-	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
 // ChatStateV1 is a conversation as the version-1 envelopes of its turns
@@ -290,35 +288,22 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 // testdata/golden hold.
 func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 	w := writer{dst: make([]byte, 0, 256)}
-	w.dst = append(w.dst, `{"schemaVersion":1,"conversationId":`...)
-	w.quoted("conversationId", s.ConversationID)
+	w.dst = append(w.dst, '{')
+	w.int("schemaVersion", SchemaVersion)
+	w.str("conversationId", s.ConversationID)
 	w.optStr("sessionId", s.SessionID)
 	if s.Capabilities != nil {
 		w.name("capabilities")
 		w.kept(s.Capabilities.appendJSON(w.dst, "/capabilities"))
 	}
 	w.name("turns")
-	w.dst = append(w.dst, '[')
-	for i, t := range s.Turns {
-		if i > 0 {
-			w.dst = append(w.dst, ',')
-		}
-		w.turn(t)
-	}
-	w.dst = append(w.dst, ']')
+	w.list(len(s.Turns), func(i int) { w.turn(s.Turns[i]) })
 	w.name("openCards")
-	w.dst = append(w.dst, '[')
-	for i := range s.OpenCards {
-		if i > 0 {
-			w.dst = append(w.dst, ',')
-		}
-		w.kept(appendKept(w.dst, &s.OpenCards[i], nil))
-	}
-	w.dst = append(w.dst, ']')
+	w.list(len(s.OpenCards), func(i int) { w.kept(appendKept(w.dst, &s.OpenCards[i], nil)) })
 	if s.State != nil {
 		w.name("state")
-		w.dst = append(w.dst, `{"version":`...)
-		w.dst = strictjson.AppendInt(w.dst, s.State.Version)
+		w.dst = append(w.dst, '{')
+		w.int("version", s.State.Version)
 		w.optRaw("snapshot", s.State.Snapshot)
 		w.dst = append(w.dst, '}')
 	}
@@ -327,59 +312,36 @@ func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 }
 
 func (w *writer) turn(t *TurnState) {
-	w.dst = append(w.dst, `{"turnId":`...)
-	w.quoted("turnId", t.TurnID)
+	w.dst = append(w.dst, '{')
+	w.str("turnId", t.TurnID)
 	w.str("status", string(t.Status))
-	w.name("lastSeq")
-	w.dst = strictjson.AppendInt(w.dst, t.LastSeq)
+	w.int("lastSeq", t.LastSeq)
 	w.str("text", t.Text())
 	w.name("toolCalls")
-	w.dst = append(w.dst, '[')
-	for i, c := range t.ToolCalls {
-		if i > 0 {
-			w.dst = append(w.dst, ',')
-		}
-		w.dst = append(w.dst, `{"callId":`...)
-		w.quoted("callId", c.CallID)
+	w.list(len(t.ToolCalls), func(i int) {
+		c := t.ToolCalls[i]
+		w.dst = append(w.dst, '{')
+		w.str("callId", c.CallID)
 		w.str("name", c.Name)
 		w.optRaw("input", c.Input)
-		w.str("status", string(c.Status))
-		w.optRaw("output", c.Output)
-		if c.Blocks != nil {
-			w.name("blocks")
-			w.blocks(c.Blocks)
-		}
+		w.result(string(c.Status), c.Output, c.Blocks)
 		w.dst = append(w.dst, '}')
-	}
-	w.dst = append(w.dst, ']')
+	})
 	w.name("results")
 	w.blocks(t.Results)
-	if t.Error != nil {
+	if e := t.Error; e != nil {
 		w.name("error")
-		w.dst = append(w.dst, `{"code":`...)
-		w.quoted("code", t.Error.Code)
-		w.str("message", t.Error.Message)
-		w.name("retryable")
-		w.dst = strictjson.AppendBool(w.dst, t.Error.Retryable)
-		if t.Error.RetryAfterMs != nil {
-			w.name("retryAfterMs")
-			w.dst = strictjson.AppendInt(w.dst, *t.Error.RetryAfterMs)
-		}
+		w.dst = append(w.dst, '{')
+		w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
 		w.dst = append(w.dst, '}')
 	}
 	w.name("provenance")
-	w.dst = append(w.dst, '[')
-	for i, p := range t.Provenance {
-		if i > 0 {
-			w.dst = append(w.dst, ',')
-		}
-		w.dst = append(w.dst, `{"provider":`...)
-		w.quoted("provider", p.Provider)
-		w.optStr("model", p.Model)
-		w.optStr("requestId", p.RequestID)
+	w.list(len(t.Provenance), func(i int) {
+		p := &t.Provenance[i]
+		w.dst = append(w.dst, '{')
+		w.provenance(p.Provider, p.Model, p.RequestID)
 		w.dst = append(w.dst, '}')
-	}
-	w.dst = append(w.dst, ']')
+	})
 	if t.Usage != nil {
 		w.name("usage")
 		w.usage(t.Usage)
