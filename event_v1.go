@@ -389,8 +389,6 @@ func (u *Usage) validate() error {
 	return nil
 }
 
-func (e *DeltaEvent) validate(string) error { return nil }
-
 func (e *ToolCallEvent) validate(path string) error {
 	if err := checkID(CodeMissingCallID, path, "callId", e.CallID); err != nil {
 		return err
@@ -526,8 +524,6 @@ func (e *StateEvent) validate(path string) error {
 	}
 	return nil
 }
-
-func (e *CapabilitiesEvent) validate(string) error { return nil }
 
 func (e *NavigateEvent) validate(path string) error {
 	if e.Href == "" {
