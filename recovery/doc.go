@@ -19,7 +19,7 @@
 //	rec.Start(ctx, caller, turn, []string{"call-1", "call-2"}) // host-authorized effect ids
 //	res, err := rec.Execute(ctx, caller, recovery.EffectRef{Turn: turn, Effect: "call-1"}, launcher)
 //	rec.Cancel(ctx, caller, turn)                              // commits, then calls the abort hook
-//	rec.Reconcile(ctx, caller, effect, verified)               // after needs-reconciliation
+//	rec.Reconcile(ctx, caller, effect, lookup)                 // after needs-reconciliation
 //	rec.Resume(ctx, caller, turn, cursor)                      // a reconnecting client's replay
 //
 // Execute reads the effect; a completed effect returns its stored result.
@@ -47,7 +47,9 @@
 //   - an unknown outcome (a dispatch error, a lost acknowledgement, an
 //     admitted effect without a result) returns ErrNeedsReconciliation and
 //     never redispatches; Reconcile stores a host-verified result through
-//     the same compare-and-swap;
+//     the same compare-and-swap, calling the host's lookup only once no
+//     launch of the effect can be in progress (it passes the admission
+//     fence first);
 //   - a checkpoint write known to have failed returns
 //     ErrCheckpointWriteFailed, never nothing.
 //
@@ -77,7 +79,9 @@
 //   - AdmitDispatch (Admitter): under the same fence, call adm.Authorize,
 //     check the running turn and the claim, commit the admission mark with
 //     a compare-and-swap, then call launch once, then release the fence.
-//     Launch only after the mark committed and was acknowledged.
+//     Launch only after the mark committed and was acknowledged. Take the
+//     fence before any check: Reconcile relies on a refused AdmitDispatch
+//     as a barrier behind a launch in progress.
 //
 // How a write ended is told by the error: nil (committed and acknowledged),
 // ErrClaimConflict or ErrTurnNotRunning (refused, nothing written),

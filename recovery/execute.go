@@ -36,7 +36,7 @@ import (
 //     failed, an acknowledgement was lost, the effect was admitted earlier
 //     and has no result, or ctx ended while waiting. A later Execute of the
 //     effect returns it again, never relaunching; the host looks the effect
-//     up through its own idempotency records and calls Reconcile.
+//     up through its own idempotency records from Reconcile's lookup.
 //
 // When the completion's acknowledgement is lost or its compare-and-swap
 // lost, Execute reads the stored record once and returns the stored

@@ -181,7 +181,7 @@ func TestExecute(t *testing.T) {
 		var other *recovery.TurnRecovery
 		e := newEnv(t, &recoverytest.HostOptions{Outcome: okOutcome}, &recoverytest.DBOptions{Hook: func(c recoverytest.Call) {
 			if c.Op == recoverytest.OpAdmit && other != nil {
-				_, err := other.Reconcile(ctx, caller, ref("a"), result("verified"))
+				_, err := other.Reconcile(ctx, caller, ref("a"), verifiedAs("verified"))
 				require.NoError(t, err)
 			}
 		}})

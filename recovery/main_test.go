@@ -1,6 +1,7 @@
 package recovery_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -117,4 +118,9 @@ func (e *env) arm(fp recoverytest.Failpoint) {
 // okOutcome ends every execution at once with a result naming its effect.
 func okOutcome(effect recovery.EffectRef) (recovery.Result, error) {
 	return result("done:" + effect.Effect), nil
+}
+
+// verifiedAs is a host lookup that finds s.
+func verifiedAs(s string) recovery.VerifyFunc {
+	return func(context.Context, recovery.EffectRef) (recovery.Result, error) { return result(s), nil }
 }

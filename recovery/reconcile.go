@@ -1,30 +1,55 @@
 package recovery
 
-import "context"
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
 
 // reconcileAttempts bounds how often Reconcile retries a lost
 // compare-and-swap before returning ErrClaimConflict.
 const reconcileAttempts = 4
 
-// Reconcile stores a result the host verified through its own effect or
-// idempotency lookup, for an effect whose outcome was unknown (seed 000:
-// persist verified results through the same CAS seam). It authorizes caller
-// for ActionReconcile and completes the effect with a compare-and-swap from
-// whatever non-terminal state it is in, also in a cancelled or finished
-// turn (the turn is not reopened). A claim or admission still pending for
-// the effect then fails its revision check, so nothing launches afterwards.
+// VerifyFunc is the host's lookup of an effect's real outcome in its own
+// effect or idempotency records (seed 000), for example a query of the
+// external system by the effect's idempotency key. It returns the verified
+// Result (which may record that the effect was never performed), or an
+// error when the outcome cannot be verified yet. Reconcile may call it more
+// than once, and calls it only when no launch of the effect can be in
+// progress.
+type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
+
+// Reconcile stores the host-verified outcome of an effect whose outcome was
+// unknown, through the same compare-and-swap seam (seed 000). It authorizes
+// caller for ActionReconcile, reads the effect and:
 //
-// If the effect is already completed, Reconcile changes nothing and returns
-// the stored result, which may differ from verified: terminal records never
-// change and the stored result wins. Otherwise it returns verified once
-// stored. Errors: ErrInvalidTurn, ErrUnauthorized, ErrStoreUnavailable,
-// ErrTurnNotRunning for a turn never started, ErrUnknownEffect,
-// ErrClaimConflict after repeated lost swaps, ErrCheckpointWriteFailed, and
-// ErrNeedsReconciliation when the acknowledgement was lost and one read did
-// not show a stored result.
-func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect EffectRef, verified Result) (Result, error) {
+//   - completed: returns the stored result, changing nothing (terminal
+//     records never change; the stored result wins);
+//   - admitted under a live lease: refuses with ErrClaimConflict, the effect
+//     is in flight under another worker;
+//   - admitted after its lease: first passes the admission fence (an
+//     AdmitDispatch the store must refuse, see Admitter), so that a worker
+//     paused inside launch has returned before the lookup;
+//   - then calls verify and completes the effect with its result, from
+//     whatever non-terminal state it is in, also in a cancelled or finished
+//     turn (the turn is not reopened). A claim or admission still pending
+//     then fails its revision check: nothing launches afterwards.
+//
+// It returns the stored result. Errors: ErrInvalidTurn, ErrUnauthorized,
+// ErrStoreUnavailable, ErrTurnNotRunning for a turn never started,
+// ErrUnknownEffect, ErrAdmissionUnavailable for an admitted effect when the
+// Store has no Admitter, ErrClaimConflict (in flight, or after repeated
+// lost swaps), ErrCheckpointWriteFailed, and ErrNeedsReconciliation when
+// verify failed, or the acknowledgement was lost and one read did not show
+// a stored result.
+func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect EffectRef, verify VerifyFunc) (Result, error) {
 	if err := effect.Validate(); err != nil {
 		return Result{}, err
+	}
+	if verify == nil {
+		return Result{}, wire.New(CodeInvalidTurn, "", "nil verify function")
 	}
 	st, err := r.begin(ctx, caller, effect.Turn, ActionReconcile)
 	if err != nil {
@@ -35,8 +60,23 @@ func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect Effe
 		if err != nil {
 			return Result{}, err
 		}
+		if eff.State == EffectAdmitted {
+			if r.now().Before(eff.LeaseUntil) {
+				return Result{}, wire.New(CodeClaimConflict, "", "effect in flight under another worker: await its result or its lease")
+			}
+			if err := r.barrier(ctx, caller, st, effect, eff); err != nil {
+				return Result{}, err
+			}
+			if _, eff, err = loadEffect(ctx, st, effect); err != nil {
+				return Result{}, err
+			}
+		}
 		if eff.State == EffectCompleted {
 			return eff.Result, nil
+		}
+		verified, err := verify(ctx, effect)
+		if err != nil {
+			return Result{}, needsReconciliation("the host could not verify the outcome", err)
 		}
 		next := eff.Clone()
 		next.State = EffectCompleted
@@ -59,4 +99,38 @@ func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect Effe
 			return Result{}, err
 		}
 	}
+}
+
+var errBarrierLaunch = errors.New("recovery: the reconciliation barrier never launches")
+
+// barrier passes the admission fence of the effect's turn with an
+// AdmitDispatch the store must refuse (the effect is admitted, not
+// claimed): when it returns, any launch that was in progress has returned,
+// and no other can start for this admission.
+func (r *TurnRecovery) barrier(ctx context.Context, caller string, st Store, effect EffectRef, eff EffectRecord) error {
+	adm, ok := st.(Admitter)
+	if !ok {
+		return wire.New(CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
+	}
+	var launched atomic.Bool
+	err := adm.AdmitDispatch(ctx, Admission{
+		Effect:   effect,
+		Revision: eff.Revision,
+		Holder:   eff.Holder,
+		Authorize: func(actx context.Context) error {
+			return r.authorize(actx, caller, effect.Turn, ActionReconcile)
+		},
+	}, func(context.Context) error {
+		launched.Store(true)
+		return errBarrierLaunch
+	})
+	switch {
+	case launched.Load():
+		return needsReconciliation("the store admitted an effect that was not claimed", nil)
+	case CodeOf(err) == CodeClaimConflict, CodeOf(err) == CodeTurnNotRunning:
+		return nil
+	case classifyWrite(err) == writeRefused, classifyWrite(err) == writeNotApplied:
+		return err
+	}
+	return needsReconciliation("the admission fence did not answer", err)
 }

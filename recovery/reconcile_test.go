@@ -1,7 +1,11 @@
 package recovery_test
 
 import (
+	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +23,7 @@ func TestReconcile(t *testing.T) {
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
 		require.NoError(t, err)
 		before := e.effect("a")
-		got, err := rec.Reconcile(ctx, caller, ref("a"), result("something else"))
+		got, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("something else"))
 		require.NoError(t, err)
 		assert.Equal(t, "done:a", string(got.Data), "the stored result wins")
 		assert.True(t, before.Equal(e.effect("a")))
@@ -28,7 +32,7 @@ func TestReconcile(t *testing.T) {
 	t.Run("a pending effect completes without launching", func(t *testing.T) {
 		e := newEnv(t, &recoverytest.HostOptions{Outcome: okOutcome}, nil)
 		rec := e.started()
-		got, err := rec.Reconcile(ctx, caller, ref("b"), result("done elsewhere"))
+		got, err := rec.Reconcile(ctx, caller, ref("b"), verifiedAs("done elsewhere"))
 		require.NoError(t, err)
 		assert.Equal(t, "done elsewhere", string(got.Data))
 		res, err := rec.Execute(ctx, caller, ref("b"), e.host)
@@ -43,25 +47,25 @@ func TestReconcile(t *testing.T) {
 	t.Run("refusals and failpoints", func(t *testing.T) {
 		e := newEnv(t, nil, nil)
 		rec := e.started()
-		_, err := rec.Reconcile(ctx, "mallory", ref("a"), result("x"))
+		_, err := rec.Reconcile(ctx, "mallory", ref("a"), verifiedAs("x"))
 		require.ErrorIs(t, err, recovery.ErrUnauthorized)
-		_, err = rec.Reconcile(ctx, caller, ref("zz"), result("x"))
+		_, err = rec.Reconcile(ctx, caller, ref("zz"), verifiedAs("x"))
 		require.ErrorIs(t, err, recovery.ErrUnknownEffect)
-		_, err = rec.Reconcile(ctx, caller, recovery.EffectRef{Turn: turn}, result("x"))
+		_, err = rec.Reconcile(ctx, caller, recovery.EffectRef{Turn: turn}, verifiedAs("x"))
 		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
 
 		e.arm("reconcile.before")
-		_, err = rec.Reconcile(ctx, caller, ref("a"), result("x"))
+		_, err = rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
 		require.ErrorIs(t, err, recovery.ErrCheckpointWriteFailed)
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
 
 		e.arm("reconcile.ack-lost")
-		got, err := rec.Reconcile(ctx, caller, ref("a"), result("x"))
+		got, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
 		require.NoError(t, err, "one read finds the stored result")
 		assert.Equal(t, "x", string(got.Data))
 
 		e.arm("load.before") // the first read of Reconcile fails
-		_, err = rec.Reconcile(ctx, caller, ref("b"), result("y"))
+		_, err = rec.Reconcile(ctx, caller, ref("b"), verifiedAs("y"))
 		require.ErrorIs(t, err, recovery.ErrStoreUnavailable)
 		assert.Equal(t, recovery.EffectPending, e.effect("b").State)
 	})
@@ -76,9 +80,101 @@ func TestReconcile(t *testing.T) {
 		db = e.db
 		rec := e.started()
 		e.arm("reconcile.ack-lost")
-		_, err := rec.Reconcile(ctx, caller, ref("a"), result("x"))
+		_, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
 		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
 		assert.True(t, e.effect("a").Reconciled, "the write was applied")
+	})
+
+	t.Run("needs a lookup that answers", func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		rec := e.started()
+		_, err := rec.Reconcile(ctx, caller, ref("a"), nil)
+		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		_, err = rec.Reconcile(ctx, caller, ref("a"), func(context.Context, recovery.EffectRef) (recovery.Result, error) {
+			return recovery.Result{}, errors.New("payment provider unreachable")
+		})
+		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
+	})
+
+	t.Run("an effect in flight is not reconciled", func(t *testing.T) {
+		e := newEnv(t, nil, nil) // the execution never ends by itself
+		rec := e.started()
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = rec.Execute(wctx, caller, ref("a"), e.host)
+		}()
+		require.Eventually(t, func() bool { return e.host.Launches(ref("a")) == 1 }, 5*time.Second, time.Millisecond)
+		called := false
+		_, err := rec.Reconcile(ctx, caller, ref("a"), func(context.Context, recovery.EffectRef) (recovery.Result, error) {
+			called = true
+			return result("x"), nil
+		})
+		require.ErrorIs(t, err, recovery.ErrClaimConflict)
+		assert.False(t, called, "no lookup while the lease is live")
+		stop()
+		<-done
+		e.host.Exec(ref("a")).Complete(result("x"))
+	})
+
+	t.Run("the lookup runs only after a launch in progress returned", func(t *testing.T) {
+		var (
+			reconciler *recovery.TurnRecovery
+			e          *env
+			early      atomic.Bool
+			seen       atomic.Int32
+			recRes     recovery.Result
+			recErr     error
+			finished   = make(chan struct{})
+		)
+		lookup := func(context.Context, recovery.EffectRef) (recovery.Result, error) {
+			seen.Store(int32(e.host.Launches(ref("a"))))
+			return result("looked-up"), nil
+		}
+		e = newEnv(t, &recoverytest.HostOptions{
+			OnLaunch: func(context.Context, recovery.EffectRef) {
+				e.clock.Advance(2 * time.Minute) // the worker pauses past its lease inside launch
+				go func() {
+					defer close(finished)
+					recRes, recErr = reconciler.Reconcile(ctx, caller, ref("a"), lookup)
+				}()
+				select {
+				case <-finished:
+					early.Store(true)
+				case <-time.After(50 * time.Millisecond):
+				}
+			},
+		}, nil)
+		rec := e.started()
+		reconciler, _ = e.worker()
+		var res recovery.Result
+		execErr := make(chan error, 1)
+		go func() {
+			var err error
+			res, err = rec.Execute(ctx, caller, ref("a"), e.host)
+			execErr <- err
+		}()
+		<-finished
+		require.False(t, early.Load(), "Reconcile returned while launch held the fence")
+		require.NoError(t, recErr)
+		assert.Equal(t, int32(1), seen.Load(), "the lookup saw the launched execution")
+		assert.Equal(t, "looked-up", string(recRes.Data))
+		e.host.Exec(ref("a")).Complete(result("done:a")) // the worker's result arrives late
+		require.NoError(t, <-execErr)
+		assert.Equal(t, "looked-up", string(res.Data), "the worker returns the stored result")
+		assert.Equal(t, 1, e.host.Launches(ref("a")))
+	})
+
+	t.Run("an admitted effect needs the admission fence", func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		e.started()
+		st := e.db.Open("x")
+		require.NoError(t, st.CompareAndSwapEffect(ctx, turn, 1, recovery.EffectRecord{ID: "a", Revision: 2, State: recovery.EffectAdmitted}))
+		noSeam := recovery.New(recovery.Host{Store: storeOnly{st}, Authorizer: e.host}, nil)
+		_, err := noSeam.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
+		require.ErrorIs(t, err, recovery.ErrAdmissionUnavailable)
 	})
 
 	t.Run("gives up after repeated lost swaps", func(t *testing.T) {
@@ -95,7 +191,7 @@ func TestReconcile(t *testing.T) {
 		}})
 		st = e.db.Open("other")
 		rec := e.started()
-		_, err := rec.Reconcile(ctx, caller, ref("a"), result("x"))
+		_, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
 		require.ErrorIs(t, err, recovery.ErrClaimConflict)
 		assert.Equal(t, recovery.EffectClaimed, e.effect("a").State)
 		assert.Equal(t, uint64(5), rev, "four attempts")

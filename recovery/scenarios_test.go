@@ -70,7 +70,7 @@ func TestR1CompletionCommittedAckLost(t *testing.T) {
 		e.clock.Advance(2 * time.Minute)
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
 		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
-		verified, err := rec.Reconcile(ctx, caller, ref("a"), result("done:a"))
+		verified, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("done:a"))
 		require.NoError(t, err)
 		res, err := rec.Execute(ctx, caller, ref("a"), e.host)
 		require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestR3CrashAfterDurableAdmission(t *testing.T) {
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 
 		// The host's idempotency lookup finds no execution.
-		_, err = w3.Reconcile(ctx, caller, ref("a"), result("not-performed"))
+		_, err = w3.Reconcile(ctx, caller, ref("a"), verifiedAs("not-performed"))
 		require.NoError(t, err)
 		w4, _ := e.worker()
 		res, err := w4.Execute(ctx, caller, ref("a"), e.host)
@@ -179,7 +179,7 @@ func TestR3CrashAfterDurableAdmission(t *testing.T) {
 		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
 		truth, err := e.host.Exec(ref("a")).Wait(ctx)
 		require.NoError(t, err)
-		got, err := w2.Reconcile(ctx, caller, ref("a"), truth)
+		got, err := w2.Reconcile(ctx, caller, ref("a"), verifiedAs(string(truth.Data)))
 		require.NoError(t, err)
 		assert.True(t, truth.Equal(got))
 		assert.True(t, e.effect("a").Reconciled)
@@ -223,7 +223,7 @@ func TestR4DispatchErrorThenModelRetry(t *testing.T) {
 			require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
 			assert.Equal(t, 1, e.host.Launches(ref("a")))
 
-			verified, err := rec.Reconcile(ctx, caller, ref("a"), result("charged"))
+			verified, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("charged"))
 			require.NoError(t, err)
 			res, err := fresh.Execute(ctx, caller, ref("a"), e.host)
 			require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestR5CancellationRacingAdmission(t *testing.T) {
 		assert.Equal(t, recovery.TurnCancelled, e.status())
 
 		// The host verifies the aborted effect; the turn stays cancelled.
-		_, err = rec.Reconcile(ctx, caller, ref("a"), result("aborted"))
+		_, err = rec.Reconcile(ctx, caller, ref("a"), verifiedAs("aborted"))
 		require.NoError(t, err)
 		assert.Equal(t, recovery.TurnCancelled, e.status())
 		_, err = rec.Execute(ctx, caller, ref("b"), e.host)

@@ -77,6 +77,11 @@ type Admitter interface {
 	// launch starts the host-owned execution and returns quickly; its
 	// result is awaited outside the fence. AdmitDispatch never calls launch
 	// in any other case, never twice, and never after it has returned.
+	//
+	// TurnRecovery.Reconcile also calls AdmitDispatch, for an effect that
+	// is admitted rather than claimed, as a barrier: since the refusal of
+	// step 2 comes after the fence is taken, the call returns only after
+	// any launch in progress on the turn returned.
 	AdmitDispatch(ctx context.Context, adm Admission, launch LaunchFunc) error
 }
 

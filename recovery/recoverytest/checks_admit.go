@@ -214,6 +214,43 @@ func checkAdmitFencesEnd(ctx context.Context, s Subject, turn recovery.TurnRef) 
 	return nil
 }
 
+// checkAdmitBarrier proves that an AdmitDispatch the store refuses (the
+// effect is admitted, not claimed) takes the fence before refusing, so that
+// Reconcile can use it as a barrier behind a launch in progress.
+func checkAdmitBarrier(ctx context.Context, s Subject, turn recovery.TurnRef) error {
+	st, adm := s.Store, admitter(s)
+	if err := setupClaimed(ctx, st, turn); err != nil {
+		return err
+	}
+	var early bool
+	var barrierErr error
+	done := make(chan struct{})
+	err := adm.AdmitDispatch(ctx, admission(turn, "a", 2, "h"), func(context.Context) error {
+		go func() {
+			defer close(done)
+			var c counter
+			barrierErr = adm.AdmitDispatch(ctx, admission(turn, "a", 3, "h"), c.launch)
+			if c.n.Load() != 0 {
+				barrierErr = errors.New("the barrier launched")
+			}
+		}()
+		select {
+		case <-done:
+			early = true
+		case <-time.After(fenceProbe):
+		}
+		return nil
+	})
+	<-done
+	switch {
+	case err != nil:
+		return fmt.Errorf("AdmitDispatch: %w", err)
+	case early:
+		return errors.New("an AdmitDispatch of an admitted effect returned while a launch held the fence: refuse only after taking the fence")
+	}
+	return wantCode("AdmitDispatch of an admitted effect", barrierErr, recovery.ErrClaimConflict)
+}
+
 // checkRaceAdmitEnd races AdmitDispatch against EndTurn: a launch must
 // always be visible as an admission in the committed cancellation.
 func checkRaceAdmitEnd(ctx context.Context, s Subject, turn recovery.TurnRef) error {

@@ -26,6 +26,10 @@ const (
 	OpCAS    Op = "cas"
 	OpAdmit  Op = "admit"
 	OpEnd    Op = "end"
+	// OpLaunch is not a store method: AdmitDispatch calls the hook with it
+	// once more, inside the fence, after the admission mark and just before
+	// launch, so that tests can act at that point.
+	OpLaunch Op = "launch"
 )
 
 // Call describes a store call to DBOptions.Hook: the worker of the handle,
@@ -326,6 +330,9 @@ func (s *Store) AdmitDispatch(ctx context.Context, adm recovery.Admission, launc
 	}
 	if err := s.ack(SiteAdmit, mode); err != nil {
 		return err
+	}
+	if h := db.opts.Hook; h != nil {
+		h(Call{Worker: s.worker, Op: OpLaunch, Turn: adm.Effect.Turn, Effect: adm.Effect.Effect})
 	}
 	return launch(ctx)
 }

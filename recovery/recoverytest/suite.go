@@ -65,6 +65,7 @@ func checks() []check {
 		{"admit-durable-before-launch", checkAdmitDurable},
 		{"admit-launch-error", checkAdmitLaunchError},
 		{"admit-fences-end", checkAdmitFencesEnd},
+		{"admit-barrier", checkAdmitBarrier},
 		{"end-turn", checkEndTurn},
 		{"race-admit-end", checkRaceAdmitEnd},
 		{"linearizable", checkLinearizable},
