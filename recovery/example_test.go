@@ -1,0 +1,77 @@
+package recovery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+)
+
+// A host wires its store, authorization, abort hook and replay window, then
+// executes each authorized effect through TurnRecovery. Here the fakes of
+// recoverytest stand in for them; a retry reuses the stored result.
+func Example() {
+	ctx := context.Background()
+	db := recoverytest.NewDB(nil)
+	host := recoverytest.NewHost(&recoverytest.HostOptions{
+		Outcome: func(e recovery.EffectRef) (recovery.Result, error) {
+			return recovery.Result{Data: []byte(`{"charged":true}`)}, nil
+		},
+	})
+	turn := recovery.TurnRef{Conversation: "conv-7", Turn: "turn-3"}
+	host.Grant("user-42", turn)
+
+	rec := recovery.New(recovery.Host{Store: db.Open("worker-1"), Authorizer: host, Aborter: host, Replay: host}, nil)
+	if _, err := rec.Start(ctx, "user-42", turn, []string{"call-charge"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	charge := recovery.EffectRef{Turn: turn, Effect: "call-charge"}
+	for range 2 { // the model retries the tool call
+		res, err := rec.Execute(ctx, "user-42", charge, host)
+		fmt.Println(string(res.Data), err)
+	}
+	fmt.Println("launches:", host.Launches(charge))
+
+	_, err := rec.Execute(ctx, "user-42", recovery.EffectRef{Turn: turn, Effect: "call-invented"}, host)
+	fmt.Println(errors.Is(err, recovery.ErrUnknownEffect))
+	// Output:
+	// {"charged":true} <nil>
+	// {"charged":true} <nil>
+	// launches: 1
+	// true
+}
+
+// After needs-reconciliation, the host settles the effect with its own
+// idempotency lookup; Reconcile calls it once no launch can be in progress.
+func ExampleTurnRecovery_Reconcile() {
+	ctx := context.Background()
+	db := recoverytest.NewDB(nil)
+	host := recoverytest.NewHost(&recoverytest.HostOptions{
+		Outcome: func(recovery.EffectRef) (recovery.Result, error) {
+			return recovery.Result{}, errors.New("gateway timeout: outcome unknown")
+		},
+	})
+	turn := recovery.TurnRef{Conversation: "conv-7", Turn: "turn-4"}
+	host.Grant("user-42", turn)
+	rec := recovery.New(recovery.Host{Store: db.Open("worker-1"), Authorizer: host}, nil)
+	_, _ = rec.Start(ctx, "user-42", turn, []string{"call-email"})
+	email := recovery.EffectRef{Turn: turn, Effect: "call-email"}
+
+	_, err := rec.Execute(ctx, "user-42", email, host)
+	fmt.Println(recovery.CodeOf(err))
+	_, err = rec.Execute(ctx, "user-42", email, host) // a model retry never redispatches
+	fmt.Println(recovery.CodeOf(err), host.Launches(email))
+
+	lookup := func(ctx context.Context, e recovery.EffectRef) (recovery.Result, error) {
+		return recovery.Result{Data: []byte(`{"sent":true}`)}, nil // found by idempotency key
+	}
+	res, err := rec.Reconcile(ctx, "user-42", email, lookup)
+	fmt.Println(string(res.Data), err)
+	// Output:
+	// needs-reconciliation
+	// needs-reconciliation 1
+	// {"sent":true} <nil>
+}
