@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
@@ -31,6 +32,7 @@ func start(t *testing.T, st recovery.Store) {
 }
 
 func TestLinearizableAcceptsASoundHistoryWithUncertainOutcomes(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	ctx := t.Context()
 	db := recoverytest.NewDB(nil)
 	h := recoverytest.NewHistory()
@@ -50,6 +52,7 @@ func TestLinearizableAcceptsASoundHistoryWithUncertainOutcomes(t *testing.T) {
 }
 
 func TestLinearizableCatchesASecondLaunch(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	ctx := t.Context()
 	db := recoverytest.NewDB(&recoverytest.DBOptions{Flaw: recoverytest.FlawIgnoresRevision})
 	h := recoverytest.NewHistory()
@@ -65,6 +68,7 @@ func TestLinearizableCatchesASecondLaunch(t *testing.T) {
 }
 
 func TestLinearizableCatchesARewrittenTerminalRecord(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	ctx := t.Context()
 	db := recoverytest.NewDB(nil)
 	h := recoverytest.NewHistory()
@@ -79,6 +83,7 @@ func TestLinearizableCatchesARewrittenTerminalRecord(t *testing.T) {
 }
 
 func TestLinearizableCatchesAStaleRead(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	// A history whose read returns a state older than a completed write
 	// cannot be linearized: fabricate it through a store that serves a
 	// snapshot.

@@ -80,6 +80,7 @@ func TestCheckPassesTheSoundStore(t *testing.T) {
 }
 
 func TestFailpointsAreNamedAndArmable(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	fps := recoverytest.Failpoints()
 	assert.Len(t, fps, 25)
 	seen := map[recoverytest.Failpoint]bool{}
