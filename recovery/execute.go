@@ -99,6 +99,20 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	return r.dispatch(ctx, caller, st, adm, effect, claim, l)
 }
 
+// admission is what AdmitDispatch revalidates for rec, the effect's record
+// as the caller last wrote or read it: its revision, its holder and the
+// caller's current authority for action.
+func (r *TurnRecovery) admission(caller string, effect EffectRef, rec EffectRecord, action Action) Admission {
+	return Admission{
+		Effect:   effect,
+		Revision: rec.Revision,
+		Holder:   rec.Holder,
+		Authorize: func(ctx context.Context) error {
+			return r.authorize(ctx, caller, effect.Turn, action)
+		},
+	}
+}
+
 // launchOnce is the callback Execute gives AdmitDispatch: it calls the
 // host's Launcher at most once, and never after AdmitDispatch returned, even
 // if a faulty store calls it again or late.
@@ -139,14 +153,7 @@ func (o *launchOnce) close() (called bool, exec Execution, err error) {
 // dispatch admits the claimed effect, awaits it and stores its result.
 func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, adm Admitter, effect EffectRef, claim EffectRecord, l Launcher) (Result, error) {
 	once := &launchOnce{launcher: l, effect: effect}
-	err := adm.AdmitDispatch(ctx, Admission{
-		Effect:   effect,
-		Revision: claim.Revision,
-		Holder:   claim.Holder,
-		Authorize: func(actx context.Context) error {
-			return r.authorize(actx, caller, effect.Turn, ActionExecute)
-		},
-	}, once.launch)
+	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, claim, ActionExecute), once.launch)
 	launched, exec, launchErr := once.close()
 	if !launched {
 		switch classifyWrite(err) {

@@ -148,14 +148,11 @@ func TestExecute(t *testing.T) {
 		e := newEnv(t, nil, nil) // executions never end by themselves
 		rec := e.started()
 		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			_, err := rec.Execute(wctx, caller, ref("a"), e.host)
-			done <- err
-		}()
+		wait := background(wctx, rec, caller, ref("a"), e.host)
 		require.Eventually(t, func() bool { return e.host.Launches(ref("a")) == 1 }, 5*time.Second, time.Millisecond)
 		cancel()
-		require.ErrorIs(t, <-done, recovery.ErrNeedsReconciliation)
+		_, err := wait()
+		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
 		exec := e.host.Exec(ref("a"))
 		assert.NoError(t, exec.Context().Err(), "the dispatch context belongs to the host, not to the caller")
 		assert.Equal(t, recovery.EffectAdmitted, e.effect("a").State, "still in flight: not marked")

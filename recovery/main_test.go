@@ -124,3 +124,21 @@ func okOutcome(effect recovery.EffectRef) (recovery.Result, error) {
 func verifiedAs(s string) recovery.VerifyFunc {
 	return func(context.Context, recovery.EffectRef) (recovery.Result, error) { return result(s), nil }
 }
+
+// background runs Execute in a goroutine; the returned function waits for
+// its answer.
+func background(ctx context.Context, rec *recovery.TurnRecovery, who string, effect recovery.EffectRef, l recovery.Launcher) func() (recovery.Result, error) {
+	type answer struct {
+		res recovery.Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := rec.Execute(ctx, who, effect, l)
+		ch <- answer{res, err}
+	}()
+	return func() (recovery.Result, error) {
+		a := <-ch
+		return a.res, a.err
+	}
+}

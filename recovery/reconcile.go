@@ -113,14 +113,7 @@ func (r *TurnRecovery) barrier(ctx context.Context, caller string, st Store, eff
 		return wire.New(CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
 	}
 	var launched atomic.Bool
-	err := adm.AdmitDispatch(ctx, Admission{
-		Effect:   effect,
-		Revision: eff.Revision,
-		Holder:   eff.Holder,
-		Authorize: func(actx context.Context) error {
-			return r.authorize(actx, caller, effect.Turn, ActionReconcile)
-		},
-	}, func(context.Context) error {
+	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, eff, ActionReconcile), func(context.Context) error {
 		launched.Store(true)
 		return errBarrierLaunch
 	})

@@ -101,11 +101,7 @@ func TestReconcile(t *testing.T) {
 		e := newEnv(t, nil, nil) // the execution never ends by itself
 		rec := e.started()
 		wctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_, _ = rec.Execute(wctx, caller, ref("a"), e.host)
-		}()
+		wait := background(wctx, rec, caller, ref("a"), e.host)
 		require.Eventually(t, func() bool { return e.host.Launches(ref("a")) == 1 }, 5*time.Second, time.Millisecond)
 		called := false
 		_, err := rec.Reconcile(ctx, caller, ref("a"), func(context.Context, recovery.EffectRef) (recovery.Result, error) {
@@ -115,7 +111,7 @@ func TestReconcile(t *testing.T) {
 		require.ErrorIs(t, err, recovery.ErrClaimConflict)
 		assert.False(t, called, "no lookup while the lease is live")
 		stop()
-		<-done
+		_, _ = wait()
 		e.host.Exec(ref("a")).Complete(result("x"))
 	})
 
@@ -149,20 +145,15 @@ func TestReconcile(t *testing.T) {
 		}, nil)
 		rec := e.started()
 		reconciler, _ = e.worker()
-		var res recovery.Result
-		execErr := make(chan error, 1)
-		go func() {
-			var err error
-			res, err = rec.Execute(ctx, caller, ref("a"), e.host)
-			execErr <- err
-		}()
+		wait := background(ctx, rec, caller, ref("a"), e.host)
 		<-finished
 		require.False(t, early.Load(), "Reconcile returned while launch held the fence")
 		require.NoError(t, recErr)
 		assert.Equal(t, int32(1), seen.Load(), "the lookup saw the launched execution")
 		assert.Equal(t, "looked-up", string(recRes.Data))
 		e.host.Exec(ref("a")).Complete(result("done:a")) // the worker's result arrives late
-		require.NoError(t, <-execErr)
+		res, err := wait()
+		require.NoError(t, err)
 		assert.Equal(t, "looked-up", string(res.Data), "the worker returns the stored result")
 		assert.Equal(t, 1, e.host.Launches(ref("a")))
 	})

@@ -306,19 +306,14 @@ func TestR5CancellationRacingAdmission(t *testing.T) {
 			close(launched)
 			return chanExec(deliver), nil
 		})
-		done := make(chan error, 1)
-		var res recovery.Result
-		go func() {
-			var err error
-			res, err = rec.Execute(ctx, caller, ref("a"), slow)
-			done <- err
-		}()
+		wait := background(ctx, rec, caller, ref("a"), slow)
 		<-launched
 		canceller, _ := e.worker()
 		require.NoError(t, canceller.Cancel(ctx, caller, turn))
 		assert.Equal(t, []string{"a"}, e.host.Aborts()[0].InFlight)
 		deliver <- result("late")
-		require.NoError(t, <-done)
+		res, err := wait()
+		require.NoError(t, err)
 		assert.Equal(t, "late", string(res.Data))
 		assert.Equal(t, recovery.EffectCompleted, e.effect("a").State)
 		assert.Equal(t, recovery.TurnCancelled, e.status())
@@ -410,13 +405,7 @@ func TestR6DuplicateWorkersAndPausedHolder(t *testing.T) {
 			}
 		}})
 		holder := e.started() // w1
-		var holderRes recovery.Result
-		holderErr := make(chan error, 1)
-		go func() {
-			var err error
-			holderRes, err = holder.Execute(ctx, caller, ref("a"), e.host)
-			holderErr <- err
-		}()
+		wait := background(ctx, holder, caller, ref("a"), e.host)
 		<-paused // w1 claimed and is about to admit
 		w2, _ := e.worker()
 		_, err := w2.Execute(ctx, caller, ref("a"), e.host)
@@ -425,7 +414,8 @@ func TestR6DuplicateWorkersAndPausedHolder(t *testing.T) {
 		res, err := w2.Execute(ctx, caller, ref("a"), e.host)
 		require.NoError(t, err)
 		close(pause)
-		require.NoError(t, <-holderErr, "the woken holder reads the stored result")
+		holderRes, err := wait()
+		require.NoError(t, err, "the woken holder reads the stored result")
 		assert.True(t, holderRes.Equal(res))
 		assert.Equal(t, 1, e.host.Launches(ref("a")))
 	})
