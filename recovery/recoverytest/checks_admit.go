@@ -90,7 +90,7 @@ func checkAdmitDurable(ctx context.Context, s Subject, turn recovery.TurnRef) er
 	if s.Reopen != nil {
 		other, err := s.Reopen()
 		if err != nil {
-			return fmt.Errorf("Reopen: %w", err)
+			return fmt.Errorf("reopening the store: %w", err)
 		}
 		reader = other
 	}

@@ -139,7 +139,7 @@ func checkFailpoint(ctx context.Context, s Subject, turn recovery.TurnRef, fp Fa
 	if mode == ModeAfter {
 		fresh, rerr := s.Reopen()
 		if rerr != nil {
-			return fmt.Errorf("Reopen: %w", rerr)
+			return fmt.Errorf("reopening the store: %w", rerr)
 		}
 		reader = fresh
 	}
