@@ -1,0 +1,235 @@
+package legacy
+
+import (
+	"bytes"
+	"math"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// DecodeLegacyChatFrame reads one unversioned frame (the JSON text of an SSE
+// data field) of dialect d into a typed legacy Frame (contract-v1.md
+// section 9). Unlike chatprotocol.ParseChatEvent, which never fails, it
+// refuses what cannot be upgraded faithfully, so that a host learns why:
+//
+//   - unsupported-version: d is not Scout or Papercusp; or the frame is an
+//     object with a "schemaVersion" member, whatever its value and before
+//     anything else is checked (path /schemaVersion): it is not legacy0,
+//     and only ParseEnvelope reads it (section 1).
+//   - invalid-event: not a JSON object (path ""), no string "type" (path
+//     /type), or a type of the dialect whose members do not fit it (the
+//     path of the first member that does not; /card or /usage when the
+//     fault is inside that object).
+//   - missing-call-id: a callId that is present but not a string.
+//   - unknown-result-status: a Papercusp tool_result status that is present
+//     but not a string.
+//
+// A type the dialect does not define (a product's own type such as Scout's
+// products, or a type of the other dialect) is returned as a
+// *chatprotocol.ChatAppEvent holding the frame; whether it upgrades is the
+// host's registry's decision. The frame types and the members each needs
+// are those of ParseChatEvent (a null member counts as absent), plus the
+// Papercusp types described on Delta, ToolCall and ToolResult.
+//
+// The bytes are read as a browser's JSON.parse reads them, like
+// ParseChatEvent: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,
+// names case-sensitive. The returned frame shares no memory with data.
+// There is no size limit: bound the frame before calling (sse.Decoder
+// does). It never panics and is safe for concurrent use.
+func DecodeLegacyChatFrame(data []byte, d Dialect) (Frame, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	text := jsjson.DecodeUTF8(data)
+	obj, spans, ok := jsjson.ParseObject(text)
+	if !ok {
+		return nil, wire.New(chatprotocol.CodeInvalidEvent, "", "a legacy frame is one JSON object")
+	}
+	if _, versioned := obj["schemaVersion"]; versioned {
+		return nil, wire.New(chatprotocol.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
+	}
+	typ, ok := obj["type"].(string)
+	if !ok {
+		return nil, wire.New(chatprotocol.CodeInvalidEvent, "/type", "a legacy frame has a string type")
+	}
+	specs, defined := vocabulary(d)[typ]
+	if !defined {
+		return &chatprotocol.ChatAppEvent{Type: typ, Raw: bytes.Clone(bytes.Trim(text, " \t\r\n"))}, nil
+	}
+	switch typ {
+	case TypeDelta:
+		if err := fit(obj, specs); err != nil {
+			return nil, err
+		}
+		return &Delta{Text: obj["text"].(string)}, nil
+	case TypeToolCall:
+		if err := fit(obj, specs); err != nil {
+			return nil, err
+		}
+		callID, _ := obj["callId"].(string)
+		return &ToolCall{CallID: callID, Name: obj["name"].(string), Input: rawMember(obj, spans, "input")}, nil
+	case TypeToolResult:
+		if err := fit(obj, specs); err != nil {
+			return nil, err
+		}
+		callID, _ := obj["callId"].(string)
+		status, _ := obj["status"].(string)
+		return &ToolResult{CallID: callID, Status: chatprotocol.ToolResultStatus(status), Output: rawMember(obj, spans, "output")}, nil
+	}
+	ev := chatprotocol.ParseChatEvent(text)
+	if app, ok := ev.(*chatprotocol.ChatAppEvent); ok && app.Type == typ {
+		// ParseChatEvent keeps a union frame whose members do not fit as an
+		// app event; the adapter refuses it instead, at the faulty member.
+		if err := fit(obj, specs); err != nil {
+			return nil, err
+		}
+		return nil, wire.New(chatprotocol.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
+	}
+	return ev, nil
+}
+
+// rawMember returns a copy of the JSON text of member name, or nil when
+// the member is absent or null.
+func rawMember(obj map[string]any, spans jsjson.Spans, name string) []byte {
+	if obj[name] == nil {
+		return nil
+	}
+	return bytes.Clone(spans.Get(name))
+}
+
+// kind is the JSON type a member must have.
+type kind uint8
+
+const (
+	kindAny     kind = iota // any JSON value
+	kindString              // a string
+	kindInteger             // a whole number of magnitude at most 2^53-1
+	kindObject              // an object, whose members ParseChatEvent checks
+)
+
+// member is one member of a legacy frame type: its name, JSON type, whether
+// it is required, and the code of a refusal about it.
+type member struct {
+	name     string
+	kind     kind
+	required bool
+	code     chatprotocol.Code
+}
+
+func req(name string, k kind) member {
+	return member{name: name, kind: k, required: true, code: chatprotocol.CodeInvalidEvent}
+}
+
+func opt(name string, k kind) member {
+	return member{name: name, kind: k, code: chatprotocol.CodeInvalidEvent}
+}
+
+// callID is the optional callId of a tool frame; a wrong type is refused as
+// missing-call-id, as ParseEnvelope refuses it.
+var callID = member{name: "callId", kind: kindString, code: chatprotocol.CodeMissingCallID}
+
+// The vocabularies of the two dialects: each type the dialect defines with
+// its members (contract-v1.md section 2; the package documentation for
+// Papercusp). Members not listed are ignored.
+var (
+	shared = map[string][]member{
+		chatprotocol.ChatEventSession:    {req("sessionId", kindString)},
+		chatprotocol.ChatEventCard:       {req("card", kindObject)},
+		chatprotocol.ChatEventCardClosed: {req("correlationId", kindString)},
+		chatprotocol.ChatEventState:      {opt("version", kindInteger), opt("snapshot", kindAny)},
+		chatprotocol.ChatEventDone:       {opt("usage", kindObject)},
+		chatprotocol.ChatEventError:      {req("message", kindString)},
+		chatprotocol.ChatEventNavigate:   {req("href", kindString)},
+	}
+	scoutOnly = map[string][]member{
+		chatprotocol.ChatEventToken:     {req("content", kindString)},
+		chatprotocol.ChatEventToolStart: {req("tool", kindString), callID},
+	}
+	papercuspOnly = map[string][]member{
+		TypeDelta:    {req("text", kindString)},
+		TypeToolCall: {callID, req("name", kindString), opt("input", kindAny)},
+		TypeToolResult: {callID, {name: "status", kind: kindString, code: chatprotocol.CodeUnknownResultStatus},
+			opt("output", kindAny)},
+	}
+)
+
+// vocabulary returns the types dialect d defines, each with its members.
+func vocabulary(d Dialect) map[string][]member {
+	if d == Papercusp {
+		return papercuspVocabulary
+	}
+	return scoutVocabulary
+}
+
+var (
+	scoutVocabulary     = merge(shared, scoutOnly)
+	papercuspVocabulary = merge(shared, papercuspOnly)
+)
+
+func merge(a, b map[string][]member) map[string][]member {
+	out := make(map[string][]member, len(a)+len(b))
+	for _, m := range []map[string][]member{a, b} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// fit refuses the first member of obj that is missing (when required) or
+// of the wrong JSON type, with that member's code and path.
+func fit(obj map[string]any, specs []member) error {
+	for _, m := range specs {
+		v := obj[m.name]
+		if v == nil {
+			if m.required {
+				return wire.New(m.code, "/"+m.name, "missing")
+			}
+			continue
+		}
+		if !m.kind.holds(v) {
+			return wire.New(m.code, "/"+m.name, "must be "+m.kind.String())
+		}
+	}
+	return nil
+}
+
+// nestedPath is the path of the first object member of a type: where the
+// fault of a frame lies whose members all have their JSON types.
+func nestedPath(specs []member) string {
+	for _, m := range specs {
+		if m.kind == kindObject {
+			return "/" + m.name
+		}
+	}
+	return ""
+}
+
+func (k kind) holds(v any) bool {
+	switch k {
+	case kindString:
+		_, ok := v.(string)
+		return ok
+	case kindInteger:
+		f, ok := v.(float64)
+		return ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53-1
+	case kindObject:
+		_, ok := v.(map[string]any)
+		return ok
+	}
+	return true
+}
+
+func (k kind) String() string {
+	switch k {
+	case kindString:
+		return "a string"
+	case kindInteger:
+		return "a whole number of magnitude at most 2^53-1"
+	case kindObject:
+		return "an object"
+	}
+	return "a JSON value"
+}

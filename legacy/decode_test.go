@@ -1,0 +1,149 @@
+package legacy
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+)
+
+func i64(n int64) *int64 { return &n }
+
+func f64(f float64) *float64 { return &f }
+
+func TestDecodeAccepts(t *testing.T) {
+	tests := []struct {
+		name  string
+		d     Dialect
+		frame string
+		want  Frame
+	}{
+		{"scout session", Scout, `{"type":"session","sessionId":"s-1"}`, &chatprotocol.ChatSession{SessionID: "s-1"}},
+		{"scout token", Scout, `{"type":"token","content":"Hel"}`, &chatprotocol.ChatToken{Content: "Hel"}},
+		{"scout tool_start", Scout, `{"type":"tool_start","tool":"search"}`, &chatprotocol.ChatToolStart{Tool: "search"}},
+		{"scout tool_start with call id", Scout, `{"type":"tool_start","tool":"search","callId":"c-9"}`, &chatprotocol.ChatToolStart{Tool: "search", CallID: "c-9"}},
+		{"scout tool_start null call id", Scout, `{"type":"tool_start","tool":"search","callId":null}`, &chatprotocol.ChatToolStart{Tool: "search"}},
+		{"scout card_closed", Scout, `{"type":"card_closed","correlationId":"k"}`, &chatprotocol.ChatCardClosed{CorrelationID: "k"}},
+		{"scout state", Scout, `{"type":"state","version":3,"snapshot":{"inbox":2}}`, &chatprotocol.ChatStateSnapshot{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}},
+		{"scout done", Scout, `{"type":"done"}`, &chatprotocol.ChatDone{}},
+		{"scout done usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &chatprotocol.ChatDone{Usage: &chatprotocol.ChatUsage{TotalTokens: i64(812), CostUsd: f64(0.0041)}}},
+		{"scout error", Scout, `{"type":"error","message":"upstream timed out"}`, &chatprotocol.ChatError{Message: "upstream timed out"}},
+		{"scout navigate", Scout, `{"type":"navigate","href":"/p"}`, &chatprotocol.ChatNavigate{Href: "/p"}},
+		{"scout product", Scout, ` {"type":"products","products":[]} `, &chatprotocol.ChatAppEvent{Type: "products", Raw: json.RawMessage(`{"type":"products","products":[]}`)}},
+		{"scout reads delta as a product type", Scout, `{"type":"delta","text":"x"}`, &chatprotocol.ChatAppEvent{Type: "delta", Raw: json.RawMessage(`{"type":"delta","text":"x"}`)}},
+		{"duplicate names last wins", Scout, `{"type":"token","content":"a","content":"b"}`, &chatprotocol.ChatToken{Content: "b"}},
+		{"invalid UTF-8 as U+FFFD", Scout, "{\"type\":\"token\",\"content\":\"a\xffb\"}", &chatprotocol.ChatToken{Content: "a\ufffdb"}},
+		{"papercusp delta", Papercusp, `{"type":"delta","text":"Hel"}`, &Delta{Text: "Hel"}},
+		{"papercusp tool_call", Papercusp, `{"type":"tool_call","name":"search","input":{"q":"refund"}}`, &ToolCall{Name: "search", Input: json.RawMessage(`{"q":"refund"}`)}},
+		{"papercusp tool_call with id", Papercusp, `{"type":"tool_call","callId":"c-1","name":"search"}`, &ToolCall{CallID: "c-1", Name: "search"}},
+		{"papercusp tool_call null input", Papercusp, `{"type":"tool_call","name":"search","input":null}`, &ToolCall{Name: "search"}},
+		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"c-1","status":"ok","output":{"hits":2}}`, &ToolResult{CallID: "c-1", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"hits":2}`)}},
+		{"papercusp tool_result without status", Papercusp, `{"type":"tool_result","callId":"c-1"}`, &ToolResult{CallID: "c-1"}},
+		{"papercusp tool_result unknown status kept", Papercusp, `{"type":"tool_result","callId":"c-1","status":"done"}`, &ToolResult{CallID: "c-1", Status: "done"}},
+		{"papercusp session", Papercusp, `{"type":"session","sessionId":"s-1"}`, &chatprotocol.ChatSession{SessionID: "s-1"}},
+		{"papercusp done", Papercusp, `{"type":"done","usage":{"totalTokens":1}}`, &chatprotocol.ChatDone{Usage: &chatprotocol.ChatUsage{TotalTokens: i64(1)}}},
+		{"papercusp reads token as a product type", Papercusp, `{"type":"token","content":"x"}`, &chatprotocol.ChatAppEvent{Type: "token", Raw: json.RawMessage(`{"type":"token","content":"x"}`)}},
+		{"papercusp reads tool_start as a product type", Papercusp, `{"type":"tool_start","tool":1}`, &chatprotocol.ChatAppEvent{Type: "tool_start", Raw: json.RawMessage(`{"type":"tool_start","tool":1}`)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeLegacyChatFrame([]byte(tt.frame), tt.d)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestDecodeCard(t *testing.T) {
+	frame := `{"type":"card","card":{"correlationId":"corr-91","createdAt":1764500001000,"prompt":"Which size?","presentation":{"kind":"radio","options":[{"id":"s42","label":"EU 42"}]}}}`
+	for _, d := range []Dialect{Scout, Papercusp} {
+		got, err := DecodeLegacyChatFrame([]byte(frame), d)
+		require.NoError(t, err)
+		card, ok := got.(*chatprotocol.ChatCard)
+		require.True(t, ok, "%T", got)
+		assert.Equal(t, "corr-91", card.Card.CorrelationID)
+		assert.Equal(t, int64(1764500001000), card.Card.CreatedAt)
+		require.NotNil(t, card.Card.Presentation)
+		assert.Equal(t, chatprotocol.CardKindRadio, card.Card.Presentation.Kind)
+	}
+}
+
+// refusal returns the *Error of err, failing the test when there is none.
+func refusal(t *testing.T, err error) *chatprotocol.Error {
+	t.Helper()
+	e, ok := errors.AsType[*chatprotocol.Error](err)
+	require.True(t, ok, "want a *chatprotocol.Error, got %v", err)
+	return e
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		d     Dialect
+		frame string
+		code  chatprotocol.Code
+		path  string
+	}{
+		{"no dialect", 0, `{"type":"token","content":"x"}`, chatprotocol.CodeUnsupportedVersion, ""},
+		{"unknown dialect", 9, `{"type":"token","content":"x"}`, chatprotocol.CodeUnsupportedVersion, ""},
+		{"not JSON", Scout, `{"type":`, chatprotocol.CodeInvalidEvent, ""},
+		{"empty", Scout, ``, chatprotocol.CodeInvalidEvent, ""},
+		{"array", Scout, `[{"type":"token"}]`, chatprotocol.CodeInvalidEvent, ""},
+		{"trailing data", Scout, `{"type":"done"} {}`, chatprotocol.CodeInvalidEvent, ""},
+		{"no type", Scout, `{"content":"x"}`, chatprotocol.CodeInvalidEvent, "/type"},
+		{"type not a string", Scout, `{"type":1}`, chatprotocol.CodeInvalidEvent, "/type"},
+		{"case variant of type", Scout, `{"TYPE":"token","content":"x"}`, chatprotocol.CodeInvalidEvent, "/type"},
+		{"schemaVersion 1", Scout, `{"schemaVersion":1,"conversationId":"c","turnId":"t","eventId":"e","seq":1,"event":{"type":"delta","text":""}}`, chatprotocol.CodeUnsupportedVersion, "/schemaVersion"},
+		{"schemaVersion 0", Scout, `{"type":"token","content":"x","schemaVersion":0}`, chatprotocol.CodeUnsupportedVersion, "/schemaVersion"},
+		{"schemaVersion null", Papercusp, `{"type":"delta","text":"x","schemaVersion":null}`, chatprotocol.CodeUnsupportedVersion, "/schemaVersion"},
+		{"session without id", Scout, `{"type":"session"}`, chatprotocol.CodeInvalidEvent, "/sessionId"},
+		{"session id number", Scout, `{"type":"session","sessionId":7}`, chatprotocol.CodeInvalidEvent, "/sessionId"},
+		{"token without content", Scout, `{"type":"token"}`, chatprotocol.CodeInvalidEvent, "/content"},
+		{"token content null", Scout, `{"type":"token","content":null}`, chatprotocol.CodeInvalidEvent, "/content"},
+		{"tool_start without tool", Scout, `{"type":"tool_start"}`, chatprotocol.CodeInvalidEvent, "/tool"},
+		{"tool_start call id number", Scout, `{"type":"tool_start","tool":"x","callId":5}`, chatprotocol.CodeMissingCallID, "/callId"},
+		{"card not an object", Scout, `{"type":"card","card":"x"}`, chatprotocol.CodeInvalidEvent, "/card"},
+		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k"}}`, chatprotocol.CodeInvalidEvent, "/card"},
+		{"card_closed without id", Scout, `{"type":"card_closed"}`, chatprotocol.CodeInvalidEvent, "/correlationId"},
+		{"state version fraction", Scout, `{"type":"state","version":1.5,"snapshot":{}}`, chatprotocol.CodeInvalidEvent, "/version"},
+		{"state version string", Scout, `{"type":"state","version":"1","snapshot":{}}`, chatprotocol.CodeInvalidEvent, "/version"},
+		{"done usage not an object", Scout, `{"type":"done","usage":5}`, chatprotocol.CodeInvalidEvent, "/usage"},
+		{"done usage tokens string", Scout, `{"type":"done","usage":{"totalTokens":"5"}}`, chatprotocol.CodeInvalidEvent, "/usage"},
+		{"error without message", Scout, `{"type":"error"}`, chatprotocol.CodeInvalidEvent, "/message"},
+		{"navigate href object", Scout, `{"type":"navigate","href":{}}`, chatprotocol.CodeInvalidEvent, "/href"},
+		{"papercusp delta without text", Papercusp, `{"type":"delta"}`, chatprotocol.CodeInvalidEvent, "/text"},
+		{"papercusp delta text number", Papercusp, `{"type":"delta","text":1}`, chatprotocol.CodeInvalidEvent, "/text"},
+		{"papercusp tool_call without name", Papercusp, `{"type":"tool_call","callId":"c"}`, chatprotocol.CodeInvalidEvent, "/name"},
+		{"papercusp tool_call call id number", Papercusp, `{"type":"tool_call","callId":1,"name":"x"}`, chatprotocol.CodeMissingCallID, "/callId"},
+		{"papercusp tool_result status number", Papercusp, `{"type":"tool_result","callId":"c","status":1}`, chatprotocol.CodeUnknownResultStatus, "/status"},
+		{"papercusp tool_result call id object", Papercusp, `{"type":"tool_result","callId":{},"status":"ok"}`, chatprotocol.CodeMissingCallID, "/callId"},
+		{"papercusp error without message", Papercusp, `{"type":"error","message":false}`, chatprotocol.CodeInvalidEvent, "/message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeLegacyChatFrame([]byte(tt.frame), tt.d)
+			assert.Nil(t, got)
+			require.ErrorIs(t, err, &chatprotocol.Error{Code: tt.code})
+			assert.Equal(t, tt.path, refusal(t, err).Path)
+		})
+	}
+}
+
+// TestDecodeAgreesWithParseChatEvent: in the Scout dialect, every frame
+// DecodeLegacyChatFrame accepts is the event ParseChatEvent gives, so the
+// adapter reads the shipped union exactly as the version-0 parser does.
+func TestDecodeAgreesWithParseChatEvent(t *testing.T) {
+	for _, frame := range []string{
+		`{"type":"session","sessionId":"s"}`, `{"type":"token","content":""}`,
+		`{"type":"tool_start","tool":"t","callId":"c"}`, `{"type":"state","snapshot":null}`,
+		`{"type":"done","usage":{}}`, `{"type":"cart_mutate","op":"add"}`, `{"type":"error","message":"m","extra":1}`,
+	} {
+		got, err := DecodeLegacyChatFrame([]byte(frame), Scout)
+		require.NoError(t, err, frame)
+		assert.Equal(t, chatprotocol.ParseChatEvent([]byte(frame)), got, frame)
+	}
+}

@@ -1,0 +1,103 @@
+package legacy
+
+import (
+	"encoding/json"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// EncodeLegacyChatFrame returns the legacy frame of dialect d that env's
+// event stands for, the inverse of UpgradeLegacyChatFrame where one exists
+// (contract-v1.md section 9), for a host that serves version 1 to clients
+// still reading version 0:
+//
+//	delta{text}                      Scout token{content}; Papercusp delta{text}
+//	tool_call{callId, name, input?}  Scout tool_start{tool, callId} (input dropped);
+//	                                 Papercusp tool_call{callId, name, input?}
+//	tool_result{callId, status, output?}  Papercusp only: tool_result{callId, status, output?}
+//	lifecycle{status:"completed", usage?}  done{usage?}
+//	error{code, message, …}          error{message}
+//	session, card, card_closed, state, navigate  the same
+//	a product event (*AppEvent)      the product frame, as held
+//
+// Members the legacy form has no place for are dropped: a tool_call's
+// input (Scout), an error's code, retryable and retryAfterMs, a card_closed
+// outcome, and every kept unknown member. The identity of env is not part
+// of a legacy frame; a host that writes SSE keeps env.Seq as the frame id.
+//
+// Refusals (*chatprotocol.Error): unsupported-event for an event without a
+// legacy form, so that the host picks its fallback deliberately: lifecycle
+// other than completed (path /event/status), result, provenance,
+// capabilities, a Scout tool_result, and a Papercusp tool_result with
+// blocks (path /event/type, /event/blocks); unsupported-version for an
+// invalid d; invalid-envelope for an envelope without event; and the codes
+// of the version-1 event rules (invalid-event …) for an event that breaks
+// them. It never panics and is safe for concurrent use.
+func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	ev := env.Event
+	m, ok := ev.(json.Marshaler)
+	if ev == nil || !ok {
+		return nil, wire.New(chatprotocol.CodeInvalidEnvelope, "/event", "missing")
+	}
+	if _, err := m.MarshalJSON(); err != nil {
+		if e, ok := err.(*chatprotocol.Error); ok {
+			e.Path = "/event" + e.Path
+		}
+		return nil, err
+	}
+	switch e := ev.(type) {
+	case *chatprotocol.SessionEvent:
+		return &chatprotocol.ChatSession{SessionID: e.SessionID}, nil
+	case *chatprotocol.DeltaEvent:
+		if d == Papercusp {
+			return &Delta{Text: e.Text}, nil
+		}
+		return &chatprotocol.ChatToken{Content: e.Text}, nil
+	case *chatprotocol.ToolCallEvent:
+		if d == Papercusp {
+			return &ToolCall{CallID: e.CallID, Name: e.Name, Input: e.Input}, nil
+		}
+		return &chatprotocol.ChatToolStart{Tool: e.Name, CallID: e.CallID}, nil
+	case *chatprotocol.ToolResultEvent:
+		switch {
+		case d != Papercusp:
+			return nil, noLegacyForm("/event/type", "a tool_result has no form in the Scout dialect")
+		case len(e.Blocks) > 0:
+			return nil, noLegacyForm("/event/blocks", "a Papercusp tool_result has no blocks")
+		}
+		return &ToolResult{CallID: e.CallID, Status: e.Status, Output: e.Output}, nil
+	case *chatprotocol.LifecycleEvent:
+		if e.Status != chatprotocol.LifecycleCompleted {
+			return nil, noLegacyForm("/event/status", "only a completed lifecycle has a legacy form (done), not "+quote(string(e.Status)))
+		}
+		return &chatprotocol.ChatDone{Usage: usageV0(e.Usage)}, nil
+	case *chatprotocol.ErrorEvent:
+		return &chatprotocol.ChatError{Message: e.Message}, nil
+	case *chatprotocol.CardEvent:
+		return &chatprotocol.ChatCard{Card: e.Card}, nil
+	case *chatprotocol.CardClosedEvent:
+		return &chatprotocol.ChatCardClosed{CorrelationID: e.CorrelationID}, nil
+	case *chatprotocol.StateEvent:
+		return &chatprotocol.ChatStateSnapshot{Version: e.Version, Snapshot: e.Snapshot}, nil
+	case *chatprotocol.NavigateEvent:
+		return &chatprotocol.ChatNavigate{Href: e.Href}, nil
+	case *chatprotocol.AppEvent:
+		return &chatprotocol.ChatAppEvent{Type: e.Type, Raw: e.Raw}, nil
+	}
+	return nil, noLegacyForm("/event/type", "a "+ev.EventType()+" event has no legacy form")
+}
+
+func noLegacyForm(path, message string) error {
+	return wire.New(chatprotocol.CodeUnsupportedEvent, path, message)
+}
+
+func usageV0(u *chatprotocol.Usage) *chatprotocol.ChatUsage {
+	if u == nil {
+		return nil
+	}
+	return &chatprotocol.ChatUsage{TotalTokens: u.TotalTokens, CostUsd: u.CostUSD}
+}

@@ -1,0 +1,83 @@
+package legacy_test
+
+import (
+	"errors"
+	"fmt"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/legacy"
+)
+
+func ExampleUpgradeLegacyChatFrame() {
+	reg, _ := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{"products": chatprotocol.ChannelEvent})
+	host := legacy.NewStreamHost(&legacy.StreamOptions{Registry: reg})
+	for _, data := range []string{
+		`{"type":"session","sessionId":"s-7f3a"}`,
+		`{"type":"tool_start","tool":"search_products"}`,
+		`{"type":"products","products":[]}`,
+		`{"type":"cart_mutate","op":"add"}`,
+		`{"type":"error","message":"upstream timed out"}`,
+	} {
+		frame, err := legacy.DecodeLegacyChatFrame([]byte(data), legacy.Scout)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		envs, err := legacy.UpgradeLegacyChatFrame(frame, host)
+		if errors.Is(err, chatprotocol.ErrUnsupportedEvent) {
+			fmt.Println("not registered:", frame.ChatEventType())
+			continue
+		}
+		for _, env := range envs {
+			out, _ := env.MarshalJSON()
+			fmt.Println(string(out))
+		}
+	}
+	// Output:
+	// {"schemaVersion":1,"conversationId":"s-7f3a","turnId":"turn-1","eventId":"e-1","seq":1,"event":{"type":"session","sessionId":"s-7f3a"}}
+	// {"schemaVersion":1,"conversationId":"s-7f3a","turnId":"turn-1","eventId":"e-2","seq":2,"event":{"type":"tool_call","callId":"turn-1-call-1","name":"search_products"}}
+	// {"schemaVersion":1,"conversationId":"s-7f3a","turnId":"turn-1","eventId":"e-3","seq":3,"event":{"type":"products","products":[]}}
+	// not registered: cart_mutate
+	// {"schemaVersion":1,"conversationId":"s-7f3a","turnId":"turn-1","eventId":"e-4","seq":4,"event":{"type":"error","code":"legacy-error","message":"upstream timed out","retryable":false}}
+	// {"schemaVersion":1,"conversationId":"s-7f3a","turnId":"turn-1","eventId":"e-5","seq":5,"event":{"type":"lifecycle","status":"failed"}}
+}
+
+func ExampleEncodeLegacyChatFrame() {
+	for _, data := range []string{
+		`{"schemaVersion":1,"conversationId":"c-5","turnId":"t-2","eventId":"e-6","seq":6,"event":{"type":"delta","text":"Refunds are accepted "}}`,
+		`{"schemaVersion":1,"conversationId":"c-5","turnId":"t-2","eventId":"e-8","seq":8,"event":{"type":"result","blocks":[]}}`,
+		`{"schemaVersion":1,"conversationId":"c-5","turnId":"t-2","eventId":"e-9","seq":9,"event":{"type":"lifecycle","status":"completed","usage":{"totalTokens":431}}}`,
+	} {
+		env, err := chatprotocol.ParseEnvelope([]byte(data))
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		frame, err := legacy.EncodeLegacyChatFrame(env, legacy.Scout)
+		if err != nil {
+			fmt.Printf("seq %d: %s, the host picks a fallback\n", env.Seq, chatprotocol.CodeOf(err))
+			continue
+		}
+		out, _ := legacy.MarshalFrame(frame)
+		fmt.Printf("id: %d\ndata: %s\n", env.Seq, out)
+	}
+	// Output:
+	// id: 6
+	// data: {"type":"token","content":"Refunds are accepted "}
+	// seq 8: unsupported-event, the host picks a fallback
+	// id: 9
+	// data: {"type":"done","usage":{"totalTokens":431}}
+}
+
+func ExampleDecodeLegacyChatFrame() {
+	for _, d := range []legacy.Dialect{legacy.Scout, legacy.Papercusp} {
+		frame, err := legacy.DecodeLegacyChatFrame([]byte(`{"type":"delta","text":"Hel"}`), d)
+		fmt.Printf("%s: %T %v\n", d, frame, err)
+	}
+	_, err := legacy.DecodeLegacyChatFrame([]byte(`{"schemaVersion":1,"event":{"type":"delta","text":"Hel"}}`), legacy.Scout)
+	fmt.Println(err)
+	// Output:
+	// scout: *chatprotocol.ChatAppEvent <nil>
+	// papercusp: *legacy.Delta <nil>
+	// unsupported-version at /schemaVersion: a frame with schemaVersion is not legacy0: read it with ParseEnvelope
+}

@@ -1,0 +1,220 @@
+package legacy
+
+import (
+	"encoding/json"
+	"strings"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+)
+
+// ErrorCode is the code of the version-1 error event a legacy error frame
+// upgrades to (contract-v1.md section 9).
+const ErrorCode = "legacy-error"
+
+// UpgradeLegacyChatFrame maps one legacy frame to the version-1 envelopes
+// it stands for (contract-v1.md section 9), with identity, tool call ids
+// and product types from h:
+//
+//	session{sessionId}            session{sessionId}
+//	token{content}, delta{text}   delta{text}
+//	tool_start{tool, callId?}     tool_call{callId, name}
+//	tool_call{callId?, name, input?}  tool_call{callId, name, input?}
+//	tool_result{callId?, status, output?}  tool_result{callId, status, output?}
+//	card, card_closed, state      the same
+//	done{usage?}                  lifecycle{status:"completed", usage?}
+//	error{message}                error{code:"legacy-error", message, retryable:false},
+//	                              then lifecycle{status:"failed"}
+//	navigate{href}                navigate{href}
+//	a registered product type     an *chatprotocol.AppEvent holding the frame
+//
+// So one frame gives one envelope, except error, which ends a legacy turn
+// and gives two. A tool frame without a call id takes h.ToolCallID's.
+//
+// Refusals (*chatprotocol.Error), with a JSON pointer into the legacy
+// frame; no envelope is returned with one:
+//
+//   - unsupported-event (/type): a product type h's registry does not
+//     list, including every version-0 or version-1 type name the frame's
+//     dialect does not define.
+//   - unknown-result-status (/status): a tool_result whose status is
+//     absent or not ok, error or cancelled; it is never mapped to a guess.
+//   - missing-call-id (/callId): a tool frame without a call id, and h has
+//     no mapping for it; or h's id is empty or over 256 bytes.
+//   - invalid-event, invalid-card: a frame the version-1 event rules refuse
+//     (an empty sessionId, tool name, correlationId or href, a negative
+//     state version or usage, a state without snapshot, a string that is
+//     not valid UTF-8, a product frame that is not strict JSON …) or a
+//     value of a type that is not a legacy Frame.
+//   - whatever h.Identify returns, and invalid-envelope for an identity it
+//     gave that breaks the envelope rules (section 5).
+//
+// h is asked for a call id only for a frame that is otherwise valid, and
+// to identify envelopes only once all of them were built and checked, so
+// a refused frame uses up no seq. Only h's state changes; the function is
+// deterministic given h's answers. It never panics.
+func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
+	if h == nil {
+		return nil, wire.New(chatprotocol.CodeInvalidEnvelope, "", "no host: identity comes from the host")
+	}
+	if isNil(f) {
+		return nil, notAFrame(nil)
+	}
+	events, err := upgradeEvents(f, h.Registry())
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range events {
+		if err := checkEvent(ev, f); err != nil {
+			return nil, err
+		}
+	}
+	if call := needsCallID(events[0]); call != nil {
+		id, ok := h.ToolCallID(f)
+		if !ok {
+			return nil, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
+		}
+		if id == "" || len(id) > maxIDBytes {
+			return nil, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
+		}
+		*call = id
+	}
+	envs := make([]chatprotocol.ChatEventEnvelope, len(events))
+	var scratch []byte
+	for i, ev := range events {
+		envs[i].Event = ev
+		if err := h.Identify(&envs[i]); err != nil {
+			return nil, err
+		}
+		if scratch, err = envs[i].AppendJSON(scratch[:0]); err != nil {
+			return nil, err
+		}
+	}
+	return envs, nil
+}
+
+// maxIDBytes is the longest id an envelope or event may carry, in bytes
+// (contract-v1.md section 5).
+const maxIDBytes = 256
+
+// unset is the call id a tool event holds until the host gives one, so
+// that the event's other rules can be checked first.
+const unset = "\x00unset"
+
+// upgradeEvents builds the events of f by the table of section 9.
+func upgradeEvents(f Frame, reg *chatprotocol.Registry) ([]chatprotocol.Event, error) {
+	one := func(ev chatprotocol.Event) ([]chatprotocol.Event, error) { return []chatprotocol.Event{ev}, nil }
+	switch f := f.(type) {
+	case *chatprotocol.ChatSession:
+		return one(&chatprotocol.SessionEvent{SessionID: f.SessionID})
+	case *chatprotocol.ChatToken:
+		return one(&chatprotocol.DeltaEvent{Text: f.Content})
+	case *Delta:
+		return one(&chatprotocol.DeltaEvent{Text: f.Text})
+	case *chatprotocol.ChatToolStart:
+		return one(&chatprotocol.ToolCallEvent{CallID: orUnset(f.CallID), Name: f.Tool})
+	case *ToolCall:
+		return one(&chatprotocol.ToolCallEvent{CallID: orUnset(f.CallID), Name: f.Name, Input: f.Input})
+	case *ToolResult:
+		if !f.Status.Valid() {
+			return nil, wire.New(chatprotocol.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
+		}
+		return one(&chatprotocol.ToolResultEvent{CallID: orUnset(f.CallID), Status: f.Status, Output: f.Output})
+	case *chatprotocol.ChatCard:
+		return one(&chatprotocol.CardEvent{Card: f.Card})
+	case *chatprotocol.ChatCardClosed:
+		return one(&chatprotocol.CardClosedEvent{CorrelationID: f.CorrelationID})
+	case *chatprotocol.ChatStateSnapshot:
+		return one(&chatprotocol.StateEvent{Version: f.Version, Snapshot: f.Snapshot})
+	case *chatprotocol.ChatDone:
+		return one(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: usageV1(f.Usage)})
+	case *chatprotocol.ChatError:
+		return []chatprotocol.Event{
+			&chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false},
+			&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed},
+		}, nil
+	case *chatprotocol.ChatNavigate:
+		return one(&chatprotocol.NavigateEvent{Href: f.Href})
+	case *chatprotocol.ChatAppEvent:
+		if !isProductType(reg, f.Type) {
+			return nil, wire.New(chatprotocol.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
+		}
+		return one(&chatprotocol.AppEvent{Type: f.Type, Raw: f.Raw})
+	}
+	return nil, notAFrame(f)
+}
+
+// isProductType reports whether typ is a product type reg registered: not
+// a type of version 1, which a registry cannot list.
+func isProductType(reg *chatprotocol.Registry, typ string) bool {
+	if _, core := chatprotocol.EventChannel(typ); core {
+		return false
+	}
+	_, ok := reg.Channel(typ)
+	return ok
+}
+
+func orUnset(callID string) string {
+	if callID == "" {
+		return unset
+	}
+	return callID
+}
+
+// needsCallID returns the call id of ev to be filled in by the host, or
+// nil when ev has its own.
+func needsCallID(ev chatprotocol.Event) *string {
+	switch e := ev.(type) {
+	case *chatprotocol.ToolCallEvent:
+		if e.CallID == unset {
+			return &e.CallID
+		}
+	case *chatprotocol.ToolResultEvent:
+		if e.CallID == unset {
+			return &e.CallID
+		}
+	}
+	return nil
+}
+
+func usageV1(u *chatprotocol.ChatUsage) *chatprotocol.Usage {
+	if u == nil {
+		return nil
+	}
+	return &chatprotocol.Usage{TotalTokens: u.TotalTokens, CostUSD: u.CostUsd}
+}
+
+// renamed maps the version-1 member names of an event back to the legacy
+// frame's, for the paths of refusals.
+var renamed = map[string]map[string]string{
+	chatprotocol.ChatEventToken:     {"text": "content"},
+	chatprotocol.ChatEventToolStart: {"name": "tool"},
+}
+
+// checkEvent applies the version-1 rules of ev (section 6), with the path
+// of a refusal pointing into the legacy frame f.
+func checkEvent(ev chatprotocol.Event, f Frame) error {
+	m, ok := ev.(json.Marshaler)
+	if !ok {
+		return notAFrame(f)
+	}
+	_, err := m.MarshalJSON()
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*chatprotocol.Error); ok && e.Path != "" {
+		name, rest, _ := strings.Cut(e.Path[1:], "/")
+		if to, ok := renamed[f.ChatEventType()][name]; ok {
+			e.Path = "/" + to
+			if rest != "" {
+				e.Path += "/" + rest
+			}
+		}
+	}
+	return err
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

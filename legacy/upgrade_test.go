@@ -1,0 +1,230 @@
+package legacy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+)
+
+// products is a registry with one product type of each channel.
+func products(t testing.TB) *chatprotocol.Registry {
+	reg, err := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{
+		"products": chatprotocol.ChannelEvent, "cart_mutate": chatprotocol.ChannelState, "open_drawer": chatprotocol.ChannelTransient,
+	})
+	require.NoError(t, err)
+	return reg
+}
+
+// upgrade decodes frame in dialect d and upgrades it with h.
+func upgrade(t *testing.T, frame string, d Dialect, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
+	t.Helper()
+	f, err := DecodeLegacyChatFrame([]byte(frame), d)
+	require.NoError(t, err, frame)
+	return UpgradeLegacyChatFrame(f, h)
+}
+
+// marshalAll returns the JSON of envelopes, one line each.
+func marshalAll(t *testing.T, envs []chatprotocol.ChatEventEnvelope) string {
+	t.Helper()
+	var lines []string
+	for _, env := range envs {
+		b, err := env.MarshalJSON()
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	return strings.Join(lines, "\n")
+}
+
+const head = `{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":`
+
+func TestUpgradeTable(t *testing.T) {
+	tests := []struct {
+		name  string
+		d     Dialect
+		frame string
+		want  string // the envelopes, one per line
+	}{
+		{"session", Scout, `{"type":"session","sessionId":"s-7f3a"}`, head + `{"type":"session","sessionId":"s-7f3a"}}`},
+		{"token to delta", Scout, `{"type":"token","content":"Hel"}`, head + `{"type":"delta","text":"Hel"}}`},
+		{"empty token", Scout, `{"type":"token","content":""}`, head + `{"type":"delta","text":""}}`},
+		{"tool_start to tool_call with host id", Scout, `{"type":"tool_start","tool":"search_products"}`, head + `{"type":"tool_call","callId":"t-1-call-1","name":"search_products"}}`},
+		{"tool_start keeps its own id", Scout, `{"type":"tool_start","tool":"search_products","callId":"call-9"}`, head + `{"type":"tool_call","callId":"call-9","name":"search_products"}}`},
+		{"card", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":5,"prompt":"Sure?","allowDecline":true}}`, head + `{"type":"card","card":{"correlationId":"k","createdAt":5,"prompt":"Sure?","allowDecline":true}}}`},
+		{"card_closed", Scout, `{"type":"card_closed","correlationId":"k"}`, head + `{"type":"card_closed","correlationId":"k"}}`},
+		{"state", Scout, `{"type":"state","version":3,"snapshot":{"inbox":2}}`, head + `{"type":"state","version":3,"snapshot":{"inbox":2}}}`},
+		{"done to completed", Scout, `{"type":"done"}`, head + `{"type":"lifecycle","status":"completed"}}`},
+		{"done keeps usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, head + `{"type":"lifecycle","status":"completed","usage":{"totalTokens":812,"costUsd":0.0041}}}`},
+		{"error to error and failed", Scout, `{"type":"error","message":"upstream timed out"}`,
+			head + `{"type":"error","code":"legacy-error","message":"upstream timed out","retryable":false}}` + "\n" +
+				`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-2","seq":2,"event":{"type":"lifecycle","status":"failed"}}`},
+		{"navigate", Scout, `{"type":"navigate","href":"/products/A-100?size=43"}`, head + `{"type":"navigate","href":"/products/A-100?size=43"}}`},
+		{"registered product", Scout, `{"type":"products","products":[{"sku":"A-100"}]}`, head + `{"type":"products","products":[{"sku":"A-100"}]}}`},
+		{"papercusp delta", Papercusp, `{"type":"delta","text":"Hel"}`, head + `{"type":"delta","text":"Hel"}}`},
+		{"papercusp tool_call", Papercusp, `{"type":"tool_call","name":"search_docs","input":{"q":"refund policy"}}`, head + `{"type":"tool_call","callId":"t-1-call-1","name":"search_docs","input":{"q":"refund policy"}}}`},
+		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"call-1","status":"error","output":"boom"}`, head + `{"type":"tool_result","callId":"call-1","status":"error","output":"boom"}}`},
+		{"papercusp error", Papercusp, `{"type":"error","message":"m"}`,
+			head + `{"type":"error","code":"legacy-error","message":"m","retryable":false}}` + "\n" +
+				`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-2","seq":2,"event":{"type":"lifecycle","status":"failed"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewStreamHost(&StreamOptions{ConversationID: "c-1", TurnID: "t-1", Registry: products(t)})
+			envs, err := upgrade(t, tt.frame, tt.d, h)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, marshalAll(t, envs))
+			if _, result := envs[0].Event.(*chatprotocol.ToolResultEvent); result {
+				return // the reducer needs its call first
+			}
+			var s chatprotocol.ChatStateV1
+			for _, env := range envs {
+				require.NoError(t, s.Apply(env), "every upgraded envelope is one the reducer accepts")
+			}
+		})
+	}
+}
+
+func TestUpgradeAppEventIsTheFrame(t *testing.T) {
+	h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
+	envs, err := upgrade(t, `{"type":"cart_mutate","op":"add","sku":"A-100"}`, Scout, h)
+	require.NoError(t, err)
+	require.Len(t, envs, 1)
+	app, ok := envs[0].Event.(*chatprotocol.AppEvent)
+	require.True(t, ok, "%T", envs[0].Event)
+	assert.Equal(t, "cart_mutate", app.Type)
+	assert.JSONEq(t, `{"type":"cart_mutate","op":"add","sku":"A-100"}`, string(app.Raw))
+	ch, ok := envs[0].Channel(h.Registry())
+	require.True(t, ok)
+	assert.Equal(t, chatprotocol.ChannelState, ch)
+}
+
+// recordingHost is a Host with fixed answers that records its calls.
+type recordingHost struct {
+	reg       *chatprotocol.Registry
+	callID    string
+	hasCallID bool
+	identify  func(*chatprotocol.ChatEventEnvelope) error
+	asked     []Frame
+	seq       int64
+}
+
+func (h *recordingHost) Registry() *chatprotocol.Registry { return h.reg }
+
+func (h *recordingHost) ToolCallID(f Frame) (string, bool) {
+	h.asked = append(h.asked, f)
+	return h.callID, h.hasCallID
+}
+
+func (h *recordingHost) Identify(env *chatprotocol.ChatEventEnvelope) error {
+	if h.identify != nil {
+		return h.identify(env)
+	}
+	h.seq++
+	env.ConversationID, env.TurnID, env.EventID, env.Seq = "c", "t", "e", h.seq
+	return nil
+}
+
+func TestUpgradeRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		d     Dialect
+		frame string
+		host  *recordingHost
+		code  chatprotocol.Code
+		path  string
+	}{
+		{"unregistered product", Scout, `{"type":"products"}`, &recordingHost{}, chatprotocol.CodeUnsupportedEvent, "/type"},
+		{"product of another registry", Scout, `{"type":"broaden"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
+		{"papercusp type in scout", Scout, `{"type":"delta","text":"x"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
+		{"scout type in papercusp", Papercusp, `{"type":"token","content":"x"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
+		{"version-1 type", Scout, `{"type":"lifecycle","status":"started"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
+		{"tool result without status", Papercusp, `{"type":"tool_result","callId":"c"}`, &recordingHost{}, chatprotocol.CodeUnknownResultStatus, "/status"},
+		{"tool result of unknown status", Papercusp, `{"type":"tool_result","callId":"c","status":"done"}`, &recordingHost{}, chatprotocol.CodeUnknownResultStatus, "/status"},
+		{"tool result of status OK", Papercusp, `{"type":"tool_result","callId":"c","status":"OK"}`, &recordingHost{}, chatprotocol.CodeUnknownResultStatus, "/status"},
+		{"tool_start without mapping", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{}, chatprotocol.CodeMissingCallID, "/callId"},
+		{"tool_call without mapping", Papercusp, `{"type":"tool_call","name":"x"}`, &recordingHost{}, chatprotocol.CodeMissingCallID, "/callId"},
+		{"tool result without mapping", Papercusp, `{"type":"tool_result","status":"ok"}`, &recordingHost{}, chatprotocol.CodeMissingCallID, "/callId"},
+		{"host maps to empty id", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{hasCallID: true}, chatprotocol.CodeMissingCallID, "/callId"},
+		{"host maps to long id", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{hasCallID: true, callID: strings.Repeat("c", 257)}, chatprotocol.CodeMissingCallID, "/callId"},
+		{"empty session id", Scout, `{"type":"session","sessionId":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/sessionId"},
+		{"empty tool name", Scout, `{"type":"tool_start","tool":"","callId":"c"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/tool"},
+		{"empty papercusp tool name", Papercusp, `{"type":"tool_call","name":"","callId":"c"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/name"},
+		{"lone surrogate in token", Scout, `{"type":"token","content":"\ud83d"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/content"},
+		{"lone surrogate in delta", Papercusp, `{"type":"delta","text":"a\udc5f"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/text"},
+		{"negative state version", Scout, `{"type":"state","version":-1,"snapshot":{}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/version"},
+		{"state without snapshot", Scout, `{"type":"state","version":1}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/snapshot"},
+		{"snapshot with duplicate names", Scout, `{"type":"state","version":1,"snapshot":{"a":1,"a":2}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/snapshot"},
+		{"negative usage", Scout, `{"type":"done","usage":{"totalTokens":-1}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/usage/totalTokens"},
+		{"empty href", Scout, `{"type":"navigate","href":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/href"},
+		{"empty correlation id", Scout, `{"type":"card_closed","correlationId":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/correlationId"},
+		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k","prompt":""}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/prompt"},
+		{"product with duplicate names", Scout, `{"type":"products","n":1,"n":2}`, &recordingHost{reg: products(t)}, chatprotocol.CodeInvalidEvent, ""},
+		{"identity refused by the host", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(*chatprotocol.ChatEventEnvelope) error {
+			return &chatprotocol.Error{Code: chatprotocol.CodeForeignFrame, Path: "/conversationId"}
+		}}, chatprotocol.CodeForeignFrame, "/conversationId"},
+		{"host gives no identity", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(*chatprotocol.ChatEventEnvelope) error { return nil }}, chatprotocol.CodeInvalidEnvelope, "/conversationId"},
+		{"host gives seq 0", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(env *chatprotocol.ChatEventEnvelope) error {
+			env.ConversationID, env.TurnID, env.EventID = "c", "t", "e"
+			return nil
+		}}, chatprotocol.CodeInvalidEnvelope, "/seq"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			envs, err := upgrade(t, tt.frame, tt.d, tt.host)
+			assert.Nil(t, envs)
+			require.ErrorIs(t, err, &chatprotocol.Error{Code: tt.code})
+			assert.Equal(t, tt.path, refusal(t, err).Path)
+		})
+	}
+}
+
+func TestUpgradeRefusesWhatIsNotAFrame(t *testing.T) {
+	h := &recordingHost{}
+	for name, f := range map[string]Frame{"nil": nil, "nil pointer": (*chatprotocol.ChatToken)(nil), "nil delta": (*Delta)(nil), "alien": alien{}} {
+		envs, err := UpgradeLegacyChatFrame(f, h)
+		assert.Nil(t, envs, name)
+		assert.ErrorIs(t, err, chatprotocol.ErrInvalidEvent, name)
+	}
+	envs, err := UpgradeLegacyChatFrame(&chatprotocol.ChatToken{Content: "x"}, nil)
+	assert.Nil(t, envs)
+	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.Zero(t, h.seq, "nothing was identified")
+}
+
+// TestUpgradeAsksTheHostOnlyForValidFrames: a frame refused for another
+// reason never reaches the host's mapping or identity, so it uses up
+// neither a tool ordinal nor a seq.
+func TestUpgradeAsksTheHostOnlyForValidFrames(t *testing.T) {
+	h := &recordingHost{callID: "c-1", hasCallID: true}
+	for _, frame := range []string{`{"type":"tool_start","tool":""}`, `{"type":"tool_start","tool":"\udc00"}`} {
+		_, err := upgrade(t, frame, Scout, h)
+		require.ErrorIs(t, err, chatprotocol.ErrInvalidEvent)
+	}
+	_, err := upgrade(t, `{"type":"tool_result","status":"nope"}`, Papercusp, h)
+	require.ErrorIs(t, err, chatprotocol.ErrUnknownResultStatus)
+	assert.Empty(t, h.asked)
+	assert.Zero(t, h.seq)
+
+	envs, err := upgrade(t, `{"type":"tool_start","tool":"search"}`, Scout, h)
+	require.NoError(t, err)
+	require.Len(t, h.asked, 1)
+	assert.Equal(t, &chatprotocol.ChatToolStart{Tool: "search"}, h.asked[0])
+	assert.Equal(t, "c-1", envs[0].Event.(*chatprotocol.ToolCallEvent).CallID)
+	assert.Equal(t, int64(1), envs[0].Seq)
+
+	_, err = upgrade(t, `{"type":"tool_start","tool":"search","callId":"own"}`, Scout, h)
+	require.NoError(t, err)
+	assert.Len(t, h.asked, 1, "a frame with its own call id is not mapped")
+}
+
+func TestUpgradeKeepsRawMembers(t *testing.T) {
+	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	envs, err := upgrade(t, `{"type":"tool_call","name":"n","input":{"b":[1, 2],"a":"\u00e9"}}`, Papercusp, h)
+	require.NoError(t, err)
+	call := envs[0].Event.(*chatprotocol.ToolCallEvent)
+	assert.Equal(t, json.RawMessage(`{"b":[1, 2],"a":"\u00e9"}`), call.Input, "the input is the frame's bytes")
+}
