@@ -161,7 +161,7 @@ func TestUpgradeRefusals(t *testing.T) {
 		{"negative usage", Scout, `{"type":"done","usage":{"totalTokens":-1}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/usage/totalTokens"},
 		{"empty href", Scout, `{"type":"navigate","href":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/href"},
 		{"empty correlation id", Scout, `{"type":"card_closed","correlationId":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/correlationId"},
-		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k","prompt":""}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/prompt"},
+		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":""}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/prompt"},
 		{"product with duplicate names", Scout, `{"type":"products","n":1,"n":2}`, &recordingHost{reg: products(t)}, chatprotocol.CodeInvalidEvent, ""},
 		{"identity refused by the host", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(*chatprotocol.ChatEventEnvelope) error {
 			return &chatprotocol.Error{Code: chatprotocol.CodeForeignFrame, Path: "/conversationId"}
