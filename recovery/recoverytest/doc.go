@@ -15,8 +15,9 @@
 // before being applied, is applied and then the worker crashes (the handle
 // is dead; open a fresh one), or is applied and its acknowledgement is
 // lost; and "load.before" fails a read. DBOptions.Hook runs at every call,
-// which tests use to interleave work and the simulation uses as the yield
-// point of its scheduler.
+// and once more inside AdmitDispatch just before launch (OpLaunch), which
+// tests use to interleave work and the simulation uses as the yield points
+// of its scheduler.
 //
 // # Conformance
 //
@@ -29,7 +30,8 @@
 // The suite checks the compare-and-swap (also under concurrency), the
 // per-effect independence of revisions, the admission refusals, that the
 // admission mark is committed before launch, that EndTurn waits for the
-// fence while AdmitDispatch authorizes and launches, a race of admission
+// fence while AdmitDispatch authorizes and launches, that a refused
+// AdmitDispatch takes the fence first (Reconcile's barrier), a race of admission
 // against cancellation, a porcupine linearizability check of concurrent
 // random operations, and, when Subject.Arm can inject them, that every fault
 // is reported truthfully. Check runs the same suite outside a test; the
