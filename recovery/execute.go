@@ -30,8 +30,9 @@ import (
 //   - ErrClaimConflict: another worker holds a live claim on the effect, or
 //     won the claim; nothing launched by this call;
 //   - ErrCheckpointWriteFailed: a claim or admission write was not applied
-//     (nothing launched), or the result could not be stored (the effect
-//     launched: the host reconciles it);
+//     (nothing launched; a claim that was written keeps other workers out
+//     until its lease expires), or the result could not be stored (the
+//     effect launched: the host reconciles it);
 //   - ErrNeedsReconciliation: the outcome is unknown: Launch or Wait
 //     failed, an acknowledgement was lost, the effect was admitted earlier
 //     and has no result, or ctx ended while waiting. A later Execute of the
