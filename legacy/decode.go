@@ -31,7 +31,12 @@ import (
 // *chatprotocol.ChatAppEvent holding the frame; whether it upgrades is the
 // host's registry's decision. The frame types and the members each needs
 // are those of ParseChatEvent (a null member counts as absent), plus the
-// Papercusp types described on Delta, ToolCall and ToolResult.
+// Papercusp types described on Delta, ToolCall and ToolResult. One
+// difference: a member that may hold any JSON value (a state's snapshot, a
+// tool call's input, a tool result's output) keeps an explicit null as the
+// JSON null, where ParseChatEvent reads a null snapshot as absent, since
+// version 1 tells a null snapshot, which it accepts, from a missing one,
+// which it refuses.
 //
 // The bytes are read as a browser's JSON.parse reads them, like
 // ParseChatEvent: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,
@@ -87,13 +92,16 @@ func DecodeLegacyChatFrame(data []byte, d Dialect) (Frame, error) {
 		}
 		return nil, wire.New(chatprotocol.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
 	}
+	if state, ok := ev.(*chatprotocol.ChatStateSnapshot); ok && state.Snapshot == nil {
+		state.Snapshot = rawMember(obj, spans, "snapshot")
+	}
 	return ev, nil
 }
 
-// rawMember returns a copy of the JSON text of member name, or nil when
-// the member is absent or null.
+// rawMember returns a copy of the JSON text of member name, null
+// included, or nil when the member is absent.
 func rawMember(obj map[string]any, spans jsjson.Spans, name string) []byte {
-	if obj[name] == nil {
+	if _, ok := obj[name]; !ok {
 		return nil
 	}
 	return bytes.Clone(spans.Get(name))

@@ -29,6 +29,8 @@ func TestDecodeAccepts(t *testing.T) {
 		{"scout tool_start null call id", Scout, `{"type":"tool_start","tool":"search","callId":null}`, &chatprotocol.ChatToolStart{Tool: "search"}},
 		{"scout card_closed", Scout, `{"type":"card_closed","correlationId":"k"}`, &chatprotocol.ChatCardClosed{CorrelationID: "k"}},
 		{"scout state", Scout, `{"type":"state","version":3,"snapshot":{"inbox":2}}`, &chatprotocol.ChatStateSnapshot{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}},
+		{"scout state null snapshot", Scout, `{"type":"state","snapshot":null}`, &chatprotocol.ChatStateSnapshot{Snapshot: json.RawMessage(`null`)}},
+		{"scout state without snapshot", Scout, `{"type":"state","version":1}`, &chatprotocol.ChatStateSnapshot{Version: 1}},
 		{"scout done", Scout, `{"type":"done"}`, &chatprotocol.ChatDone{}},
 		{"scout done usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &chatprotocol.ChatDone{Usage: &chatprotocol.ChatUsage{TotalTokens: i64(812), CostUsd: f64(0.0041)}}},
 		{"scout error", Scout, `{"type":"error","message":"upstream timed out"}`, &chatprotocol.ChatError{Message: "upstream timed out"}},
@@ -40,7 +42,7 @@ func TestDecodeAccepts(t *testing.T) {
 		{"papercusp delta", Papercusp, `{"type":"delta","text":"Hel"}`, &Delta{Text: "Hel"}},
 		{"papercusp tool_call", Papercusp, `{"type":"tool_call","name":"search","input":{"q":"refund"}}`, &ToolCall{Name: "search", Input: json.RawMessage(`{"q":"refund"}`)}},
 		{"papercusp tool_call with id", Papercusp, `{"type":"tool_call","callId":"c-1","name":"search"}`, &ToolCall{CallID: "c-1", Name: "search"}},
-		{"papercusp tool_call null input", Papercusp, `{"type":"tool_call","name":"search","input":null}`, &ToolCall{Name: "search"}},
+		{"papercusp tool_call null input", Papercusp, `{"type":"tool_call","name":"search","input":null}`, &ToolCall{Name: "search", Input: json.RawMessage(`null`)}},
 		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"c-1","status":"ok","output":{"hits":2}}`, &ToolResult{CallID: "c-1", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"hits":2}`)}},
 		{"papercusp tool_result without status", Papercusp, `{"type":"tool_result","callId":"c-1"}`, &ToolResult{CallID: "c-1"}},
 		{"papercusp tool_result unknown status kept", Papercusp, `{"type":"tool_result","callId":"c-1","status":"done"}`, &ToolResult{CallID: "c-1", Status: "done"}},
@@ -139,7 +141,7 @@ func TestDecodeRefuses(t *testing.T) {
 func TestDecodeAgreesWithParseChatEvent(t *testing.T) {
 	for _, frame := range []string{
 		`{"type":"session","sessionId":"s"}`, `{"type":"token","content":""}`,
-		`{"type":"tool_start","tool":"t","callId":"c"}`, `{"type":"state","snapshot":null}`,
+		`{"type":"tool_start","tool":"t","callId":"c"}`, `{"type":"state"}`,
 		`{"type":"done","usage":{}}`, `{"type":"cart_mutate","op":"add"}`, `{"type":"error","message":"m","extra":1}`,
 	} {
 		got, err := DecodeLegacyChatFrame([]byte(frame), Scout)

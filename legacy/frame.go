@@ -99,7 +99,8 @@ type Delta struct {
 // ToolCall says the model invoked a tool, in the Papercusp dialect:
 // {"type":"tool_call","callId":…,"name":…,"input":…}. CallID is "" when the
 // frame carries none (the host's mapping then supplies it on upgrade);
-// Input is the JSON text of the optional input, nil when absent.
+// Input is the JSON text of the optional input (null included), nil when
+// absent.
 type ToolCall struct {
 	CallID string
 	Name   string
@@ -111,7 +112,7 @@ type ToolCall struct {
 // the frame carries none. Status is "" when the frame has none; an absent
 // or unknown status is kept here and refused on upgrade
 // (unknown-result-status), never guessed. Output is the JSON text of the
-// optional output, nil when absent.
+// optional output (null included), nil when absent.
 type ToolResult struct {
 	CallID string
 	Status chatprotocol.ToolResultStatus

@@ -12,7 +12,7 @@ import (
 )
 
 // products is a registry with one product type of each channel.
-func products(t testing.TB) *chatprotocol.Registry {
+func products(t require.TestingT) *chatprotocol.Registry {
 	reg, err := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{
 		"products": chatprotocol.ChannelEvent, "cart_mutate": chatprotocol.ChannelState, "open_drawer": chatprotocol.ChannelTransient,
 	})
