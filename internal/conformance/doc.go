@@ -11,9 +11,11 @@
 //	fixtures/KIND/*.json      accept and reject cases: kind envelope, version, capabilities, state
 //	golden/NAME.jsonl         an envelope stream, one frame per line (hand-written)
 //	golden/NAME.state.json    the state it reduces to (written only by Update)
+//	legacy/DIALECT/*.json     the legacy adapters' cases: legacy frames, host mapping, expected envelopes or refusal
+//	legacy/encode/*.json      the legacy adapters' cases the other way: an envelope and its legacy frame or refusal
 //	manifest.json             every other file with its digest, role and expectation
 //
 // Everything under fuzz/ and streams/ is outside the manifest. New fixture
-// families (legacy/ quadruples, blocks parity cases) are added as a role in
-// roleOf and, once the runner can execute them, an executor in Run.
+// families (blocks parity cases) are added as a role in roleOf and, once
+// the runner can execute them, an executor in Run.
 package conformance

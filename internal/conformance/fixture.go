@@ -98,23 +98,30 @@ func (f *Fixture) parser() (*chatprotocol.EnvelopeParser, error) {
 	var opts chatprotocol.ParserOptions
 	if f.Options != nil {
 		opts.MaxFrameBytes, opts.MaxDepth = f.Options.MaxFrameBytes, f.Options.MaxDepth
-		if f.Options.Registry != nil {
-			types := map[string]chatprotocol.Channel{}
-			for t, name := range f.Options.Registry {
-				ch, ok := channelNamed(name)
-				if !ok {
-					return nil, fmt.Errorf("options.registry: unknown channel %q", name)
-				}
-				types[t] = ch
-			}
-			reg, err := chatprotocol.NewRegistry(types)
-			if err != nil {
-				return nil, fmt.Errorf("options.registry: %w", err)
-			}
-			opts.Registry = reg
+		reg, err := registry(f.Options.Registry)
+		if err != nil {
+			return nil, fmt.Errorf("options.registry: %w", err)
 		}
+		opts.Registry = reg
 	}
 	return chatprotocol.NewEnvelopeParser(&opts), nil
+}
+
+// registry builds the Registry of a case's product types, each named with
+// its channel ("event", "state" or "transient"); nil for none.
+func registry(types map[string]string) (*chatprotocol.Registry, error) {
+	if types == nil {
+		return nil, nil
+	}
+	channels := map[string]chatprotocol.Channel{}
+	for t, name := range types {
+		ch, ok := channelNamed(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown channel %q", name)
+		}
+		channels[t] = ch
+	}
+	return chatprotocol.NewRegistry(channels)
 }
 
 func channelNamed(name string) (chatprotocol.Channel, bool) {

@@ -55,7 +55,7 @@ const (
 	RoleFixture      = "fixture"       // fixtures/**/*.json
 	RoleGoldenStream = "golden-stream" // golden/*.jsonl
 	RoleGoldenState  = "golden-state"  // golden/*.state.json
-	RoleLegacy       = "legacy"        // legacy/**: legacy frame, host mapping, expected envelopes or refusal
+	RoleLegacy       = "legacy"        // legacy/**/*.json: legacy frames, host mapping, expected envelopes or refusal
 	RoleBlocksParity = "blocks-parity" // blocks-parity.jsonl: {fn, input, want} per line
 	RoleDoc          = "doc"           // *.md
 	RoleData         = "data"          // anything else
@@ -80,6 +80,8 @@ func roleOf(p string) (role, schema string) {
 		return RoleGoldenState, "schemas/golden.schema.json"
 	case strings.HasPrefix(p, "golden/") && strings.HasSuffix(p, ".jsonl"):
 		return RoleGoldenStream, "schemas/envelope.schema.json"
+	case strings.HasPrefix(p, "legacy/") && strings.HasSuffix(p, ".json"):
+		return RoleLegacy, "schemas/legacy.schema.json"
 	case strings.HasPrefix(p, "legacy/"):
 		return RoleLegacy, ""
 	case path.Base(p) == "blocks-parity.jsonl":
@@ -133,6 +135,13 @@ func entryOf(p string, data []byte) Entry {
 		}
 		e.Kind = f.Kind
 		e.Expect = &ExpectBrief{Outcome: f.Expect.Outcome, Code: f.Expect.Code, Path: f.Expect.Path}
+	case RoleLegacy:
+		c, err := decodeLegacyCase(data)
+		if err != nil {
+			return e // listed without expectation; Run reports the case itself
+		}
+		e.Kind = c.Kind
+		e.Expect = &ExpectBrief{Outcome: c.Expect.Outcome, Code: c.Expect.Code, Path: c.Expect.Path}
 	case RoleGoldenStream:
 		e.Expect = &ExpectBrief{Outcome: "accept"}
 	}

@@ -46,9 +46,10 @@ func (r *Report) add(name string, err error) {
 
 // Run checks the conformance directory dir: the manifest against the files
 // (one failure per drifting, missing or unlisted file; the manifest counts
-// as one passing case when nothing drifts), every fixture against its
-// expectation, and every golden state against its stream. Files of roles
-// this runner cannot execute yet (legacy, blocks-parity, schemas, docs) are
+// as one passing case when nothing drifts), every fixture and every legacy
+// case against its expectation, and every golden state against its stream.
+// Files of roles this runner cannot execute yet (blocks-parity, schemas,
+// docs) are
 // checked only through the manifest; schemas are validated by the module's
 // tests, which may depend on a JSON Schema validator. The error is non-nil
 // only when dir cannot be read at all.
@@ -81,6 +82,12 @@ func Run(dir string) (Report, error) {
 			data, err := os.ReadFile(full)
 			if err == nil {
 				err = runFixture(data)
+			}
+			r.add(e.Path, err)
+		case RoleLegacy:
+			data, err := os.ReadFile(full)
+			if err == nil {
+				err = runLegacy(data)
 			}
 			r.add(e.Path, err)
 		case RoleGoldenState:

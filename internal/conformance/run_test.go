@@ -146,3 +146,35 @@ func TestRunCatchesWrongExpectations(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(out.String(), "\n2 passed, 11 failed\n"), out.String())
 }
+
+func TestRunCatchesWrongLegacyExpectations(t *testing.T) {
+	const token = `"{\"type\":\"token\",\"content\":\"Hel\"}"`
+	const delta = `{"schemaVersion":1,"conversationId":"c","turnId":"turn-1","eventId":"e-1","seq":1,"event":{"type":"delta","text":"Hel"}}`
+	tests := map[string]string{
+		"wrong envelope":         `{"description":"d","kind":"upgrade","dialect":"scout","host":{"conversationId":"c"},"frames":[` + token + `],"expect":{"outcome":"accept","envelopes":[` + strings.Replace(delta, "Hel", "Hello", 1) + `]}}`,
+		"missing envelope":       `{"description":"d","kind":"upgrade","dialect":"scout","host":{"conversationId":"c"},"frames":[` + token + `,` + token + `],"expect":{"outcome":"accept","envelopes":[` + delta + `]}}`,
+		"accept that is refused": `{"description":"d","kind":"upgrade","dialect":"papercusp","host":{"conversationId":"c"},"frames":[` + token + `],"expect":{"outcome":"accept","envelopes":[` + delta + `]}}`,
+		"wrong code":             `{"description":"d","kind":"upgrade","dialect":"papercusp","host":{"conversationId":"c"},"frames":[` + token + `],"expect":{"outcome":"reject","frame":1,"code":"invalid-event"}}`,
+		"wrong refused frame":    `{"description":"d","kind":"upgrade","dialect":"scout","frames":[` + token + `,` + token + `],"expect":{"outcome":"reject","frame":2,"code":"invalid-envelope"}}`,
+		"wrong path":             `{"description":"d","kind":"upgrade","dialect":"scout","frames":[` + token + `],"expect":{"outcome":"reject","frame":1,"code":"invalid-envelope","path":"/turnId"}}`,
+		"reject that upgrades":   `{"description":"d","kind":"upgrade","dialect":"scout","host":{"conversationId":"c"},"frames":[` + token + `],"expect":{"outcome":"reject","frame":1,"code":"invalid-event"}}`,
+		"wrong legacy frame":     `{"description":"d","kind":"encode","dialect":"scout","envelope":` + strconv.Quote(delta) + `,"expect":{"outcome":"accept","frame":{"type":"delta","text":"Hel"}}}`,
+		"encode that is refused": `{"description":"d","kind":"encode","dialect":"scout","envelope":` + strconv.Quote(strings.Replace(delta, `"type":"delta","text":"Hel"`, `"type":"lifecycle","status":"started"`, 1)) + `,"expect":{"outcome":"accept","frame":{"type":"done"}}}`,
+		"unknown dialect":        `{"description":"d","kind":"upgrade","dialect":"klingon","frames":[` + token + `],"expect":{"outcome":"reject","frame":1,"code":"unsupported-version"}}`,
+		"misspelt member":        `{"description":"d","kind":"upgrade","dialect":"scout","frames":[` + token + `],"expect":{"outcome":"reject","frmae":1,"code":"invalid-envelope"}}`,
+		"unknown kind":           `{"description":"d","kind":"downgrade","dialect":"scout","expect":{"outcome":"accept"}}`,
+	}
+	dir := t.TempDir()
+	for name, content := range tests {
+		write(t, dir, "legacy/bad/"+strings.ReplaceAll(name, " ", "-")+".json", content)
+	}
+	write(t, dir, "legacy/good/ok.json", `{"description":"d","kind":"upgrade","dialect":"scout","host":{"conversationId":"c"},"frames":[`+token+`],"expect":{"outcome":"accept","envelopes":[`+delta+`]}}`)
+	require.NoError(t, writeManifest(dir))
+	r, err := Run(dir)
+	require.NoError(t, err)
+	var out strings.Builder
+	_, err = r.WriteTo(&out)
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Passed, "the manifest and the good case:\n%s", out.String())
+	assert.Len(t, r.Failures, len(tests), out.String())
+}

@@ -91,7 +91,8 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 		}
 		counts[e.Role]++
 	}
-	assert.Equal(t, 23, counts[RoleSchema])
+	assert.Equal(t, 24, counts[RoleSchema])
+	assert.Positive(t, counts[RoleLegacy])
 	assert.Positive(t, counts[RoleFixture])
 	assert.Positive(t, counts[RoleGoldenState])
 }
@@ -116,6 +117,21 @@ func TestSchemasRejectWhatTheyShould(t *testing.T) {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(frame)))
 		require.NoError(t, err)
 		assert.Error(t, env.Validate(inst), frame)
+	}
+	legacyCase := s.get("schemas/legacy.schema.json")
+	for _, c := range []string{
+		`{"description":"d","kind":"upgrade","dialect":"scout","expect":{"outcome":"accept","envelopes":[]}}`,
+		`{"description":"d","kind":"upgrade","dialect":"scout","frames":["{}"],"expect":{"outcome":"reject","code":"invalid-event"}}`,
+		`{"description":"d","kind":"upgrade","dialect":"scout","frames":["{}"],"expect":{"outcome":"accept","frame":1}}`,
+		`{"description":"d","kind":"upgrade","dialect":"klingon","frames":["{}"],"expect":{"outcome":"reject","frame":1,"code":"invalid-event"}}`,
+		`{"description":"d","kind":"upgrade","dialect":"scout","frames":["{}"],"expect":{"outcome":"accept","envelopes":[{"schemaVersion":1}]}}`,
+		`{"description":"d","kind":"encode","dialect":"scout","envelope":"{}","expect":{"outcome":"accept"}}`,
+		`{"description":"d","kind":"encode","dialect":"scout","envelope":"{}","host":{"turnId":"t"},"expect":{"outcome":"reject","code":"unsupported-event"}}`,
+		`{"description":"d","kind":"encode","dialect":"scout","frames":["{}"],"envelope":"{}","expect":{"outcome":"reject","code":"unsupported-event"}}`,
+	} {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(c)))
+		require.NoError(t, err)
+		assert.Error(t, legacyCase.Validate(inst), c)
 	}
 	fixture := s.get("schemas/fixture.schema.json")
 	for _, f := range []string{
