@@ -36,6 +36,7 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{name: "parse", summary: "read one block (or an event type name) from stdin and print its canonical JSON", run: runParse},
+		{name: "encode", summary: "turn a version-1 SSE stream into the legacy0 stream (--to legacy0)", run: runEncode},
 	}
 }
 
