@@ -1,8 +1,6 @@
 package legacy
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,32 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/sse"
+	"github.com/Papercusp/chat-protocol-go/internal/streamtest"
 )
 
 // streamsDir holds the captured streams (a copy of shared/streams).
 const streamsDir = "../testdata/streams"
 
-// readFrames returns the data of every event frame of an SSE file, without
-// comments and heartbeats, with its SSE id.
+// readFrames returns the id and data of every event frame of a captured
+// stream, without comments and heartbeats.
 func readFrames(t *testing.T, name string) (ids []string, data [][]byte) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(streamsDir, name))
 	require.NoError(t, err)
 	defer f.Close()
-	d := sse.NewDecoder(f, nil)
-	for {
-		ev, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			return ids, data
-		}
-		require.NoError(t, err)
-		if ev.Comment || ev.Type == sse.EventHeartbeat {
-			continue
-		}
-		ids = append(ids, ev.LastEventID)
-		data = append(data, ev.Clone().Data)
-	}
+	ids, data, err = streamtest.EventFrames(f)
+	require.NoError(t, err)
+	return ids, data
 }
 
 // upgradeStream upgrades every frame of a legacy stream through a

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/streamtest"
 	"github.com/Papercusp/chat-protocol-go/legacy"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -28,23 +27,16 @@ func encode(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// dataFrames returns the data and last event id of every event frame of an
-// SSE stream, without comments and heartbeats.
+// dataFrames returns the id and data of every event frame of an SSE
+// stream, without comments and heartbeats.
 func dataFrames(t *testing.T, stream string) (ids []string, data []string) {
 	t.Helper()
-	d := sse.NewDecoder(strings.NewReader(stream), nil)
-	for {
-		ev, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			return ids, data
-		}
-		require.NoError(t, err)
-		if ev.Comment || ev.Type == sse.EventHeartbeat {
-			continue
-		}
-		ids = append(ids, ev.LastEventID)
-		data = append(data, string(ev.Data))
+	ids, frames, err := streamtest.EventFrames(strings.NewReader(stream))
+	require.NoError(t, err)
+	for _, f := range frames {
+		data = append(data, string(f))
 	}
+	return ids, data
 }
 
 func TestEncodeVersion1Stream(t *testing.T) {

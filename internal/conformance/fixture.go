@@ -74,6 +74,9 @@ func decodeFixture(data []byte) (Fixture, error) {
 	return f, nil
 }
 
+// brief returns the fixture's kind and expectation, for the manifest.
+func (f Fixture) brief() (string, *Expectation) { return f.Kind, &f.Expect }
+
 // runFixture executes one fixture and returns nil when it meets its
 // expectation.
 func runFixture(data []byte) error {

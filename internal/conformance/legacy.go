@@ -74,6 +74,9 @@ func (c *LegacyCase) expectation() *Expectation {
 	return &Expectation{Outcome: c.Expect.Outcome, Code: c.Expect.Code, Path: c.Expect.Path}
 }
 
+// brief returns the case's kind and expectation, for the manifest.
+func (c LegacyCase) brief() (string, *Expectation) { return c.Kind, c.expectation() }
+
 // runLegacy executes one legacy case and returns nil when it meets its
 // expectation.
 func runLegacy(data []byte) error {

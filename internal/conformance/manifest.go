@@ -128,20 +128,20 @@ func entryOf(p string, data []byte) Entry {
 	e := Entry{Path: p, SHA256: hex.EncodeToString(sum[:])}
 	e.Role, e.Schema = roleOf(p)
 	switch e.Role {
-	case RoleFixture:
-		f, err := decodeFixture(data)
-		if err != nil {
-			return e // listed without expectation; Run reports the fixture itself
+	case RoleFixture, RoleLegacy:
+		var c interface{ brief() (string, *Expectation) }
+		var err error
+		if e.Role == RoleFixture {
+			c, err = decodeFixture(data)
+		} else {
+			c, err = decodeLegacyCase(data)
 		}
-		e.Kind = f.Kind
-		e.Expect = &ExpectBrief{Outcome: f.Expect.Outcome, Code: f.Expect.Code, Path: f.Expect.Path}
-	case RoleLegacy:
-		c, err := decodeLegacyCase(data)
 		if err != nil {
 			return e // listed without expectation; Run reports the case itself
 		}
-		e.Kind = c.Kind
-		e.Expect = &ExpectBrief{Outcome: c.Expect.Outcome, Code: c.Expect.Code, Path: c.Expect.Path}
+		kind, x := c.brief()
+		e.Kind = kind
+		e.Expect = &ExpectBrief{Outcome: x.Outcome, Code: x.Code, Path: x.Path}
 	case RoleGoldenStream:
 		e.Expect = &ExpectBrief{Outcome: "accept"}
 	}
