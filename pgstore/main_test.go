@@ -1,0 +1,176 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+)
+
+// dsnEnv names the variable that points the tests at a PostgreSQL server.
+// .ci/run always sets it (.ci/postgres start); a developer without a
+// server leaves it unset and the database tests skip, loudly.
+const dsnEnv = "CHATPROTOCOL_PG_DSN"
+
+// The test database: created fresh for this run of this test binary, so
+// that runs never interfere, and dropped at the end.
+var (
+	testDSN   string // the DSN of the fresh database
+	setupErr  error  // set when CHATPROTOCOL_PG_DSN is set but unusable
+	dsnIsSet  bool
+	adminDSN  string
+	testDB    string
+	flagIters = flag.Int("pgstore.iterations", 1000, "iterations per goroutine of each concurrency scenario")
+	flagGors  = flag.Int("pgstore.goroutines", 16, "goroutines of each concurrency scenario")
+	flagKills = flag.Int("pgstore.kills", 50, "SIGKILLs of worker processes in TestKill9 (at least the named failpoints)")
+	flagAcks  = flag.Int("pgstore.lostacks", 100, "acknowledgements TestLostAcks loses on the wire")
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) != "" {
+		os.Exit(workerMain())
+	}
+	flag.Parse()
+	adminDSN = os.Getenv(dsnEnv)
+	dsnIsSet = adminDSN != ""
+	if !dsnIsSet {
+		fmt.Fprintf(os.Stderr, "\n*** pgstore: %s is not set: every PostgreSQL test SKIPS. "+
+			"Run `.ci/postgres start` and export its DSN to run them (CI always does). ***\n\n", dsnEnv)
+	} else {
+		setupErr = createTestDB()
+		if setupErr != nil {
+			fmt.Fprintf(os.Stderr, "pgstore: %s is set but unusable: %v\n", dsnEnv, setupErr)
+		}
+	}
+	code := m.Run()
+	if dsnIsSet && setupErr == nil {
+		if err := dropTestDB(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgstore: dropping %s: %v\n", testDB, err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
+}
+
+// createTestDB creates and migrates a database of its own for this run.
+func createTestDB() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminDSN)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	testDB = "pgstore_test_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+testDB); err != nil {
+		return err
+	}
+	u, err := url.Parse(adminDSN)
+	if err != nil {
+		return err
+	}
+	u.Path = "/" + testDB
+	testDSN = u.String()
+	pool, err := pgxpool.New(ctx, testDSN)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return Migrate(ctx, pool)
+}
+
+func dropTestDB() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminDSN)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+testDB+" WITH (FORCE)")
+	return err
+}
+
+// needDB skips t when no server is configured and fails it when the
+// configured one is unusable: under .ci/run a database test never skips.
+func needDB(t testing.TB) {
+	t.Helper()
+	if !dsnIsSet {
+		t.Skipf("SKIPPED: %s is not set; run .ci/postgres start and export its DSN", dsnEnv)
+	}
+	if setupErr != nil {
+		t.Fatalf("%s is set but the test database could not be prepared: %v", dsnEnv, setupErr)
+	}
+}
+
+// poolOpts configures a test pool.
+type poolOpts struct {
+	iso        pgx.TxIsoLevel // session default isolation; "" is the server's
+	addr       string         // host:port to connect through (a proxy); "" is direct
+	searchPath string         // schema to use; "" is public
+	maxConns   int32
+	tracer     pgx.QueryTracer
+}
+
+// newPool opens a pool on the test database, closed when t ends.
+func newPool(t testing.TB, o poolOpts) *pgxpool.Pool {
+	t.Helper()
+	needDB(t)
+	pool, err := openPool(t.Context(), o)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func openPool(ctx context.Context, o poolOpts) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(testDSN)
+	if err != nil {
+		return nil, err
+	}
+	if o.iso != "" {
+		cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = string(o.iso)
+	}
+	if o.searchPath != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = o.searchPath
+	}
+	if o.addr != "" {
+		host, port, err := splitHostPort(o.addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, port
+		cfg.ConnConfig.Fallbacks = nil
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
+	}
+	if o.tracer != nil {
+		cfg.ConnConfig.Tracer = o.tracer
+	}
+	// No liveness ping on acquire: tests count statements and the proxy
+	// cuts writes only; a dead connection shows up as the next
+	// statement's error, which the store classifies.
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// isolations are the two levels every fence is proven under.
+var isolations = []pgx.TxIsoLevel{pgx.ReadCommitted, pgx.Serializable}
+
+func isoName(iso pgx.TxIsoLevel) string {
+	if iso == pgx.Serializable {
+		return "serializable"
+	}
+	return "read-committed"
+}
