@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
@@ -62,12 +63,34 @@ func uniqueViolation(err error) bool {
 }
 
 // notCommitted reports whether err, returned by an autocommit statement or
-// by COMMIT, proves that nothing was committed: pgx did not send it
-// (pgconn.SafeToRetry), the server reported an ERROR, or COMMIT answered
-// ROLLBACK. Any other error (a broken connection, a context that ended
-// while waiting for the answer, a FATAL report) leaves the outcome unknown.
+// by COMMIT that was sent, proves that nothing was committed: the server
+// reported an ERROR, or COMMIT answered ROLLBACK. Any other error (a broken
+// connection, a context that ended while waiting for the answer, a FATAL
+// report) leaves the outcome unknown.
+//
+// pgconn.SafeToRetry is deliberately not consulted: in pgx v5.12, when the
+// connection breaks while the answer to a simple-protocol COMMIT is
+// awaited, the reader closes the connection and the error returned is
+// "conn closed", which SafeToRetry accepts although COMMIT was sent and may
+// have committed (TestLostAcks found it). "Not sent" is decided before
+// sending instead (see sendable).
 func notCommitted(err error) bool {
-	return pgconn.SafeToRetry(err) || rolledBack(err) || errors.Is(err, pgx.ErrTxCommitRollback)
+	return rolledBack(err) || errors.Is(err, pgx.ErrTxCommitRollback)
+}
+
+// sendable returns a writeFailed error when a write is known not to be
+// sent: ctx has ended or the connection is closed. Checked right before
+// the write, it is what lets the store report checkpoint-write-failed for
+// a write that never left; a cancellation that lands after the check makes
+// the outcome unknown, which is the safe answer.
+func sendable(ctx context.Context, conn *pgx.Conn) error {
+	if err := ctx.Err(); err != nil {
+		return writeFailed("not sent: the context ended", err)
+	}
+	if conn.IsClosed() {
+		return writeFailed("not sent: the connection is closed", nil)
+	}
+	return nil
 }
 
 // writeFailed is the refusal for a write known not to have been committed
@@ -96,6 +119,8 @@ func commitOutcome(what string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case recovery.CodeOf(err) != "":
+		return err // the store's own verdict (sendable, a refusal)
 	case notCommitted(err):
 		return writeFailed(what+" not committed", err)
 	}

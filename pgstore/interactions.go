@@ -191,6 +191,10 @@ func (s *InteractionStore) Transact(ctx context.Context, key interactions.Key, c
 		}
 		return writeFailed("writing the card", err)
 	}
+	if err := sendable(ctx, tx.Conn()); err != nil {
+		rollback()
+		return err
+	}
 	return commitOutcome("card write", tx.Commit(ctx))
 }
 

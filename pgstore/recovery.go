@@ -62,6 +62,23 @@ func (s *RecoveryStore) fault(ctx context.Context, w write) error {
 	return s.faults(ctx, w)
 }
 
+// autocommit runs one write statement, its own transaction, on a
+// connection of its own, retrying serialization failures; an error before
+// the statement was sent is checkpoint-write-failed (see sendable).
+func (s *RecoveryStore) autocommit(ctx context.Context, run func(conn *pgx.Conn) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return writeFailed("no connection", err)
+	}
+	defer conn.Release()
+	return s.set.retry(ctx, func() error {
+		if err := sendable(ctx, conn.Conn()); err != nil {
+			return err
+		}
+		return run(conn.Conn())
+	})
+}
+
 const sqlCreateTurn = `
 WITH t AS (
 	INSERT INTO pgstore_turns (conversation_id, turn_id, status) VALUES ($1, $2, 'running')
@@ -100,8 +117,8 @@ func (s *RecoveryStore) CreateTurn(ctx context.Context, rec recovery.TurnRecord)
 		return err
 	}
 	var created int
-	err := s.set.retry(ctx, func() error {
-		return s.pool.QueryRow(ctx, sqlCreateTurn, rec.Turn.Conversation, rec.Turn.Turn, ids).Scan(&created)
+	err := s.autocommit(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, sqlCreateTurn, rec.Turn.Conversation, rec.Turn.Turn, ids).Scan(&created)
 	})
 	if err := commitOutcome("turn start", err); err != nil {
 		return err
@@ -225,8 +242,8 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 		swapped    int
 		turnExists bool
 	)
-	err := s.set.retry(ctx, func() error {
-		return s.pool.QueryRow(ctx, sqlCompareAndSwap, turn.Conversation, turn.Turn, next.ID, int64(expected),
+	err := s.autocommit(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, sqlCompareAndSwap, turn.Conversation, turn.Turn, next.ID, int64(expected),
 			int64(next.Revision), string(next.State), next.Holder, lease, result, next.Reconciled).Scan(&swapped, &turnExists)
 	})
 	if err := commitOutcome("effect write", err); err != nil {
@@ -272,6 +289,9 @@ func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, stat
 	}
 	var rec recovery.TurnRecord
 	err = s.set.retry(ctx, func() error {
+		if err := sendable(ctx, f.conn.Conn()); err != nil {
+			return err
+		}
 		rows, err := f.conn.Query(ctx, sqlEndTurn, turn.Conversation, turn.Turn, string(status))
 		if err != nil {
 			return err
@@ -335,6 +355,9 @@ func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admissio
 		status *string
 	)
 	err = s.set.retry(ctx, func() error {
+		if err := sendable(ctx, f.conn.Conn()); err != nil {
+			return err
+		}
 		return f.conn.QueryRow(ctx, sqlAdmit, turn.Conversation, turn.Turn, adm.Effect.Effect,
 			int64(adm.Revision), adm.Holder).Scan(&marked, &status)
 	})

@@ -331,4 +331,3 @@ func anyWrite(sql []string) bool {
 	}
 	return false
 }
-
