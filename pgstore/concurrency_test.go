@@ -69,7 +69,9 @@ func TestConcurrentCancelRacingAdmission(t *testing.T) {
 			for i := range effects {
 				effects[i] = "e" + strconv.Itoa(i)
 			}
-			turnOf := func(r int) recovery.TurnRef { return recovery.TurnRef{Conversation: prefix + strconv.Itoa(r), Turn: "t"} }
+			turnOf := func(r int) recovery.TurnRef {
+				return recovery.TurnRef{Conversation: prefix + strconv.Itoa(r), Turn: "t"}
+			}
 			var launched, refused, cancels atomic.Int64
 			errs := make([]error, *flagGors)
 			rounds(t, func(r int) {

@@ -12,7 +12,9 @@ import (
 // allowAll is a test host's recovery.Authorizer that authorizes everyone.
 type allowAll struct{}
 
-func (allowAll) Authorize(context.Context, string, recovery.TurnRef, recovery.Action) error { return nil }
+func (allowAll) Authorize(context.Context, string, recovery.TurnRef, recovery.Action) error {
+	return nil
+}
 
 // acceptAll is a test host's interactions.Validator that accepts any value.
 var acceptAll = interactions.ValidatorFunc(func(context.Context, interactions.SchemaRef, json.RawMessage) error { return nil })

@@ -34,7 +34,9 @@ type tracedStore struct {
 	steps []step
 }
 
-func (s *tracedStore) note(kind string, err error) { s.steps = append(s.steps, step{kind, isUncertain(err)}) }
+func (s *tracedStore) note(kind string, err error) {
+	s.steps = append(s.steps, step{kind, isUncertain(err)})
+}
 
 func (s *tracedStore) CreateTurn(ctx context.Context, rec recovery.TurnRecord) error {
 	err := s.RecoveryStore.CreateTurn(ctx, rec)
