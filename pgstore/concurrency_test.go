@@ -44,7 +44,7 @@ func rounds(t *testing.T, setup func(round int), body func(round, g int)) {
 	t.Logf("%d goroutines x %d iterations in %v", gors, iters, time.Since(start).Round(time.Millisecond))
 }
 
-func workers(st recovery.Store, n int) []*recovery.TurnRecovery {
+func newWorkers(st recovery.Store, n int) []*recovery.TurnRecovery {
 	out := make([]*recovery.TurnRecovery, n)
 	for i := range out {
 		out[i] = recovery.New(recovery.Host{Store: st, Authorizer: allowAll{}}, &recovery.Options{Worker: "w" + strconv.Itoa(i)})
@@ -61,7 +61,7 @@ func TestConcurrentCancelRacingAdmission(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {
 			st := observe(newRecoveryStore(t, poolOpts{iso: iso, maxConns: int32(*flagGors + 4)}))
-			ws := workers(st, *flagGors)
+			ws := newWorkers(st, *flagGors)
 			log := newLaunchLog()
 			ctx := t.Context()
 			prefix := "cancel-" + isoName(iso) + "-"
@@ -130,7 +130,7 @@ func TestConcurrentDuplicateWorkers(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {
 			st := observe(newRecoveryStore(t, poolOpts{iso: iso, maxConns: int32(*flagGors + 4)}))
-			ws := workers(st, *flagGors)
+			ws := newWorkers(st, *flagGors)
 			log := newLaunchLog()
 			ctx := t.Context()
 			prefix := "dup-" + isoName(iso) + "-"

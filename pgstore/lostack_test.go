@@ -211,7 +211,9 @@ func TestLostAcks(t *testing.T) {
 			}
 			for i := 0; proxy.Cuts() < target && i < 10*target; i++ {
 				turn := recovery.TurnRef{Conversation: fmt.Sprintf("ack-%d-%d", g, i), Turn: "t"}
-				if err := driveTurn(ctx, rec, ts, turn, log, tally); err != nil {
+				d := &driver{rec: rec, launcher: log, launched: log.count, pause: time.Millisecond, attempts: 50,
+					after: func(what string) { tally.add(fmt.Sprintf("%v %s", turn, what), readsAfterLostAcks(&ts.steps)) }}
+				if err := d.turn(ctx, turn, []string{"a", "b", "c"}, -1); err != nil {
 					fail(err)
 					return
 				}
@@ -274,64 +276,6 @@ func TestLostAcks(t *testing.T) {
 	assert.Equal(t, proxy.Cuts(), total, "every acknowledgement the proxy lost surfaced as an unknown outcome")
 	t.Logf("%d acknowledgements lost of %d committed writes; per write: %v; %d turns, %d cards, no double launch",
 		proxy.Cuts(), proxy.Commits(), tally.n, nTurns, nCards)
-}
-
-// driveTurn starts a turn of three effects, executes each until it has a
-// result, reconciling as the host does (its launch log is its idempotency
-// record), and finishes the turn. After every component call it tallies
-// the lost acknowledgements the call saw and the reads that followed them.
-func driveTurn(ctx context.Context, rec *recovery.TurnRecovery, ts *tracedStore, turn recovery.TurnRef, log *launchLog, tally *lostAckTally) error {
-	effects := []string{"a", "b", "c"}
-	track := func(what string) { tally.add(fmt.Sprintf("%v %s", turn, what), readsAfterLostAcks(&ts.steps)) }
-	retry := func(what string, op func() error) error {
-		for attempt := 0; ; attempt++ {
-			err := op()
-			track(what)
-			if err == nil || attempt == 50 {
-				return err
-			}
-			if !errors.Is(err, recovery.ErrNeedsReconciliation) && !errors.Is(err, recovery.ErrClaimConflict) {
-				return fmt.Errorf("%v %s: %w", turn, what, err)
-			}
-		}
-	}
-	if err := retry("start", func() error { _, err := rec.Start(ctx, "host", turn, effects); return err }); err != nil {
-		return err
-	}
-	for _, id := range effects {
-		ref := recovery.EffectRef{Turn: turn, Effect: id}
-		err := retry("execute "+id, func() error {
-			res, err := rec.Execute(ctx, "host", ref, log)
-			if !errors.Is(err, recovery.ErrNeedsReconciliation) {
-				if err == nil && string(res.Data) != "ran:"+id && string(res.Data) != "not-run" {
-					return fmt.Errorf("execute returned %q", res.Data)
-				}
-				return err
-			}
-			track("execute " + id)
-			// The host looks the effect up in its own records. An effect
-			// that is only claimed is retried instead: its lease expires at
-			// once.
-			cur, lerr := rec.Load(ctx, "host", turn)
-			ts.steps = ts.steps[:0] // the host's own read, not the component's
-			if lerr != nil {
-				return err
-			}
-			if e, _ := cur.Effect(id); e.State != recovery.EffectAdmitted && e.State != recovery.EffectNeedsReconciliation {
-				return err
-			}
-			verified := "not-run"
-			if log.count(ref) > 0 {
-				verified = "ran:" + id
-			}
-			_, err = rec.Reconcile(ctx, "host", ref, recovery.Result{Data: []byte(verified)})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return retry("finish", func() error { return rec.Finish(ctx, "host", turn, recovery.TurnCompleted) })
 }
 
 // driveCard opens a card and answers it, repeating a request whose outcome
