@@ -1,0 +1,185 @@
+// Package pgstore is the reference PostgreSQL adapter of the chat protocol's
+// two reliability components: a recovery.Store and recovery.Admitter for
+// TurnRecovery, and an interactions.Store for the InteractionResolver (seed
+// 000; contract-v1.md section 13). Any number of workers, in any number of
+// processes on any number of machines, coordinate through one PostgreSQL
+// primary. It lives in a module of its own so that the core module never
+// carries a database driver; it uses github.com/jackc/pgx/v5 and exposes
+// pgx types (a *pgxpool.Pool, a pgx.Tx) where a host must hand them over.
+//
+// Use it as it is, or copy it into a host's own store: the fences below are
+// the part that must not be weakened. Its tests prove them against a real
+// server (see "Evidence").
+//
+// # Schema and migrations
+//
+// Migrate(ctx, pool) applies the embedded, versioned migrations
+// (migrations/NNNN_name.sql, recorded in pgstore_schema_migrations) in one
+// transaction, serialized across processes by an advisory lock, and refuses
+// a database whose schema is newer than the package (ErrSchemaTooNew). The
+// tables: pgstore_turns (conversation_id, turn_id, status) and
+// pgstore_effects (…, effect_id, position, revision, state, holder,
+// lease_until, result, reconciled), one row per effect so that effects of
+// one turn advance concurrently; pgstore_cards, one row per card with the
+// record's members as columns (times in epoch milliseconds, the answer's
+// digest stored verbatim), and pgstore_card_transitions, the workflow
+// outbox.
+//
+// # The recovery fences
+//
+// Every write of an effect is a compare-and-swap on its revision, one
+// autocommit statement (claim, completion, needs-reconciliation mark,
+// reconciliation):
+//
+//	UPDATE pgstore_effects SET revision = $new, state = …, holder = …, lease_until = …, result = …, reconciled = …
+//	WHERE conversation_id = $1 AND turn_id = $2 AND effect_id = $3 AND revision = $expected
+//
+// Zero rows is recovery.ErrClaimConflict (recovery.ErrTurnNotRunning when
+// the turn is missing, read in the same statement). Under Read Committed a
+// second writer of the same row waits for the first one's row lock, then
+// re-evaluates its WHERE clause against the committed row (PostgreSQL's
+// EvalPlanQual): the revision has moved, so it updates nothing. Exactly one
+// swap from a revision wins.
+//
+// The admission fence is a session-level advisory lock on the turn,
+// pg_advisory_lock(TurnLockKey(turn)), held on a dedicated connection by
+// AdmitDispatch and by EndTurn:
+//
+//	AdmitDispatch:  SELECT pg_advisory_lock(k)                      -- its own statement
+//	                adm.Authorize(ctx)                               -- ConnFromContext(ctx) is that connection
+//	                UPDATE pgstore_effects SET revision = revision + 1, state = 'admitted'
+//	                WHERE … AND revision = $rev AND state = 'claimed' AND holder = $holder
+//	                  AND EXISTS (SELECT 1 FROM pgstore_turns WHERE … AND status = 'running')
+//	                launch(ctx)                                      -- only after that COMMIT was acknowledged
+//	                SELECT pg_advisory_unlock(k)
+//	EndTurn:        SELECT pg_advisory_lock(k)
+//	                UPDATE pgstore_turns SET status = $end WHERE … AND status = 'running'
+//	                  RETURNING …, joined with the turn's effects    -- the committed record
+//	                SELECT pg_advisory_unlock(k)
+//
+// A transaction-scoped lock cannot be the fence: the admission mark must be
+// committed before launch, and the fence held until launch returns, after
+// that commit. With the session lock, an EndTurn that starts while an
+// admission is in progress waits for the unlock, so it commits after the
+// launch and its record shows the effect admitted: the abort hook reaches
+// it. An admission that starts after an EndTurn waits for it, and its
+// UPDATE then finds the turn not running. The lock is taken in a statement
+// of its own, before the statement that reads: every statement of the
+// fence takes its snapshot after the lock was granted, at every isolation
+// level (in a transaction at Repeatable Read or Serializable, the snapshot
+// is taken by the first statement, which would precede the wait). The
+// admission mark and the turn end are single statements, their own
+// transactions; CreateTurn is one statement inserting the turn and its
+// effects (ON CONFLICT DO NOTHING: an existing turn is
+// recovery.ErrClaimConflict) and LoadTurn one SELECT, one snapshot.
+//
+// Per effect on the normal path TurnRecovery.Execute costs six statements,
+// each one round trip: the read, the claim, the lock, the admission mark,
+// the unlock, the completion. Three of them write (claim, admission,
+// completion: the seed's three transactions); the lock and the unlock write
+// nothing. BenchmarkTurnRecovery counts them.
+//
+// A host that wants revocation fenced against admission as well takes the
+// same lock in its revoking transaction (LockTurn) for the caller's running
+// turns; otherwise a revocation that commits after Authorize returned is
+// ordered after the admission. The host's Authorizer may read its tables on
+// the fence's connection (ConnFromContext).
+//
+// If the fence's connection dies while launch runs, the server ends the
+// session and drops the lock, and a cancellation may commit before launch
+// returns. The admission had committed, so the cancellation lists the
+// effect in flight and the abort hook is called, possibly before the host's
+// Launch returned: the host's abort must also stop executions that register
+// after it (recovery.Aborter says so). A session whose client vanished
+// without closing its socket keeps the lock until the server notices: set
+// tcp_keepalives_idle (or client_connection_check_interval) on the server
+// so that an EndTurn does not wait for a dead worker longer than you want.
+//
+// # The interactions fence
+//
+// Transact runs one transaction at the store's isolation level:
+//
+//	BEGIN ISOLATION LEVEL …
+//	SELECT … FROM pgstore_cards WHERE conversation_id = $1 AND correlation_id = $2 FOR UPDATE
+//	-- AuthorityFunc: the host's authorization rows, SELECT … FOR SHARE
+//	-- fn(current) — exactly once, synchronously, inside the fence
+//	INSERT INTO pgstore_cards …                                  -- a new card, revision 1
+//	  or UPDATE pgstore_cards SET … WHERE … AND revision = $stored  -- must update one row
+//	INSERT INTO pgstore_card_transitions …                       -- the outbox, same commit
+//	COMMIT
+//
+// The card's row lock is held from the read to the commit, across the
+// authority, scope, revision, schema, expiry and cancellation checks that fn
+// makes: a second worker's SELECT … FOR UPDATE waits, then (Read Committed)
+// reads the committed row and refuses. The host's authorization rows are
+// held FOR SHARE, so a revocation waits for the commit. A nil Next writes
+// nothing (rollback); a change for another key, with a revision that is not
+// the stored one plus one, or with a transition that does not match a
+// terminal record, is refused with code checkpoint-write-failed. Two Open
+// calls racing on a missing card both find no row to lock; the second
+// INSERT fails on the primary key and its Transact returns
+// checkpoint-write-failed (nothing committed). Read is a plain SELECT and
+// the AuthorityFunc in a short transaction that writes nothing.
+//
+// # Read Committed and Serializable
+//
+// Options.Isolation selects the level of the store's explicit transactions
+// (interactions); the autocommit statements run at the session's
+// default_transaction_isolation. The fences hold at both levels, for the
+// reasons above; what changes under Serializable is that the server may
+// roll a transaction back with SQLSTATE 40001 (serialization_failure)
+// where Read Committed would have waited and re-read. The store retries
+// such a failure, and a 40P01 deadlock, inside the adapter, up to
+// Options.Retries times: a recovery statement is run again as it is (the
+// retry re-reads the revision and refuses if it moved); an interactions
+// transaction is retried only while fn has not run. Once fn ran, a 40001
+// rolls back and Transact returns checkpoint-write-failed, because fn is
+// never run twice; the Resolver reports that, and the client repeats the
+// request. A component never sees a 40001. Serializable alone does not
+// fence a revocation in real time (a revocation that committed first may be
+// ordered after the answer), which is why the AuthorityFunc locks FOR SHARE
+// at both levels. Repeatable Read is refused by the constructors: it has
+// Serializable's snapshot without its conflict detection.
+//
+// # Primary only
+//
+// Every read and write must go to the primary. A replica lags and serves
+// no row locks, no advisory locks and no serializable conflict detection:
+// a LoadTurn or Read on a replica may return a record older than one the
+// caller already saw committed, and a fence taken there fences nothing.
+// Point the pool at the primary (target_session_attrs=read-write), and do
+// not route the store through a pooler in transaction mode (PgBouncer's
+// transaction pooling): session advisory locks need the session.
+//
+// # Lost acknowledgements
+//
+// A write's error tells how it ended. Known not committed, code
+// checkpoint-write-failed: the write was never sent (ctx had ended or the
+// connection was closed, checked right before sending), the server
+// reported an ERROR for it, or COMMIT answered ROLLBACK. Anything else
+// after the write was sent (a broken connection, a context that ended while
+// waiting, a FATAL report) may have committed: code needs-reconciliation,
+// and the components read once. pgconn.SafeToRetry is not trusted for that
+// decision: pgx v5.12 reports a COMMIT whose answer was lost as "conn
+// closed", which SafeToRetry accepts.
+//
+// # Evidence
+//
+// The tests run against a real server (.ci/postgres; CHATPROTOCOL_PG_DSN),
+// each run in a fresh database: recoverytest.TestStore and
+// interactionstest.TestStore at both isolation levels, with recoverytest's
+// failpoints injected before the write and, after it, by a proxy that cuts
+// the connection once the server committed (internal/lossyproxy);
+// concurrency races (cancel racing admission, duplicate workers, racing
+// answers; -pgstore.iterations, -pgstore.goroutines); lost acknowledgements
+// on the wire (-pgstore.lostacks); worker processes killed with SIGKILL at
+// every named failpoint and at random moments (-pgstore.kills); and
+// BenchmarkTurnRecovery against BenchmarkBaselineInsert.
+//
+// # Security considerations
+//
+// Every statement is parameterized; the lock key is an integer. Results
+// and answer values are stored as given (bytea, jsonb) and never
+// interpreted. Authority comes from the host's Authorizer or AuthorityFunc,
+// read under the fence; nothing stored in these tables grants any.
+package pgstore
