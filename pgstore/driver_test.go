@@ -105,11 +105,12 @@ func (d *driver) effect(ctx context.Context, ref recovery.EffectRef) error {
 		if e, _ := cur.Effect(ref.Effect); e.State != recovery.EffectAdmitted && e.State != recovery.EffectNeedsReconciliation {
 			return err
 		}
-		verified := "not-run"
-		if d.launched(ref) > 0 {
-			verified = "ran:" + ref.Effect
-		}
-		_, err = d.rec.Reconcile(ctx, "host", ref, recovery.Result{Data: []byte(verified)})
+		_, err = d.rec.Reconcile(ctx, "host", ref, func(context.Context, recovery.EffectRef) (recovery.Result, error) {
+			if d.launched(ref) > 0 {
+				return recovery.Result{Data: []byte("ran:" + ref.Effect)}, nil
+			}
+			return recovery.Result{Data: []byte("not-run")}, nil
+		})
 		d.done("reconcile " + ref.Effect)
 		return err
 	})
