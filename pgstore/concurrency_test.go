@@ -52,6 +52,14 @@ func newWorkers(st recovery.Store, n int) []*recovery.TurnRecovery {
 	return out
 }
 
+// raceSetup returns an observed store at isolation iso with a connection
+// per racing goroutine, one worker per goroutine, a launch log and a turn
+// prefix unique to the scenario.
+func raceSetup(t *testing.T, iso pgx.TxIsoLevel, scenario string) (*observedStore, []*recovery.TurnRecovery, *launchLog, string) {
+	st := observe(newRecoveryStore(t, poolOpts{iso: iso, maxConns: int32(*flagGors + 4)}))
+	return st, newWorkers(st, *flagGors), newLaunchLog(), scenario + "-" + isoName(iso) + "-"
+}
+
 // TestConcurrentCancelRacingAdmission: in each round one goroutine cancels
 // a turn while every other one executes its own effect of it. A launch
 // must have its admission committed before the cancellation, which the
@@ -60,11 +68,8 @@ func newWorkers(st recovery.Store, n int) []*recovery.TurnRecovery {
 func TestConcurrentCancelRacingAdmission(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {
-			st := observe(newRecoveryStore(t, poolOpts{iso: iso, maxConns: int32(*flagGors + 4)}))
-			ws := newWorkers(st, *flagGors)
-			log := newLaunchLog()
+			st, ws, log, prefix := raceSetup(t, iso, "cancel")
 			ctx := t.Context()
-			prefix := "cancel-" + isoName(iso) + "-"
 			effects := make([]string, *flagGors-1)
 			for i := range effects {
 				effects[i] = "e" + strconv.Itoa(i)
@@ -129,11 +134,8 @@ func TestConcurrentCancelRacingAdmission(t *testing.T) {
 func TestConcurrentDuplicateWorkers(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {
-			st := observe(newRecoveryStore(t, poolOpts{iso: iso, maxConns: int32(*flagGors + 4)}))
-			ws := newWorkers(st, *flagGors)
-			log := newLaunchLog()
+			st, ws, log, prefix := raceSetup(t, iso, "dup")
 			ctx := t.Context()
-			prefix := "dup-" + isoName(iso) + "-"
 			effOf := func(r int) recovery.EffectRef {
 				return recovery.EffectRef{Turn: recovery.TurnRef{Conversation: prefix + strconv.Itoa(r), Turn: "t"}, Effect: "pay"}
 			}

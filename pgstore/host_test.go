@@ -46,8 +46,13 @@ func (l *launchLog) count(e recovery.EffectRef) int {
 func (l *launchLog) doubles() []recovery.EffectRef {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return moreThanOnce(l.n)
+}
+
+// moreThanOnce returns the keys of counts above 1.
+func moreThanOnce(counts map[recovery.EffectRef]int) []recovery.EffectRef {
 	var out []recovery.EffectRef
-	for e, n := range l.n {
+	for e, n := range counts {
 		if n > 1 {
 			out = append(out, e)
 		}
@@ -107,11 +112,5 @@ func (o *observedStore) endOf(turn recovery.TurnRef) (recovery.TurnRecord, bool)
 func (o *observedStore) doubleCompletions() []recovery.EffectRef {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []recovery.EffectRef
-	for e, n := range o.completions {
-		if n > 1 {
-			out = append(out, e)
-		}
-	}
-	return out
+	return moreThanOnce(o.completions)
 }

@@ -63,13 +63,12 @@ func TestMain(m *testing.M) {
 
 // createTestDB creates and migrates a database of its own for this run.
 func createTestDB() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminDSN)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(ctx) }()
+	return withAdmin(func(ctx context.Context, conn *pgx.Conn) error {
+		return createDB(ctx, conn)
+	})
+}
+
+func createDB(ctx context.Context, conn *pgx.Conn) error {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	testDB = "pgstore_test_" + hex.EncodeToString(b[:])
@@ -91,6 +90,14 @@ func createTestDB() error {
 }
 
 func dropTestDB() error {
+	return withAdmin(func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+testDB+" WITH (FORCE)")
+		return err
+	})
+}
+
+// withAdmin runs fn on a connection to the server's admin database.
+func withAdmin(fn func(ctx context.Context, conn *pgx.Conn) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, adminDSN)
@@ -98,8 +105,7 @@ func dropTestDB() error {
 		return err
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+testDB+" WITH (FORCE)")
-	return err
+	return fn(ctx, conn)
 }
 
 // needDB skips t when no server is configured and fails it when the
