@@ -171,7 +171,7 @@ func (s *InteractionStore) Transact(ctx context.Context, key interactions.Key, c
 		return writeFailed("reading the card", err)
 	}
 	rollback := func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }
-	defer rollback() // also if fn panics; after COMMIT it does nothing
+	defer rollback()       // also if fn panics; after COMMIT it does nothing
 	change, err := fn(cur) // exactly once: nothing below runs it again
 	if err != nil {
 		rollback()
