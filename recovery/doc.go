@@ -112,13 +112,21 @@
 //     state='admitted', revision=revision+1 ... WHERE ... AND revision=$rev
 //     AND state='claimed' AND holder=$holder AND EXISTS (running turn);
 //     COMMIT) and the launch call, then pg_advisory_unlock(key). EndTurn
-//     takes pg_advisory_xact_lock(key) inside its transaction (UPDATE turns
-//     SET status=... WHERE ... AND status='running' RETURNING, then read the
-//     effects).
-//   - Tell failures apart: an error before COMMIT was sent, or one
-//     pgconn.SafeToRetry accepts, is ErrCheckpointWriteFailed; an error
-//     from COMMIT itself, a broken connection or an ended ctx during it is
-//     ErrNeedsReconciliation.
+//     takes the same lock as a statement of its own before its transaction
+//     reads anything (then UPDATE turns SET status=... WHERE ... AND
+//     status='running' RETURNING, and read the effects): under Repeatable
+//     Read or Serializable the first statement of a transaction fixes its
+//     snapshot, so a pg_advisory_xact_lock taken inside the transaction
+//     would wait for the fence and then read data older than the admission
+//     it waited for.
+//   - Tell failures apart by what was sent, not by the driver's retry
+//     hints: an error before COMMIT was sent (checked on the connection
+//     and the ctx right before sending it) is ErrCheckpointWriteFailed; an
+//     error from COMMIT itself, a broken connection or an ended ctx during
+//     it is ErrNeedsReconciliation. Do not trust pgconn.SafeToRetry here:
+//     pgx v5.12 reports a COMMIT whose answer was lost as "conn closed",
+//     which SafeToRetry accepts although the COMMIT may have committed
+//     (pgstore's lost-acknowledgement proxy test found it).
 //   - If the fence connection dies while launch runs, the server drops the
 //     advisory lock and a cancellation may commit before launch returns.
 //     The admission had committed, so the cancellation lists the effect as
