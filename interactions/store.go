@@ -76,3 +76,39 @@ type Change struct {
 	Next       *Record
 	Transition *Transition
 }
+
+// Check refuses a change that a Store must not persist for key, given the
+// record cur it holds now (nil when none): a transition without a record,
+// a record for another key or one that does not advance the revision by
+// exactly one (1 for a new record), a terminal record without its
+// transition, or a transition that does not describe the record. The error
+// has code CodeCheckpointWriteFailed (nothing is written); nil means the
+// change may be persisted. Store implementations call it inside their
+// fence, before writing.
+func (ch Change) Check(key Key, cur *Record) error {
+	refuse := func(msg string) error {
+		return &Error{Code: CodeCheckpointWriteFailed, Message: "store refused the change: " + msg}
+	}
+	next, tr := ch.Next, ch.Transition
+	if next == nil {
+		if tr != nil {
+			return refuse("a transition without a record")
+		}
+		return nil
+	}
+	want := int64(1)
+	if cur != nil {
+		want = cur.Revision + 1
+	}
+	switch {
+	case next.Key != key:
+		return refuse("a record for another key")
+	case next.Revision != want:
+		return refuse("the revision does not advance by one")
+	case next.Status.Terminal() != (tr != nil):
+		return refuse("a terminal record and its transition go together")
+	case tr != nil && (tr.Key != key || tr.Revision != next.Revision || tr.Status != next.Status):
+		return refuse("the transition does not describe the record")
+	}
+	return nil
+}

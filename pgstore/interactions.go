@@ -177,7 +177,7 @@ func (s *InteractionStore) Transact(ctx context.Context, key interactions.Key, c
 		rollback()
 		return err
 	}
-	if err := checkChange(key, cur.Record, change); err != nil {
+	if err := change.Check(key, cur.Record); err != nil {
 		rollback()
 		return err
 	}
@@ -197,35 +197,6 @@ func (s *InteractionStore) Transact(ctx context.Context, key interactions.Key, c
 		return err
 	}
 	return commitOutcome("card write", tx.Commit(ctx))
-}
-
-// checkChange refuses a change the seam forbids (interactions.Store): a
-// transition without a record, a record for another key or whose revision
-// is not the stored one plus one, a terminal record without its transition
-// or a transition that does not describe the record.
-func checkChange(key interactions.Key, cur *interactions.Record, ch interactions.Change) error {
-	next, tr := ch.Next, ch.Transition
-	if next == nil {
-		if tr != nil {
-			return writeFailed("a transition without a record", nil)
-		}
-		return nil
-	}
-	want := int64(1)
-	if cur != nil {
-		want = cur.Revision + 1
-	}
-	switch {
-	case next.Key != key:
-		return writeFailed("a record for another key", nil)
-	case next.Revision != want:
-		return writeFailed("the revision does not advance by one", nil)
-	case next.Status.Terminal() != (tr != nil):
-		return writeFailed("a terminal record and its transition go together", nil)
-	case tr != nil && (tr.Key != key || tr.Revision != next.Revision || tr.Status != next.Status):
-		return writeFailed("the transition does not describe the record", nil)
-	}
-	return nil
 }
 
 const sqlInsertCard = `INSERT INTO pgstore_cards (conversation_id, correlation_id, ` + cardColumns + `)

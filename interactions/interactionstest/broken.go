@@ -176,7 +176,7 @@ func (s *brokenStore) Transact(ctx context.Context, key interactions.Key, caller
 		case BrokenLostTransition:
 			ch.Transition = nil
 		}
-		if err = checkChange(key, cur.Record, ch); err != nil && s.kind != BrokenLostTransition && s.kind != BrokenWritesReadOnly {
+		if err = ch.Check(key, cur.Record); err != nil && s.kind != BrokenLostTransition && s.kind != BrokenWritesReadOnly {
 			return
 		}
 		err = nil
@@ -215,7 +215,7 @@ func (s *brokenStore) unfencedAuthority(key interactions.Key, caller *interactio
 		return err
 	}
 	s.step(func() {
-		if err = checkChange(key, s.db.current(key, nil).Record, ch); err == nil && ch.Next != nil {
+		if err = ch.Check(key, s.db.current(key, nil).Record); err == nil && ch.Next != nil {
 			err = s.db.commit(key, caller, cur.Authority, ch.Next, ch.Transition)
 		}
 	})

@@ -161,7 +161,7 @@ func (s *Store) Transact(ctx context.Context, key interactions.Key, caller *inte
 	if err != nil {
 		return fmt.Errorf("interactionstest: callback refused: %w", err)
 	}
-	if err := checkChange(key, cur.Record, change); err != nil {
+	if err := change.Check(key, cur.Record); err != nil {
 		return err
 	}
 	switch fault {
@@ -196,37 +196,4 @@ func (s *Store) Read(ctx context.Context, key interactions.Key, caller *interact
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	return s.db.current(key, caller), nil
-}
-
-// checkChange refuses a change a store must not persist (see
-// interactions.Store): a transition without a record, a record for another
-// key or that does not advance the revision by exactly one, a terminal
-// record without its transition or a transition that does not describe the
-// record. The error has code CodeCheckpointWriteFailed: nothing is written.
-func checkChange(key interactions.Key, cur *interactions.Record, ch interactions.Change) error {
-	refuse := func(msg string) error {
-		return &interactions.Error{Code: interactions.CodeCheckpointWriteFailed, Message: "store refused the change: " + msg}
-	}
-	next, tr := ch.Next, ch.Transition
-	if next == nil {
-		if tr != nil {
-			return refuse("a transition without a record")
-		}
-		return nil
-	}
-	want := int64(1)
-	if cur != nil {
-		want = cur.Revision + 1
-	}
-	switch {
-	case next.Key != key:
-		return refuse("record for another key")
-	case next.Revision != want:
-		return refuse("revision does not advance by one")
-	case next.Status.Terminal() != (tr != nil):
-		return refuse("a terminal record and its transition go together")
-	case tr != nil && (tr.Key != key || tr.Revision != next.Revision || tr.Status != next.Status):
-		return refuse("transition does not describe the record")
-	}
-	return nil
 }
