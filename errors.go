@@ -32,6 +32,7 @@ const (
 	CodeStaleCursor           = wire.CodeStaleCursor
 	CodeCursorAhead           = wire.CodeCursorAhead
 	CodeInvalidCard           = wire.CodeInvalidCard
+	CodeInvalidFrame          = wire.CodeInvalidFrame
 )
 
 // Sentinels, one per code of the wire contract, for errors.Is. Each is an
@@ -73,6 +74,10 @@ var (
 	ErrCursorAhead = wire.Sentinel(CodeCursorAhead)
 	// ErrInvalidCard: a card or card response that breaks section 3.
 	ErrInvalidCard = wire.Sentinel(CodeInvalidCard)
+	// ErrInvalidFrame: an SSE frame whose id or event name would break out
+	// of its line, or whose event name is not its envelope's event type
+	// (section 10).
+	ErrInvalidFrame = wire.Sentinel(CodeInvalidFrame)
 )
 
 // CodeOf returns the Code of the first *Error in err's chain, or "" when err
