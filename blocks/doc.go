@@ -15,6 +15,9 @@
 //     fallbacks, empty lists omitted. Their documentation gives each rule.
 //   - ParseReportBody and ParseAskBody read the JSON text between the tags.
 //   - ParseReportTag and ParseAskTag find the first tag in raw turn text.
+//   - FindTags finds every tag of both kinds in raw turn text, with its
+//     position, for a turn that carries several (`chatwire blocks` prints
+//     them).
 //
 // The answers are those of the reference on the same bytes: the module's
 // tests require the reference's exact output for every line of

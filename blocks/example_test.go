@@ -71,3 +71,19 @@ func ExampleSerializeReportTag() {
 	fmt.Println(blocks.SerializeReportTag(blocks.ReportBlock{Plans: []blocks.ReportPlan{{Title: "A & B"}}}))
 	// Output: <report>{"plans":[{"title":"A \u0026 B"}]}</report>
 }
+
+func ExampleFindTags() {
+	text := "Status:\n<report>{\"plans\":[{\"title\":\"Rate-limit v2\",\"items\":[{\"text\":\"Pacing\",\"status\":\"wip\"}]}]}</report>\n" +
+		"<ask>{\"question\":\"Route the fleet through the gateway?\"}</ask>"
+	for _, tag := range blocks.FindTags(text) {
+		switch tag.Kind {
+		case blocks.TagReport:
+			fmt.Println("report at", tag.Start, tag.Report.Plans[0].Title)
+		case blocks.TagAsk:
+			fmt.Println("ask at", tag.Start, tag.Ask.Question)
+		}
+	}
+	// Output:
+	// report at 8 Rate-limit v2
+	// ask at 106 Route the fleet through the gateway?
+}

@@ -58,12 +58,23 @@ func tagValue(text, name string) (any, bool) {
 	if i < 0 {
 		return nil, false
 	}
+	v, _, ok := tagAt(text, i, name)
+	return v, ok
+}
+
+// tagAt reads the <name> block whose opening tag starts at text[i]: it
+// returns the block's JSON value and the offset just after its closing tag.
+func tagAt(text string, i int, name string) (v any, end int, ok bool) {
 	rest := jsjson.TrimLeft(text[i+len(name)+2:])
 	v, n, ok := jsjson.ParsePrefix(rest)
-	if !ok || !hasCloseTag(jsjson.TrimLeft(rest[n:]), name) {
-		return nil, false
+	if !ok {
+		return nil, 0, false
 	}
-	return v, true
+	tail := jsjson.TrimLeft(rest[n:])
+	if !hasCloseTag(tail, name) {
+		return nil, 0, false
+	}
+	return v, len(text) - len(tail) + len(name) + 3, true
 }
 
 // indexOpenTag returns the index of the first "<name>" in s, comparing
@@ -73,11 +84,17 @@ func tagValue(text, name string) (any, bool) {
 // (U+212A) do not match "s" and "k".
 func indexOpenTag(s, name string) int {
 	for i := 0; i+len(name)+2 <= len(s); i++ {
-		if s[i] == '<' && matchFold(s[i+1:], name) && s[i+1+len(name)] == '>' {
+		if isOpenTag(s[i:], name) {
 			return i
 		}
 	}
 	return -1
+}
+
+// isOpenTag reports whether s starts with "<name>", ASCII letters compared
+// without regard to case.
+func isOpenTag(s, name string) bool {
+	return len(s) >= len(name)+2 && s[0] == '<' && matchFold(s[1:], name) && s[1+len(name)] == '>'
 }
 
 // hasCloseTag reports whether s starts with "</name>", ASCII letters
