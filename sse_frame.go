@@ -70,7 +70,7 @@ func (r *EnvelopeReader) NextFrame() (sse.Event, error) {
 	for {
 		ev, err := r.dec.Next()
 		if err != nil {
-			if _, ok := errors.AsType[*Error](err); ok {
+			if _, ok := errors.AsType[*Error](err); ok || r.dec.Truncated() {
 				r.frame, _ = r.dec.Frame()
 			}
 			return sse.Event{}, err
@@ -110,8 +110,9 @@ func (r *EnvelopeReader) Next() (ChatEventEnvelope, error) {
 
 // Frame returns the 1-based number of the frame that the last call to Next
 // or NextFrame returned or refused, counting every frame of the stream
-// (comments and heartbeats included), or 0 before the first. Use it to
-// place an error: "frame N".
+// (comments and heartbeats included), or 0 before the first; once io.EOF
+// is returned with Truncated true, the frame the end of the stream cut.
+// Use it to place an error: "frame N".
 func (r *EnvelopeReader) Frame() int64 { return r.frame }
 
 // Truncated reports, once Next has returned io.EOF, whether the stream

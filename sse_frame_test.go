@@ -134,6 +134,7 @@ func TestEnvelopeReaderRefusalsAndGoingOn(t *testing.T) {
 	_, err := r.Next()
 	require.ErrorIs(t, err, io.EOF)
 	assert.True(t, r.Truncated())
+	assert.Equal(t, int64(8), r.Frame(), "the frame the end cut")
 }
 
 func TestEnvelopeReaderNextFrameSkipsCommentsAndHeartbeats(t *testing.T) {

@@ -384,6 +384,12 @@ func (d *Decoder) end(err error) error {
 	if err == io.EOF {
 		if !d.skipping && (d.inFrame || d.r < d.w || d.midLine) {
 			d.truncated = true
+			if !d.inFrame {
+				// The dropped frame is a partial first line: count it,
+				// so that Frame names it.
+				d.frames++
+				d.frameStart = d.base + int64(d.r)
+			}
 		}
 		// A retry line takes effect when it is read (WHATWG), even in a
 		// frame that the end of the stream cuts.
@@ -550,6 +556,7 @@ func (d *Decoder) Retry() (time.Duration, bool) { return d.reconnect, d.hasRetry
 func (d *Decoder) Truncated() bool { return d.truncated }
 
 // Frame returns the number and byte offset of the last frame Next began to
-// read, returned or refused (0, 0 before the first). Use it to place an
-// error: "frame N".
+// read, returned or refused (0, 0 before the first); once Next has returned
+// io.EOF with Truncated true, the frame the end of the stream cut. Use it to
+// place an error: "frame N".
 func (d *Decoder) Frame() (number, offset int64) { return d.frames, d.frameStart }

@@ -38,6 +38,29 @@ func TestDecoderFramesCommentsAndOffsets(t *testing.T) {
 	})
 }
 
+func TestDecoderFrameNamesTheTruncatedFrame(t *testing.T) {
+	cases := []struct {
+		in     string
+		n, off int64
+	}{
+		{"data: a\n\nid: 2\n\ndata: cut", 3, 16}, // a partial first line
+		{"data: a\n\ndata: b\ndata: cu", 2, 9},   // complete lines, then a partial one
+		{"data: a\n\n: note\nevent: x\n", 2, 9},  // complete lines only
+	}
+	for _, c := range cases {
+		d := sse.NewDecoder(strings.NewReader(c.in), nil)
+		var err error
+		for err == nil {
+			_, err = d.Next()
+		}
+		require.ErrorIs(t, err, io.EOF)
+		assert.True(t, d.Truncated(), "%q", c.in)
+		n, off := d.Frame()
+		assert.Equal(t, c.n, n, "%q", c.in)
+		assert.Equal(t, c.off, off, "%q", c.in)
+	}
+}
+
 func TestDecoderCapturedStreams(t *testing.T) {
 	// Every captured stream decodes whole, with the frames a reader of the
 	// file counts.
