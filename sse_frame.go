@@ -98,6 +98,13 @@ func (r *EnvelopeReader) Next() (ChatEventEnvelope, error) {
 	if err != nil {
 		return ChatEventEnvelope{}, err
 	}
+	return r.ParseFrame(ev)
+}
+
+// ParseFrame is the second half of Next: it parses the data of ev, a frame
+// NextFrame returned, with the reader's parser, and checks its SSE event
+// name, with the refusals Next documents.
+func (r *EnvelopeReader) ParseFrame(ev sse.Event) (ChatEventEnvelope, error) {
 	env, err := r.parser.Parse(ev.Data)
 	if err != nil {
 		return ChatEventEnvelope{}, err

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/sse"
+)
+
+// The values of --from.
+const (
+	fromAuto   = "auto"
+	fromLegacy = "legacy0"
+	fromV1     = "v1"
+)
+
+// streamOptions are the flags decode and blocks share.
+type streamOptions struct {
+	from         string // fromAuto, fromLegacy or fromV1
+	dialect      string // the legacy dialect: "scout" or "papercusp"
+	conversation string // the conversation id, "" for the session frame's (legacy) or any (v1)
+	turn         string // the legacy turn id, "" for "turn-1"
+	maxFrame     int    // the largest frame data, in bytes
+	keepGoing    bool
+}
+
+// streamFlags declares the shared flags on fs, with their usage lines.
+func streamFlags(fs *flag.FlagSet, o *streamOptions) {
+	fs.StringVar(&o.from, "from", fromAuto, "the stream's version: auto, legacy0 or v1")
+	fs.StringVar(&o.dialect, "dialect", "scout", "the vocabulary of a legacy0 stream: scout or papercusp")
+	fs.StringVar(&o.conversation, "conversation", "", "the conversation id (legacy0: else the session frame's sessionId; v1: refuse frames of any other)")
+	fs.StringVar(&o.turn, "turn", "", "the turn id of a legacy0 stream (default \"turn-1\")")
+	fs.IntVar(&o.maxFrame, "max-frame", chatprotocol.DefaultMaxFrameBytes, "the largest frame accepted, in bytes of its data")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "report every violation and skip the bad frames, instead of stopping at the first")
+}
+
+// check refuses option values no stream could satisfy.
+func (o *streamOptions) check() error {
+	switch o.from {
+	case fromAuto, fromLegacy, fromV1:
+	default:
+		return fmt.Errorf("--from %q: want auto, legacy0 or v1", o.from)
+	}
+	if _, ok := legacyDialect(o.dialect); !ok {
+		return fmt.Errorf("--dialect %q: want scout or papercusp", o.dialect)
+	}
+	if o.maxFrame <= 0 {
+		return fmt.Errorf("--max-frame %d: want a positive number of bytes", o.maxFrame)
+	}
+	for name, id := range map[string]string{"--conversation": o.conversation, "--turn": o.turn} {
+		if len(id) > 256 || !utf8.ValidString(id) {
+			return fmt.Errorf("%s: an id is valid UTF-8 of at most 256 bytes", name)
+		}
+	}
+	return nil
+}
+
+// parseStreamArgs parses the arguments of a stream subcommand: flags
+// anywhere, then at most one FILE or "-". The error is a usage error.
+func parseStreamArgs(fs *flag.FlagSet, args []string) (input string, err error) {
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		operands = append(operands, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(operands) > 1 {
+		return "", fmt.Errorf("one input at most, got %q", operands)
+	}
+	if len(operands) == 0 {
+		return "-", nil
+	}
+	return operands[0], nil
+}
+
+// openInput opens FILE, or returns stdin for "-".
+func openInput(name string, stdin io.Reader) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(stdin), nil
+	}
+	return os.Open(name)
+}
+
+// streamSink receives what a stream decodes to, in stream order. A nil
+// function means the command does not print that kind of item.
+type streamSink struct {
+	envelope func(env *chatprotocol.ChatEventEnvelope) error // an envelope the state accepted
+	appEvent func(raw []byte) error                          // a legacy product frame, compact JSON
+}
+
+// streamResult is what decodeStream found.
+type streamResult struct {
+	state      *chatprotocol.ChatStateV1
+	violations int
+	// appEvents counts the legacy product frames by type.
+	appEvents map[string]int
+}
+
+// appEventSummary is the stderr line that counts the product frames, or
+// "" when there were none. printed tells whether they were printed.
+func (r *streamResult) appEventSummary(printed bool) string {
+	if len(r.appEvents) == 0 {
+		return ""
+	}
+	n, types := 0, make([]string, 0, len(r.appEvents))
+	for t, c := range r.appEvents {
+		n += c
+		types = append(types, fmt.Sprintf("%s %d", t, c))
+	}
+	slices.Sort(types)
+	what := "skipped: they are not part of the version-1 state"
+	if printed {
+		what = `printed as {"appEvent": FRAME} lines`
+	}
+	plural := "s"
+	if n == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("chatwire: %d product event%s (%s) %s", n, plural, strings.Join(types, ", "), what)
+}
+
+// errStop ends decodeStream at the first violation without --keep-going.
+var errStop = errors.New("stopped at the first violation")
+
+// stream is one run of decodeStream.
+type stream struct {
+	opts    streamOptions
+	rd      *chatprotocol.EnvelopeReader
+	sink    streamSink
+	report  func(frame int64, err *chatprotocol.Error)
+	from    string // the version decided: fromLegacy or fromV1, or fromAuto until the first frame decides
+	legacy  *legacyUpgrader
+	res     streamResult
+	compact bytes.Buffer
+}
+
+// decodeStream reads the SSE stream in as options say: frames are read as
+// version 1 or upgraded from legacy0, applied to a ChatStateV1 and handed
+// to sink. Every contract violation goes to report with its frame number;
+// without --keep-going the first one ends the stream. The error is
+// non-nil only when in cannot be read or the sink fails, and is then not a
+// violation.
+func decodeStream(in io.Reader, o streamOptions, sink streamSink, report func(frame int64, err *chatprotocol.Error)) (streamResult, error) {
+	s := &stream{
+		opts:   o,
+		rd:     chatprotocol.NewEnvelopeReader(in, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame}),
+		sink:   sink,
+		report: report,
+		from:   o.from,
+		res:    streamResult{state: chatprotocol.NewChatStateV1(o.conversation)},
+	}
+	err := s.run()
+	if err == errStop {
+		err = nil
+	}
+	return s.res, err
+}
+
+func (s *stream) run() error {
+	for {
+		ev, err := s.rd.NextFrame()
+		if err == io.EOF {
+			if s.rd.Truncated() {
+				return s.violation(&chatprotocol.Error{Code: chatprotocol.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (contract-v1.md section 10)"})
+			}
+			return nil
+		}
+		if err != nil {
+			if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+				if err := s.violation(e); err != nil {
+					return err
+				}
+				continue
+			}
+			return err
+		}
+		if err := s.frame(ev); err != nil {
+			return err
+		}
+	}
+}
+
+// frame reads one data frame by the stream's version.
+func (s *stream) frame(ev sse.Event) error {
+	if s.from == fromAuto {
+		if v, ok := versionOf(ev.Data); ok {
+			s.from = v
+		}
+	}
+	if s.from == fromLegacy {
+		return s.legacyFrame(ev.Data)
+	}
+	// Version 1, or a frame that tells neither (not a JSON object): the
+	// envelope parser says what is wrong with it.
+	env, err := s.rd.ParseFrame(ev)
+	if err != nil {
+		return s.refused(err)
+	}
+	return s.apply(&env)
+}
+
+// versionOf tells the version of a stream from one frame's data: v1 for a
+// JSON object with a schemaVersion member at its top level, whatever its
+// value (the parser then checks it), legacy0 for an object without one;
+// ok is false for data that is not one JSON object.
+func versionOf(data []byte) (string, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || top == nil {
+		return "", false
+	}
+	if _, ok := top["schemaVersion"]; ok {
+		return fromV1, true
+	}
+	return fromLegacy, true
+}
+
+// apply folds an envelope into the state and hands it to the sink.
+func (s *stream) apply(env *chatprotocol.ChatEventEnvelope) error {
+	if err := s.res.state.Apply(*env); err != nil {
+		return s.refused(err)
+	}
+	if s.sink.envelope != nil {
+		return s.sink.envelope(env)
+	}
+	return nil
+}
+
+// appEvent counts a legacy product frame and hands it to the sink as
+// compact JSON.
+func (s *stream) appEvent(typ string, raw []byte) error {
+	if s.res.appEvents == nil {
+		s.res.appEvents = map[string]int{}
+	}
+	s.res.appEvents[typ]++
+	if s.sink.appEvent == nil {
+		return nil
+	}
+	s.compact.Reset()
+	if err := json.Compact(&s.compact, raw); err != nil {
+		return s.violation(&chatprotocol.Error{Code: chatprotocol.CodeInvalidEvent, Message: "a product frame that is not JSON", Err: err})
+	}
+	return s.sink.appEvent(s.compact.Bytes())
+}
+
+// refused reports err, a refusal of the current frame; any other error is
+// returned as it is.
+func (s *stream) refused(err error) error {
+	if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+		return s.violation(e)
+	}
+	return err
+}
+
+// violation reports a refusal of the current frame, and returns errStop
+// unless the stream goes on.
+func (s *stream) violation(e *chatprotocol.Error) error {
+	s.res.violations++
+	s.report(s.rd.Frame(), e)
+	if !s.opts.keepGoing {
+		return errStop
+	}
+	return nil
+}
+
+// violationLine formats a violation as the one stderr line
+// "chatwire: frame N: CODE: message", the message including the JSON
+// pointer and the cause, with control characters replaced so that it stays
+// one line.
+func violationLine(frame int64, e *chatprotocol.Error) string {
+	msg := e.Message
+	if e.Err != nil {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += e.Err.Error()
+	}
+	if e.Path != "" {
+		msg += " (at " + e.Path + ")"
+	}
+	msg = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(msg, "?"))
+	return fmt.Sprintf("chatwire: frame %d: %s: %s\n", frame, e.Code, msg)
+}
