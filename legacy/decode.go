@@ -47,6 +47,14 @@ func DecodeLegacyChatFrame(data []byte, d Dialect) (Frame, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
+	if f, ok := decodeStrict(data, d); ok {
+		return f, nil
+	}
+	return decodeGeneral(data, d)
+}
+
+// decodeGeneral is DecodeLegacyChatFrame for a valid dialect, on any bytes.
+func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 	text := jsjson.DecodeUTF8(data)
 	obj, spans, ok := jsjson.ParseObject(text)
 	if !ok {

@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -64,12 +65,15 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 	if err != nil {
 		return nil, err
 	}
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
 	for _, ev := range events {
-		if err := checkEvent(ev, f); err != nil {
+		if err := checkEvent(buf, ev, f); err != nil {
 			return nil, err
 		}
 	}
-	if call := needsCallID(events[0]); call != nil {
+	call := needsCallID(events[0])
+	if call != nil {
 		id, ok := h.ToolCallID(f)
 		if !ok {
 			return nil, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
@@ -80,18 +84,27 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 		*call = id
 	}
 	envs := make([]chatprotocol.ChatEventEnvelope, len(events))
-	var scratch []byte
 	for i, ev := range events {
 		envs[i].Event = ev
 		if err := h.Identify(&envs[i]); err != nil {
 			return nil, err
 		}
-		if scratch, err = envs[i].AppendJSON(scratch[:0]); err != nil {
+		// The events are checked; what is left to check is what the host
+		// gave: the identity, and a call id when it gave one.
+		probe := envs[i]
+		if call == nil {
+			probe.Event = identityProbe
+		}
+		if *buf, err = probe.AppendJSON((*buf)[:0]); err != nil {
 			return nil, err
 		}
 	}
 	return envs, nil
 }
+
+// identityProbe is the event an envelope's identity is checked with once
+// its own event has been: the smallest valid one.
+var identityProbe chatprotocol.Event = &chatprotocol.NavigateEvent{Href: "/"}
 
 // maxIDBytes is the longest id an envelope or event may carry, in bytes
 // (contract-v1.md section 5).
@@ -191,18 +204,30 @@ var renamed = map[string]map[string]string{
 	chatprotocol.ChatEventToolStart: {"name": "tool"},
 }
 
+// scratch holds the buffers UpgradeLegacyChatFrame checks envelopes in, so
+// that upgrading a frame does not allocate one per envelope.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// probeID is the identity checkEvent gives an event to check it inside an
+// envelope, before the host gives the real one.
+const probeID = "probe"
+
 // checkEvent applies the version-1 rules of ev (section 6), with the path
-// of a refusal pointing into the legacy frame f.
-func checkEvent(ev chatprotocol.Event, f Frame) error {
-	m, ok := ev.(json.Marshaler)
-	if !ok {
-		return notAFrame(f)
-	}
-	_, err := m.MarshalJSON()
+// of a refusal pointing into the legacy frame f. It writes the event into
+// *buf, inside an envelope of a valid stand-in identity.
+func checkEvent(buf *[]byte, ev chatprotocol.Event, f Frame) error {
+	probe := chatprotocol.ChatEventEnvelope{ConversationID: probeID, TurnID: probeID, EventID: probeID, Seq: 1, Event: ev}
+	out, err := probe.AppendJSON((*buf)[:0])
 	if err == nil {
+		*buf = out
 		return nil
 	}
-	if e, ok := err.(*chatprotocol.Error); ok && e.Path != "" {
+	e, ok := err.(*chatprotocol.Error)
+	if !ok {
+		return err
+	}
+	e.Path = strings.TrimPrefix(e.Path, "/event") // the event's own path, as its MarshalJSON gives it
+	if e.Path != "" {
 		name, rest, _ := strings.Cut(e.Path[1:], "/")
 		if to, ok := renamed[f.ChatEventType()][name]; ok {
 			e.Path = "/" + to
