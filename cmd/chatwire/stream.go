@@ -119,7 +119,7 @@ func (r *streamResult) appEventSummary(printed bool) string {
 	n, types := 0, make([]string, 0, len(r.appEvents))
 	for t, c := range r.appEvents {
 		n += c
-		types = append(types, fmt.Sprintf("%s %d", t, c))
+		types = append(types, fmt.Sprintf("%s: %d", t, c))
 	}
 	slices.Sort(types)
 	what := "skipped: they are not part of the version-1 state"

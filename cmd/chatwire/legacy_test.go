@@ -1,0 +1,89 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+)
+
+// legacyStream joins legacy frames into an SSE stream, one data line per
+// line of a frame.
+func legacyStream(frames ...string) string {
+	var b strings.Builder
+	for _, f := range frames {
+		b.WriteString("data: " + strings.ReplaceAll(f, "\n", "\ndata: ") + "\n\n")
+	}
+	return b.String()
+}
+
+func TestDecodeLegacyIdentity(t *testing.T) {
+	in := legacyStream(`{"type":"session","sessionId":"s-1"}`, `{"type":"tool_start","tool":"a"}`,
+		`{"type":"token","content":"x"}`, `{"type":"tool_start","tool":"b"}`, `{"type":"done"}`)
+	envs, _, refusals, res := decodeAll(t, in, streamOptions{})
+	require.Empty(t, refusals)
+	require.Len(t, envs, 5)
+	assert.JSONEq(t, `{"schemaVersion":1,"conversationId":"s-1","turnId":"turn-1","eventId":"e-4","seq":4,"event":{"type":"tool_call","callId":"turn-1-call-2","name":"b"}}`, envs[3])
+	assert.Equal(t, "s-1", res.state.ConversationID)
+
+	envs, _, refusals, _ = decodeAll(t, in, streamOptions{conversation: "conv-9", turn: "t-7"})
+	require.Empty(t, refusals)
+	assert.JSONEq(t, `{"schemaVersion":1,"conversationId":"conv-9","turnId":"t-7","eventId":"e-2","seq":2,"event":{"type":"tool_call","callId":"t-7-call-1","name":"a"}}`, envs[1])
+}
+
+func TestDecodeLegacyProductFrames(t *testing.T) {
+	in := legacyStream(`{"type":"session","sessionId":"s-1"}`, "{\"type\":\"products\",\n \"items\": [1, 2]}",
+		`{"type":"cart_mutate","op":"add"}`, `{"type":"products","items":[]}`, `{"type":"token","content":"x"}`)
+	envs, apps, refusals, res := decodeAll(t, in, streamOptions{})
+	require.Empty(t, refusals)
+	assert.Len(t, envs, 2)
+	assert.Equal(t, []string{`{"type":"products","items":[1,2]}`, `{"type":"cart_mutate","op":"add"}`, `{"type":"products","items":[]}`}, apps)
+	assert.Equal(t, map[string]int{"products": 2, "cart_mutate": 1}, res.appEvents)
+	assert.Equal(t, "chatwire: 3 product events (cart_mutate: 1, products: 2) skipped: they are not part of the version-1 state", res.appEventSummary(false))
+
+	code, stdout, stderr := runCmd([]string{"decode"}, in)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, `{"appEvent":{"type":"products","items":[1,2]}}`+"\n")
+	assert.Equal(t, `chatwire: 3 product events (cart_mutate: 1, products: 2) printed as {"appEvent": FRAME} lines`+"\n", stderr)
+}
+
+func TestDecodeLegacyViolations(t *testing.T) {
+	session := `{"type":"session","sessionId":"s-1"}`
+	cases := []struct {
+		name   string
+		frames []string
+		want   []refusal
+	}{
+		{"no conversation id", []string{`{"type":"token","content":"x"}`}, []refusal{{1, chatprotocol.CodeInvalidEnvelope}}},
+		{"a v1 frame in a legacy stream", []string{session, `{"schemaVersion":1,"type":"token"}`}, []refusal{{2, chatprotocol.CodeUnsupportedVersion}}},
+		{"not an object", []string{session, `[1]`}, []refusal{{2, chatprotocol.CodeInvalidEvent}}},
+		{"members that do not fit", []string{session, `{"type":"token","content":7}`}, []refusal{{2, chatprotocol.CodeInvalidEvent}}},
+		{"after done", []string{session, `{"type":"done"}`, `{"type":"token","content":"late"}`}, []refusal{{3, chatprotocol.CodeTurnTerminated}}},
+		{"a papercusp frame read as scout", []string{session, `{"type":"delta","text":"x"}`}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, refusals, _ := decodeAll(t, legacyStream(c.frames...), streamOptions{keepGoing: true})
+			assert.Equal(t, c.want, refusals)
+		})
+	}
+}
+
+func TestDecodeLegacyPapercuspDialect(t *testing.T) {
+	in := legacyStream(`{"type":"session","sessionId":"s-1"}`, `{"type":"tool_call","name":"search","input":{"q":1}}`,
+		`{"type":"tool_result","callId":"turn-1-call-1","status":"ok","output":2}`, `{"type":"delta","text":"hi"}`)
+	_, apps, refusals, res := decodeAll(t, in, streamOptions{from: fromLegacy, dialect: "papercusp"})
+	require.Empty(t, refusals)
+	assert.Empty(t, apps)
+	turn, ok := res.state.Turn("turn-1")
+	require.True(t, ok)
+	assert.Equal(t, "hi", turn.Text())
+	require.Len(t, turn.ToolCalls, 1)
+	assert.Equal(t, chatprotocol.ToolCallStatus("ok"), turn.ToolCalls[0].Status)
+
+	_, _, refusals, _ = decodeAll(t, in+legacyStream(`{"type":"tool_result","status":"maybe"}`), streamOptions{dialect: "papercusp"})
+	assert.Equal(t, []refusal{{5, chatprotocol.CodeUnknownResultStatus}}, refusals)
+}
