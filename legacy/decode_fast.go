@@ -2,10 +2,10 @@ package legacy
 
 import (
 	"bytes"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 )
 
 // The bounds of the fast path: frames with more top-level members, or
@@ -135,7 +135,6 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 type flatScanner struct {
 	data []byte
 	i    int
-	buf  []byte
 }
 
 // object reads the whole text: one object, whitespace around it. It fills
@@ -168,22 +167,17 @@ func (s *flatScanner) object(members []fastMember) (n int, ok bool) {
 				return 0, false
 			}
 			s.ws()
-			if s.i < len(s.data) && s.data[s.i] == '"' {
-				v, ok := s.str(m.name != "")
-				if !ok {
+			switch {
+			case m.name == "":
+				if !s.skip(1) { // a member no type reads
 					return 0, false
 				}
-				switch m.name {
-				case "":
-				case "type":
-					if m.value, ok = internedTypes[string(v)]; !ok {
-						m.value = string(v)
-					}
-				default:
-					m.value = string(v)
+			case s.i < len(s.data) && s.data[s.i] == '"':
+				if m.value, ok = s.str(); !ok {
+					return 0, false
 				}
 				m.isString = true
-			} else if !s.skip(1) {
+			case !s.skip(1):
 				return 0, false
 			}
 			s.ws()
@@ -220,129 +214,74 @@ func (s *flatScanner) eat(c byte) bool {
 }
 
 // name reads a member name written without escapes and returns its bytes.
-// Names that are not distinct among the names no type reads do not
-// matter: the frame's value does not depend on them.
 func (s *flatScanner) name() ([]byte, bool) {
-	if !s.eat('"') {
+	start := s.i
+	if !s.skipString() || bytes.IndexByte(s.data[start:s.i], '\\') >= 0 {
 		return nil, false
 	}
-	start := s.i
-	for ; s.i < len(s.data); s.i++ {
-		switch c := s.data[s.i]; {
-		case c == '"':
-			s.i++
-			return s.data[start : s.i-1], true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
-	}
-	return nil, false
+	return s.data[start+1 : s.i-1], true
 }
 
-// str reads a string at s.i and returns its value, which is valid until
-// the next call; when keep is false the value of a string with escapes is
-// not built.
-func (s *flatScanner) str(keep bool) ([]byte, bool) {
-	s.i++ // the opening quote
+// str reads the string at s.i and returns its value: a type name of
+// either dialect without allocating it, any other string as a new one. A
+// string with escapes is read by JSON.parse's rules (jsjson); one that
+// holds a lone surrogate leaves the subset.
+func (s *flatScanner) str() (string, bool) {
 	start := s.i
-	for ; s.i < len(s.data); s.i++ {
-		switch c := s.data[s.i]; {
-		case c == '"':
-			s.i++
-			return s.data[start : s.i-1], true
-		case c == '\\':
-			s.i = start
-			return s.escaped(keep)
-		case c < 0x20:
-			return nil, false
-		}
+	if !s.skipString() {
+		return "", false
 	}
-	return nil, false
+	raw := s.data[start+1 : s.i-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		if t, ok := internedTypes[string(raw)]; ok {
+			return t, true
+		}
+		return string(raw), true
+	}
+	v, _, ok := jsjson.UnquotePrefix(s.data[start:s.i])
+	return v, ok && utf8.ValidString(v)
 }
 
-// escaped reads the rest of a string that holds escapes, from its first
-// character at s.i. A \u escape of a lone surrogate leaves the subset.
-func (s *flatScanner) escaped(keep bool) ([]byte, bool) {
-	s.buf = s.buf[:0]
+// skipString reads the string at s.i, checking its escapes but not
+// decoding them. Its bytes are valid UTF-8: decodeStrict checks the whole
+// frame first.
+func (s *flatScanner) skipString() bool {
+	if !s.eat('"') {
+		return false
+	}
 	for s.i < len(s.data) {
 		c := s.data[s.i]
+		s.i++
 		switch {
 		case c == '"':
-			s.i++
-			return s.buf, true
+			return true
 		case c < 0x20:
-			return nil, false
+			return false
 		case c != '\\':
-			if keep {
-				s.buf = append(s.buf, c)
-			}
-			s.i++
 			continue
 		}
-		if s.i+1 >= len(s.data) {
-			return nil, false
+		if s.i >= len(s.data) {
+			return false
 		}
-		e := s.data[s.i+1]
-		s.i += 2
+		e := s.data[s.i]
+		s.i++
 		switch e {
-		case '"', '\\', '/':
-			s.buf = append(s.buf, e)
-		case 'b':
-			s.buf = append(s.buf, '\b')
-		case 'f':
-			s.buf = append(s.buf, '\f')
-		case 'n':
-			s.buf = append(s.buf, '\n')
-		case 'r':
-			s.buf = append(s.buf, '\r')
-		case 't':
-			s.buf = append(s.buf, '\t')
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		case 'u':
-			r, ok := s.hex4()
-			if !ok {
-				return nil, false
+			if len(s.data)-s.i < 4 {
+				return false
 			}
-			if utf16.IsSurrogate(r) {
-				if r >= 0xDC00 || s.i+1 >= len(s.data) || s.data[s.i] != '\\' || s.data[s.i+1] != 'u' {
-					return nil, false
-				}
-				s.i += 2
-				lo, ok := s.hex4()
-				if !ok {
-					return nil, false
-				}
-				if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
-					return nil, false
+			for _, h := range s.data[s.i : s.i+4] {
+				if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+					return false
 				}
 			}
-			s.buf = utf8.AppendRune(s.buf, r)
+			s.i += 4
 		default:
-			return nil, false
+			return false
 		}
 	}
-	return nil, false
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func (s *flatScanner) hex4() (rune, bool) {
-	if s.i+4 > len(s.data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s.data[s.i : s.i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	s.i += 4
-	return r, true
+	return false
 }
 
 // skip reads any value that is not a string at s.i (and the strings
@@ -353,8 +292,7 @@ func (s *flatScanner) skip(depth int) bool {
 	}
 	switch c := s.data[s.i]; {
 	case c == '"':
-		_, ok := s.str(false)
-		return ok
+		return s.skipString()
 	case c == '{' || c == '[':
 		if depth >= maxFastDepth {
 			return false
@@ -387,10 +325,7 @@ func (s *flatScanner) container(open byte, depth int) bool {
 	}
 	for {
 		if open == '{' {
-			if s.i >= len(s.data) || s.data[s.i] != '"' {
-				return false
-			}
-			if _, ok := s.str(false); !ok {
+			if !s.skipString() {
 				return false
 			}
 			s.ws()

@@ -75,6 +75,23 @@ func ParsePrefix(s string) (v any, n int, ok bool) {
 	return v, p.pos, true
 }
 
+// UnquotePrefix reads the JSON string at the start of data (its opening
+// quote first) as JSON.parse reads it, and returns its value with the
+// number of bytes it took. Whatever follows is left to the caller. ok is
+// false when data does not start with a JSON string. As in Parse, a lone
+// surrogate escape gives the surrogate's WTF-8 form, which is not valid
+// UTF-8.
+func UnquotePrefix(data []byte) (s string, n int, ok bool) {
+	if len(data) == 0 || data[0] != '"' {
+		return "", 0, false
+	}
+	p := parser[[]byte]{in: data}
+	if s, ok = p.str(); !ok {
+		return "", 0, false
+	}
+	return s, p.pos, true
+}
+
 func parseAll[T ~string | ~[]byte](in T) (any, bool) {
 	p := parser[T]{in: in}
 	return p.document()

@@ -181,6 +181,37 @@ func TestParsePrefix(t *testing.T) {
 	}
 }
 
+func TestUnquotePrefix(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+		n    int
+		ok   bool
+	}{
+		{`"plain" rest`, "plain", 7, true},
+		{`"a\nb\"c\u00fc\ud83d\udc5f"}`, "a\nb\"cü👟", 27, true},
+		{`"\ud800"`, "\xed\xa0\x80", 8, true}, // a lone surrogate in its WTF-8 form, as Parse keeps it
+		{`""`, "", 2, true},
+		{`"\x"`, "", 0, false},
+		{"\"tab\there\"", "", 0, false},
+		{`"open`, "", 0, false},
+		{` "a"`, "", 0, false},
+		{`1`, "", 0, false},
+		{``, "", 0, false},
+	}
+	for _, c := range cases {
+		s, n, ok := UnquotePrefix([]byte(c.in))
+		assert.Equal(t, c.ok, ok, c.in)
+		assert.Equal(t, c.want, s, c.in)
+		assert.Equal(t, c.n, n, c.in)
+		if ok {
+			v, ok := ParseString(c.in[:n])
+			assert.True(t, ok)
+			assert.Equal(t, v, s, "the same string as Parse reads")
+		}
+	}
+}
+
 // TestParseMatchesEncodingJSON compares Parse with encoding/json on inputs
 // where the two must agree (valid UTF-8, no lone surrogate escape, numbers
 // in range, depth under encoding/json's limit).
