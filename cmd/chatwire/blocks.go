@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -31,21 +29,9 @@ the blocks of the frames that applied.
 
 // runBlocks implements `chatwire blocks`.
 func runBlocks(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("blocks", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var o streamOptions
-	streamFlags(fs, &o)
-	input, err := parseStreamArgs(fs, args)
-	if err == flag.ErrHelp {
-		fmt.Fprint(stdout, blocksUsage)
-		return exitOK
-	}
-	if err == nil {
-		err = o.check()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "chatwire blocks: %v\n%s", err, blocksUsage)
-		return exitUsage
+	input, o, status, done := parseStreamCommand("blocks", blocksUsage, args, stdout, stderr, nil)
+	if done {
+		return status
 	}
 	return runStream("blocks", input, o, stdin, stdout, stderr, func(out *bufio.Writer) (streamSink, func(streamResult) error) {
 		return streamSink{}, func(res streamResult) error {

@@ -46,25 +46,15 @@ frame-too-large. Exit status: 0 valid, 1 violation or unreadable input, 2 usage.
 
 // runDecode implements `chatwire decode`.
 func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var o streamOptions
-	streamFlags(fs, &o)
-	state := fs.Bool("state", false, "print only the final ChatStateV1")
-	input, err := parseStreamArgs(fs, args)
-	if err == flag.ErrHelp {
-		fmt.Fprint(stdout, decodeUsage)
-		return exitOK
-	}
-	if err == nil {
-		err = o.check()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "chatwire decode: %v\n%s", err, decodeUsage)
-		return exitUsage
+	var state bool
+	input, o, status, done := parseStreamCommand("decode", decodeUsage, args, stdout, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&state, "state", false, "print only the final ChatStateV1")
+	})
+	if done {
+		return status
 	}
 	return runStream("decode", input, o, stdin, stdout, stderr, func(out *bufio.Writer) (streamSink, func(streamResult) error) {
-		if *state {
+		if state {
 			return streamSink{}, func(res streamResult) error {
 				js, err := res.state.MarshalJSON()
 				if err != nil {

@@ -64,6 +64,34 @@ func (o *streamOptions) check() error {
 	return nil
 }
 
+// parseStreamCommand parses the arguments of the stream subcommand name
+// (decode, blocks): the shared flags, those more declares, and at most one
+// FILE or "-" (stdin, the default), flags and input in any order. When done
+// is true the command is over with exit status status: the usage text was
+// asked for (printed to stdout) or the arguments are wrong (printed to
+// stderr with the usage text).
+func parseStreamCommand(name, usage string, args []string, stdout, stderr io.Writer, more func(*flag.FlagSet)) (input string, o streamOptions, status int, done bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	streamFlags(fs, &o)
+	if more != nil {
+		more(fs)
+	}
+	input, err := parseStreamArgs(fs, args)
+	if err == flag.ErrHelp {
+		fmt.Fprint(stdout, usage)
+		return "", o, exitOK, true
+	}
+	if err == nil {
+		err = o.check()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "chatwire %s: %v\n%s", name, err, usage)
+		return "", o, exitUsage, true
+	}
+	return input, o, exitOK, false
+}
+
 // parseStreamArgs parses the arguments of a stream subcommand: flags
 // anywhere, then at most one FILE or "-". The error is a usage error.
 func parseStreamArgs(fs *flag.FlagSet, args []string) (input string, err error) {
