@@ -83,6 +83,11 @@ func TestParseEnvelopeDoesNotRetainInput(t *testing.T) {
 	assert.JSONEq(t, `{"q":1}`, string(env.Event.(*ToolCallEvent).Input))
 }
 
+// hugeFraction is 10^1000000 × 10^-10000000, a fraction whose mantissa
+// has a million zeros for a reader that saturates exponents too early to
+// cancel into 1.
+var hugeFraction = "1" + strings.Repeat("0", 1_000_000) + "e-10000000"
+
 func TestParseEnvelopeRefusals(t *testing.T) {
 	delta := `{"type":"delta","text":"x"}`
 	tests := []struct {
@@ -112,6 +117,9 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 		{"seq string", strings.Replace(frame(delta), `"seq":1`, `"seq":"1"`, 1), CodeInvalidEnvelope, "/seq"},
 		{"seq negative", strings.Replace(frame(delta), `"seq":1`, `"seq":-1`, 1), CodeInvalidEnvelope, "/seq"},
 		{"seq huge", strings.Replace(frame(delta), `"seq":1`, `"seq":1e400`, 1), CodeInvalidEnvelope, "/seq"},
+		{"seq fraction below float64 precision", strings.Replace(frame(delta), `"seq":1`, `"seq":1.0000000000000001`, 1), CodeInvalidEnvelope, "/seq"},
+		{"seq whose long exponent outruns its zeros", strings.Replace(frame(delta), `"seq":1`, `"seq":`+hugeFraction, 1), CodeInvalidEnvelope, "/seq"},
+		{"schemaVersion whose long exponent outruns its zeros", strings.Replace(frame(delta), `"schemaVersion":1`, `"schemaVersion":`+hugeFraction, 1), CodeUnsupportedVersion, "/schemaVersion"},
 		{"empty turnId", strings.Replace(frame(delta), `"turnId":"t-1"`, `"turnId":""`, 1), CodeInvalidEnvelope, "/turnId"},
 		{"long eventId", strings.Replace(frame(delta), `"eventId":"e-1"`, `"eventId":"`+strings.Repeat("e", 257)+`"`, 1), CodeInvalidEnvelope, "/eventId"},
 		{"numeric conversationId", strings.Replace(frame(delta), `"conversationId":"c-1"`, `"conversationId":1`, 1), CodeInvalidEnvelope, "/conversationId"},

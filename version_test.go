@@ -14,12 +14,14 @@ func TestNegotiateChatVersion(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "  ", "null", "2", "3", `"1"`, "true", "0.5", "-1", "1.5", "01", "[1]", "{}", "1 1", "1e400", "NaN"} {
+	for _, in := range []string{"", "  ", "null", "2", "3", `"1"`, "true", "0.5", "-1", "1.5", "01", "[1]", "{}", "1 1", "1e400", "NaN", "1.0000000000000001", "\ufeff1"} {
 		_, err := NegotiateChatVersion([]byte(in))
 		require.ErrorIs(t, err, ErrUnsupportedVersion, "%q", in)
 	}
 	_, err := NegotiateChatVersion(nil)
 	require.ErrorIs(t, err, ErrUnsupportedVersion)
+	_, err = NegotiateChatVersion([]byte(hugeFraction))
+	require.ErrorIs(t, err, ErrUnsupportedVersion, "a fraction whose exponent is longer than its zeros is not 1")
 }
 
 func TestChatVersionString(t *testing.T) {

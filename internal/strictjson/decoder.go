@@ -350,7 +350,7 @@ func ParseInteger(v []byte) (int64, error) {
 	if i == start || (v[start] == '0' && i-start > 1) {
 		return 0, ErrWrongType
 	}
-	exp := 0
+	var exp int64
 	if i < len(v) && v[i] == '.' {
 		i++
 		fs := i
@@ -370,10 +370,12 @@ func ParseInteger(v []byte) (int64, error) {
 			i++
 		}
 		es := i
-		e := 0
+		var e int64
 		for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
-			if e < 1e6 {
-				e = e*10 + int(v[i]-'0')
+			// Saturate far beyond any count of mantissa digits, so that a
+			// huge exponent is never cut down to one those digits cancel.
+			if e < maxExponent {
+				e = e*10 + int64(v[i]-'0')
 			}
 		}
 		if i == es {
@@ -398,7 +400,7 @@ func ParseInteger(v []byte) (int64, error) {
 	if exp < 0 {
 		return 0, ErrNotInteger
 	}
-	if len(digits)+exp > 19 {
+	if int64(len(digits))+exp > 19 {
 		return 0, ErrRange
 	}
 	var u uint64
@@ -420,6 +422,12 @@ func ParseInteger(v []byte) (int64, error) {
 	}
 	return int64(u), nil
 }
+
+// maxExponent is where ParseInteger stops reading an exponent's digits: an
+// exponent at or beyond it exceeds the number of digits of any input that
+// fits in memory, so the value is 0, out of range or a fraction whatever
+// the exact exponent is.
+const maxExponent = 1 << 40
 
 // appendDigit appends the decimal digit c to digits, dropping leading
 // zeros.

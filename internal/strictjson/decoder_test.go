@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,21 +15,36 @@ func TestParseInteger(t *testing.T) {
 		"9007199254740991": 1<<53 - 1, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63,
 		"922337203685477580.7e1": 1<<63 - 1, "1" + strings.Repeat("0", 300) + "e-300": 1, "0e999999999999": 0,
 		"123456789012345678": 123456789012345678, "10.000": 10,
+		// An exponent longer than a million digits' worth still cancels exactly.
+		"1" + strings.Repeat("0", 1_000_000) + "e-1000000":  1,
+		"0." + strings.Repeat("0", 1_000_000) + "1e1000001": 1,
 	}
 	for in, want := range ok {
 		got, err := ParseInteger([]byte(in))
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
+		require.NoError(t, err, short(in))
+		assert.Equal(t, want, got, short(in))
 	}
 	bad := map[string]error{
 		"7.5": ErrNotInteger, "1e-1": ErrNotInteger, "0.1": ErrNotInteger, "1e-999999999": ErrNotInteger,
+		// A huge exponent is not cut down to one the mantissa's zeros cancel.
+		"1" + strings.Repeat("0", 1_000_000) + "e-10000000":          ErrNotInteger,
+		"1" + strings.Repeat("0", 1_000_000) + "e-99999999999999999": ErrNotInteger,
+		"0." + strings.Repeat("0", 1_000_000) + "1e10000000":         ErrRange,
 		"9223372036854775808": ErrRange, "-9223372036854775809": ErrRange, "1e19": ErrRange, "1e400": ErrRange, "1e999999999999": ErrRange,
 		"": ErrWrongType, "-": ErrWrongType, "01": ErrWrongType, "1.": ErrWrongType, ".5": ErrWrongType, "1e": ErrWrongType, "1x": ErrWrongType, `"1"`: ErrWrongType, "+1": ErrWrongType,
 	}
 	for in, want := range bad {
 		_, err := ParseInteger([]byte(in))
-		assert.ErrorIs(t, err, want, in)
+		assert.ErrorIs(t, err, want, short(in))
 	}
+}
+
+// short names a long input in a failure message.
+func short(in string) string {
+	if len(in) <= 40 {
+		return in
+	}
+	return fmt.Sprintf("%s…(%d bytes)…%s", in[:20], len(in), in[len(in)-20:])
 }
 
 func TestExceedsDepth(t *testing.T) {
