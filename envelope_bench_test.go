@@ -71,3 +71,25 @@ func BenchmarkParseEnvelope(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseEnvelopeManyMembers reads cards whose object carries n
+// members unknown to this version: the time per byte must not grow with n
+// (the case-variant check groups names instead of comparing them pairwise).
+func BenchmarkParseEnvelopeManyMembers(b *testing.B) {
+	for _, n := range []int{1_000, 16_000, 64_000} {
+		var members strings.Builder
+		for i := range n {
+			fmt.Fprintf(&members, `,"k%d":0`, i)
+		}
+		data := []byte(`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":{"type":"card","card":{"prompt":"p","correlationId":"k","createdAt":1` + members.String() + `}}}`)
+		b.Run(fmt.Sprintf("card_members_%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := ParseEnvelope(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

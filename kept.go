@@ -4,7 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 
@@ -40,7 +39,10 @@ func decodeKept(raw []byte, dst any, code Code, path string) error {
 
 // foldCollision looks for an object in v holding two names that are equal
 // under Unicode simple case folding but not identical, and returns the
-// pointer of the second one.
+// pointer of the least such name (in byte order) of the first such object,
+// objects visited depth first with members in byte order. Its time is
+// linear in the number of names: names are grouped by foldKey, never
+// compared pairwise.
 func foldCollision(v any, path string) (string, bool) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -49,12 +51,8 @@ func foldCollision(v any, path string) (string, bool) {
 			names = append(names, name)
 		}
 		slices.Sort(names)
-		for i, a := range names {
-			for _, b := range names[i+1:] {
-				if strings.EqualFold(a, b) {
-					return path + "/" + escapePointer(min(a, b)), true
-				}
-			}
+		if least, ok := leastFoldVariant(names); ok {
+			return path + "/" + escapePointer(least), true
 		}
 		for _, name := range names {
 			if p, ok := foldCollision(v[name], path+"/"+escapePointer(name)); ok {
@@ -66,6 +64,24 @@ func foldCollision(v any, path string) (string, bool) {
 			if p, ok := foldCollision(e, path+"/"+itoa(i)); ok {
 				return p, true
 			}
+		}
+	}
+	return "", false
+}
+
+// leastFoldVariant returns the least of the sorted names that has a case
+// variant among them.
+func leastFoldVariant(sorted []string) (string, bool) {
+	if len(sorted) < 2 {
+		return "", false
+	}
+	groups := make(map[string]int, len(sorted)) // fold key -> names in its group
+	for _, name := range sorted {
+		groups[foldKey(name)]++
+	}
+	for _, name := range sorted {
+		if groups[foldKey(name)] > 1 {
+			return name, true
 		}
 	}
 	return "", false

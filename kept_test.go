@@ -1,7 +1,11 @@
 package chatprotocol
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +19,10 @@ func TestFoldCollision(t *testing.T) {
 		`{"prompt":"p","Prompt":"q"}`:         "/Prompt",
 		`{"k":1,"\u212a":2}`:                  "/k",
 		`{"a":[1,2,{"b":{}}]}`:                "",
+		// The least name that has a variant, not the first variant met.
+		`{"a":1,"b":2,"B":3,"K":4,"k":5}`:       "/B",
+		`{"s":1,"ſ":2,"S":3}`:                   "/S",
+		`{"x":{"K":1,"K":2},"y":{"a":1,"A":2}}`: "/x/K",
 	}
 	for in, want := range tests {
 		err := decodeKept([]byte(in), new(map[string]any), CodeInvalidEvent, "")
@@ -50,4 +58,34 @@ func TestAppendKept(t *testing.T) {
 	out, err = appendKept(nil, &a, nil)
 	require.NoError(t, err)
 	assert.Equal(t, `{"question":"Stop?"}`, string(out))
+}
+
+// FuzzFoldCollision compares foldCollision, which groups names by foldKey,
+// with the pairwise strings.EqualFold comparison it replaces.
+func FuzzFoldCollision(f *testing.F) {
+	for _, names := range [][]string{{"a", "A"}, {"k", "\u212a"}, {"s", "\u017f", "S"}, {"type", "typ\u0065", "TYPE"}, {"\u03a3", "\u03c2", "\u03c3"}, {"ǅ", "ǆ", "Ǆ"}, {"x", "y"}} {
+		f.Add(strings.Join(names, "\x00"))
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		if !utf8.ValidString(joined) {
+			return
+		}
+		obj := map[string]any{}
+		for _, n := range strings.Split(joined, "\x00") {
+			obj[n] = 1
+		}
+		names := slices.Sorted(maps.Keys(obj))
+		want := ""
+		for i, a := range names {
+			for _, b := range names[i+1:] {
+				if strings.EqualFold(a, b) && want == "" {
+					want = "/" + escapePointer(a)
+				}
+			}
+		}
+		got, found := foldCollision(obj, "")
+		if got != want || found != (want != "") {
+			t.Fatalf("foldCollision(%q) = %q, %v; want %q", names, got, found, want)
+		}
+	})
 }

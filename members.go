@@ -3,6 +3,7 @@ package chatprotocol
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
@@ -34,6 +35,20 @@ func isCaseVariant(name []byte, known []string) bool {
 		}
 	}
 	return false
+}
+
+// foldKey returns s with every rune replaced by the least rune of its
+// Unicode simple folding orbit, so that for valid UTF-8
+// strings.EqualFold(a, b) holds exactly when foldKey(a) == foldKey(b):
+// names can be grouped by case variant in a map instead of compared pairwise.
+func foldKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
 }
 
 // appendUnknown writes kept members after the known ones of an object whose
