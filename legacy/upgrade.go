@@ -61,7 +61,7 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 	if isNil(f) {
 		return nil, notAFrame(nil)
 	}
-	events, err := upgradeEvents(f, h.Registry())
+	events, call, err := upgradeEvents(f, h.Registry())
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,6 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 			return nil, err
 		}
 	}
-	call := needsCallID(events[0])
 	if call != nil {
 		id, ok := h.ToolCallID(f)
 		if !ok {
@@ -110,13 +109,26 @@ var identityProbe chatprotocol.Event = &chatprotocol.NavigateEvent{Href: "/"}
 // (contract-v1.md section 5).
 const maxIDBytes = 256
 
-// unset is the call id a tool event holds until the host gives one, so
-// that the event's other rules can be checked first.
-const unset = "\x00unset"
+// hostCallID is the call id a tool event holds until the host gives one,
+// so that the event's other rules can be checked first. Whether the host
+// is asked depends only on the frame having no call id, never on this
+// value, which a frame may well carry itself.
+const hostCallID = "host-call-id"
 
-// upgradeEvents builds the events of f by the table of section 9.
-func upgradeEvents(f Frame, reg *chatprotocol.Registry) ([]chatprotocol.Event, error) {
-	one := func(ev chatprotocol.Event) ([]chatprotocol.Event, error) { return []chatprotocol.Event{ev}, nil }
+// upgradeEvents builds the events of f by the table of section 9. call
+// points at the call id of the tool event that the host must supply, nil
+// when f carries its own or is no tool frame.
+func upgradeEvents(f Frame, reg *chatprotocol.Registry) (events []chatprotocol.Event, call *string, err error) {
+	one := func(ev chatprotocol.Event) ([]chatprotocol.Event, *string, error) {
+		return []chatprotocol.Event{ev}, nil, nil
+	}
+	tool := func(ev chatprotocol.Event, id *string) ([]chatprotocol.Event, *string, error) {
+		if *id != "" {
+			return []chatprotocol.Event{ev}, nil, nil
+		}
+		*id = hostCallID
+		return []chatprotocol.Event{ev}, id, nil
+	}
 	switch f := f.(type) {
 	case *chatprotocol.ChatSession:
 		return one(&chatprotocol.SessionEvent{SessionID: f.SessionID})
@@ -125,14 +137,17 @@ func upgradeEvents(f Frame, reg *chatprotocol.Registry) ([]chatprotocol.Event, e
 	case *Delta:
 		return one(&chatprotocol.DeltaEvent{Text: f.Text})
 	case *chatprotocol.ChatToolStart:
-		return one(&chatprotocol.ToolCallEvent{CallID: orUnset(f.CallID), Name: f.Tool})
+		ev := &chatprotocol.ToolCallEvent{CallID: f.CallID, Name: f.Tool}
+		return tool(ev, &ev.CallID)
 	case *ToolCall:
-		return one(&chatprotocol.ToolCallEvent{CallID: orUnset(f.CallID), Name: f.Name, Input: f.Input})
+		ev := &chatprotocol.ToolCallEvent{CallID: f.CallID, Name: f.Name, Input: f.Input}
+		return tool(ev, &ev.CallID)
 	case *ToolResult:
 		if !f.Status.Valid() {
-			return nil, wire.New(chatprotocol.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
+			return nil, nil, wire.New(chatprotocol.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
 		}
-		return one(&chatprotocol.ToolResultEvent{CallID: orUnset(f.CallID), Status: f.Status, Output: f.Output})
+		ev := &chatprotocol.ToolResultEvent{CallID: f.CallID, Status: f.Status, Output: f.Output}
+		return tool(ev, &ev.CallID)
 	case *chatprotocol.ChatCard:
 		return one(&chatprotocol.CardEvent{Card: f.Card})
 	case *chatprotocol.ChatCardClosed:
@@ -145,16 +160,16 @@ func upgradeEvents(f Frame, reg *chatprotocol.Registry) ([]chatprotocol.Event, e
 		return []chatprotocol.Event{
 			&chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false},
 			&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed},
-		}, nil
+		}, nil, nil
 	case *chatprotocol.ChatNavigate:
 		return one(&chatprotocol.NavigateEvent{Href: f.Href})
 	case *chatprotocol.ChatAppEvent:
 		if !isProductType(reg, f.Type) {
-			return nil, wire.New(chatprotocol.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
+			return nil, nil, wire.New(chatprotocol.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
 		}
 		return one(&chatprotocol.AppEvent{Type: f.Type, Raw: f.Raw})
 	}
-	return nil, notAFrame(f)
+	return nil, nil, notAFrame(f)
 }
 
 // isProductType reports whether typ is a product type reg registered: not
@@ -165,29 +180,6 @@ func isProductType(reg *chatprotocol.Registry, typ string) bool {
 	}
 	_, ok := reg.Channel(typ)
 	return ok
-}
-
-func orUnset(callID string) string {
-	if callID == "" {
-		return unset
-	}
-	return callID
-}
-
-// needsCallID returns the call id of ev to be filled in by the host, or
-// nil when ev has its own.
-func needsCallID(ev chatprotocol.Event) *string {
-	switch e := ev.(type) {
-	case *chatprotocol.ToolCallEvent:
-		if e.CallID == unset {
-			return &e.CallID
-		}
-	case *chatprotocol.ToolResultEvent:
-		if e.CallID == unset {
-			return &e.CallID
-		}
-	}
-	return nil
 }
 
 func usageV1(u *chatprotocol.ChatUsage) *chatprotocol.Usage {

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,6 +67,8 @@ func TestUpgradeTable(t *testing.T) {
 		{"registered product", Scout, `{"type":"products","products":[{"sku":"A-100"}]}`, head + `{"type":"products","products":[{"sku":"A-100"}]}}`},
 		{"papercusp delta", Papercusp, `{"type":"delta","text":"Hel"}`, head + `{"type":"delta","text":"Hel"}}`},
 		{"papercusp tool_call", Papercusp, `{"type":"tool_call","name":"search_docs","input":{"q":"refund policy"}}`, head + `{"type":"tool_call","callId":"t-1-call-1","name":"search_docs","input":{"q":"refund policy"}}}`},
+		{"tool_start keeps an own id of any value", Scout, `{"type":"tool_start","tool":"search_products","callId":"\u0000unset"}`, head + `{"type":"tool_call","callId":"\u0000unset","name":"search_products"}}`},
+		{"papercusp tool_call keeps an own id of any value", Papercusp, `{"type":"tool_call","callId":"host-call-id","name":"n"}`, head + `{"type":"tool_call","callId":"host-call-id","name":"n"}}`},
 		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"call-1","status":"error","output":"boom"}`, head + `{"type":"tool_result","callId":"call-1","status":"error","output":"boom"}}`},
 		{"papercusp error", Papercusp, `{"type":"error","message":"m"}`,
 			head + `{"type":"error","code":"legacy-error","message":"m","retryable":false}}` + "\n" +
@@ -216,9 +219,13 @@ func TestUpgradeAsksTheHostOnlyForValidFrames(t *testing.T) {
 	assert.Equal(t, "c-1", envs[0].Event.(*chatprotocol.ToolCallEvent).CallID)
 	assert.Equal(t, int64(1), envs[0].Seq)
 
-	_, err = upgrade(t, `{"type":"tool_start","tool":"search","callId":"own"}`, Scout, h)
-	require.NoError(t, err)
-	assert.Len(t, h.asked, 1, "a frame with its own call id is not mapped")
+	for _, own := range []string{"own", `\u0000unset`, "host-call-id"} {
+		envs, err = upgrade(t, `{"type":"tool_result","status":"ok","callId":"`+own+`"}`, Papercusp, h)
+		require.NoError(t, err, own)
+		assert.Len(t, h.asked, 1, "a frame with its own call id %q is not mapped", own)
+		want, _ := strconv.Unquote(`"` + own + `"`)
+		assert.Equal(t, want, envs[0].Event.(*chatprotocol.ToolResultEvent).CallID)
+	}
 }
 
 func TestUpgradeKeepsRawMembers(t *testing.T) {
