@@ -60,8 +60,9 @@
 //     read differently smuggles a second event past checks. ParseEnvelope
 //     refuses all three: duplicates and invalid UTF-8 at every depth, and a
 //     member name that differs only by case (Unicode simple folding) from a
-//     member of the contract, or, inside cards and blocks, from another name
-//     of the same object. Unknown members are kept and re-emitted, so the
+//     member of the contract, at every level of the envelope, its event,
+//     cards and blocks, or, inside cards and blocks, from another name of
+//     the same object. Unknown members are kept and re-emitted, so the
 //     refusal of case variants is what stops a kept member from shadowing a
 //     known one downstream.
 //   - Bounded work. A frame over MaxFrameBytes (1 MiB by default) is refused

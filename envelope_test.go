@@ -149,6 +149,8 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 		{"text block with report", frame(`{"type":"result","blocks":[{"kind":"text","text":"t","report":{"plans":[{"title":"p"}]}}]}`), CodeInvalidEvent, "/event/blocks/0"},
 		{"capabilities incomplete", frame(`{"type":"capabilities","capabilities":{"connectionReplay":true}}`), CodeInvalidEvent, "/event/capabilities/persistedHistory"},
 		{"card case variant inside", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","PROMPT":"q"}}`), CodeInvalidEnvelope, "/event/card/PROMPT"},
+		{"card case variant alone", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","Presentation":{"kind":"radio","options":[{"id":"a","label":"A"}]}}}`), CodeInvalidEnvelope, "/event/card/Presentation"},
+		{"ask block case variant alone", frame(`{"type":"result","blocks":[{"kind":"ask","ask":{"question":"q","Refs":["r"]}}]}`), CodeInvalidEnvelope, "/event/blocks/0/ask/Refs"},
 		{"card without prompt", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1}}`), CodeInvalidCard, "/event/card/prompt"},
 		{"card prompt number", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":5}}`), CodeInvalidCard, "/event/card/prompt"},
 		{"state without snapshot", frame(`{"type":"state","version":1}`), CodeInvalidEvent, "/event/snapshot"},

@@ -3,6 +3,7 @@ package chatprotocol
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -32,6 +33,47 @@ func TestFoldCollision(t *testing.T) {
 		}
 		require.ErrorIs(t, err, ErrInvalidEnvelope, in)
 		assert.Equal(t, want, err.(*Error).Path, in)
+	}
+}
+
+// TestDecodeKeptRefusesVariantsOfKnownMembers: a name that differs only by
+// case from a member of the card or block type is refused even alone, at
+// every level, as "TYPE" is in an event; names inside kept unknown members
+// are compared only with each other.
+func TestDecodeKeptRefusesVariantsOfKnownMembers(t *testing.T) {
+	card := func(members string) string {
+		return `{"correlationId":"k","createdAt":1,"prompt":"p"` + members + `}`
+	}
+	tests := []struct {
+		name, in string
+		dst      any
+		want     string // the refused member's pointer, "" when accepted
+	}{
+		{"card presentation alone", card(`,"Presentation":{"kind":"radio","options":[{"id":"a","label":"A"}]}`), new(OpenCardSnapshot), "/Presentation"},
+		{"card member of the embedded spec", card(`,"TimeoutMs":5`), new(OpenCardSnapshot), "/TimeoutMs"},
+		{"card member of the snapshot", card(`,"dataSchemaJSON":"{}"`), new(OpenCardSnapshot), "/dataSchemaJSON"},
+		{"long s in an option", card(`,"presentation":{"kind":"radio","options":[{"id":"a","label":"A","ſtyle":"danger"}]}`), new(OpenCardSnapshot), "/presentation/options/0/ſtyle"},
+		{"kelvin sign in a presentation", card(`,"presentation":{"\u212aind":"text"}`), new(OpenCardSnapshot), "/presentation/\u212aind"},
+		{"report of a card", card(`,"report":{"plans":[{"title":"t","Items":[{"text":"x"}]}]}`), new(OpenCardSnapshot), "/report/plans/0/Items"},
+		{"ask refs alone", `{"question":"q","Refs":["r"]}`, new(blocks.AskBlock), "/Refs"},
+		{"ask option label", `{"question":"q","options":[{"id":"a","label":"A","LABEL":"B"}]}`, new(blocks.AskBlock), "/options/0/LABEL"},
+		{"report item", `{"plans":[{"title":"t","items":[{"text":"x","Ref":"r"}]}]}`, new(blocks.ReportBlock), "/plans/0/items/0/Ref"},
+		{"least variant first", `{"question":"q","Refs":[],"Options":[]}`, new(blocks.AskBlock), "/Options"},
+		{"inside an unknown member, only its own names", card(`,"icon":{"Prompt":1,"Kind":2}`), new(OpenCardSnapshot), ""},
+		{"near misses are other names", card(`,"prompts":1,"prompt\u0000":2`), new(OpenCardSnapshot), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := decodeKept([]byte(tt.in), tt.dst, CodeInvalidCard, "")
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidEnvelope)
+			want, uerr := strconv.Unquote(`"` + tt.want + `"`)
+			require.NoError(t, uerr)
+			assert.Equal(t, want, err.(*Error).Path)
+		})
 	}
 }
 
@@ -83,7 +125,7 @@ func FuzzFoldCollision(f *testing.F) {
 				}
 			}
 		}
-		got, found := foldCollision(obj, "")
+		got, found := foldCollision(obj, nil, "")
 		if got != want || found != (want != "") {
 			t.Fatalf("foldCollision(%q) = %q, %v; want %q", names, got, found, want)
 		}
