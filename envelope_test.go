@@ -41,6 +41,8 @@ func TestParseEnvelopeAcceptsAndReencodesCanonically(t *testing.T) {
 		{"provenance", frame(`{"type":"provenance","provider":"anthropic"}`), frame(`{"type":"provenance","provider":"anthropic"}`)},
 		{"session", frame(`{"type":"session","sessionId":"s-1"}`), frame(`{"type":"session","sessionId":"s-1"}`)},
 		{"result", frame(`{"type":"result","blocks":[]}`), frame(`{"type":"result","blocks":[]}`)},
+		{"card integers by value", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1764500001000.0,"prompt":"p","timeoutMs":6e5}}`),
+			frame(`{"type":"card","card":{"correlationId":"k","createdAt":1764500001000.0,"prompt":"p","timeoutMs":6e5}}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,6 +153,8 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 		{"card case variant inside", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","PROMPT":"q"}}`), CodeInvalidEnvelope, "/event/card/PROMPT"},
 		{"card case variant alone", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","Presentation":{"kind":"radio","options":[{"id":"a","label":"A"}]}}}`), CodeInvalidEnvelope, "/event/card/Presentation"},
 		{"ask block case variant alone", frame(`{"type":"result","blocks":[{"kind":"ask","ask":{"question":"q","Refs":["r"]}}]}`), CodeInvalidEnvelope, "/event/blocks/0/ask/Refs"},
+		{"card createdAt fraction", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1.5,"prompt":"p"}}`), CodeInvalidCard, "/event/card/createdAt"},
+		{"card bound beyond float64", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","presentation":{"kind":"slider","min":1e400}}}`), CodeInvalidCard, "/event/card/presentation/min"},
 		{"card without prompt", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1}}`), CodeInvalidCard, "/event/card/prompt"},
 		{"card prompt number", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":5}}`), CodeInvalidCard, "/event/card/prompt"},
 		{"state without snapshot", frame(`{"type":"state","version":1}`), CodeInvalidEvent, "/event/snapshot"},

@@ -1,14 +1,17 @@
 package chatprotocol
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
@@ -25,16 +28,18 @@ import (
 // member the object's Go type defines, is refused here, because the kept
 // JSON is re-emitted and a case-folding consumer would read it as that
 // member (section 5), as ParseEnvelope refuses "TYPE" beside or instead of
-// "type".
+// "type". Those refusals, and JSON that is not strict, are
+// invalid-envelope; a member of the wrong type or value is code, at the
+// member's path.
 func decodeKept(raw []byte, dst any, code Code, path string) error {
-	var tree any
-	if err := json.Unmarshal(raw, &tree); err != nil {
+	p, ok, err := foldCollision(raw, reflect.TypeOf(dst))
+	if err != nil {
 		return refuseWrap(CodeInvalidEnvelope, path, "not one strict JSON value", err)
 	}
-	if p, ok := foldCollision(tree, reflect.TypeOf(dst), path); ok {
-		return refusef(CodeInvalidEnvelope, p, "member name differs from another name of the object, or from a member of the contract, only by case")
+	if ok {
+		return refusef(CodeInvalidEnvelope, path+p, "member name differs from another name of the object, or from a member of the contract, only by case")
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	if err := unmarshalKept(raw, dst); err != nil {
 		if se, ok := errors.AsType[*json.SemanticError](err); ok {
 			return refuseWrap(code, path+string(se.JSONPointer), "wrong type or value", err)
 		}
@@ -43,46 +48,107 @@ func decodeKept(raw []byte, dst any, code Code, path string) error {
 	return nil
 }
 
-// foldCollision looks in v, a JSON value decoded into any, for a member name
-// that is equal under Unicode simple case folding, but not identical, to
-// another name of the same object or to a member name of the Go type t the
-// value is decoded into (nil when the value is not decoded into a struct:
-// then only the object's own names count). It returns the pointer of the
-// least such name (in byte order) of the first such object, objects visited
-// depth first with members in byte order. Its time is linear in the number
-// of names: names are grouped by foldKey, never compared pairwise.
-func foldCollision(v any, t reflect.Type, path string) (string, bool) {
+// unmarshalKept decodes a card or block. An integer member is read by its
+// value, exactly, as ParseEnvelope reads seq: 1.0 and 1e3 are integers,
+// 1.5 is not (strictjson.ParseInteger).
+func unmarshalKept(raw []byte, dst any) error {
+	return json.Unmarshal(raw, dst, json.WithUnmarshalers(json.UnmarshalFunc(func(b []byte, n *int64) error {
+		v, err := strictjson.ParseInteger(b)
+		if err == nil {
+			*n = v
+		}
+		return err
+	})))
+}
+
+// foldCollision reads raw, one JSON value decoded into a Go value of type
+// t, looking for a member name that is equal under Unicode simple case
+// folding, but not identical, to another name of the same object or to a
+// member name of the Go type the object is decoded into (none when it is
+// not decoded into a struct, as inside a kept unknown member: then only the
+// object's own names count). It returns the pointer, relative to raw, of
+// the least such name (in byte order) of the first such object, an
+// object's own names checked before its members' values, which are taken
+// in name order. Its time is linear in the size of raw: names are grouped
+// by foldKey, never compared pairwise. err reports JSON that is not
+// strict.
+func foldCollision(raw []byte, t reflect.Type) (pointer string, found bool, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	pointer, found, err = foldWalk(dec, t)
+	if err == nil {
+		_, err = dec.ReadToken()
+		if err == io.EOF {
+			return pointer, found, nil
+		}
+		if err == nil {
+			err = errors.New("data after the JSON value")
+		}
+	}
+	return pointer, found, err
+}
+
+// foldWalk reads the next value of dec for foldCollision.
+func foldWalk(dec *jsontext.Decoder, t reflect.Type) (string, bool, error) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch v := v.(type) {
-	case map[string]any:
+	switch dec.PeekKind() {
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return "", false, err
+		}
 		known := jsonMembers(t)
-		names := make([]string, 0, len(v))
-		for name := range v {
+		var names []string
+		var inner, innerName string
+		var innerFound bool
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return "", false, err
+			}
+			name := tok.String()
 			names = append(names, name)
+			p, ok, err := foldWalk(dec, known[name])
+			if err != nil {
+				return "", false, err
+			}
+			if ok && (!innerFound || name < innerName) {
+				inner, innerName, innerFound = "/"+escapePointer(name)+p, name, true
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return "", false, err
 		}
 		slices.Sort(names)
 		if least, ok := leastFoldVariant(names, known); ok {
-			return path + "/" + escapePointer(least), true
+			return "/" + escapePointer(least), true, nil
 		}
-		for _, name := range names {
-			if p, ok := foldCollision(v[name], known[name], path+"/"+escapePointer(name)); ok {
-				return p, true
-			}
+		return inner, innerFound, nil
+	case '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return "", false, err
 		}
-	case []any:
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for i, e := range v {
-			if p, ok := foldCollision(e, elem, path+"/"+itoa(i)); ok {
-				return p, true
+		var inner string
+		var innerFound bool
+		for i := 0; dec.PeekKind() != ']'; i++ {
+			p, ok, err := foldWalk(dec, elem)
+			if err != nil {
+				return "", false, err
+			}
+			if ok && !innerFound {
+				inner, innerFound = "/"+itoa(i)+p, true
 			}
 		}
+		if _, err := dec.ReadToken(); err != nil {
+			return "", false, err
+		}
+		return inner, innerFound, nil
 	}
-	return "", false
+	return "", false, dec.SkipValue()
 }
 
 // leastFoldVariant returns the least of the sorted names that is a case
@@ -145,7 +211,7 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 func appendKept[T any](dst []byte, v *T, kept []byte) ([]byte, error) {
 	if kept != nil {
 		var orig T
-		if json.Unmarshal(kept, &orig) == nil && reflect.DeepEqual(&orig, v) {
+		if unmarshalKept(kept, &orig) == nil && reflect.DeepEqual(&orig, v) {
 			return strictjson.AppendRaw(dst, kept)
 		}
 	}

@@ -2,12 +2,14 @@ package chatprotocol
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -103,12 +105,15 @@ func TestAppendKept(t *testing.T) {
 }
 
 // FuzzFoldCollision compares foldCollision, which groups names by foldKey,
-// with the pairwise strings.EqualFold comparison it replaces.
+// with the pairwise strings.EqualFold comparison it replaces, on one object
+// whose names are the NUL-separated parts of joined, decoded into a map or
+// into an AskBlock (whose members are question, options and refs).
 func FuzzFoldCollision(f *testing.F) {
-	for _, names := range [][]string{{"a", "A"}, {"k", "\u212a"}, {"s", "\u017f", "S"}, {"type", "typ\u0065", "TYPE"}, {"\u03a3", "\u03c2", "\u03c3"}, {"ǅ", "ǆ", "Ǆ"}, {"x", "y"}} {
-		f.Add(strings.Join(names, "\x00"))
+	for _, names := range [][]string{{"a", "A"}, {"k", "\u212a"}, {"s", "\u017f", "S"}, {"type", "typ\u0065", "TYPE"}, {"\u03a3", "\u03c2", "\u03c3"}, {"ǅ", "ǆ", "Ǆ"}, {"x", "y"}, {"question", "Refs"}, {"QUESTION"}, {"ref\u017f", "options"}} {
+		f.Add(strings.Join(names, "\x00"), false)
+		f.Add(strings.Join(names, "\x00"), true)
 	}
-	f.Fuzz(func(t *testing.T, joined string) {
+	f.Fuzz(func(t *testing.T, joined string, typed bool) {
 		if !utf8.ValidString(joined) {
 			return
 		}
@@ -116,18 +121,26 @@ func FuzzFoldCollision(f *testing.F) {
 		for _, n := range strings.Split(joined, "\x00") {
 			obj[n] = 1
 		}
+		raw, err := json.Marshal(obj)
+		require.NoError(t, err)
+		var known []string
+		typ := reflect.TypeFor[map[string]any]()
+		if typed {
+			known, typ = []string{"question", "options", "refs"}, reflect.TypeFor[blocks.AskBlock]()
+		}
 		names := slices.Sorted(maps.Keys(obj))
 		want := ""
-		for i, a := range names {
-			for _, b := range names[i+1:] {
-				if strings.EqualFold(a, b) && want == "" {
-					want = "/" + escapePointer(a)
-				}
+		for _, n := range names {
+			variant := func(m string) bool { return m != n && strings.EqualFold(m, n) }
+			if slices.ContainsFunc(names, variant) || (!slices.Contains(known, n) && slices.ContainsFunc(known, variant)) {
+				want = "/" + escapePointer(n)
+				break
 			}
 		}
-		got, found := foldCollision(obj, nil, "")
+		got, found, err := foldCollision(raw, typ)
+		require.NoError(t, err)
 		if got != want || found != (want != "") {
-			t.Fatalf("foldCollision(%q) = %q, %v; want %q", names, got, found, want)
+			t.Fatalf("foldCollision(%q, %v) = %q, %v; want %q", names, typ, got, found, want)
 		}
 	})
 }
