@@ -176,13 +176,12 @@ func boundViolations(p *CardPresentation, at string, dates bool) []*Error {
 }
 
 // parseISODate reads an ISO 8601 calendar date (2006-01-02) or an RFC 3339
-// date-time.
+// date-time (see parseRFC3339).
 func parseISODate(s string) (time.Time, bool) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, true
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t, err == nil
+	return parseRFC3339(s)
 }
 
 func isObject(v any) bool {

@@ -1,8 +1,6 @@
 package chatprotocol
 
 import (
-	"time"
-
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
@@ -295,10 +293,11 @@ func checkSeq(seq int64) error {
 	return nil
 }
 
-// checkAt enforces the RFC 3339 form of an envelope's timestamp.
+// checkAt enforces the RFC 3339 form of an envelope's timestamp (see
+// parseRFC3339).
 func checkAt(at string) error {
-	if _, err := time.Parse(time.RFC3339Nano, at); err != nil {
-		return refuseWrap(CodeInvalidEnvelope, "/at", "not an RFC 3339 timestamp", err)
+	if _, ok := parseRFC3339(at); !ok {
+		return refusef(CodeInvalidEnvelope, "/at", "%.64q is not an RFC 3339 timestamp", at)
 	}
 	return nil
 }

@@ -41,6 +41,8 @@ func TestParseEnvelopeAcceptsAndReencodesCanonically(t *testing.T) {
 		{"provenance", frame(`{"type":"provenance","provider":"anthropic"}`), frame(`{"type":"provenance","provider":"anthropic"}`)},
 		{"session", frame(`{"type":"session","sessionId":"s-1"}`), frame(`{"type":"session","sessionId":"s-1"}`)},
 		{"result", frame(`{"type":"result","blocks":[]}`), frame(`{"type":"result","blocks":[]}`)},
+		{"at lowercase, leap second", strings.Replace(frame(`{"type":"delta","text":""}`), `"event"`, `"at":"2016-12-31t23:59:60z","event"`, 1),
+			`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":{"type":"delta","text":""},"at":"2016-12-31t23:59:60z"}`},
 		{"card integers by value", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1764500001000.0,"prompt":"p","timeoutMs":6e5}}`),
 			frame(`{"type":"card","card":{"correlationId":"k","createdAt":1764500001000.0,"prompt":"p","timeoutMs":6e5}}`)},
 	}
@@ -129,6 +131,9 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 		{"missing event", `{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1}`, CodeInvalidEnvelope, "/event"},
 		{"event not an object", frame(`"delta"`), CodeInvalidEnvelope, "/event"},
 		{"bad at", strings.Replace(frame(delta), `"seq":1`, `"seq":1,"at":"yesterday"`, 1), CodeInvalidEnvelope, "/at"},
+		{"at with a comma fraction", strings.Replace(frame(delta), `"seq":1`, `"seq":1,"at":"2025-11-30T10:00:00,5Z"`, 1), CodeInvalidEnvelope, "/at"},
+		{"at offset beyond 23:59", strings.Replace(frame(delta), `"seq":1`, `"seq":1,"at":"2025-11-30T10:00:00+24:00"`, 1), CodeInvalidEnvelope, "/at"},
+		{"card date bound with a comma fraction", frame(`{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","presentation":{"kind":"date","min":"2025-11-30T10:00:00,5Z"}}}`), CodeInvalidCard, "/event/card/presentation/min"},
 		{"event without type", frame(`{"text":"x"}`), CodeInvalidEvent, "/event/type"},
 		{"unknown type", frame(`{"type":"products","items":[]}`), CodeUnsupportedEvent, "/event/type"},
 		{"legacy type", frame(`{"type":"token","content":"x"}`), CodeUnsupportedEvent, "/event/type"},
