@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
 // Registry is a host's list of product event types, each with the channel
@@ -21,7 +23,9 @@ type Registry struct {
 // It refuses, with unsupported-event and the type as the path, a type that
 // is empty, longer than 256 bytes, contains a control character (the type
 // is the SSE event name, section 10), is a type of section 6 or a version-0
-// type the legacy adapters map ("token", "tool_start", "done"), and, with
+// type the legacy adapters map ("token", "tool_start", "done"), or the SSE
+// event name of heartbeats ("heartbeat", which EnvelopeReader and other
+// stream readers skip, so such events would be lost), and, with
 // invalid-event, a channel that is not ChannelEvent, ChannelState or
 // ChannelTransient.
 func NewRegistry(types map[string]Channel) (*Registry, error) {
@@ -52,6 +56,8 @@ func checkProductType(t string) error {
 	switch t {
 	case "token", "tool_start", "done":
 		return refusef(CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
+	case sse.EventHeartbeat:
+		return refusef(CodeUnsupportedEvent, path, "%q is the SSE event name of heartbeats, which stream readers skip", t)
 	}
 	return nil
 }

@@ -42,6 +42,7 @@ func TestNewRegistryRefusals(t *testing.T) {
 		"token":                  CodeUnsupportedEvent,
 		"tool_start":             CodeUnsupportedEvent,
 		"done":                   CodeUnsupportedEvent,
+		"heartbeat":              CodeUnsupportedEvent, // an EnvelopeReader would skip its events
 	} {
 		_, err := NewRegistry(map[string]Channel{typ: ChannelEvent})
 		assert.Equal(t, code, CodeOf(err), "%q", typ)
