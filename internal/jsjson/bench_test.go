@@ -61,3 +61,23 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseDeep reads a million nested arrays (2 MB), then the same
+// opening brackets without their closing ones: the parser's stack is
+// allocated once, at its exact depth, and refused text allocates nothing,
+// so B/op stays within a small multiple of the input.
+func BenchmarkParseDeep(b *testing.B) {
+	const depth = 1_000_000
+	for name, in := range map[string]string{
+		"closed":   strings.Repeat("[", depth) + strings.Repeat("]", depth),
+		"unclosed": strings.Repeat("[", depth),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				ParseString(in)
+			}
+		})
+	}
+}

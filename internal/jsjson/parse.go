@@ -142,7 +142,11 @@ func (p *parser[T]) skipWS() {
 
 // value reads one value starting exactly at p.pos.
 func (p *parser[T]) value() (any, bool) {
-	var stack []frame
+	deepest, closes := nesting(p.in, p.pos)
+	if !closes {
+		return nil, false
+	}
+	stack := make([]frame, 0, deepest) // never grown: no copy per doubling
 	for {
 		// Read the start of a value.
 		var v any
@@ -242,6 +246,39 @@ func (p *parser[T]) value() (any, bool) {
 			stack = stack[:len(stack)-1]
 		}
 	}
+}
+
+// nesting returns how deeply objects and arrays nest in the value that
+// starts at in[pos] (0 for a string, number or literal), and false when
+// the value's brackets or strings do not close before the end of in. It
+// reads only quotes, backslashes and brackets, not the grammar: on text
+// the parser accepts it is exact, and false always means the parser would
+// refuse. It lets the parser allocate its stack once, and refuse a text
+// such as a million opening brackets without allocating at all.
+func nesting[T ~string | ~[]byte](in T, pos int) (deepest int, closes bool) {
+	depth := 0
+	for i := pos; i < len(in); i++ {
+		switch in[i] {
+		case '"':
+			for i++; i < len(in) && in[i] != '"'; i++ {
+				if in[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(in) {
+				return 0, false
+			}
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+		if depth <= 0 {
+			return deepest, depth == 0
+		}
+	}
+	return 0, false
 }
 
 // memberHead reads `"name" :` and leaves p.pos at the member's value.

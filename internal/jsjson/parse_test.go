@@ -116,6 +116,40 @@ func TestParseDeepNesting(t *testing.T) {
 	assert.False(t, ok)
 }
 
+func TestNesting(t *testing.T) {
+	cases := []struct {
+		in      string
+		deepest int
+		closes  bool
+	}{
+		{`1`, 0, true}, {`"a[b"`, 0, true}, {`[]`, 1, true}, {`[[],[[]]]`, 3, true},
+		{`{"a":[{"b":"]]]"}]} trailing [[[`, 3, true}, {`["\"]"]`, 1, true}, {`["\\"]`, 1, true},
+		{`[[[`, 0, false}, {`["]`, 0, false}, {`"abc`, 0, false}, {`["\"]`, 0, false}, {`]`, 0, false},
+		{`[}`, 1, true}, // brackets only: the parser refuses the mismatch
+	}
+	for _, c := range cases {
+		deepest, closes := nesting(c.in, 0)
+		assert.Equal(t, c.closes, closes, c.in)
+		if c.closes {
+			assert.Equal(t, c.deepest, deepest, c.in)
+		}
+	}
+}
+
+// TestParseRefusesUnclosedWithoutAllocating: a text whose brackets never
+// close (a megabyte of them costs nothing) is refused before the parser
+// allocates anything for it.
+func TestParseRefusesUnclosedWithoutAllocating(t *testing.T) {
+	for _, in := range []string{strings.Repeat("[", 1<<20), strings.Repeat(`{"a":`, 1<<18), `[["x",` + strings.Repeat(`{"k":[`, 1000) + `"unterminated`} {
+		allocs := testing.AllocsPerRun(3, func() {
+			if _, ok := ParseString(in); ok {
+				t.Fatal("accepted")
+			}
+		})
+		assert.Zero(t, allocs, "%.20q…", in)
+	}
+}
+
 func TestParseValues(t *testing.T) {
 	cases := []struct {
 		in   string
