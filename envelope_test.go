@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/blocks"
 )
 
 // frame builds an envelope frame around an event object.
@@ -254,6 +256,15 @@ func TestAppendJSONRefusesWhatParseRefuses(t *testing.T) {
 		{"invalid UTF-8 text", func(e *ChatEventEnvelope) { e.Event = &DeltaEvent{Text: "\xff"} }, CodeInvalidEvent, "/event/text"},
 		{"tool call without id", func(e *ChatEventEnvelope) { e.Event = &ToolCallEvent{Name: "n"} }, CodeMissingCallID, "/event/callId"},
 		{"tool result status", func(e *ChatEventEnvelope) { e.Event = &ToolResultEvent{CallID: "c", Status: "done"} }, CodeUnknownResultStatus, "/event/status"},
+		{"card prompt not UTF-8", func(e *ChatEventEnvelope) {
+			e.Event = &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "\xed\xa0\x80"}}}
+		}, CodeInvalidCard, "/event/card/prompt"},
+		{"report title not UTF-8", func(e *ChatEventEnvelope) {
+			e.Event = &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: "t"}, {Kind: ResultBlockReport, Report: &blocks.ReportBlock{Plans: []blocks.ReportPlan{{Title: "\xff"}}}}}}
+		}, CodeInvalidEvent, "/event/blocks/1/report/plans/0/title"},
+		{"ask question not UTF-8", func(e *ChatEventEnvelope) {
+			e.Event = &ToolResultEvent{CallID: "c", Status: ToolResultOK, Blocks: []ResultBlock{{Kind: ResultBlockAsk, Ask: &blocks.AskBlock{Question: "\xed\xb0\x80"}}}}
+		}, CodeInvalidEvent, "/event/blocks/0/ask/question"},
 		{"raw input not JSON", func(e *ChatEventEnvelope) {
 			e.Event = &ToolCallEvent{CallID: "c", Name: "n", Input: []byte(`{"a":`)}
 		}, CodeInvalidEvent, "/event/input"},

@@ -470,7 +470,10 @@ func (b *ResultBlock) validate() error {
 // are ReportBlock's validate tags, shared with the card validators; a
 // violation is refused as invalid-event at its path relative to the report.
 func validateReport(r *blocks.ReportBlock) error {
-	return firstViolation(violations(structViolations(*r)), CodeInvalidEvent)
+	if err := firstViolation(violations(structViolations(*r)), CodeInvalidEvent); err != nil {
+		return err
+	}
+	return checkKeptStrings(r, CodeInvalidEvent)
 }
 
 // validateAsk enforces what an AskBlock's parser guarantees (section 4): a
@@ -484,7 +487,7 @@ func validateAsk(a *blocks.AskBlock, path string) error {
 			return refusef(CodeInvalidEvent, path+"/options/"+itoa(i), "an option has a non-empty id and label")
 		}
 	}
-	return nil
+	return prefixed(checkKeptStrings(a, CodeInvalidEvent), path)
 }
 
 func (e *ProvenanceEvent) validate(path string) error {
@@ -536,7 +539,10 @@ func (e *NavigateEvent) validate(path string) error {
 // (section 3) and refuses with the first violation, its path relative to
 // the card; every violation is in the refusal's cause.
 func validateCardSnapshot(c *OpenCardSnapshot) error {
-	return firstViolation(ValidateOpenCardSnapshot(*c), CodeInvalidCard)
+	if err := firstViolation(ValidateOpenCardSnapshot(*c), CodeInvalidCard); err != nil {
+		return err
+	}
+	return checkKeptStrings(c, CodeInvalidCard)
 }
 
 // firstViolation turns the CardViolations of a validator into one refusal

@@ -705,7 +705,11 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 		if err = e.validate(path); err == nil {
 			w.open(EventTypeCard)
 			w.name("card")
-			w.kept(appendKept(w.dst, &e.Card, e.kept))
+			dst, err := appendKept(w.dst, &e.Card, e.kept)
+			if err != nil {
+				err = keptRefusal(err, CodeInvalidCard, path+"/card")
+			}
+			w.kept(dst, err)
 			w.close(e.Unknown, cardNames)
 		}
 	case *CardClosedEvent:

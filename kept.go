@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -220,4 +221,77 @@ func appendKept[T any](dst []byte, v *T, kept []byte) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// keptRefusal turns an error of appendKept, for the card or block at path,
+// into a refusal of code at the pointer of the member the encoder could not
+// write (a string that is not valid UTF-8, such as a lone surrogate a
+// version-0 frame carried, or a number that is not finite).
+func keptRefusal(err error, code Code, path string) error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		path += string(se.JSONPointer)
+	} else if se, ok := errors.AsType[*json.SemanticError](err); ok {
+		path += string(se.JSONPointer)
+	}
+	return refuseWrap(code, path, "cannot encode: not valid UTF-8, or not a finite number", err)
+}
+
+// checkKeptStrings refuses, with code at the string's pointer relative to
+// v, the first string of a card or block v (walked by its JSON names) that
+// is not valid UTF-8: a hand-built value, or one a version-0 frame carried
+// (a lone surrogate escape). Version-1 text is UTF-8 (section 5), and the
+// blocks' own MarshalJSON would silently write U+FFFD in its place.
+func checkKeptStrings(v any, code Code) error {
+	if p, bad := invalidString(reflect.ValueOf(v)); bad {
+		return refusef(code, p, "not valid UTF-8")
+	}
+	return nil
+}
+
+// invalidString returns the JSON pointer, relative to v, of the first
+// string in v that is not valid UTF-8. Struct fields are named by their
+// json tags, embedded structs inlined; a struct that writes its own JSON
+// from untagged fields (CardBound) is one value.
+func invalidString(v reflect.Value) (string, bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return invalidString(v.Elem())
+		}
+	case reflect.String:
+		return "", !utf8.ValidString(v.String())
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", false // raw JSON, checked where it is read
+		}
+		for i := range v.Len() {
+			if p, bad := invalidString(v.Index(i)); bad {
+				return "/" + itoa(i) + p, true
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, tagged := f.Tag.Lookup("json")
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			p, bad := invalidString(v.Field(i))
+			switch {
+			case !bad:
+				continue
+			case !tagged && !f.Anonymous:
+				return "", true // a value of its own, such as a CardBound's date
+			case f.Anonymous && strings.HasPrefix(tag, ","), f.Anonymous && tag == "":
+				return p, true
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			return "/" + escapePointer(name) + p, true
+		}
+	}
+	return "", false
 }

@@ -144,3 +144,26 @@ func FuzzFoldCollision(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckKeptStrings(t *testing.T) {
+	card := OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "p", Presentation: &CardPresentation{
+		Kind: CardKindDate, Options: []CardOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B", Hint: "\xff"}}, Min: &CardBound{Date: "2025-\xff"}}}}
+	err := checkKeptStrings(&card, CodeInvalidCard)
+	require.ErrorIs(t, err, ErrInvalidCard)
+	assert.Equal(t, "/presentation/options/1/hint", err.(*Error).Path, "fields by their JSON names, the embedded spec inlined")
+	card.Presentation.Options[1].Hint = ""
+	err = checkKeptStrings(&card, CodeInvalidCard)
+	require.Error(t, err)
+	assert.Equal(t, "/presentation/min", err.(*Error).Path, "a bound is one value")
+	card.Presentation.Min = nil
+	card.DataSchemaJSON = "\xed\xa0\x80" // a lone surrogate as jsjson keeps it
+	err = checkKeptStrings(&card, CodeInvalidCard)
+	require.Error(t, err)
+	assert.Equal(t, "/dataSchemaJson", err.(*Error).Path)
+	card.DataSchemaJSON = ""
+	assert.NoError(t, checkKeptStrings(&card, CodeInvalidCard))
+	assert.NoError(t, checkKeptStrings(&blocks.AskBlock{Question: "q", Refs: []string{"é"}}, CodeInvalidEvent))
+	err = checkKeptStrings(&blocks.AskBlock{Question: "q", Refs: []string{"é", "\xc3"}}, CodeInvalidEvent)
+	require.ErrorIs(t, err, ErrInvalidEvent)
+	assert.Equal(t, "/refs/1", err.(*Error).Path)
+}

@@ -165,10 +165,11 @@ func (w *writer) usage(u *Usage) {
 
 // blocks writes grounded result blocks.
 func (w *writer) blocks(bs []ResultBlock) {
-	w.list(len(bs), func(i int) { w.block(&bs[i]) })
+	w.list(len(bs), func(i int) { w.block(&bs[i], i) })
 }
 
-func (w *writer) block(b *ResultBlock) {
+// block writes the i-th block of a blocks member.
+func (w *writer) block(b *ResultBlock, i int) {
 	w.dst = append(w.dst, '{')
 	w.str("kind", string(b.Kind))
 	switch b.Kind {
@@ -186,10 +187,18 @@ func (w *writer) block(b *ResultBlock) {
 		}
 	case ResultBlockReport:
 		w.name("report")
-		w.kept(appendKept(w.dst, b.Report, b.kept))
+		dst, err := appendKept(w.dst, b.Report, b.kept)
+		if err != nil {
+			err = keptRefusal(err, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/report")
+		}
+		w.kept(dst, err)
 	case ResultBlockAsk:
 		w.name("ask")
-		w.kept(appendKept(w.dst, b.Ask, b.kept))
+		dst, err := appendKept(w.dst, b.Ask, b.kept)
+		if err != nil {
+			err = keptRefusal(err, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/ask")
+		}
+		w.kept(dst, err)
 	}
 	w.close(b.Unknown, blockNames)
 }

@@ -157,6 +157,8 @@ func TestUpgradeRefusals(t *testing.T) {
 		{"empty tool name", Scout, `{"type":"tool_start","tool":"","callId":"c"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/tool"},
 		{"empty papercusp tool name", Papercusp, `{"type":"tool_call","name":"","callId":"c"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/name"},
 		{"lone surrogate in token", Scout, `{"type":"token","content":"\ud83d"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/content"},
+		{"lone surrogate in a card", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"Size?","fallbackText":"\udc00"}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/fallbackText"},
+		{"lone surrogate in a card's report", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","report":{"plans":[{"title":"a\ud800"}]}}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/report/plans/0/title"},
 		{"lone surrogate in delta", Papercusp, `{"type":"delta","text":"a\udc5f"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/text"},
 		{"negative state version", Scout, `{"type":"state","version":-1,"snapshot":{}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/version"},
 		{"state without snapshot", Scout, `{"type":"state","version":1}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/snapshot"},
