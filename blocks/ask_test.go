@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"encoding/json"
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
 

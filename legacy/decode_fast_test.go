@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"reflect"
 	"strings"
 	"testing"

@@ -3,6 +3,7 @@ package recovery_test
 import (
 	"context"
 	"errors"
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
 
 	"github.com/stretchr/testify/assert"

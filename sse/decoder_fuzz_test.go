@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -234,7 +235,7 @@ func FuzzDecoder(f *testing.F) {
 // TestWriteFuzzCorpus writes the seeds as files of the committed corpus
 // under testdata/fuzz/FuzzDecoder when run with -update.
 func TestWriteFuzzCorpus(t *testing.T) {
-	if !*update {
+	if !golden.Update() {
 		t.Skip("run with -update to rewrite testdata/fuzz/FuzzDecoder")
 	}
 	dir := filepath.Join("testdata", "fuzz", "FuzzDecoder")

@@ -3,6 +3,7 @@ package sse_test
 import (
 	"bytes"
 	"errors"
+	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,14 +46,7 @@ func goldenFrames(t *testing.T) []byte {
 
 func TestFramesGolden(t *testing.T) {
 	got := goldenFrames(t)
-	path := filepath.Join("testdata", "golden", "frames.sse")
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got))
+	golden.Check(t, filepath.Join("testdata", "golden", "frames.sse"), got)
 }
 
 func TestFramesGoldenDecodes(t *testing.T) {

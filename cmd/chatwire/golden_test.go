@@ -1,7 +1,7 @@
 package main
 
 import (
-	"flag"
+	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden outputs of testdata/streams")
 
 // streamsDir holds the captured streams and their golden outputs.
 const streamsDir = "../../testdata/streams"
@@ -39,13 +37,7 @@ func TestCapturedStreams(t *testing.T) {
 				code, stdout, stderr := runCmd(append(out.args, stream), "")
 				require.Equal(t, exitOK, code, stderr)
 				assert.NotContains(t, stderr, ": frame ")
-				golden := filepath.Join(streamsDir, name+out.suffix)
-				if *update {
-					require.NoError(t, os.WriteFile(golden, []byte(stdout), 0o644))
-				}
-				want, err := os.ReadFile(golden)
-				require.NoError(t, err, "run go test ./cmd/chatwire -update")
-				assert.Equal(t, string(want), stdout)
+				golden.Check(t, filepath.Join(streamsDir, name+out.suffix), []byte(stdout))
 			})
 		}
 	}

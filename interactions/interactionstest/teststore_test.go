@@ -3,6 +3,7 @@ package interactionstest
 import (
 	"context"
 	"fmt"
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"runtime"
 	"sync"
 	"testing"

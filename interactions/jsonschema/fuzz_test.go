@@ -3,6 +3,7 @@ package jsonschema_test
 import (
 	"context"
 	"encoding/json"
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -96,7 +96,7 @@ func roleOf(p string) (role, schema string) {
 func BuildManifest(dir string) (Manifest, error) {
 	m := Manifest{
 		ManifestVersion: 1,
-		Description:     "Every conformance file with its SHA-256; rebuilt by `go test ./internal/conformance -update`, checked by `go test ./...` and `chatwire conform`.",
+		Description:     "Every conformance file with its SHA-256; rebuilt by `go test ./... -update`, checked by `go test ./...` and `chatwire conform`.",
 		Files:           []Entry{},
 	}
 	err := filepath.WalkDir(dir, func(full string, d fs.DirEntry, err error) error {

@@ -105,7 +105,7 @@ func Run(dir string) (Report, error) {
 	}
 	for _, e := range built.Files {
 		if e.Role == RoleGoldenStream && !streams[e.Path] {
-			r.add(e.Path, fmt.Errorf("no golden state; run go test ./internal/conformance -update"))
+			r.add(e.Path, fmt.Errorf("no golden state; run go test ./... -update"))
 		}
 	}
 	return r, nil

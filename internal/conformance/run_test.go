@@ -2,7 +2,7 @@ package conformance
 
 import (
 	"bytes"
-	"flag"
+	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,13 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata's golden states and manifest")
-
 // testdata is the module's conformance directory.
 const testdata = "../../testdata"
 
 func TestConformance(t *testing.T) {
-	if *update {
+	if golden.Update() {
 		require.NoError(t, Update(testdata))
 	}
 	r, err := Run(testdata)

@@ -3,6 +3,7 @@ package jsjson
 import (
 	"encoding/json"
 	"fmt"
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
 

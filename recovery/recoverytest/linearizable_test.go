@@ -2,6 +2,7 @@ package recoverytest_test
 
 import (
 	"context"
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
 	"time"
 
