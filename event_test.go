@@ -89,7 +89,7 @@ func TestUnknownTypesHaveNoChannel(t *testing.T) {
 
 // TestChannelParity checks the channel lines of the reference's case file.
 func TestChannelParity(t *testing.T) {
-	f, err := os.Open("blocks/testdata/blocks-parity.jsonl")
+	f, err := os.Open("testdata/blocks-parity.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)

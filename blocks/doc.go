@@ -21,7 +21,7 @@
 //
 // The answers are those of the reference on the same bytes: the module's
 // tests require the reference's exact output for every line of
-// testdata/blocks-parity.jsonl, and `chatwire parse KIND` prints the same.
+// the module's testdata/blocks-parity.jsonl, and `chatwire parse KIND` prints the same.
 //
 // # Reading text as the reference does
 //

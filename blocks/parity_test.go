@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// parityCase is one line of testdata/blocks-parity.jsonl, a copy of the
+// parityCase is one line of ../testdata/blocks-parity.jsonl, a copy of the
 // TypeScript reference's answers (../shared/cases/blocks-parity.jsonl).
 type parityCase struct {
 	Fn    string          `json:"fn"`
@@ -20,7 +20,7 @@ type parityCase struct {
 }
 
 func readParity(t testing.TB) []parityCase {
-	f, err := os.Open("testdata/blocks-parity.jsonl")
+	f, err := os.Open("../testdata/blocks-parity.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
 	var cases []parityCase

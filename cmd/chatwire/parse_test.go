@@ -16,7 +16,7 @@ import (
 // TestParseParity runs every line of the reference's case file through the
 // command's code path and requires its exact output.
 func TestParseParity(t *testing.T) {
-	f, err := os.Open("../../blocks/testdata/blocks-parity.jsonl")
+	f, err := os.Open("../../testdata/blocks-parity.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)

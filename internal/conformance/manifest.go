@@ -85,7 +85,7 @@ func roleOf(p string) (role, schema string) {
 	case strings.HasPrefix(p, "legacy/"):
 		return RoleLegacy, ""
 	case path.Base(p) == "blocks-parity.jsonl":
-		return RoleBlocksParity, ""
+		return RoleBlocksParity, "schemas/blocks-parity.schema.json"
 	case strings.HasSuffix(p, ".md"):
 		return RoleDoc, ""
 	}

@@ -48,10 +48,10 @@ func (r *Report) add(name string, err error) {
 // (one failure per drifting, missing or unlisted file; the manifest counts
 // as one passing case when nothing drifts), every fixture and every legacy
 // case against its expectation, and every golden state against its stream.
-// Files of roles this runner cannot execute yet (blocks-parity, schemas,
-// docs) are
-// checked only through the manifest; schemas are validated by the module's
-// tests, which may depend on a JSON Schema validator. The error is non-nil
+// every line of the blocks parity file (one case per line) against the
+// reference's answer. Schemas and docs are checked only through the
+// manifest; schemas are validated by the module's tests, which may depend
+// on a JSON Schema validator. The error is non-nil
 // only when dir cannot be read at all.
 func Run(dir string) (Report, error) {
 	var r Report
@@ -90,6 +90,13 @@ func Run(dir string) (Report, error) {
 				err = runLegacy(data)
 			}
 			r.add(e.Path, err)
+		case RoleBlocksParity:
+			data, err := os.ReadFile(full)
+			if err != nil {
+				r.add(e.Path, err)
+			} else {
+				runParity(&r, e.Path, data)
+			}
 		case RoleGoldenState:
 			data, err := os.ReadFile(full)
 			if err == nil {

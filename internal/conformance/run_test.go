@@ -176,3 +176,42 @@ func TestRunCatchesWrongLegacyExpectations(t *testing.T) {
 	assert.Equal(t, 2, r.Passed, "the manifest and the good case:\n%s", out.String())
 	assert.Len(t, r.Failures, len(tests), out.String())
 }
+
+// TestRunChecksEveryParityLine proves the blocks parity file is executed
+// line by line: a wrong answer fails exactly its own line.
+func TestRunChecksEveryParityLine(t *testing.T) {
+	dir := copyTestdata(t)
+	full := filepath.Join(dir, "blocks-parity.jsonl")
+	data, err := os.ReadFile(full)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 78)
+	lines[1] = []byte(`{"fn":"ask-body","input":"{\"question\":\" q \"}","want":{"question":" q "}}`)
+	lines[2] = []byte(`{"fn":"no-such-fn","input":"","want":null}`)
+	require.NoError(t, os.WriteFile(full, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644))
+	require.NoError(t, writeManifest(dir))
+
+	r, err := Run(dir)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, f := range r.Failures {
+		got[f.Case] = f.Reason
+	}
+	require.Len(t, got, 2, "%v", got)
+	assert.Contains(t, got["blocks-parity.jsonl:2"], `want {"question":" q "}`)
+	assert.Contains(t, got["blocks-parity.jsonl:3"], `unknown fn "no-such-fn"`)
+}
+
+func TestParity(t *testing.T) {
+	out, ok := Parity("ask-tag", "x <ASK>{\"question\":\"q\"}</ASK>")
+	require.True(t, ok)
+	assert.Equal(t, `{"question":"q"}`, string(out))
+	out, ok = Parity("report-body", "{}")
+	require.True(t, ok)
+	assert.Equal(t, "null", string(out))
+	out, ok = Parity("channel", "navigate\r\n")
+	require.True(t, ok)
+	assert.Equal(t, `{"state":false,"replayable":false}`, string(out))
+	_, ok = Parity("Ask-Tag", "")
+	assert.False(t, ok)
+}

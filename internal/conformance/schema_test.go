@@ -70,7 +70,7 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 		switch {
 		case e.Role == RoleSchema:
 			s.get(e.Path)
-		case e.Role == RoleGoldenStream:
+		case e.Role == RoleGoldenStream || e.Role == RoleBlocksParity:
 			for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 				s.validate(e.Schema, line, e.Path+" line "+itoa(i+1))
 			}
@@ -91,7 +91,7 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 		}
 		counts[e.Role]++
 	}
-	assert.Equal(t, 24, counts[RoleSchema])
+	assert.Equal(t, 25, counts[RoleSchema])
 	assert.Positive(t, counts[RoleLegacy])
 	assert.Positive(t, counts[RoleFixture])
 	assert.Positive(t, counts[RoleGoldenState])
