@@ -1,6 +1,10 @@
 package blocks
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func BenchmarkParseAskTag(b *testing.B) {
 	text := "Before text, a paragraph or two of prose from the model.\n" +
@@ -20,5 +24,26 @@ func BenchmarkSerializeAskTag(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = SerializeAskTag(block)
+	}
+}
+
+// BenchmarkFindTagsHostile runs FindTags over text made of opening tags
+// none of which starts a block, at two sizes: every tag is tried, and each
+// try must stop where its JSON stops, so ns/op grows with the text, not
+// with its square (the two sizes' MB/s stay close).
+func BenchmarkFindTagsHostile(b *testing.B) {
+	for name, unit := range map[string]string{"array": `<ask>[`, "report": `<report>{"plans":[1 `, "strings": `<ask>["x",`} {
+		for _, n := range []int{1_000, 16_000} {
+			text := strings.Repeat(unit, n)
+			b.Run(fmt.Sprintf("%s/%d", name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					if tags := FindTags(text); tags != nil {
+						b.Fatal("found a tag")
+					}
+				}
+			})
+		}
 	}
 }

@@ -142,11 +142,7 @@ func (p *parser[T]) skipWS() {
 
 // value reads one value starting exactly at p.pos.
 func (p *parser[T]) value() (any, bool) {
-	deepest, closes := nesting(p.in, p.pos)
-	if !closes {
-		return nil, false
-	}
-	stack := make([]frame, 0, deepest) // never grown: no copy per doubling
+	var stack frameStack
 	for {
 		// Read the start of a value.
 		var v any
@@ -162,8 +158,7 @@ func (p *parser[T]) value() (any, bool) {
 				v = map[string]any{}
 				break
 			}
-			stack = append(stack, frame{obj: map[string]any{}, isObj: true})
-			if !p.memberHead(&stack[len(stack)-1]) {
+			if !p.memberHead(stack.push(frame{obj: map[string]any{}, isObj: true})) {
 				return nil, false
 			}
 			continue
@@ -175,7 +170,7 @@ func (p *parser[T]) value() (any, bool) {
 				v = []any{}
 				break
 			}
-			stack = append(stack, frame{arr: []any{}})
+			stack.push(frame{arr: []any{}})
 			continue
 		case c == '"':
 			s, ok := p.str()
@@ -211,13 +206,13 @@ func (p *parser[T]) value() (any, bool) {
 		// A value is complete: attach it to its container, closing
 		// containers as far as their closing brackets go.
 		for {
-			if len(stack) == 0 {
+			if stack.depth == 0 {
 				return v, true
 			}
-			top := &stack[len(stack)-1]
+			top := stack.top()
 			if top.isObj {
 				top.obj[top.key] = v
-				if p.spans && len(stack) == 1 {
+				if p.spans && stack.depth == 1 {
 					p.spanList = append(p.spanList, Span{Name: top.key, start: top.valStart, end: p.pos})
 				}
 			} else {
@@ -243,42 +238,58 @@ func (p *parser[T]) value() (any, bool) {
 			} else {
 				return nil, false
 			}
-			stack = stack[:len(stack)-1]
+			stack.pop()
 		}
 	}
 }
 
-// nesting returns how deeply objects and arrays nest in the value that
-// starts at in[pos] (0 for a string, number or literal), and false when
-// the value's brackets or strings do not close before the end of in. It
-// reads only quotes, backslashes and brackets, not the grammar: on text
-// the parser accepts it is exact, and false always means the parser would
-// refuse. It lets the parser allocate its stack once, and refuse a text
-// such as a million opening brackets without allocating at all.
-func nesting[T ~string | ~[]byte](in T, pos int) (deepest int, closes bool) {
-	depth := 0
-	for i := pos; i < len(in); i++ {
-		switch in[i] {
-		case '"':
-			for i++; i < len(in) && in[i] != '"'; i++ {
-				if in[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(in) {
-				return 0, false
-			}
-		case '{', '[':
-			depth++
-			deepest = max(deepest, depth)
-		case '}', ']':
-			depth--
-		}
-		if depth <= 0 {
-			return deepest, depth == 0
-		}
+// frameStack is the parser's stack of open containers. Its bottom
+// maxChunk frames are one slice grown by append, as a plain stack would be;
+// deeper frames go in chunks of maxChunk frames that never move. A deep
+// value so costs about one frame per level, where a slice grown by append
+// throughout would allocate about five times its final size as it is
+// copied on the way (a megabyte of opening brackets, refused, cost 334 MB).
+// Pointers to frames are valid until the next push.
+type frameStack struct {
+	first []frame
+	rest  [][]frame
+	depth int // frames on the stack
+}
+
+const maxChunk = 4096
+
+// at returns the i-th frame from the bottom.
+func (s *frameStack) at(i int) *frame {
+	if i < maxChunk {
+		return &s.first[i]
 	}
-	return 0, false
+	i -= maxChunk
+	return &s.rest[i/maxChunk][i%maxChunk]
+}
+
+// push puts f on the stack and returns it.
+func (s *frameStack) push(f frame) *frame {
+	i := s.depth
+	switch {
+	case i < maxChunk:
+		s.first = append(s.first[:i], f)
+	case (i-maxChunk)/maxChunk == len(s.rest):
+		s.rest = append(s.rest, make([]frame, maxChunk))
+		fallthrough
+	default:
+		*s.at(i) = f
+	}
+	s.depth++
+	return s.at(i)
+}
+
+// top returns the frame on top of a non-empty stack.
+func (s *frameStack) top() *frame { return s.at(s.depth - 1) }
+
+// pop removes the top frame of a non-empty stack.
+func (s *frameStack) pop() {
+	s.depth--
+	*s.at(s.depth) = frame{} // drop the container: it is its parent's now
 }
 
 // memberHead reads `"name" :` and leaves p.pos at the member's value.
