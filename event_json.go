@@ -315,9 +315,12 @@ func optInt(m map[string]any, name string) (int64, bool) {
 // frame's bytes when they matter.
 //
 // Errors: an *Error of code invalid-event when ev is nil, when a
-// *ChatAppEvent's Raw or a *ChatStateSnapshot's Snapshot is not JSON, or
-// when a card cannot be encoded (a bound that is NaN or infinite). Strings
-// of a card are written as valid UTF-8 (a lone surrogate becomes U+FFFD).
+// *ChatAppEvent's Raw or a *ChatStateSnapshot's Snapshot is not JSON, when
+// a card cannot be encoded (a bound that is NaN or infinite), or when an
+// integer (a state's version, a usage's totalTokens, a card's createdAt or
+// timeoutMs) is beyond 2^53-1, which ParseChatEvent would not read back.
+// Strings of a card are written as valid UTF-8 (a lone surrogate becomes
+// U+FFFD).
 func MarshalChatEvent(ev ChatEvent) ([]byte, error) {
 	b := []byte(`{"type":`)
 	str := func(name, value string) {
@@ -337,6 +340,9 @@ func MarshalChatEvent(ev ChatEvent) ([]byte, error) {
 			return nil, wire.New(wire.CodeInvalidEvent, "", "app event raw is not JSON")
 		}
 		return bytes.Clone(e.Raw), nil
+	}
+	if err := checkSafeIntegers(ev); err != nil {
+		return nil, err
 	}
 	b = jsjson.AppendString(b, ev.ChatEventType(), false)
 	switch e := ev.(type) {
@@ -390,6 +396,33 @@ func MarshalChatEvent(ev ChatEvent) ([]byte, error) {
 		str("href", e.Href)
 	}
 	return append(b, '}'), nil
+}
+
+// checkSafeIntegers refuses, with invalid-event at the member, an integer
+// of a version-0 frame whose magnitude is beyond 2^53-1: a JavaScript
+// number would round it, and ParseChatEvent does not read it back as the
+// union type (section 2).
+func checkSafeIntegers(ev ChatEvent) error {
+	check := func(path string, n int64) error {
+		if n > maxSafeInteger || n < -maxSafeInteger {
+			return wire.New(wire.CodeInvalidEvent, path, "an integer beyond 2^53-1 has no exact version-0 form")
+		}
+		return nil
+	}
+	switch e := ev.(type) {
+	case *ChatStateSnapshot:
+		return check("/version", e.Version)
+	case *ChatDone:
+		if e.Usage != nil && e.Usage.TotalTokens != nil {
+			return check("/usage/totalTokens", *e.Usage.TotalTokens)
+		}
+	case *ChatCard:
+		if err := check("/card/createdAt", e.Card.CreatedAt); err != nil {
+			return err
+		}
+		return check("/card/timeoutMs", e.Card.TimeoutMs)
+	}
+	return nil
 }
 
 // MarshalJSON writes the frame; see MarshalChatEvent.

@@ -153,6 +153,12 @@ func TestMarshalChatEventRefusals(t *testing.T) {
 		{nil, ""},
 		{&ChatAppEvent{Type: "x", Raw: raw(`{"type":`)}, ""},
 		{&ChatStateSnapshot{Snapshot: raw(`{`)}, "/snapshot"},
+		// Integers a JavaScript number would round: ParseChatEvent would not
+		// read them back.
+		{&ChatStateSnapshot{Version: 1<<53 + 1, Snapshot: raw(`1`)}, "/version"},
+		{&ChatDone{Usage: &ChatUsage{TotalTokens: new(int64(-1 << 53))}}, "/usage/totalTokens"},
+		{&ChatCard{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1 << 62, CardSpec: CardSpec{Prompt: "p"}}}, "/card/createdAt"},
+		{&ChatCard{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "p", TimeoutMs: 1 << 53}}}, "/card/timeoutMs"},
 	}
 	for _, c := range cases {
 		_, err := MarshalChatEvent(c.ev)
@@ -161,7 +167,12 @@ func TestMarshalChatEventRefusals(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, c.path, e.Path)
 	}
-	out, err := MarshalChatEvent(&ChatAppEvent{Type: "heartbeat"})
+	out, err := MarshalChatEvent(&ChatStateSnapshot{Version: 1<<53 - 1, Snapshot: raw(`1`)})
+	require.NoError(t, err)
+	ev := ParseChatEvent(out)
+	require.IsType(t, &ChatStateSnapshot{}, ev, "the largest exact integer reads back")
+	assert.Equal(t, int64(1<<53-1), ev.(*ChatStateSnapshot).Version)
+	out, err = MarshalChatEvent(&ChatAppEvent{Type: "heartbeat"})
 	require.NoError(t, err)
 	assert.Equal(t, `{"type":"heartbeat"}`, string(out))
 }

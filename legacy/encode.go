@@ -29,8 +29,11 @@ import (
 // Refusals (*chatprotocol.Error): unsupported-event for an event without a
 // legacy form, so that the host picks its fallback deliberately: lifecycle
 // other than completed (path /event/status), result, provenance,
-// capabilities, a Scout tool_result, and a Papercusp tool_result with
-// blocks (path /event/type, /event/blocks); unsupported-version for an
+// capabilities, a Scout tool_result, a Papercusp tool_result with blocks
+// (path /event/type, /event/blocks), and an integer beyond 2^53-1 (a
+// state's version, a usage's totalTokens, a card's createdAt or
+// timeoutMs, at its path), which a version-0 frame, read as JavaScript
+// reads it, cannot carry exactly; unsupported-version for an
 // invalid d; invalid-envelope for an envelope without event; and the codes
 // of the version-1 event rules (invalid-event …) for an event that breaks
 // them. It never panics and is safe for concurrent use.
@@ -49,6 +52,26 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 		}
 		return nil, err
 	}
+	f, err := legacyForm(ev, d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := MarshalFrame(f); err != nil {
+		// Valid in version 1, but version 0 cannot carry it exactly: an
+		// integer beyond 2^53-1, which JavaScript would round and
+		// DecodeLegacyChatFrame refuses.
+		path := "/event"
+		if e, ok := err.(*chatprotocol.Error); ok {
+			path += e.Path
+		}
+		return nil, noLegacyForm(path, "no exact legacy form: "+err.Error())
+	}
+	return f, nil
+}
+
+// legacyForm maps ev, a valid version-1 event, to its frame of dialect d by
+// the table of EncodeLegacyChatFrame.
+func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 	switch e := ev.(type) {
 	case *chatprotocol.SessionEvent:
 		return &chatprotocol.ChatSession{SessionID: e.SessionID}, nil

@@ -79,6 +79,7 @@ func TestEncodeTable(t *testing.T) {
 }
 
 func TestEncodeRefuses(t *testing.T) {
+	beyond := int64(1<<53 + 1) // a JavaScript number rounds it; DecodeLegacyChatFrame refuses it
 	_, err := EncodeLegacyChatFrame(envelope(t, `{"type":"delta","text":"x"}`), 0)
 	assert.ErrorIs(t, err, chatprotocol.ErrUnsupportedVersion)
 
@@ -96,11 +97,14 @@ func TestEncodeRefuses(t *testing.T) {
 		code chatprotocol.Code
 		path string
 	}{
-		"tool call without id":   {&chatprotocol.ToolCallEvent{Name: "x"}, chatprotocol.CodeMissingCallID, "/event/callId"},
-		"unknown result status":  {&chatprotocol.ToolResultEvent{CallID: "c", Status: "done"}, chatprotocol.CodeUnknownResultStatus, "/event/status"},
-		"empty href":             {&chatprotocol.NavigateEvent{}, chatprotocol.CodeInvalidEvent, "/event/href"},
-		"app event of core type": {&chatprotocol.AppEvent{Type: "delta", Raw: json.RawMessage(`{"type":"delta"}`)}, chatprotocol.CodeUnsupportedEvent, "/event/type"},
-		"bad utf-8":              {&chatprotocol.DeltaEvent{Text: "\xff"}, chatprotocol.CodeInvalidEvent, "/event/text"},
+		"tool call without id":        {&chatprotocol.ToolCallEvent{Name: "x"}, chatprotocol.CodeMissingCallID, "/event/callId"},
+		"unknown result status":       {&chatprotocol.ToolResultEvent{CallID: "c", Status: "done"}, chatprotocol.CodeUnknownResultStatus, "/event/status"},
+		"empty href":                  {&chatprotocol.NavigateEvent{}, chatprotocol.CodeInvalidEvent, "/event/href"},
+		"app event of core type":      {&chatprotocol.AppEvent{Type: "delta", Raw: json.RawMessage(`{"type":"delta"}`)}, chatprotocol.CodeUnsupportedEvent, "/event/type"},
+		"bad utf-8":                   {&chatprotocol.DeltaEvent{Text: "\xff"}, chatprotocol.CodeInvalidEvent, "/event/text"},
+		"state version beyond 2^53-1": {&chatprotocol.StateEvent{Version: 1<<53 + 1, Snapshot: json.RawMessage(`{}`)}, chatprotocol.CodeUnsupportedEvent, "/event/version"},
+		"tokens beyond 2^53-1": {&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: &chatprotocol.Usage{TotalTokens: &beyond}},
+			chatprotocol.CodeUnsupportedEvent, "/event/usage/totalTokens"},
 	} {
 		_, err := EncodeLegacyChatFrame(chatprotocol.ChatEventEnvelope{Event: tt.ev}, Papercusp)
 		require.ErrorIs(t, err, &chatprotocol.Error{Code: tt.code}, name)
