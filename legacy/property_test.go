@@ -506,8 +506,11 @@ func exercise[T interface{ Fatalf(string, ...any) }](t T, data []byte, check fun
 					g, err := EncodeLegacyChatFrame(env, to)
 					check(t, err)
 					if err == nil {
-						_, err = MarshalFrame(g)
+						out, err := MarshalFrame(g)
 						check(t, err)
+						if _, err := DecodeLegacyChatFrame(out, to); err != nil {
+							t.Fatalf("%s: %q encodes to %s as %q, which does not read back: %v", d, data, to, out, err)
+						}
 					}
 				}
 			}
