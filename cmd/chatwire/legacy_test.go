@@ -50,6 +50,19 @@ func TestDecodeLegacyProductFrames(t *testing.T) {
 	assert.Equal(t, `chatwire: 3 product events (cart_mutate: 1, products: 2) printed as {"appEvent": FRAME} lines`+"\n", stderr)
 }
 
+// TestDecodeLegacyProductTypeStaysOnOneLine: a product type holding a line
+// break or another control character (legal in a legacy frame) does not
+// break the one stderr line that counts the product frames.
+func TestDecodeLegacyProductTypeStaysOnOneLine(t *testing.T) {
+	in := legacyStream(`{"type":"session","sessionId":"s-1"}`, `{"type":"toke\n\u001b[31mn"}`, `{"type":"done"}`)
+	for _, args := range [][]string{{"decode"}, {"decode", "--state"}, {"blocks"}} {
+		code, _, stderr := runCmd(args, in)
+		assert.Equal(t, exitOK, code, "%q", args)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%q: %q", args, stderr)
+		assert.Contains(t, stderr, "(toke??[31mn: 1)", "%q", args)
+	}
+}
+
 func TestDecodeLegacyViolations(t *testing.T) {
 	session := `{"type":"session","sessionId":"s-1"}`
 	cases := []struct {

@@ -147,7 +147,7 @@ func (r *streamResult) appEventSummary(printed bool) string {
 	n, types := 0, make([]string, 0, len(r.appEvents))
 	for t, c := range r.appEvents {
 		n += c
-		types = append(types, fmt.Sprintf("%s: %d", t, c))
+		types = append(types, fmt.Sprintf("%s: %d", oneLine(t), c))
 	}
 	slices.Sort(types)
 	what := "skipped: they are not part of the version-1 state"
@@ -319,11 +319,17 @@ func violationLine(frame int64, e *chatprotocol.Error) string {
 	if e.Path != "" {
 		msg += " (at " + e.Path + ")"
 	}
-	msg = strings.Map(func(r rune) rune {
+	return fmt.Sprintf("chatwire: frame %d: %s: %s\n", frame, e.Code, oneLine(msg))
+}
+
+// oneLine returns s with every control character and every invalid or
+// replacement character turned into '?', so that text taken from a stream
+// (a message, a product type) stays on its one stderr line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
 			return '?'
 		}
 		return r
-	}, strings.ToValidUTF8(msg, "?"))
-	return fmt.Sprintf("chatwire: frame %d: %s: %s\n", frame, e.Code, msg)
+	}, strings.ToValidUTF8(s, "?"))
 }
