@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,10 +33,14 @@ frames are counted on stderr; with --strict the first one stops the command.
 --product TYPE registers a product event type, so that its envelopes parse
 and pass through as their product frame (repeatable).
 
+Each envelope is checked on its own (chatprotocol.EnvelopeParser): unlike
+chatwire decode, encode does not check that seqs follow each other.
+
 Exit status: 0 when every frame parsed (frames without a legacy form
 skipped); 1 on the first frame that breaks the contract, or without a legacy
 form under --strict, with one stderr line "chatwire: frame N: CODE: message"
-(N counts the stream's frames from 1); 2 on a usage error.
+(N counts the stream's frames from 1; CODE invalid-frame for a stream cut
+inside a frame), or when the input cannot be read; 2 on a usage error.
 `
 
 // encodeFlags are the options of one `chatwire encode` run.
@@ -63,7 +66,8 @@ func parseEncodeFlags(args []string) (encodeFlags, error) {
 		return nil
 	})
 	fs.IntVar(&f.maxFrame, "max-frame", sse.DefaultMaxFrameBytes, "the largest frame read, in bytes")
-	if err := fs.Parse(args); err != nil {
+	input, err := parseStreamArgs(fs, args)
+	if err != nil {
 		return f, err
 	}
 	switch {
@@ -71,8 +75,6 @@ func parseEncodeFlags(args []string) (encodeFlags, error) {
 		return f, errors.New("--to is required: chatwire encode --to legacy0")
 	case f.to != "legacy0":
 		return f, fmt.Errorf("--to %q: the only target is legacy0", f.to)
-	case fs.NArg() > 1:
-		return f, errors.New("at most one FILE")
 	case f.maxFrame <= 0:
 		return f, errors.New("--max-frame must be positive")
 	}
@@ -80,7 +82,7 @@ func parseEncodeFlags(args []string) (encodeFlags, error) {
 	if f.dialect, ok = legacy.ParseDialect(*dialect); !ok {
 		return f, fmt.Errorf("--dialect %q: scout or papercusp", *dialect)
 	}
-	f.input = fs.Arg(0)
+	f.input = input
 	return f, nil
 }
 
@@ -105,16 +107,12 @@ func runEncode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chatwire encode: --product: %v\n", err)
 		return exitUsage
 	}
-	in := stdin
-	if f.input != "" && f.input != "-" {
-		file, err := os.Open(f.input)
-		if err != nil {
-			fmt.Fprintf(stderr, "chatwire encode: %v\n", err)
-			return exitFail
-		}
-		defer file.Close()
-		in = file
+	in, err := openInput(f.input, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "chatwire encode: %v\n", err)
+		return exitFail
 	}
+	defer in.Close()
 	e := encoder{
 		flags:  f,
 		parser: chatprotocol.NewEnvelopeParser(&chatprotocol.ParserOptions{MaxFrameBytes: f.maxFrame, Registry: reg}),
@@ -140,6 +138,10 @@ func (e *encoder) run(d *sse.Decoder) int {
 	for {
 		ev, err := d.Next()
 		if errors.Is(err, io.EOF) {
+			if d.Truncated() {
+				n, _ := d.Frame()
+				return e.fail(n, errTruncated())
+			}
 			e.reportSkips()
 			return exitOK
 		}
@@ -187,21 +189,15 @@ func (e *encoder) frame(data []byte) error {
 	return e.out.Encode(sse.Frame{ID: strconv.FormatInt(env.Seq, 10), Data: out})
 }
 
-// fail reports the refusal of frame n and returns exit status 1.
+// fail reports the refusal of frame n, or an input or output error that is
+// no frame's fault, and returns exit status 1.
 func (e *encoder) fail(n int64, err error) int {
 	ce, ok := errors.AsType[*chatprotocol.Error](err)
 	if !ok {
-		fmt.Fprintf(e.stderr, "chatwire: frame %d: %v\n", n, err)
+		fmt.Fprintf(e.stderr, "chatwire encode: %s\n", oneLine(err.Error()))
 		return exitFail
 	}
-	msg := ce.Message
-	if ce.Err != nil {
-		msg += ": " + ce.Err.Error()
-	}
-	if ce.Path != "" {
-		msg += " (at " + ce.Path + ")"
-	}
-	fmt.Fprintf(e.stderr, "chatwire: frame %d: %s: %s\n", n, ce.Code, msg)
+	io.WriteString(e.stderr, violationLine(n, ce))
 	return exitFail
 }
 
@@ -216,5 +212,9 @@ func (e *encoder) reportSkips() {
 		total += e.skips[t]
 		parts = append(parts, fmt.Sprintf("%s %d", t, e.skips[t]))
 	}
-	fmt.Fprintf(e.stderr, "chatwire: skipped %d frames without a legacy form (unsupported-event): %s\n", total, strings.Join(parts, ", "))
+	plural := "s"
+	if total == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(e.stderr, "chatwire: skipped %d frame%s without a legacy form (unsupported-event): %s\n", total, plural, strings.Join(parts, ", "))
 }

@@ -173,6 +173,43 @@ func TestEncodeContractViolations(t *testing.T) {
 	}
 }
 
+// TestEncodeTruncatedStream: a stream cut inside its last frame is a
+// violation, as for chatwire decode, not a silent success without it.
+func TestEncodeTruncatedStream(t *testing.T) {
+	input, err := os.ReadFile(streams + "v1-tool-turn.sse")
+	require.NoError(t, err)
+	cut := string(input[:len(input)-1]) // the final blank line is gone
+	code, stdout, stderr := encode(t, cut, "--to", "legacy0")
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 9: invalid-frame: "), stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	assert.NotContains(t, stdout, "done", "the cut frame is not written")
+}
+
+// TestEncodeReadError: an input that cannot be read is not a frame's fault.
+func TestEncodeReadError(t *testing.T) {
+	code, stdout, stderr := encode(t, "", "--to", "legacy0", t.TempDir())
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "chatwire encode: "), stderr)
+	assert.NotContains(t, stderr, "frame")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+}
+
+// TestEncodeFlagsAfterFile: flags and FILE in any order, as for decode.
+func TestEncodeFlagsAfterFile(t *testing.T) {
+	code, stdout, stderr := encode(t, "", streams+"v1-tool-turn.sse", "--to", "legacy0")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "id: 9\ndata: {\"type\":\"done\"")
+}
+
+func TestEncodeSkipCountSingular(t *testing.T) {
+	stream := "data: {\"schemaVersion\":1,\"conversationId\":\"c\",\"turnId\":\"t\",\"eventId\":\"e\",\"seq\":1,\"event\":{\"type\":\"lifecycle\",\"status\":\"started\"}}\n\n"
+	code, _, stderr := encode(t, stream, "--to", "legacy0")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "chatwire: skipped 1 frame without a legacy form (unsupported-event): lifecycle 1\n", stderr)
+}
+
 func TestEncodeMultiLinePayloadIsOneDataLine(t *testing.T) {
 	stream := "id: 1\ndata: {\"schemaVersion\":1,\"conversationId\":\"c\",\"turnId\":\"t\",\"eventId\":\"e\",\"seq\":1,\n" +
 		"data: \"event\":{\"type\":\"products\",\n" + "data:   \"items\": [1, 2]}}\n\n"

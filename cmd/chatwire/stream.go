@@ -161,6 +161,11 @@ func (r *streamResult) appEventSummary(printed bool) string {
 	return fmt.Sprintf("chatwire: %d product event%s (%s) %s", n, plural, strings.Join(types, ", "), what)
 }
 
+// errTruncated is the violation of a stream that ends inside a frame.
+func errTruncated() *chatprotocol.Error {
+	return &chatprotocol.Error{Code: chatprotocol.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (contract-v1.md section 10)"}
+}
+
 // errStop ends decodeStream at the first violation without --keep-going.
 var errStop = errors.New("stopped at the first violation")
 
@@ -203,7 +208,7 @@ func (s *stream) run() error {
 		ev, err := s.rd.NextFrame()
 		if err == io.EOF {
 			if s.rd.Truncated() {
-				return s.violation(&chatprotocol.Error{Code: chatprotocol.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (contract-v1.md section 10)"})
+				return s.violation(errTruncated())
 			}
 			return nil
 		}
