@@ -24,6 +24,11 @@ func runConform(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if len(args) > 1 || (len(args) == 1 && len(args[0]) > 1 && args[0][0] == '-') {
+		what := fmt.Sprintf("one DIR at most, got %q", args)
+		if len(args) == 1 {
+			what = fmt.Sprintf("unknown flag %s", args[0])
+		}
+		fmt.Fprintf(stderr, "chatwire conform: %s\n", what)
 		fmt.Fprint(stderr, conformUsage)
 		return exitUsage
 	}

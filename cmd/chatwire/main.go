@@ -50,6 +50,7 @@ func main() {
 // run dispatches args to a subcommand and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		fmt.Fprintln(stderr, "chatwire: no subcommand")
 		usage(stderr)
 		return exitUsage
 	}
@@ -74,4 +75,6 @@ func usage(w io.Writer) {
 	for _, c := range subcommands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "chatwire SUBCOMMAND --help describes its flags and input.")
+	fmt.Fprintln(w, "Exit status: 0 on success, 1 when the input breaks the contract or cannot be read, 2 on a usage error.")
 }

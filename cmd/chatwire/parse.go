@@ -29,6 +29,11 @@ func runParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if len(args) != 1 {
+		what := "KIND is missing"
+		if len(args) > 1 {
+			what = fmt.Sprintf("one KIND, got %q", args)
+		}
+		fmt.Fprintf(stderr, "chatwire parse: %s\n", what)
 		fmt.Fprint(stderr, parseUsage)
 		return exitUsage
 	}

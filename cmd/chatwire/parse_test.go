@@ -61,12 +61,15 @@ func TestParseInputIsByteExact(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	cases := [][]string{{}, {"nope"}, {"parse"}, {"parse", "yaml"}, {"parse", "ask-body", "extra"}}
+	cases := [][]string{{}, {"nope"}, {"parse"}, {"parse", "yaml"}, {"parse", "ask-body", "extra"},
+		{"conform", "a", "b"}, {"conform", "--nope"}, {"decode", "--nope"}, {"blocks", "a", "b"}, {"encode"}}
 	for _, args := range cases {
 		var stdout, stderr bytes.Buffer
 		code := run(args, strings.NewReader(""), &stdout, &stderr)
 		assert.Equal(t, exitUsage, code, "%q", args)
-		assert.NotEmpty(t, stderr.String(), "%q", args)
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		assert.Regexp(t, `^chatwire( [a-z]+)?: \S`, first, "%q: the first line says what is wrong", args)
+		assert.Contains(t, stderr.String(), "usage: chatwire", "%q", args)
 		assert.Empty(t, stdout.String(), "%q", args)
 	}
 	var stdout bytes.Buffer
