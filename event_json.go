@@ -3,6 +3,7 @@ package chatprotocol
 import (
 	"bytes"
 	"math"
+	"reflect"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -314,9 +315,9 @@ func optInt(m map[string]any, name string) (int64, bool) {
 // empty). Members a parsed frame had beyond the union are not kept; keep the
 // frame's bytes when they matter.
 //
-// Errors: an *Error of code invalid-event when ev is nil, when a
-// *ChatAppEvent's Raw or a *ChatStateSnapshot's Snapshot is not JSON, when
-// a card cannot be encoded (a bound that is NaN or infinite), or when an
+// Errors: an *Error of code invalid-event when ev is nil or a nil pointer,
+// when a *ChatAppEvent's Raw or a *ChatStateSnapshot's Snapshot is not JSON,
+// when a card cannot be encoded (a bound that is NaN or infinite), or when an
 // integer (a state's version, a usage's totalTokens, a card's createdAt or
 // timeoutMs) is beyond 2^53-1, which ParseChatEvent would not read back.
 // Strings of a card are written as valid UTF-8 (a lone surrogate becomes
@@ -329,9 +330,10 @@ func MarshalChatEvent(ev ChatEvent) ([]byte, error) {
 		b = append(b, '"', ':')
 		b = jsjson.AppendString(b, value, false)
 	}
-	switch e := ev.(type) {
-	case nil:
+	if ev == nil || reflect.ValueOf(ev).IsNil() { // every ChatEvent is a pointer
 		return nil, wire.New(wire.CodeInvalidEvent, "", "nil event")
+	}
+	switch e := ev.(type) {
 	case *ChatAppEvent:
 		if len(e.Raw) == 0 {
 			return append(jsjson.AppendString(b, e.Type, false), '}'), nil

@@ -184,3 +184,13 @@ func repeat(s string, n int) string {
 	}
 	return string(b)
 }
+
+// TestMarshalChatEventNilPointer: a nil event, typed or not, is refused
+// with invalid-event as documented, never dereferenced.
+func TestMarshalChatEventNilPointer(t *testing.T) {
+	for _, ev := range []ChatEvent{nil, (*ChatToken)(nil), (*ChatAppEvent)(nil), (*ChatCard)(nil), (*ChatDone)(nil)} {
+		b, err := MarshalChatEvent(ev)
+		require.ErrorIs(t, err, ErrInvalidEvent, "%T", ev)
+		assert.Nil(t, b, "%T", ev)
+	}
+}
