@@ -42,10 +42,10 @@
 //
 // ParseEnvelope (or an EnvelopeParser, for other limits and a host's
 // product types) reads one frame into a ChatEventEnvelope whose Event is one
-// of the types of section 6; Marshal writes the canonical one-line form
-// back, with every member the reader did not know. A ChatStateV1 folds
-// envelopes with Apply (section 7); NegotiateChatVersion and
-// RequireChatCapabilities answer sections 1 and 8. The language-neutral
+// of the types of section 6; MarshalJSON (or AppendJSON) writes the
+// canonical one-line form back, with every member the reader did not know.
+// A ChatStateV1 folds envelopes with Apply (section 7); NegotiateChatVersion
+// and RequireChatCapabilities answer sections 1 and 8. The language-neutral
 // cases in testdata/ (schemas, fixtures, goldens, manifest) pin all of it.
 //
 // # Security considerations

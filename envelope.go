@@ -17,7 +17,7 @@ import (
 // of the event and its parts are kept in their own Unknown fields.
 //
 // schemaVersion is not a field: an envelope is version 1 by type, and
-// Marshal always writes "schemaVersion":1.
+// MarshalJSON and AppendJSON always write "schemaVersion":1.
 type ChatEventEnvelope struct {
 	ConversationID string
 	TurnID         string
@@ -67,7 +67,9 @@ type ParserOptions struct {
 }
 
 // EnvelopeParser reads version-1 frames with configured limits and
-// registry. It is immutable and safe for concurrent use.
+// registry. It is immutable and safe for concurrent use. Make one with
+// NewEnvelopeParser: the zero EnvelopeParser has a size limit of 0 bytes
+// and refuses every frame with frame-too-large.
 type EnvelopeParser struct {
 	maxFrame int
 	maxDepth int
@@ -131,8 +133,8 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 //     refused, an absent optional one is left zero.
 //
 // Every refusal carries the JSON pointer of the offending member. Unknown
-// members are kept at every level this package reads, so that Marshal
-// re-emits them.
+// members are kept at every level this package reads, so that MarshalJSON
+// and AppendJSON re-emit them.
 //
 // The returned envelope does not refer to data, which the caller may
 // reuse. Its strings share one copy of the frame, so keeping any of them

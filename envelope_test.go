@@ -294,3 +294,14 @@ func TestUnmarshalJSONUsesParseEnvelope(t *testing.T) {
 	err := env.UnmarshalJSON([]byte(strings.Replace(frame(`{"type":"delta","text":"x"}`), `"seq":1`, `"seq":0`, 1)))
 	require.ErrorIs(t, err, ErrInvalidEnvelope)
 }
+
+// TestZeroEnvelopeParserRefusesEveryFrame pins what the EnvelopeParser
+// documentation says of its zero value: only NewEnvelopeParser makes a
+// usable parser.
+func TestZeroEnvelopeParserRefusesEveryFrame(t *testing.T) {
+	data := []byte(frame(`{"type":"delta","text":"x"}`))
+	_, err := new(EnvelopeParser).Parse(data)
+	require.ErrorIs(t, err, ErrFrameTooLarge)
+	_, err = NewEnvelopeParser(nil).Parse(data)
+	require.NoError(t, err)
+}

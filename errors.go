@@ -2,11 +2,17 @@ package chatprotocol
 
 import "github.com/Papercusp/chat-protocol-go/internal/wire"
 
-// Error is the module's one refusal type (contract-v1.md section 12): a
-// stable Code, a JSON-pointer Path where one applies, a Message for people
-// only, and an optional wrapped cause. Branch on it with errors.Is against a
-// sentinel (ErrSequenceGap …), errors.AsType[*Error], or CodeOf, never on
-// message text. The same type is returned by every package of the module.
+// Error is the module's one refusal type (contract-v1.md section 12), a
+// struct with the fields
+//
+//	Code    Code   // stable, as in the fixtures: "sequence-gap" …
+//	Path    string // JSON pointer of the offending member, "" when none applies
+//	Message string // for people only
+//	Err     error  // the optional cause, returned by Unwrap
+//
+// Branch on it with errors.Is against a sentinel (ErrSequenceGap …),
+// errors.AsType[*Error], or CodeOf, never on message text. The same type is
+// returned by every package of the module.
 type Error = wire.Error
 
 // Code is the stable name of a refusal, as written on the wire and in

@@ -3,6 +3,7 @@ package chatprotocol_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,10 @@ func TestErrorUnwrapsCause(t *testing.T) {
 	err := &chatprotocol.Error{Code: chatprotocol.CodeFrameTooLarge, Err: cause}
 	assert.ErrorIs(t, err, cause)
 	assert.Equal(t, "frame-too-large: disk full", err.Error())
+}
+
+// TestErrorAliasDocNamesEveryField: go doc shows Error as an alias of an
+// internal type, without its fields; its comment lists them.
+func TestErrorAliasDocNamesEveryField(t *testing.T) {
+	assertDocNamesFields(t, aliasDocs(t, "errors.go"), "Error", reflect.TypeFor[chatprotocol.Error]())
 }

@@ -206,7 +206,7 @@ const (
 // of its Kind may be set. Nothing in a block is markup or code: hosts render
 // its strings through their own safe components.
 //
-// A report or ask read by ParseEnvelope keeps its bytes, so that Marshal
+// A report or ask read by ParseEnvelope keeps its bytes, so that MarshalJSON
 // re-emits members this version does not know while Report or Ask is left
 // unchanged; once changed they are written from their fields.
 type ResultBlock struct {

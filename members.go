@@ -15,9 +15,9 @@ import (
 //
 // The envelope, every event, Usage, ResultBlock, Source and ChatCapabilities
 // carry their unknown members in a field named Unknown, in the order they
-// were read; Marshal writes them after the known members. A Value set by hand
+// were read; MarshalJSON writes them after the known members. A Value set by hand
 // must be one valid JSON value, and a Name must not collide with a known
-// member (Marshal refuses both).
+// member (MarshalJSON and AppendJSON refuse both).
 type Member struct {
 	Name  string
 	Value json.RawMessage
