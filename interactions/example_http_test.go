@@ -31,9 +31,13 @@ func answer(res *interactions.Resolver, session func(*http.Request) (interaction
 		out, err := res.Answer(r.Context(), caller, key, sub)
 		status := map[interactions.Code]int{"": 200, interactions.CodeDuplicateAnswer: 200,
 			interactions.CodeCardNotFound: 404, interactions.CodeUnauthorized: 403,
-			interactions.CodeInvalidAnswer: 422, interactions.CodeNeedsReconciliation: 503}[interactions.CodeOf(err)]
+			interactions.CodeInvalidAnswer: 422, interactions.CodeFrameTooLarge: 413,
+			interactions.CodeUnknownSchema: 500, interactions.CodeUnsupportedVersion: 500,
+			// the client may repeat the request with the same Idempotency-Key:
+			interactions.CodeNeedsReconciliation: 503, interactions.CodeStoreUnavailable: 503,
+			interactions.CodeCheckpointWriteFailed: 503}[interactions.CodeOf(err)]
 		if status == 0 {
-			status = http.StatusConflict // already answered, expired, cancelled, superseded, stale
+			status = http.StatusConflict // already answered, expired, cancelled, superseded, stale revision or schema
 		}
 		body := map[string]any{"code": interactions.CodeOf(err)}
 		if out.Record.Version != 0 { // set on success and on a duplicate
@@ -53,7 +57,8 @@ func Example_httpHandler() {
 	if err := schemas.Register(ref, []byte(`{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`)); err != nil {
 		panic(err)
 	}
-	res, err := interactions.New(db.Open(nil), schemas, nil)
+	store := db.Open(nil)
+	res, err := interactions.New(store, schemas, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -81,9 +86,12 @@ func Example_httpHandler() {
 	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
 	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
 	post("k-2", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
+	store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
+	post("k-3", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
 	// Output:
 	// 422 {"code":"invalid-answer"}
 	// 200 {"code":"","revision":2,"status":"answered"}
 	// 200 {"code":"duplicate-answer","revision":2,"status":"answered"}
 	// 409 {"code":"already-answered"}
+	// 503 {"code":"store-unavailable"}
 }
