@@ -20,7 +20,11 @@ func legacyDialect(name string) (legacy.Dialect, bool) { return legacy.ParseDial
 
 // legacyFrame decodes one legacy frame and upgrades it. A product frame,
 // which no registry of the command lists, is not a violation: it goes to
-// the sink as an app event.
+// the sink as an app event. A frame whose type is a contract type the
+// dialect does not define (token under --dialect papercusp, delta under
+// scout) is no product frame: the upgrade refuses it with unsupported-event,
+// so that a stream read with the wrong dialect fails instead of decoding
+// to a turn without text.
 func (s *stream) legacyFrame(data []byte) error {
 	if s.legacy == nil {
 		d, _ := legacyDialect(s.opts.dialect) // checked with the flags
@@ -32,7 +36,7 @@ func (s *stream) legacyFrame(data []byte) error {
 	if err != nil {
 		return s.refused(err)
 	}
-	if app, ok := f.(*chatprotocol.ChatAppEvent); ok {
+	if app, ok := f.(*chatprotocol.ChatAppEvent); ok && !contractType(app.Type) {
 		return s.appEvent(app.Type, app.Raw)
 	}
 	envs, err := legacy.UpgradeLegacyChatFrame(f, s.legacy.host)
@@ -45,4 +49,13 @@ func (s *stream) legacyFrame(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// contractType reports whether t names a type of version 0 or version 1
+// (contract-v1.md sections 2 and 6), which no host may register as a
+// product type (chatprotocol.NewRegistry refuses it).
+func contractType(t string) bool {
+	_, v0 := chatprotocol.ChatEventChannel(t)
+	_, v1 := chatprotocol.EventChannel(t)
+	return v0 || v1
 }

@@ -75,7 +75,8 @@ func TestDecodeLegacyViolations(t *testing.T) {
 		{"not an object", []string{session, `[1]`}, []refusal{{2, chatprotocol.CodeInvalidEvent}}},
 		{"members that do not fit", []string{session, `{"type":"token","content":7}`}, []refusal{{2, chatprotocol.CodeInvalidEvent}}},
 		{"after done", []string{session, `{"type":"done"}`, `{"type":"token","content":"late"}`}, []refusal{{3, chatprotocol.CodeTurnTerminated}}},
-		{"a papercusp frame read as scout", []string{session, `{"type":"delta","text":"x"}`}, nil},
+		{"a papercusp frame read as scout", []string{session, `{"type":"delta","text":"x"}`}, []refusal{{2, chatprotocol.CodeUnsupportedEvent}}},
+		{"a version-1 type in a legacy stream", []string{session, `{"type":"lifecycle","status":"started"}`}, []refusal{{2, chatprotocol.CodeUnsupportedEvent}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,4 +100,14 @@ func TestDecodeLegacyPapercuspDialect(t *testing.T) {
 
 	_, _, refusals, _ = decodeAll(t, in+legacyStream(`{"type":"tool_result","status":"maybe"}`), streamOptions{dialect: "papercusp"})
 	assert.Equal(t, []refusal{{5, chatprotocol.CodeUnknownResultStatus}}, refusals)
+}
+
+// TestDecodeLegacyWrongDialect: a captured Scout stream read as Papercusp
+// fails at its first token, instead of exiting 0 with a turn without text
+// and every token counted as a product frame.
+func TestDecodeLegacyWrongDialect(t *testing.T) {
+	code, stdout, stderr := runCmd([]string{"decode", "--state", "--dialect", "papercusp", streams + "scout-card-turn.sse"}, "")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 2: unsupported-event: "), stderr)
 }
