@@ -31,7 +31,9 @@ An envelope without a legacy form (lifecycle other than completed,
 tool_result, result, provenance, capabilities) is skipped, and the skipped
 frames are counted on stderr; with --strict the first one stops the command.
 --product TYPE registers a product event type, so that its envelopes parse
-and pass through as their product frame (repeatable).
+and pass through as their product frame (repeatable). --max-frame bounds
+each SSE frame read, in bytes of the stream (default 1048576); a larger one
+is frame-too-large.
 
 Each envelope is checked on its own (chatprotocol.EnvelopeParser): unlike
 chatwire decode, encode does not check that seqs follow each other.

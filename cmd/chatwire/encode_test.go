@@ -231,4 +231,8 @@ func TestEncodeUsage(t *testing.T) {
 	code, stdout, _ := encode(t, "", "--help")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "--to legacy0")
+	_, body, _ := strings.Cut(stdout, "\n\n") // after the synopsis
+	for _, flag := range []string{"--dialect", "--strict", "--product", "--max-frame"} {
+		assert.Contains(t, body, flag, "%s is described, beyond the synopsis", flag)
+	}
 }
