@@ -22,7 +22,14 @@ import (
 // envelope applied; NewChatStateV1 binds it up front. A ChatStateV1 is not
 // safe for concurrent use. Apply keeps the JSON values of the events it
 // applies (tool inputs and outputs, snapshots): do not modify an envelope
-// after applying it.
+// after applying it. Do not copy a ChatStateV1 once used: a copy shares its
+// turns with the original, so applying to one changes both; pass a pointer.
+//
+// The JSON form is written, never read: there is no UnmarshalJSON, and
+// json.Unmarshal into a ChatStateV1 drops each turn's text and the index
+// Apply needs, so Apply does not continue the turns it read (it refuses
+// their next seq with sequence-gap). To restore a state, apply the
+// envelopes again (a host's replay window keeps them).
 type ChatStateV1 struct {
 	// ConversationID is the conversation every applied envelope belongs to.
 	ConversationID string
