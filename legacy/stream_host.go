@@ -34,7 +34,7 @@ type StreamOptions struct {
 
 // DefaultCallID is the call id mapping of a StreamHost whose options give
 // none: the n-th tool start of turn gets turn + "-call-" + n, such as
-// "turn-1-call-2".
+// "turn-1-call-2". ok is always true: every tool start has an id.
 func DefaultCallID(turnID string, n int) (string, bool) {
 	return turnID + "-call-" + strconv.Itoa(n), true
 }

@@ -40,6 +40,7 @@ type CheckError struct {
 	Err   error
 }
 
+// Error names the failed check and its failure; the text is informative only.
 func (e *CheckError) Error() string { return "recoverytest: check " + e.Check + ": " + e.Err.Error() }
 
 // Unwrap returns the failure.
