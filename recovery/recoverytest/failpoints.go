@@ -22,8 +22,8 @@ const (
 // Mode is what happens at a site when its failpoint fires.
 type Mode string
 
-// The failpoint modes (issue 6: before the write, after it, after it with
-// the acknowledgement lost).
+// The failpoint modes: before the write, after it, and after it with the
+// acknowledgement lost.
 const (
 	// ModeBefore: the write is not applied and the store says so with an
 	// error matching recovery.ErrCheckpointWriteFailed (for SiteLoad: the

@@ -11,8 +11,8 @@ import (
 )
 
 // CheckLinearizable checks the recorded history with porcupine against a
-// sequential model of one effect of a turn store, partitioned per effect
-// (issue 6): the turn's creation, reads and end appear in the partition of
+// sequential model of one effect of a turn store, partitioned per effect:
+// the turn's creation, reads and end appear in the partition of
 // each of its effects. Beyond the store's contract, the model holds the
 // rules TurnRecovery follows, so that histories it drives prove them: an
 // effect launches at most once, only from a claim at the admitted revision
