@@ -34,7 +34,8 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 // before the decoder refuses it. Either refusal is frame-too-large, and
 // memory stays within a small multiple of the bound.
 //
-// An EnvelopeReader is not safe for concurrent use.
+// An EnvelopeReader is not safe for concurrent use. The zero EnvelopeReader
+// is not usable: make one with NewEnvelopeReader.
 type EnvelopeReader struct {
 	dec    *sse.Decoder
 	parser *EnvelopeParser

@@ -19,7 +19,7 @@ import (
 // A Resolver holds no state of its own besides its configuration: any
 // number of Resolvers in any number of processes may serve the same store,
 // and a fresh one recovers everything from it. Its methods are safe for
-// concurrent use.
+// concurrent use. The zero Resolver is not usable: make one with New.
 type Resolver struct {
 	store         Store
 	validator     Validator

@@ -118,6 +118,7 @@ var errTooLarge = errors.New("frame too large")
 // A Decoder reads from its io.Reader in whatever chunks the reader gives,
 // only when it has no complete line buffered, so an event is returned as
 // soon as its blank line has arrived. It is not safe for concurrent use.
+// The zero Decoder is not usable: make one with NewDecoder.
 type Decoder struct {
 	rd  io.Reader
 	max int

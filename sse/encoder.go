@@ -10,7 +10,8 @@ import (
 // has warmed up.
 //
 // An Encoder is not safe for concurrent use; Writer is the goroutine-safe
-// form for HTTP responses.
+// form for HTTP responses. The zero Encoder is not usable: make one with
+// NewEncoder.
 type Encoder struct {
 	w   io.Writer
 	buf []byte

@@ -40,6 +40,8 @@ type WriterOptions struct {
 // write deadline, if any; a host that wants a bound sets one with
 // http.ResponseController.SetWriteDeadline before writing (the server's
 // WriteTimeout would also end long streams).
+//
+// The zero Writer is not usable: make one with NewWriter.
 type Writer struct {
 	mu       sync.Mutex
 	enc      Encoder
