@@ -136,7 +136,6 @@ type encoder struct {
 
 // run reads every frame of d and returns the exit status.
 func (e *encoder) run(d *sse.Decoder) int {
-	var last int64 // the number of the last frame read
 	for {
 		ev, err := d.Next()
 		if errors.Is(err, io.EOF) {
@@ -148,9 +147,9 @@ func (e *encoder) run(d *sse.Decoder) int {
 			return exitOK
 		}
 		if err != nil {
-			return e.fail(last+1, err) // the decoder's refusal is about the next frame
+			n, _ := d.Frame() // the frame the decoder refused
+			return e.fail(n, err)
 		}
-		last = ev.Frame
 		if ev.Comment || ev.Type == sse.EventHeartbeat {
 			continue
 		}

@@ -186,6 +186,14 @@ func TestEncodeTruncatedStream(t *testing.T) {
 	assert.NotContains(t, stdout, "done", "the cut frame is not written")
 }
 
+// TestEncodeFrameNumberCountsEveryFrame: the refused frame is numbered as
+// the decoder counts it, frames of fields without data included.
+func TestEncodeFrameNumberCountsEveryFrame(t *testing.T) {
+	code, _, stderr := encode(t, "id: 5\n\nretry: 10\n\ndata: "+strings.Repeat("x", 200)+"\n\n", "--to", "legacy0", "--max-frame", "100")
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 3: frame-too-large: "), stderr)
+}
+
 // TestEncodeReadError: an input that cannot be read is not a frame's fault.
 func TestEncodeReadError(t *testing.T) {
 	code, stdout, stderr := encode(t, "", "--to", "legacy0", t.TempDir())
