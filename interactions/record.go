@@ -14,7 +14,8 @@ const RecordVersion = 1
 
 // The card shapes of contract-v1.md section 3, re-exported so that a host
 // needs only this package; each is the same type as its chatprotocol
-// namesake.
+// namesake, whose documentation lists the fields (go doc shows none for an
+// alias of an internal type): go doc chatprotocol.CardSpec.
 type (
 	// CardSpec is what a model asks a person.
 	CardSpec = wire.CardSpec
