@@ -175,21 +175,26 @@ func (r *reader) chatCapabilities(c *ChatCapabilities, code Code, path string) e
 	return nil
 }
 
-// appendJSON writes the declaration: the five members in the order of
-// section 8, then the kept unknown ones.
-func (c *ChatCapabilities) appendJSON(dst []byte, path string) ([]byte, error) {
+// write writes the declaration: the five members in the order of
+// section 8, then the kept unknown ones; refusals are invalid-event at
+// path.
+func (c *ChatCapabilities) write(w *writer, path string) {
 	vals := [5]bool{c.ConnectionReplay, c.PersistedHistory, c.PersistedDecisions, c.CompletedToolCheckpoints, c.InterruptedTurnRecovery}
-	w := writer{dst: append(dst, '{'), path: path}
-	for i, name := range capabilityNames {
-		w.name(name)
-		w.dst = strictjson.AppendBool(w.dst, vals[i])
-	}
-	w.close(c.Unknown, capabilityNames)
-	if w.err != nil {
-		return dst, w.err
-	}
-	return w.dst, nil
+	w.within(path, "", func() {
+		w.punct('{')
+		for i, name := range capabilityNames {
+			w.bool(name, vals[i])
+		}
+		w.close(c.Unknown, capabilityNames)
+	})
 }
 
 // MarshalJSON writes the declaration in its canonical form.
-func (c ChatCapabilities) MarshalJSON() ([]byte, error) { return c.appendJSON(nil, "") }
+func (c ChatCapabilities) MarshalJSON() ([]byte, error) {
+	var w writer
+	c.write(&w, "")
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.dst, nil
+}

@@ -310,39 +310,61 @@ func checkAt(at string) error {
 // kept unknown members; the event is written by its type's rules (see
 // Event). It refuses, with the codes ParseEnvelope uses, an envelope that
 // ParseEnvelope would refuse, so what it writes always parses back; on a
-// refusal dst is returned unchanged.
+// refusal dst is returned unchanged. Its refusals are exactly Validate's.
 func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
-	if err := checkID(CodeInvalidEnvelope, "", "conversationId", e.ConversationID); err != nil {
-		return dst, err
+	w := writer{dst: dst}
+	e.write(&w)
+	if w.err != nil {
+		return dst, w.err
 	}
-	if err := checkID(CodeInvalidEnvelope, "", "turnId", e.TurnID); err != nil {
-		return dst, err
-	}
-	if err := checkID(CodeInvalidEnvelope, "", "eventId", e.EventID); err != nil {
-		return dst, err
+	return w.dst, nil
+}
+
+// Validate returns the refusal AppendJSON would return for the envelope,
+// the same code and path, or nil when AppendJSON would write it; it writes
+// nothing and allocates nothing for a valid envelope of a type of section
+// 6 other than card. A card, or a report or ask block, whose kept JSON no
+// longer matches its value is checked by encoding the value, which is how
+// its rule is defined. Like AppendJSON it only reads the envelope, so it
+// is safe to call from several goroutines on an envelope nobody modifies.
+func (e *ChatEventEnvelope) Validate() error {
+	w := writer{check: true}
+	e.write(&w)
+	return w.err
+}
+
+// write walks the envelope for AppendJSON and Validate: the id, seq and
+// at rules first (section 5), then the members in canonical order.
+func (e *ChatEventEnvelope) write(w *writer) {
+	for _, id := range [...]struct{ member, id string }{
+		{"conversationId", e.ConversationID}, {"turnId", e.TurnID}, {"eventId", e.EventID},
+	} {
+		if err := checkID(CodeInvalidEnvelope, "", id.member, id.id); err != nil {
+			w.fail(err)
+			return
+		}
 	}
 	if err := checkSeq(e.Seq); err != nil {
-		return dst, err
+		w.fail(err)
+		return
 	}
 	if e.At != "" {
 		if err := checkAt(e.At); err != nil {
-			return dst, err
+			w.fail(err)
+			return
 		}
 	}
-	w := writer{dst: append(dst, '{'), code: CodeInvalidEnvelope}
+	w.code = CodeInvalidEnvelope
+	w.punct('{')
 	w.int("schemaVersion", SchemaVersion)
 	w.str("conversationId", e.ConversationID)
 	w.str("turnId", e.TurnID)
 	w.str("eventId", e.EventID)
 	w.int("seq", e.Seq)
 	w.name("event")
-	w.kept(appendEvent(w.dst, e.Event, "/event"))
+	w.event(e.Event, "/event")
 	w.optStr("at", e.At)
 	w.close(e.Unknown, envelopeNames)
-	if w.err != nil {
-		return dst, w.err
-	}
-	return w.dst, nil
 }
 
 // MarshalJSON returns the canonical wire form (see AppendJSON).

@@ -104,6 +104,9 @@ func FuzzParseEnvelope(f *testing.F) {
 				t.Fatalf("accepted case variant %q", name)
 			}
 		}
+		if err := env.Validate(); err != nil {
+			t.Fatalf("accepted %q but Validate refuses it: %v", data, err)
+		}
 		first, err := env.MarshalJSON()
 		if err != nil {
 			t.Fatalf("accepted %q but cannot marshal it: %v", data, err)
@@ -121,6 +124,58 @@ func FuzzParseEnvelope(f *testing.F) {
 		}
 		if !strings.HasPrefix(string(first), `{"schemaVersion":1,`) {
 			t.Fatalf("canonical form lacks its version: %q", first)
+		}
+	})
+}
+
+// FuzzValidate builds envelopes from fuzzed parts, as a caller builds them
+// by hand, and checks that Validate refuses exactly what AppendJSON
+// refuses, with the same code and path: the two run one walk, in check
+// mode and in writing mode.
+func FuzzValidate(f *testing.F) {
+	f.Add("c", "hello", []byte(`{"a":1}`), "x", []byte(`1`), uint8(0))
+	f.Add("c", "\xff", []byte(`{"a":1,"a":2}`), "Seq", []byte(`2`), uint8(9))
+	f.Add("", "t", []byte(`[1,`), "type", []byte(`nope`), uint8(3))
+	f.Add("c", "app", []byte(`{"type":"app"}`), "\xfe", []byte(` {"x" : [1, 2]} `), uint8(11))
+	f.Add("c", "p", []byte("\"\xed\xa0\x80\""), "ref", []byte(`"\ud800"`), uint8(4))
+	f.Fuzz(func(t *testing.T, id, text string, raw []byte, name string, value []byte, kind uint8) {
+		env := ChatEventEnvelope{ConversationID: id, TurnID: "t", EventID: "e", Seq: 1}
+		kept := []Member{{Name: name, Value: value}}
+		switch kind % 8 {
+		case 0:
+			env.Event = &DeltaEvent{Text: text, Unknown: kept}
+		case 1:
+			env.Event = &ToolCallEvent{CallID: id, Name: text, Input: raw}
+		case 2:
+			env.Event = &StateEvent{Version: 1, Snapshot: raw, Unknown: kept}
+		case 3:
+			env.Event = &AppEvent{Type: text, Raw: raw}
+		case 4:
+			env.Event = &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: text, Sources: []Source{{Ref: id, Unknown: kept}}}}}
+		case 5:
+			env.Event = &CardEvent{Card: OpenCardSnapshot{CorrelationID: id, CreatedAt: 1, CardSpec: CardSpec{Prompt: text}}}
+		case 6:
+			env.Event = &ToolResultEvent{CallID: id, Status: ToolResultStatus(text), Output: raw}
+		case 7:
+			env.Event = &CapabilitiesEvent{Capabilities: ChatCapabilities{Unknown: kept}}
+		}
+		if kind&8 != 0 {
+			env.Unknown = kept
+		}
+		out, aerr := env.AppendJSON(nil)
+		verr := env.Validate()
+		if (aerr == nil) != (verr == nil) {
+			t.Fatalf("AppendJSON: %v, Validate: %v", aerr, verr)
+		}
+		if aerr == nil {
+			if _, err := ParseEnvelope(out); err != nil && CodeOf(err) != CodeUnsupportedEvent {
+				t.Fatalf("written %q does not parse back: %v", out, err)
+			}
+			return
+		}
+		a, v := aerr.(*Error), verr.(*Error)
+		if a.Code != v.Code || a.Path != v.Path {
+			t.Fatalf("AppendJSON refuses %s at %q, Validate %s at %q", a.Code, a.Path, v.Code, v.Path)
 		}
 	})
 }

@@ -283,8 +283,22 @@ func TestAppendJSONRefusesWhatParseRefuses(t *testing.T) {
 			assert.Equal(t, "prefix", string(out))
 			assert.Equal(t, tt.code, CodeOf(err), "%v", err)
 			assert.Equal(t, tt.path, err.(*Error).Path)
+			verr := env.Validate()
+			require.Error(t, verr, "Validate refuses what AppendJSON refuses")
+			assert.Equal(t, tt.code, CodeOf(verr), "%v", verr)
+			assert.Equal(t, tt.path, verr.(*Error).Path)
 		})
 	}
+	require.NoError(t, ok.Validate())
+}
+
+func TestValidateAllocatesNothingForADelta(t *testing.T) {
+	env := ChatEventEnvelope{ConversationID: "c", TurnID: "t", EventID: "e", Seq: 1, Event: &DeltaEvent{Text: "naïve \"text\"\n"}, At: "2026-01-02T03:04:05Z"}
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		if err := env.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}))
 }
 
 func TestUnmarshalJSONUsesParseEnvelope(t *testing.T) {

@@ -634,124 +634,137 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	return &AppEvent{Type: string(typ), Raw: v}, nil
 }
 
-// appendEvent writes ev as its canonical event object (section 6): "type"
-// first, then the members in the order of the contract's table, absent
-// optional members omitted, then the kept unknown members. It refuses an
-// event that breaks the rules of its type, with path as the event's
-// pointer.
+// appendEvent writes ev as its canonical event object (section 6); see
+// writer.event. On a refusal dst is returned unchanged.
 func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
-	if ev == nil || reflect.ValueOf(ev).IsNil() {
-		return dst, refusef(CodeInvalidEnvelope, path, "missing")
+	w := writer{dst: dst}
+	w.event(ev, path)
+	if w.err != nil {
+		return dst, w.err
 	}
-	var err error
-	w := writer{dst: dst, path: path}
+	return w.dst, nil
+}
+
+// event writes ev as its canonical event object (section 6): "type" first,
+// then the members in the order of the contract's table, absent optional
+// members omitted, then the kept unknown members. It refuses an event
+// that breaks the rules of its type, with path as the event's pointer,
+// before writing any of it.
+func (w *writer) event(ev Event, path string) {
+	if ev == nil || reflect.ValueOf(ev).IsNil() {
+		w.fail(refusef(CodeInvalidEnvelope, path, "missing"))
+		return
+	}
+	if err := validateEvent(ev, path); err != nil {
+		w.fail(err)
+		return
+	}
+	w.within(path, "", func() { w.eventMembers(ev, path) })
+}
+
+// validateEvent applies the value rules of ev's type (section 6).
+func validateEvent(ev Event, path string) error {
 	switch e := ev.(type) {
 	case *SessionEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeSession)
-			w.str("sessionId", e.SessionID)
-			w.close(e.Unknown, sessionNames)
-		}
+		return e.validate(path)
 	case *LifecycleEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeLifecycle)
-			w.str("status", string(e.Status))
-			w.optStr("reason", e.Reason)
-			if e.Usage != nil {
-				w.name("usage")
-				w.usage(e.Usage)
-			}
-			w.close(e.Unknown, lifecycleNames)
+		return e.validate(path)
+	case *ToolCallEvent:
+		return e.validate(path)
+	case *ToolResultEvent:
+		return e.validate(path)
+	case *ResultEvent:
+		return e.validate(path)
+	case *ProvenanceEvent:
+		return e.validate(path)
+	case *ErrorEvent:
+		return e.validate(path)
+	case *CardEvent:
+		return e.validate(path)
+	case *CardClosedEvent:
+		return e.validate(path)
+	case *StateEvent:
+		return e.validate(path)
+	case *NavigateEvent:
+		return e.validate(path)
+	case *AppEvent:
+		return e.validate(path)
+	}
+	return nil // delta and capabilities: every value their members hold is valid
+}
+
+// eventMembers writes the object of a validated event; path is the event's
+// pointer, for the capabilities of a capabilities event.
+func (w *writer) eventMembers(ev Event, path string) {
+	switch e := ev.(type) {
+	case *SessionEvent:
+		w.open(EventTypeSession)
+		w.str("sessionId", e.SessionID)
+		w.close(e.Unknown, sessionNames)
+	case *LifecycleEvent:
+		w.open(EventTypeLifecycle)
+		w.str("status", string(e.Status))
+		w.optStr("reason", e.Reason)
+		if e.Usage != nil {
+			w.name("usage")
+			w.usage(e.Usage)
 		}
+		w.close(e.Unknown, lifecycleNames)
 	case *DeltaEvent:
 		w.open(EventTypeDelta)
 		w.str("text", e.Text)
 		w.close(e.Unknown, deltaNames)
 	case *ToolCallEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeToolCall)
-			w.str("callId", e.CallID)
-			w.str("name", e.Name)
-			w.optRaw("input", e.Input)
-			w.close(e.Unknown, toolCallNames)
-		}
+		w.open(EventTypeToolCall)
+		w.str("callId", e.CallID)
+		w.str("name", e.Name)
+		w.optRaw("input", e.Input)
+		w.close(e.Unknown, toolCallNames)
 	case *ToolResultEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeToolResult)
-			w.str("callId", e.CallID)
-			w.result(string(e.Status), e.Output, e.Blocks)
-			w.close(e.Unknown, toolResultNames)
-		}
+		w.open(EventTypeToolResult)
+		w.str("callId", e.CallID)
+		w.result(string(e.Status), e.Output, e.Blocks)
+		w.close(e.Unknown, toolResultNames)
 	case *ResultEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeResult)
-			w.name("blocks")
-			w.blocks(e.Blocks)
-			w.close(e.Unknown, resultNames)
-		}
+		w.open(EventTypeResult)
+		w.name("blocks")
+		w.blocks(e.Blocks)
+		w.close(e.Unknown, resultNames)
 	case *ProvenanceEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeProvenance)
-			w.provenance(e.Provider, e.Model, e.RequestID)
-			w.close(e.Unknown, provenanceNames)
-		}
+		w.open(EventTypeProvenance)
+		w.provenance(e.Provider, e.Model, e.RequestID)
+		w.close(e.Unknown, provenanceNames)
 	case *ErrorEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeError)
-			w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
-			w.close(e.Unknown, errorNames)
-		}
+		w.open(EventTypeError)
+		w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
+		w.close(e.Unknown, errorNames)
 	case *CardEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeCard)
-			w.name("card")
-			dst, err := appendKept(w.dst, &e.Card, e.kept)
-			if err != nil {
-				err = keptRefusal(err, CodeInvalidCard, path+"/card")
-			}
-			w.kept(dst, err)
-			w.close(e.Unknown, cardNames)
-		}
+		w.open(EventTypeCard)
+		w.name("card")
+		writeKept(w, &e.Card, e.kept, CodeInvalidCard, path+"/card")
+		w.close(e.Unknown, cardNames)
 	case *CardClosedEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeCardClosed)
-			w.str("correlationId", e.CorrelationID)
-			w.optStr("outcome", e.Outcome)
-			w.close(e.Unknown, cardClosedNames)
-		}
+		w.open(EventTypeCardClosed)
+		w.str("correlationId", e.CorrelationID)
+		w.optStr("outcome", e.Outcome)
+		w.close(e.Unknown, cardClosedNames)
 	case *StateEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeState)
-			w.int("version", e.Version)
-			w.optRaw("snapshot", e.Snapshot)
-			w.close(e.Unknown, stateNames)
-		}
+		w.open(EventTypeState)
+		w.int("version", e.Version)
+		w.optRaw("snapshot", e.Snapshot)
+		w.close(e.Unknown, stateNames)
 	case *CapabilitiesEvent:
 		w.open(EventTypeCapabilities)
 		w.name("capabilities")
-		w.kept(e.Capabilities.appendJSON(w.dst, path+"/capabilities"))
+		e.Capabilities.write(w, path+"/capabilities")
 		w.close(e.Unknown, capabilitiesNames)
 	case *NavigateEvent:
-		if err = e.validate(path); err == nil {
-			w.open(EventTypeNavigate)
-			w.str("href", e.Href)
-			w.close(e.Unknown, navigateNames)
-		}
+		w.open(EventTypeNavigate)
+		w.str("href", e.Href)
+		w.close(e.Unknown, navigateNames)
 	case *AppEvent:
-		err = e.validate(path)
-		if err == nil {
-			var raw error
-			w.dst, raw = strictjson.AppendRaw(w.dst, e.Raw)
-			w.fail(raw)
-		}
+		w.rawValue(e.Raw)
 	}
-	if err != nil {
-		return dst, err
-	}
-	if w.err != nil {
-		return dst, w.err
-	}
-	return w.dst, nil
 }
 
 // validate checks that an app event hand-built for Marshal is an object

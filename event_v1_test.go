@@ -172,6 +172,11 @@ func TestEventValueRules(t *testing.T) {
 			require.Error(t, err)
 			assert.Equal(t, tt.code, CodeOf(err), "%v", err)
 			assert.Equal(t, tt.path, err.(*Error).Path)
+			check := writer{check: true}
+			check.event(tt.ev, "")
+			require.Error(t, check.err, "the check refuses what the encoding refuses")
+			assert.Equal(t, tt.code, CodeOf(check.err))
+			assert.Equal(t, tt.path, check.err.(*Error).Path)
 		})
 	}
 }

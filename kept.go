@@ -206,24 +206,37 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 	return members
 }
 
-// appendKept writes v: the kept JSON when v still equals what it decodes
+// writeKept writes v: the kept JSON when v still equals what it decodes
 // to, else v's canonical encoding (members in the Go type's order, absent
-// ones omitted).
-func appendKept[T any](dst []byte, v *T, kept []byte) ([]byte, error) {
+// ones omitted). In check mode it writes nothing: kept JSON that still
+// matches was strict when it was read, and any other value is checked by
+// encoding it to nowhere, since what the JSON encoder accepts is the rule.
+// An encoder error is refused with code at the pointer, under path, of
+// the member it could not write (keptRefusal).
+func writeKept[T any](w *writer, v *T, kept []byte, code Code, path string) {
 	if kept != nil {
 		var orig T
 		if unmarshalKept(kept, &orig) == nil && reflect.DeepEqual(&orig, v) {
-			return strictjson.AppendRaw(dst, kept)
+			if !w.check {
+				var err error
+				w.dst, err = strictjson.AppendRaw(w.dst, kept)
+				w.keptErr(err, code, path)
+			}
+			return
 		}
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return dst, err
+	if w.check {
+		w.keptErr(json.MarshalWrite(io.Discard, v), code, path)
+		return
 	}
-	return append(dst, b...), nil
+	b, err := json.Marshal(v)
+	if err == nil {
+		w.dst = append(w.dst, b...)
+	}
+	w.keptErr(err, code, path)
 }
 
-// keptRefusal turns an error of appendKept, for the card or block at path,
+// keptRefusal turns an error of writeKept, for the card or block at path,
 // into a refusal of code at the pointer of the member the encoder could not
 // write (a string that is not valid UTF-8, such as a lone surrogate a
 // version-0 frame carried, or a number that is not finite).

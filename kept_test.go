@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -88,20 +89,40 @@ func TestDecodeKeptRefusesWrongTypesAtTheirPath(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidEnvelope)
 }
 
-func TestAppendKept(t *testing.T) {
+// keptJSON writes v with writeKept after prefix, or only checks it.
+func keptJSON[T any](prefix string, v *T, kept []byte, check bool) ([]byte, error) {
+	w := writer{dst: []byte(prefix), check: check}
+	writeKept(&w, v, kept, CodeInvalidCard, "/card")
+	return w.dst, w.err
+}
+
+func TestWriteKept(t *testing.T) {
 	kept := []byte(`{ "question":"Go?", "later":{"x":1} }`)
 	var a blocks.AskBlock
 	require.NoError(t, decodeKept(kept, &a, CodeInvalidEvent, ""))
-	out, err := appendKept([]byte("["), &a, kept)
+	out, err := keptJSON("[", &a, kept, false)
 	require.NoError(t, err)
 	assert.Equal(t, `[{"question":"Go?","later":{"x":1}}`, string(out), "unchanged: the kept JSON, compacted")
 	a.Question = "Stop?"
-	out, err = appendKept(nil, &a, kept)
+	out, err = keptJSON("", &a, kept, false)
 	require.NoError(t, err)
 	assert.Equal(t, `{"question":"Stop?"}`, string(out), "changed: from the fields")
-	out, err = appendKept(nil, &a, nil)
+	out, err = keptJSON("", &a, nil, false)
 	require.NoError(t, err)
 	assert.Equal(t, `{"question":"Stop?"}`, string(out))
+
+	out, err = keptJSON("[", &a, kept, true)
+	require.NoError(t, err)
+	assert.Equal(t, "[", string(out), "check mode writes nothing")
+	card := OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "p", Presentation: &CardPresentation{Kind: CardKindSlider, Step: math.NaN()}}}
+	_, werr := keptJSON("", &card, nil, false)
+	_, cerr := keptJSON("", &card, nil, true)
+	require.Error(t, werr, "the encoder refuses NaN")
+	require.Error(t, cerr)
+	assert.Equal(t, CodeInvalidCard, CodeOf(werr))
+	assert.Equal(t, CodeOf(werr), CodeOf(cerr))
+	assert.Equal(t, "/card/presentation/step", werr.(*Error).Path)
+	assert.Equal(t, werr.(*Error).Path, cerr.(*Error).Path)
 }
 
 // FuzzFoldCollision compares foldCollision, which groups names by foldKey,

@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -51,27 +52,40 @@ func foldKey(s string) string {
 	}, s)
 }
 
-// appendUnknown writes kept members after the known ones of an object whose
-// opening brace and known members are already in dst. known lists the
-// object's own member names: a kept member may not shadow one.
-// A kept member that breaks these rules is refused with code at path.
-func appendUnknown(dst []byte, ms []Member, known []string, code Code, path string) ([]byte, error) {
+// unknown writes kept members after the known ones of an object whose
+// opening brace and known members are already written. known lists the
+// object's own member names: a kept member may not shadow one. A kept
+// member that breaks these rules is refused with the writer's code at its
+// path.
+func (w *writer) unknown(ms []Member, known []string) {
 	for i := range ms {
 		m := &ms[i]
 		for _, k := range known {
 			if strings.EqualFold(m.Name, k) {
-				return dst, refusef(code, path+"/"+escapePointer(m.Name), "kept member %q collides with a member of the contract", m.Name)
+				w.fail(w.refuse(m.Name, fmt.Sprintf("kept member %q collides with a member of the contract", m.Name), nil))
+				return
 			}
 		}
 		var err error
-		if dst, err = strictjson.AppendName(dst, m.Name); err != nil {
-			return dst, refusef(code, path, "kept member name is not valid UTF-8")
+		if w.check {
+			err = strictjson.CheckString(m.Name)
+		} else {
+			w.dst, err = strictjson.AppendName(w.dst, m.Name)
 		}
-		if dst, err = strictjson.AppendRaw(dst, m.Value); err != nil {
-			return dst, refuseWrap(code, path+"/"+escapePointer(m.Name), "kept member is not one strict JSON value", err)
+		if err != nil {
+			w.fail(w.refuse("", "kept member name is not valid UTF-8", nil))
+			return
+		}
+		if w.check {
+			err = strictjson.CheckRaw(m.Value)
+		} else {
+			w.dst, err = strictjson.AppendRaw(w.dst, m.Value)
+		}
+		if err != nil {
+			w.fail(w.refuse(m.Name, "kept member is not one strict JSON value", err))
+			return
 		}
 	}
-	return dst, nil
 }
 
 // escapePointer escapes one reference token of a JSON pointer (RFC 6901).

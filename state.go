@@ -295,31 +295,31 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 // testdata/golden hold.
 func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 	w := writer{dst: make([]byte, 0, 256)}
-	w.dst = append(w.dst, '{')
+	w.punct('{')
 	w.int("schemaVersion", SchemaVersion)
 	w.str("conversationId", s.ConversationID)
 	w.optStr("sessionId", s.SessionID)
 	if s.Capabilities != nil {
 		w.name("capabilities")
-		w.kept(s.Capabilities.appendJSON(w.dst, "/capabilities"))
+		s.Capabilities.write(&w, "/capabilities")
 	}
 	w.name("turns")
 	w.list(len(s.Turns), func(i int) { w.turn(s.Turns[i]) })
 	w.name("openCards")
-	w.list(len(s.OpenCards), func(i int) { w.kept(appendKept(w.dst, &s.OpenCards[i], nil)) })
+	w.list(len(s.OpenCards), func(i int) { writeKept(&w, &s.OpenCards[i], nil, CodeInvalidCard, "/openCards/"+itoa(i)) })
 	if s.State != nil {
 		w.name("state")
-		w.dst = append(w.dst, '{')
+		w.punct('{')
 		w.int("version", s.State.Version)
 		w.optRaw("snapshot", s.State.Snapshot)
-		w.dst = append(w.dst, '}')
+		w.punct('}')
 	}
-	w.dst = append(w.dst, '}')
+	w.punct('}')
 	return w.dst, w.err
 }
 
 func (w *writer) turn(t *TurnState) {
-	w.dst = append(w.dst, '{')
+	w.punct('{')
 	w.str("turnId", t.TurnID)
 	w.str("status", string(t.Status))
 	w.int("lastSeq", t.LastSeq)
@@ -327,32 +327,32 @@ func (w *writer) turn(t *TurnState) {
 	w.name("toolCalls")
 	w.list(len(t.ToolCalls), func(i int) {
 		c := t.ToolCalls[i]
-		w.dst = append(w.dst, '{')
+		w.punct('{')
 		w.str("callId", c.CallID)
 		w.str("name", c.Name)
 		w.optRaw("input", c.Input)
 		w.result(string(c.Status), c.Output, c.Blocks)
-		w.dst = append(w.dst, '}')
+		w.punct('}')
 	})
 	w.name("results")
 	w.blocks(t.Results)
 	if e := t.Error; e != nil {
 		w.name("error")
-		w.dst = append(w.dst, '{')
+		w.punct('{')
 		w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
-		w.dst = append(w.dst, '}')
+		w.punct('}')
 	}
 	w.name("provenance")
 	w.list(len(t.Provenance), func(i int) {
 		p := &t.Provenance[i]
-		w.dst = append(w.dst, '{')
+		w.punct('{')
 		w.provenance(p.Provider, p.Model, p.RequestID)
-		w.dst = append(w.dst, '}')
+		w.punct('}')
 	})
 	if t.Usage != nil {
 		w.name("usage")
 		w.usage(t.Usage)
 	}
 	w.optStr("reason", t.Reason)
-	w.dst = append(w.dst, '}')
+	w.punct('}')
 }

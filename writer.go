@@ -4,15 +4,23 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
-// writer appends the canonical JSON of events and of ChatStateV1: members
-// in the contract's order, no insignificant whitespace, absent optional
-// members omitted. It remembers the first error, a refusal of code (the
-// zero Code means invalid-event) whose path is under w.path.
+// writer walks the canonical JSON of envelopes, events and ChatStateV1:
+// members in the contract's order, no insignificant whitespace, absent
+// optional members omitted. It remembers the first error, a refusal of
+// code (the zero Code means invalid-event) whose path is under w.path.
+//
+// The same walk both encodes and checks: with check set it writes
+// nothing, and every method applies only the rule its encoding would
+// enforce (a string is valid UTF-8, a raw member is one strict JSON value,
+// a kept member does not shadow a known one …). So Validate and AppendJSON
+// run one routine and refuse the same envelopes with the same refusal,
+// and checking never pays for encoding.
 type writer struct {
-	dst  []byte
-	path string
-	code Code
-	err  error
+	dst   []byte
+	path  string
+	code  Code
+	err   error
+	check bool // write nothing, only check
 }
 
 // refusalCode is the code of the writer's refusals.
@@ -39,14 +47,33 @@ func (w *writer) fail(err error) {
 	}
 }
 
+// within runs body with the writer's refusals at path with code, then
+// restores the writer's own.
+func (w *writer) within(path string, code Code, body func()) {
+	outerPath, outerCode := w.path, w.code
+	w.path, w.code = path, code
+	body()
+	w.path, w.code = outerPath, outerCode
+}
+
+// punct writes one structural byte.
+func (w *writer) punct(c byte) {
+	if !w.check {
+		w.dst = append(w.dst, c)
+	}
+}
+
 // open starts an event object with its "type".
 func (w *writer) open(typ string) {
-	w.dst = append(w.dst, '{')
+	w.punct('{')
 	w.str("type", typ)
 }
 
 // name writes a member name, after a comma unless it is the object's first.
 func (w *writer) name(name string) {
+	if w.check {
+		return
+	}
 	if n := len(w.dst); n > 0 && w.dst[n-1] != '{' {
 		w.dst = append(w.dst, ',')
 	}
@@ -59,7 +86,12 @@ func (w *writer) name(name string) {
 func (w *writer) str(name, s string) {
 	w.name(name)
 	var err error
-	if w.dst, err = strictjson.AppendString(w.dst, s); err != nil {
+	if w.check {
+		err = strictjson.CheckString(s)
+	} else {
+		w.dst, err = strictjson.AppendString(w.dst, s)
+	}
+	if err != nil {
 		w.fail(w.refuse(name, "not valid UTF-8", err))
 	}
 }
@@ -78,46 +110,69 @@ func (w *writer) optRaw(name string, raw []byte) {
 	}
 	w.name(name)
 	var err error
-	if w.dst, err = strictjson.AppendRaw(w.dst, raw); err != nil {
+	if w.check {
+		err = strictjson.CheckRaw(raw)
+	} else {
+		w.dst, err = strictjson.AppendRaw(w.dst, raw)
+	}
+	if err != nil {
 		w.fail(w.refuse(name, "not one strict JSON value", err))
 	}
+}
+
+// rawValue writes a raw JSON value that the caller has checked (an app
+// event's object); an error is kept as it is.
+func (w *writer) rawValue(raw []byte) {
+	var err error
+	if w.check {
+		err = strictjson.CheckRaw(raw)
+	} else {
+		w.dst, err = strictjson.AppendRaw(w.dst, raw)
+	}
+	w.fail(err)
 }
 
 // int writes an integer member.
 func (w *writer) int(name string, n int64) {
 	w.name(name)
-	w.dst = strictjson.AppendInt(w.dst, n)
+	if !w.check {
+		w.dst = strictjson.AppendInt(w.dst, n)
+	}
 }
 
-// kept takes the result of an append that may fail; a refusal is kept as
-// it is, any other error becomes one.
-func (w *writer) kept(dst []byte, err error) {
-	w.dst = dst
-	if _, ok := err.(*Error); ok || err == nil {
-		w.fail(err)
-		return
+// bool writes a boolean member.
+func (w *writer) bool(name string, b bool) {
+	w.name(name)
+	if !w.check {
+		w.dst = strictjson.AppendBool(w.dst, b)
 	}
-	w.fail(w.refuse("", "cannot encode", err))
+}
+
+// keptErr takes the error of writing the kept value at path (a card or
+// block): a refusal is kept as it is, any other error becomes one of code
+// (keptRefusal).
+func (w *writer) keptErr(err error, code Code, path string) {
+	if err != nil {
+		w.fail(keptRefusal(err, code, path))
+	}
 }
 
 // close writes the kept unknown members and the closing brace.
 func (w *writer) close(unknown []Member, known []string) {
-	var err error
-	w.dst, err = appendUnknown(w.dst, unknown, known, w.refusalCode(), w.path)
-	w.fail(err)
-	w.dst = append(w.dst, '}')
+	w.unknown(unknown, known)
+	w.punct('}')
 }
 
 // list writes n elements as a JSON array, elem writing the i-th.
 func (w *writer) list(n int, elem func(i int)) {
-	w.dst = append(w.dst, '[')
+	w.punct('[')
 	for i := range n {
 		if i > 0 {
-			w.dst = append(w.dst, ',')
+			w.punct(',')
 		}
 		elem(i)
 	}
-	w.dst = append(w.dst, ']')
+	w.punct(']')
 }
 
 // errorMembers writes the members of an error (section 6), shared by the
@@ -125,8 +180,7 @@ func (w *writer) list(n int, elem func(i int)) {
 func (w *writer) errorMembers(code, message string, retryable bool, retryAfterMs *int64) {
 	w.str("code", code)
 	w.str("message", message)
-	w.name("retryable")
-	w.dst = strictjson.AppendBool(w.dst, retryable)
+	w.bool("retryable", retryable)
 	if retryAfterMs != nil {
 		w.int("retryAfterMs", *retryAfterMs)
 	}
@@ -152,13 +206,15 @@ func (w *writer) result(status string, output []byte, blocks []ResultBlock) {
 
 // usage writes a Usage object.
 func (w *writer) usage(u *Usage) {
-	w.dst = append(w.dst, '{')
+	w.punct('{')
 	if u.TotalTokens != nil {
 		w.int("totalTokens", *u.TotalTokens)
 	}
 	if u.CostUSD != nil {
 		w.name("costUsd")
-		w.dst = strictjson.AppendFloat(w.dst, *u.CostUSD)
+		if !w.check {
+			w.dst = strictjson.AppendFloat(w.dst, *u.CostUSD)
+		}
 	}
 	w.close(u.Unknown, usageNames)
 }
@@ -170,7 +226,7 @@ func (w *writer) blocks(bs []ResultBlock) {
 
 // block writes the i-th block of a blocks member.
 func (w *writer) block(b *ResultBlock, i int) {
-	w.dst = append(w.dst, '{')
+	w.punct('{')
 	w.str("kind", string(b.Kind))
 	switch b.Kind {
 	case ResultBlockText:
@@ -179,7 +235,7 @@ func (w *writer) block(b *ResultBlock, i int) {
 			w.name("sources")
 			w.list(len(b.Sources), func(i int) {
 				s := &b.Sources[i]
-				w.dst = append(w.dst, '{')
+				w.punct('{')
 				w.str("ref", s.Ref)
 				w.optStr("label", s.Label)
 				w.close(s.Unknown, sourceNames)
@@ -187,18 +243,10 @@ func (w *writer) block(b *ResultBlock, i int) {
 		}
 	case ResultBlockReport:
 		w.name("report")
-		dst, err := appendKept(w.dst, b.Report, b.kept)
-		if err != nil {
-			err = keptRefusal(err, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/report")
-		}
-		w.kept(dst, err)
+		writeKept(w, b.Report, b.kept, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/report")
 	case ResultBlockAsk:
 		w.name("ask")
-		dst, err := appendKept(w.dst, b.Ask, b.kept)
-		if err != nil {
-			err = keptRefusal(err, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/ask")
-		}
-		w.kept(dst, err)
+		writeKept(w, b.Ask, b.kept, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/ask")
 	}
 	w.close(b.Unknown, blockNames)
 }

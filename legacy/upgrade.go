@@ -3,7 +3,6 @@ package legacy
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -65,10 +64,8 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 	if err != nil {
 		return nil, err
 	}
-	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
 	for _, ev := range events {
-		if err := checkEvent(buf, ev, f); err != nil {
+		if err := checkEvent(ev, f); err != nil {
 			return nil, err
 		}
 	}
@@ -94,7 +91,7 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 		if call == nil {
 			probe.Event = identityProbe
 		}
-		if *buf, err = probe.AppendJSON((*buf)[:0]); err != nil {
+		if err := probe.Validate(); err != nil {
 			return nil, err
 		}
 	}
@@ -196,22 +193,17 @@ var renamed = map[string]map[string]string{
 	chatprotocol.ChatEventToolStart: {"name": "tool"},
 }
 
-// scratch holds the buffers UpgradeLegacyChatFrame checks envelopes in, so
-// that upgrading a frame does not allocate one per envelope.
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 // probeID is the identity checkEvent gives an event to check it inside an
 // envelope, before the host gives the real one.
 const probeID = "probe"
 
 // checkEvent applies the version-1 rules of ev (section 6), with the path
-// of a refusal pointing into the legacy frame f. It writes the event into
-// *buf, inside an envelope of a valid stand-in identity.
-func checkEvent(buf *[]byte, ev chatprotocol.Event, f Frame) error {
+// of a refusal pointing into the legacy frame f. It validates the event
+// inside an envelope of a valid stand-in identity, without encoding it.
+func checkEvent(ev chatprotocol.Event, f Frame) error {
 	probe := chatprotocol.ChatEventEnvelope{ConversationID: probeID, TurnID: probeID, EventID: probeID, Seq: 1, Event: ev}
-	out, err := probe.AppendJSON((*buf)[:0])
+	err := probe.Validate()
 	if err == nil {
-		*buf = out
 		return nil
 	}
 	e, ok := err.(*chatprotocol.Error)

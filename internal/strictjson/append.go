@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -10,6 +11,16 @@ import (
 // section 3.2.2.2). Invalid UTF-8 is an error.
 func AppendString(dst []byte, s string) ([]byte, error) {
 	return jsontext.AppendQuote(dst, s)
+}
+
+// CheckString returns the error AppendString would return for s, nil for
+// valid UTF-8, without writing anything.
+func CheckString(s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	_, err := AppendString(nil, s)
+	return err
 }
 
 // AppendName appends s as a member name followed by a colon, after a comma
@@ -27,6 +38,17 @@ func AppendName(dst []byte, s string) ([]byte, error) {
 // value: no duplicated names, valid UTF-8.
 func AppendRaw(dst []byte, raw []byte) ([]byte, error) {
 	return jsontext.AppendFormat(dst, raw, jsontext.PreserveRawStrings(true))
+}
+
+// CheckRaw returns the error AppendRaw would return for raw, nil for one
+// strict JSON value, without writing anything: it reads raw with the
+// tokenizer AppendRaw formats it with, under the same default options.
+func CheckRaw(raw []byte) error {
+	if jsontext.Value(raw).IsValid() {
+		return nil
+	}
+	_, err := AppendRaw(nil, raw)
+	return err
 }
 
 // AppendInt appends n as a JSON number.
