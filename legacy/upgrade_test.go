@@ -237,3 +237,34 @@ func TestUpgradeKeepsRawMembers(t *testing.T) {
 	call := envs[0].Event.(*chatprotocol.ToolCallEvent)
 	assert.Equal(t, json.RawMessage(`{"b":[1, 2],"a":"\u00e9"}`), call.Input, "the input is the frame's bytes")
 }
+
+// BenchmarkTokenFrame measures what `chatwire decode` does with each token
+// frame of a Scout stream: decode it, upgrade it through a StreamHost.
+func BenchmarkTokenFrame(b *testing.B) {
+	frames := [][]byte{
+		[]byte(`{"type":"token","content":"Size 43 is in stock"}`),
+		[]byte(`{"type":"token","content":"ships within \"two\" days\nand"}`),
+		[]byte(`{"type":"token","content":"naïve 👟 trail runner"}`),
+	}
+	h := NewStreamHost(&StreamOptions{ConversationID: "gen-1"})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := DecodeLegacyChatFrame(frames[i%len(frames)], Scout); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode_upgrade", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			f, err := DecodeLegacyChatFrame(frames[i%len(frames)], Scout)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := UpgradeLegacyChatFrame(f, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

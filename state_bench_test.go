@@ -1,0 +1,55 @@
+package chatprotocol
+
+import (
+	"strconv"
+	"testing"
+)
+
+// benchTokens returns n delta envelopes of one turn, seqs 1..n, with the
+// texts a legacy token stream carries (some with characters JSON escapes,
+// some outside ASCII).
+func benchTokens(n int) []ChatEventEnvelope {
+	texts := []string{"Size 43 is", " in stock", " and ships within \"two\" days", " naïve 👟", "\nreturn it\tfor a full refund"}
+	envs := make([]ChatEventEnvelope, n)
+	for i := range envs {
+		envs[i] = ChatEventEnvelope{ConversationID: "gen-1", TurnID: "turn-1", EventID: "e-" + strconv.Itoa(i+1), Seq: int64(i + 1), Event: &DeltaEvent{Text: texts[i%len(texts)]}}
+	}
+	return envs
+}
+
+// BenchmarkEnvelopeCheck measures, per delta envelope, what checking costs
+// (Validate), beside encoding it (AppendJSON) and applying it to a state
+// (Apply, which also takes the digest of its canonical form).
+func BenchmarkEnvelopeCheck(b *testing.B) {
+	envs := benchTokens(1000)
+	b.Run("validate", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := envs[i%len(envs)].Validate(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("append_json", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for i := 0; b.Loop(); i++ {
+			var err error
+			if buf, err = envs[i%len(envs)].AppendJSON(buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("apply", func(b *testing.B) {
+		b.ReportAllocs()
+		s := NewChatStateV1("gen-1")
+		for i := 0; b.Loop(); i++ {
+			if i%len(envs) == 0 {
+				s = NewChatStateV1("gen-1")
+			}
+			if err := s.Apply(envs[i%len(envs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
