@@ -3,6 +3,8 @@ package chatprotocol
 import (
 	"strconv"
 	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
 )
 
 // benchTokens returns n delta envelopes of one turn, seqs 1..n, with the
@@ -24,14 +26,17 @@ func BenchmarkEnvelopeCheck(b *testing.B) {
 	envs := benchTokens(1000)
 	b.Run("validate", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := benchcpu.Start()
 		for i := 0; b.Loop(); i++ {
 			if err := envs[i%len(envs)].Validate(); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.Report(b, 0)
 	})
 	b.Run("append_json", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := benchcpu.Start()
 		var buf []byte
 		for i := 0; b.Loop(); i++ {
 			var err error
@@ -39,9 +44,11 @@ func BenchmarkEnvelopeCheck(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		cpu.Report(b, 0)
 	})
 	b.Run("apply", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := benchcpu.Start()
 		s := NewChatStateV1("gen-1")
 		for i := 0; b.Loop(); i++ {
 			if i%len(envs) == 0 {
@@ -51,5 +58,6 @@ func BenchmarkEnvelopeCheck(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		cpu.Report(b, 0)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
 )
 
 // products is a registry with one product type of each channel.
@@ -249,14 +250,17 @@ func BenchmarkTokenFrame(b *testing.B) {
 	h := NewStreamHost(&StreamOptions{ConversationID: "gen-1"})
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := benchcpu.Start()
 		for i := 0; b.Loop(); i++ {
 			if _, err := DecodeLegacyChatFrame(frames[i%len(frames)], Scout); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.Report(b, 0)
 	})
 	b.Run("decode_upgrade", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := benchcpu.Start()
 		for i := 0; b.Loop(); i++ {
 			f, err := DecodeLegacyChatFrame(frames[i%len(frames)], Scout)
 			if err != nil {
@@ -266,5 +270,6 @@ func BenchmarkTokenFrame(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		cpu.Report(b, 0)
 	})
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 	"testing"
-	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
 	"github.com/Papercusp/chat-protocol-go/internal/streamgen"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -40,31 +40,6 @@ func upgraded(b *testing.B, legacy []byte) []byte {
 	return out.Bytes()
 }
 
-// cpuMeter reports, beside a benchmark's wall-clock figures, the CPU time
-// the process spent per operation (cpu-ns/op) and the throughput that
-// gives (MB/cpu-s): on a machine shared with other work the wall clock
-// measures the load as much as the code, the CPU time much less so.
-type cpuMeter struct {
-	start time.Duration
-	ok    bool
-}
-
-func startCPU() cpuMeter {
-	start, ok := processCPU()
-	return cpuMeter{start: start, ok: ok}
-}
-
-// report ends the measure of b, whose operations each read bytes bytes.
-func (m cpuMeter) report(b *testing.B, bytes int) {
-	end, ok := processCPU()
-	if !m.ok || !ok || b.N == 0 || end <= m.start {
-		return
-	}
-	cpu := end - m.start
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-	b.ReportMetric(float64(bytes)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
-}
-
 // BenchmarkDecodeState measures `chatwire decode --state` on a generated
 // legacy stream (MB/s of stream, and MB per CPU second), beside its
 // baseline in the same run: the SSE framing alone
@@ -82,7 +57,7 @@ func BenchmarkDecodeState(b *testing.B) {
 		b.Run(c.name+"/framing-only", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := benchcpu.Start()
 			for b.Loop() {
 				r := chatprotocol.NewEnvelopeReader(bytes.NewReader(data), nil)
 				for {
@@ -93,12 +68,12 @@ func BenchmarkDecodeState(b *testing.B) {
 					}
 				}
 			}
-			cpu.report(b, len(data))
+			cpu.Report(b, len(data))
 		})
 		b.Run(c.name+"/decode-state", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := benchcpu.Start()
 			for b.Loop() {
 				res, err := decodeStream(bytes.NewReader(data), opts, streamSink{}, func(frame int64, e *chatprotocol.Error) {
 					b.Fatalf("frame %d: %v", frame, e)
@@ -110,7 +85,7 @@ func BenchmarkDecodeState(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cpu.report(b, len(data))
+			cpu.Report(b, len(data))
 		})
 	}
 }

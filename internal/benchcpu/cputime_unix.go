@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package benchcpu
 
 import (
 	"syscall"
@@ -8,7 +8,7 @@ import (
 )
 
 // processCPU returns the CPU time the process has used so far, user and
-// system, on all its threads (the garbage collector's included).
+// system, on all its threads.
 func processCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
