@@ -2,26 +2,9 @@ package strictjson
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
-
-// AppendString appends s as a JSON string in its minimal form (RFC 8785
-// section 3.2.2.2). Invalid UTF-8 is an error.
-func AppendString(dst []byte, s string) ([]byte, error) {
-	return jsontext.AppendQuote(dst, s)
-}
-
-// CheckString returns the error AppendString would return for s, nil for
-// valid UTF-8, without writing anything.
-func CheckString(s string) error {
-	if utf8.ValidString(s) {
-		return nil
-	}
-	_, err := AppendString(nil, s)
-	return err
-}
 
 // AppendName appends s as a member name followed by a colon, after a comma
 // unless dst ends an opening brace.
@@ -29,7 +12,7 @@ func AppendName(dst []byte, s string) ([]byte, error) {
 	if n := len(dst); n > 0 && dst[n-1] != '{' {
 		dst = append(dst, ',')
 	}
-	dst, err := jsontext.AppendQuote(dst, s)
+	dst, err := AppendString(dst, s)
 	return append(dst, ':'), err
 }
 

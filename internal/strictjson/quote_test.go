@@ -1,0 +1,126 @@
+package strictjson
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/stretchr/testify/assert"
+)
+
+// quoteCases are strings with every kind of byte AppendString treats
+// apart, at every offset around its 8-byte steps.
+var quoteCases = []string{
+	"", "a", "plain ASCII text of some length", `"`, `\`, "\x00", "\x1f", " ", "\x7f",
+	"a\nline\tbreak\r\n\b\f", `say "hi" \o/`, "naïve 👟 ümlaut", "\u2028\u2029", "<b>&amp;</b>",
+	"\xff", "abc\xe2\x82", "\xed\xa0\x80", "ok\x80ok", "\ufffd", "01234567\"89abcdef",
+	"0123456\x01", "01234567", "0123456789abcde\\",
+}
+
+func TestAppendStringIsAppendQuote(t *testing.T) {
+	for _, s := range quoteCases {
+		for pad := range 9 {
+			in := strings.Repeat("x", pad) + s
+			want, wantErr := jsontext.AppendQuote([]byte("pre"), in)
+			got, err := AppendString([]byte("pre"), in)
+			assert.Equal(t, string(want), string(got), "%q", in)
+			assert.Equal(t, wantErr, err, "%q", in)
+			assert.Equal(t, wantErr, CheckString(in), "%q", in)
+		}
+	}
+}
+
+func TestPlain(t *testing.T) {
+	assert.True(t, plain8t("abcdefgh"))
+	assert.True(t, plain8t(" ~!#$%&'"))
+	for _, c := range []byte{0, 0x1f, '"', '\\', 0x80, 0xc3, 0xff} {
+		for i := range 8 {
+			b := []byte("abcdefgh")
+			b[i] = c
+			assert.False(t, plain8t(string(b)), "%q", b)
+		}
+	}
+}
+
+// FuzzAppendString compares AppendString with jsontext.AppendQuote, whose
+// output it must reproduce byte for byte, error included, and checks
+// plain on every 8 bytes of the input.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range quoteCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, wantErr := jsontext.AppendQuote(nil, s)
+		got, err := AppendString(nil, s)
+		if !bytes.Equal(want, got) || !reflect.DeepEqual(wantErr, err) {
+			t.Fatalf("%q: AppendQuote %q %v, AppendString %q %v", s, want, wantErr, got, err)
+		}
+		if cerr := CheckString(s); !reflect.DeepEqual(cerr, wantErr) {
+			t.Fatalf("%q: CheckString %v, AppendQuote %v", s, cerr, wantErr)
+		}
+		for i := 0; i+8 <= len(s); i++ {
+			if !plain8t(s[i : i+8]) {
+				continue
+			}
+			for _, c := range []byte(s[i : i+8]) {
+				if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+					t.Fatalf("plain8t(%q) is true", s[i:i+8])
+				}
+			}
+		}
+	})
+}
+
+// FuzzCheckRaw checks that CheckRaw accepts exactly what AppendRaw
+// accepts.
+func FuzzCheckRaw(f *testing.F) {
+	for _, s := range []string{`1`, ` {"a" : [1, "x"]} `, `{"a":1,"a":2}`, `[1,`, `"\ud800"`, "\"\xff\"", `{} {}`, ``, `nul`, `-0.0e+1`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, aerr := AppendRaw(nil, raw)
+		cerr := CheckRaw(raw)
+		if (aerr == nil) != (cerr == nil) {
+			t.Fatalf("%q: AppendRaw %v, CheckRaw %v", raw, aerr, cerr)
+		}
+	})
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	texts := []string{
+		"Refunds are accepted within 30 days of delivery.",
+		"size \"quoted\" and a line\nbreak ships within two days",
+		"naïve 👟 ümlaut trail runner",
+		strings.Repeat("A long paragraph of plain text, as a model writes it. ", 20),
+	}
+	total := 0
+	for _, s := range texts {
+		total += len(s)
+	}
+	for _, c := range []struct {
+		name   string
+		append func([]byte, string) ([]byte, error)
+	}{
+		{"strictjson", AppendString},
+		{"baseline_jsontext", func(dst []byte, s string) ([]byte, error) { return jsontext.AppendQuote(dst, s) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(total))
+			var buf []byte
+			for b.Loop() {
+				for _, s := range texts {
+					var err error
+					if buf, err = c.append(buf[:0], s); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// plain8t is plain on the first 8 bytes of s.
+func plain8t(s string) bool { return plain(load8(s)) }
