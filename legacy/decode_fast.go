@@ -6,6 +6,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
 // The bounds of the fast path: frames with more top-level members, or
@@ -15,39 +16,23 @@ const (
 	maxFastDepth   = 64
 )
 
-// internedTypes holds the type names of both dialects, each mapped to itself,
-// so that decodeStrict keeps a frame's type without allocating it.
-var internedTypes = func() map[string]string {
-	names := map[string]string{}
-	for _, vocabulary := range []map[string][]member{scoutVocabulary, papercuspVocabulary} {
-		for t := range vocabulary {
-			names[t] = t
-		}
-	}
-	return names
-}()
-
-// memberNames holds "type", "schemaVersion" and the member names of every
-// type of both dialects, each mapped to itself, so that decodeStrict keeps
-// a name without allocating it.
-var memberNames = func() map[string]string {
-	names := map[string]string{"type": "type", "schemaVersion": "schemaVersion"}
-	for _, vocabulary := range []map[string][]member{scoutVocabulary, papercuspVocabulary} {
-		for _, specs := range vocabulary {
-			for _, m := range specs {
-				names[m.name] = m.name
-			}
-		}
-	}
-	return names
-}()
-
-// fastMember is a top-level member decodeStrict read: its name ("" for a
-// name no type reads) and, when its value is a string, that string.
+// fastMember is a top-level member decodeStrict read: its name as
+// written between the quotes (without escapes), its value's JSON text, and
+// whether that value is a string with escapes. Nothing is decoded until
+// decodeStrict knows which members the frame's type reads.
 type fastMember struct {
-	name     string
-	value    string
-	isString bool
+	name, value []byte
+	escaped     bool
+}
+
+// fastValue returns the member called name, or nil.
+func fastValue(members []fastMember, name string) *fastMember {
+	for i := range members {
+		if string(members[i].name) == name {
+			return &members[i]
+		}
+	}
+	return nil
 }
 
 // decodeStrict is the fast path of DecodeLegacyChatFrame for the frames a
@@ -56,38 +41,30 @@ type fastMember struct {
 // navigate), and product frames. It takes a frame only when it is one
 // strict JSON object: valid UTF-8, no lone surrogate escape, at most
 // maxFastMembers top-level members with distinct names written without
-// escapes, nesting at most maxFastDepth, and no schemaVersion. On such text
-// JSON.parse and a strict reader agree. A frame of the dialect must then
-// have every member of its type as a string when required, and absent or a
-// string when optional. For the frames it takes it returns exactly what the
-// general path returns (FuzzDecodeStrict checks it), without building a
-// map of the frame; ok is false for any other frame, which the general path
-// reads and, where it must, refuses.
+// escapes, nesting at most maxFastDepth, no schemaVersion, and a type
+// written without escapes. On such text JSON.parse and a strict reader
+// agree. A frame of the dialect must then have every member of its type as
+// a string when required, and absent or a string when optional. For the
+// frames it takes it returns exactly what the general path returns
+// (FuzzDecodeStrict checks it), without building a map of the frame and
+// decoding only the strings its type reads; ok is false for any other
+// frame, which the general path reads and, where it must, refuses.
 func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
-	if !utf8.Valid(data) {
-		return nil, false
-	}
 	var members [maxFastMembers]fastMember
 	s := flatScanner{data: data}
-	n, ok := s.object(members[:])
+	n, ok := s.object(members[:]) // valid UTF-8 once it is read
 	if !ok {
 		return nil, false
 	}
-	typ, hasType := "", false
-	for _, m := range members[:n] {
-		switch m.name {
-		case "schemaVersion":
-			return nil, false
-		case "type":
-			typ, hasType = m.value, m.isString
-		}
-	}
-	if !hasType {
+	ms := members[:n]
+	t := fastValue(ms, "type")
+	if fastValue(ms, "schemaVersion") != nil || t == nil || t.value[0] != '"' || t.escaped {
 		return nil, false
 	}
-	specs, defined := vocabulary(d)[typ]
+	typ := t.value[1 : len(t.value)-1]
+	specs, defined := vocabulary(d)[string(typ)]
 	if !defined {
-		return &chatprotocol.ChatAppEvent{Type: typ, Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}, true
+		return &chatprotocol.ChatAppEvent{Type: string(typ), Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}, true
 	}
 	var values [2]string
 	if len(specs) > len(values) {
@@ -97,20 +74,18 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		if spec.kind != kindString {
 			return nil, false
 		}
-		found := false
-		for _, m := range members[:n] {
-			if m.name == spec.name {
-				if !m.isString {
-					return nil, false
-				}
-				values[i], found = m.value, true
+		m := fastValue(ms, spec.name)
+		if m == nil {
+			if spec.required {
+				return nil, false
 			}
+			continue
 		}
-		if !found && spec.required {
+		if values[i], ok = m.str(); !ok {
 			return nil, false
 		}
 	}
-	switch typ {
+	switch string(typ) {
 	case chatprotocol.ChatEventToken:
 		return &chatprotocol.ChatToken{Content: values[0]}, true
 	case TypeDelta:
@@ -129,6 +104,20 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	return nil, false
 }
 
+// str returns the member's value as a string: ok is false when it is not a
+// string, or holds a lone surrogate. A string with escapes is read by
+// JSON.parse's rules (jsjson).
+func (m *fastMember) str() (string, bool) {
+	if m.value[0] != '"' {
+		return "", false
+	}
+	if !m.escaped {
+		return string(m.value[1 : len(m.value)-1]), true
+	}
+	s, _, ok := jsjson.UnquotePrefix(m.value)
+	return s, ok && utf8.ValidString(s)
+}
+
 // flatScanner reads the strict JSON subset decodeStrict takes, in valid
 // UTF-8. Every method returns ok false as soon as the text leaves the
 // subset; nothing it reads is kept beyond the strings it returns.
@@ -138,7 +127,8 @@ type flatScanner struct {
 }
 
 // object reads the whole text: one object, whitespace around it. It fills
-// members with the top-level members and returns how many there are.
+// members with the top-level members and returns how many there are; two
+// members of the same name leave the subset.
 func (s *flatScanner) object(members []fastMember) (n int, ok bool) {
 	s.ws()
 	if !s.eat('{') {
@@ -154,32 +144,27 @@ func (s *flatScanner) object(members []fastMember) (n int, ok bool) {
 			if !ok {
 				return 0, false
 			}
-			m := &members[n]
-			m.name = memberNames[string(name)]
 			for _, prev := range members[:n] {
-				if prev.name != "" && prev.name == m.name {
+				if string(prev.name) == string(name) {
 					return 0, false // a duplicate the reader would have to resolve
 				}
 			}
-			n++
 			s.ws()
 			if !s.eat(':') {
 				return 0, false
 			}
 			s.ws()
-			switch {
-			case m.name == "":
-				if !s.skip(1) { // a member no type reads
-					return 0, false
-				}
-			case s.i < len(s.data) && s.data[s.i] == '"':
-				if m.value, ok = s.str(); !ok {
-					return 0, false
-				}
-				m.isString = true
-			case !s.skip(1):
+			start, escaped := s.i, false
+			if s.i < len(s.data) && s.data[s.i] == '"' {
+				escaped, ok = s.skipString()
+			} else {
+				ok = s.skip(1)
+			}
+			if !ok {
 				return 0, false
 			}
+			members[n] = fastMember{name: name, value: s.data[start:s.i], escaped: escaped}
+			n++
 			s.ws()
 			if s.eat('}') {
 				break
@@ -216,70 +201,70 @@ func (s *flatScanner) eat(c byte) bool {
 // name reads a member name written without escapes and returns its bytes.
 func (s *flatScanner) name() ([]byte, bool) {
 	start := s.i
-	if !s.skipString() || bytes.IndexByte(s.data[start:s.i], '\\') >= 0 {
+	if escaped, ok := s.skipString(); !ok || escaped {
 		return nil, false
 	}
 	return s.data[start+1 : s.i-1], true
 }
 
-// str reads the string at s.i and returns its value: a type name of
-// either dialect without allocating it, any other string as a new one. A
-// string with escapes is read by JSON.parse's rules (jsjson); one that
-// holds a lone surrogate leaves the subset.
-func (s *flatScanner) str() (string, bool) {
-	start := s.i
-	if !s.skipString() {
-		return "", false
-	}
-	raw := s.data[start+1 : s.i-1]
-	if bytes.IndexByte(raw, '\\') < 0 {
-		if t, ok := internedTypes[string(raw)]; ok {
-			return t, true
-		}
-		return string(raw), true
-	}
-	v, _, ok := jsjson.UnquotePrefix(s.data[start:s.i])
-	return v, ok && utf8.ValidString(v)
-}
-
 // skipString reads the string at s.i, checking its escapes but not
-// decoding them. Its bytes are valid UTF-8: decodeStrict checks the whole
-// frame first.
-func (s *flatScanner) skipString() bool {
+// decoding them, and that its bytes are valid UTF-8; escaped tells whether
+// it has any escape. Every byte of the subset outside strings is ASCII by
+// the grammar, so a text whose strings all pass is valid UTF-8. Runs of
+// plain bytes are passed 8 at a time (strictjson.PlainPrefix).
+func (s *flatScanner) skipString() (escaped, ok bool) {
 	if !s.eat('"') {
-		return false
+		return false, false
 	}
 	for s.i < len(s.data) {
-		c := s.data[s.i]
-		s.i++
-		switch {
-		case c == '"':
-			return true
-		case c < 0x20:
-			return false
-		case c != '\\':
-			continue
+		s.i += strictjson.PlainPrefix(s.data[s.i:])
+		for end := min(s.i+8, len(s.data)); s.i < end; {
+			switch c := s.data[s.i]; {
+			case c == '"':
+				s.i++
+				return escaped, true
+			case c < 0x20:
+				return false, false
+			case c >= utf8.RuneSelf:
+				r, n := utf8.DecodeRune(s.data[s.i:])
+				if r == utf8.RuneError && n == 1 {
+					return false, false
+				}
+				s.i += n
+			case c == '\\':
+				if !s.escape() {
+					return false, false
+				}
+				escaped = true
+			default:
+				s.i++
+			}
 		}
-		if s.i >= len(s.data) {
+	}
+	return false, false
+}
+
+// escape reads the escape at s.i, checking it but not decoding it.
+func (s *flatScanner) escape() bool {
+	if len(s.data)-s.i < 2 {
+		return false
+	}
+	e := s.data[s.i+1]
+	s.i += 2
+	switch e {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		if len(s.data)-s.i < 4 {
 			return false
 		}
-		e := s.data[s.i]
-		s.i++
-		switch e {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		case 'u':
-			if len(s.data)-s.i < 4 {
+		for _, h := range s.data[s.i : s.i+4] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
 				return false
 			}
-			for _, h := range s.data[s.i : s.i+4] {
-				if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-					return false
-				}
-			}
-			s.i += 4
-		default:
-			return false
 		}
+		s.i += 4
+		return true
 	}
 	return false
 }
@@ -292,7 +277,8 @@ func (s *flatScanner) skip(depth int) bool {
 	}
 	switch c := s.data[s.i]; {
 	case c == '"':
-		return s.skipString()
+		_, ok := s.skipString()
+		return ok
 	case c == '{' || c == '[':
 		if depth >= maxFastDepth {
 			return false
@@ -325,7 +311,7 @@ func (s *flatScanner) container(open byte, depth int) bool {
 	}
 	for {
 		if open == '{' {
-			if !s.skipString() {
+			if _, ok := s.skipString(); !ok {
 				return false
 			}
 			s.ws()

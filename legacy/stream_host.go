@@ -124,7 +124,8 @@ func (h *StreamHost) Identify(env *chatprotocol.ChatEventEnvelope) error {
 	}
 	h.seq++
 	env.ConversationID, env.TurnID = h.conv, h.turn
-	env.EventID = "e-" + strconv.FormatInt(h.seq, 10)
+	var id [24]byte
+	env.EventID = string(strconv.AppendInt(append(id[:0], "e-"...), h.seq, 10))
 	env.Seq = h.seq
 	return nil
 }

@@ -60,7 +60,8 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 	if isNil(f) {
 		return nil, notAFrame(nil)
 	}
-	events, call, err := upgradeEvents(f, h.Registry())
+	var buf [2]chatprotocol.Event
+	events, call, err := upgradeEvents(&buf, f, h.Registry())
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +100,8 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 }
 
 // identityProbe is the event an envelope's identity is checked with once
-// its own event has been: the smallest valid one.
-var identityProbe chatprotocol.Event = &chatprotocol.NavigateEvent{Href: "/"}
+// its own event has been: the one cheapest to check.
+var identityProbe chatprotocol.Event = &chatprotocol.DeltaEvent{}
 
 // maxIDBytes is the longest id an envelope or event may carry, in bytes
 // (contract-v1.md section 5).
@@ -112,19 +113,21 @@ const maxIDBytes = 256
 // value, which a frame may well carry itself.
 const hostCallID = "host-call-id"
 
-// upgradeEvents builds the events of f by the table of section 9. call
-// points at the call id of the tool event that the host must supply, nil
-// when f carries its own or is no tool frame.
-func upgradeEvents(f Frame, reg *chatprotocol.Registry) (events []chatprotocol.Event, call *string, err error) {
+// upgradeEvents builds the events of f by the table of section 9, in buf.
+// call points at the call id of the tool event that the host must supply,
+// nil when f carries its own or is no tool frame.
+func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Registry) (events []chatprotocol.Event, call *string, err error) {
 	one := func(ev chatprotocol.Event) ([]chatprotocol.Event, *string, error) {
-		return []chatprotocol.Event{ev}, nil, nil
+		buf[0] = ev
+		return buf[:1], nil, nil
 	}
 	tool := func(ev chatprotocol.Event, id *string) ([]chatprotocol.Event, *string, error) {
+		buf[0] = ev
 		if *id != "" {
-			return []chatprotocol.Event{ev}, nil, nil
+			return buf[:1], nil, nil
 		}
 		*id = hostCallID
-		return []chatprotocol.Event{ev}, id, nil
+		return buf[:1], id, nil
 	}
 	switch f := f.(type) {
 	case *chatprotocol.ChatSession:
@@ -154,10 +157,9 @@ func upgradeEvents(f Frame, reg *chatprotocol.Registry) (events []chatprotocol.E
 	case *chatprotocol.ChatDone:
 		return one(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: usageV1(f.Usage)})
 	case *chatprotocol.ChatError:
-		return []chatprotocol.Event{
-			&chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false},
-			&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed},
-		}, nil, nil
+		buf[0] = &chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false}
+		buf[1] = &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed}
+		return buf[:2], nil, nil
 	case *chatprotocol.ChatNavigate:
 		return one(&chatprotocol.NavigateEvent{Href: f.Href})
 	case *chatprotocol.ChatAppEvent:

@@ -80,13 +80,14 @@ func ParsePrefix(s string) (v any, n int, ok bool) {
 // number of bytes it took. Whatever follows is left to the caller. ok is
 // false when data does not start with a JSON string. As in Parse, a lone
 // surrogate escape gives the surrogate's WTF-8 form, which is not valid
-// UTF-8.
+// UTF-8. A string up to 256 bytes long costs one allocation, its value.
 func UnquotePrefix(data []byte) (s string, n int, ok bool) {
 	if len(data) == 0 || data[0] != '"' {
 		return "", 0, false
 	}
+	var scratch [256]byte // a string with escapes is unescaped here first
 	p := parser[[]byte]{in: data}
-	if s, ok = p.str(); !ok {
+	if s, _, ok = p.strInto(scratch[:0]); !ok {
 		return "", 0, false
 	}
 	return s, p.pos, true
@@ -368,8 +369,17 @@ func (p *parser[T]) digits() int {
 	return n
 }
 
-// str reads a JSON string starting at the opening quote.
-func (p *parser[T]) str() (string, bool) {
+// str reads a JSON string starting at the opening quote, unescaping in
+// p.buf.
+func (p *parser[T]) str() (s string, ok bool) {
+	s, p.buf, ok = p.strInto(p.buf[:0])
+	return s, ok
+}
+
+// strInto reads a JSON string starting at the opening quote; a string with
+// escapes or invalid UTF-8 is decoded in buf, which is returned (grown) for
+// reuse.
+func (p *parser[T]) strInto(buf []byte) (string, []byte, bool) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes and only valid UTF-8.
@@ -378,7 +388,7 @@ func (p *parser[T]) str() (string, bool) {
 		if c == '"' {
 			s := string(p.in[start:p.pos])
 			p.pos++
-			return s, true
+			return s, buf, true
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -393,20 +403,19 @@ func (p *parser[T]) str() (string, bool) {
 		}
 		p.pos += size
 	}
-	buf := append(p.buf[:0], p.in[start:p.pos]...)
+	buf = append(buf, p.in[start:p.pos]...)
 	for p.pos < len(p.in) {
 		c := p.in[p.pos]
 		switch {
 		case c == '"':
 			p.pos++
-			p.buf = buf
-			return string(buf), true
+			return string(buf), buf, true
 		case c < 0x20:
-			return "", false
+			return "", buf, false
 		case c == '\\':
 			var ok bool
 			if buf, ok = p.escape(buf); !ok {
-				return "", false
+				return "", buf, false
 			}
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
@@ -417,7 +426,7 @@ func (p *parser[T]) str() (string, bool) {
 			p.pos += size
 		}
 	}
-	return "", false
+	return "", buf, false
 }
 
 // validFFFD reports whether s starts with a literal, well-formed U+FFFD.
