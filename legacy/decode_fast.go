@@ -2,11 +2,12 @@ package legacy
 
 import (
 	"bytes"
+	"strconv"
 	"unicode/utf8"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
-	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/internal/swar"
 )
 
 // The bounds of the fast path: frames with more top-level members, or
@@ -37,14 +38,18 @@ func fastValue(members []fastMember, name string) *fastMember {
 
 // decodeStrict is the fast path of DecodeLegacyChatFrame for the frames a
 // stream carries most: token and delta frames, the other frame types whose
-// members are all strings (session, tool_start, card_closed, error,
-// navigate), and product frames. It takes a frame only when it is one
+// members are strings, whole numbers or any JSON value kept as its text
+// (session, tool_start, card_closed, error, navigate, state, and
+// Papercusp's tool_call and tool_result), and product frames; a type with
+// an object member (card, done) goes the general way. It takes a frame only when it is one
 // strict JSON object: valid UTF-8, no lone surrogate escape, at most
 // maxFastMembers top-level members with distinct names written without
 // escapes, nesting at most maxFastDepth, no schemaVersion, and a type
 // written without escapes. On such text JSON.parse and a strict reader
-// agree. A frame of the dialect must then have every member of its type as
-// a string when required, and absent or a string when optional. For the
+// agree. A frame of the dialect must then have every member of its type of
+// its JSON type when required, and absent or of its type when optional (a
+// null string or number leaves the fast path; a null value kept as text is
+// kept as "null", as the general path keeps it). For the
 // frames it takes it returns exactly what the general path returns
 // (FuzzDecodeStrict checks it), without building a map of the frame and
 // decoding only the strings its type reads; ok is false for any other
@@ -66,14 +71,17 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	if !defined {
 		return &chatprotocol.ChatAppEvent{Type: string(typ), Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}, true
 	}
-	var values [2]string
-	if len(specs) > len(values) {
+	// The members the type reads, by their place in specs: a string, a
+	// whole number, or any JSON value as its text.
+	var (
+		strs [3]string
+		ints [3]int64
+		raws [3][]byte
+	)
+	if len(specs) > len(strs) {
 		return nil, false
 	}
 	for i, spec := range specs {
-		if spec.kind != kindString {
-			return nil, false
-		}
 		m := fastValue(ms, spec.name)
 		if m == nil {
 			if spec.required {
@@ -81,27 +89,60 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 			}
 			continue
 		}
-		if values[i], ok = m.str(); !ok {
-			return nil, false
+		switch spec.kind {
+		case kindString:
+			if strs[i], ok = m.str(); !ok {
+				return nil, false
+			}
+		case kindInteger:
+			if ints[i], ok = m.integer(); !ok {
+				return nil, false
+			}
+		case kindAny:
+			raws[i] = bytes.Clone(m.value) // null included: it is present
+		default:
+			return nil, false // an object: the general path checks its members
 		}
 	}
 	switch string(typ) {
 	case chatprotocol.ChatEventToken:
-		return &chatprotocol.ChatToken{Content: values[0]}, true
+		return &chatprotocol.ChatToken{Content: strs[0]}, true
 	case TypeDelta:
-		return &Delta{Text: values[0]}, true
+		return &Delta{Text: strs[0]}, true
 	case chatprotocol.ChatEventSession:
-		return &chatprotocol.ChatSession{SessionID: values[0]}, true
+		return &chatprotocol.ChatSession{SessionID: strs[0]}, true
 	case chatprotocol.ChatEventToolStart:
-		return &chatprotocol.ChatToolStart{Tool: values[0], CallID: values[1]}, true
+		return &chatprotocol.ChatToolStart{Tool: strs[0], CallID: strs[1]}, true
 	case chatprotocol.ChatEventCardClosed:
-		return &chatprotocol.ChatCardClosed{CorrelationID: values[0]}, true
+		return &chatprotocol.ChatCardClosed{CorrelationID: strs[0]}, true
 	case chatprotocol.ChatEventError:
-		return &chatprotocol.ChatError{Message: values[0]}, true
+		return &chatprotocol.ChatError{Message: strs[0]}, true
 	case chatprotocol.ChatEventNavigate:
-		return &chatprotocol.ChatNavigate{Href: values[0]}, true
+		return &chatprotocol.ChatNavigate{Href: strs[0]}, true
+	case chatprotocol.ChatEventState:
+		return &chatprotocol.ChatStateSnapshot{Version: ints[0], Snapshot: raws[1]}, true
+	case TypeToolCall:
+		return &ToolCall{CallID: strs[0], Name: strs[1], Input: raws[2]}, true
+	case TypeToolResult:
+		return &ToolResult{CallID: strs[0], Status: chatprotocol.ToolResultStatus(strs[1]), Output: raws[2]}, true
 	}
 	return nil, false
+}
+
+// integer returns the member's value as a whole number: ok is false when
+// it is not a number (null included) or not a whole number of magnitude at most 2^53-1. The number is read as
+// JSON.parse reads it, into a float64: the scanner checked the grammar, so
+// ParseFloat's only error is ErrRange, whose infinity is what JSON.parse
+// gives too, and is not whole.
+func (m *fastMember) integer() (int64, bool) {
+	if c := m.value[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	f, _ := strconv.ParseFloat(string(m.value), 64)
+	if !kindInteger.holds(f) {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // str returns the member's value as a string: ok is false when it is not a
@@ -211,13 +252,13 @@ func (s *flatScanner) name() ([]byte, bool) {
 // decoding them, and that its bytes are valid UTF-8; escaped tells whether
 // it has any escape. Every byte of the subset outside strings is ASCII by
 // the grammar, so a text whose strings all pass is valid UTF-8. Runs of
-// plain bytes are passed 8 at a time (strictjson.PlainPrefix).
+// plain bytes are passed 8 at a time (swar.PlainPrefix).
 func (s *flatScanner) skipString() (escaped, ok bool) {
 	if !s.eat('"') {
 		return false, false
 	}
 	for s.i < len(s.data) {
-		s.i += strictjson.PlainPrefix(s.data[s.i:])
+		s.i += swar.PlainPrefix(s.data[s.i:])
 		for end := min(s.i+8, len(s.data)); s.i < end; {
 			switch c := s.data[s.i]; {
 			case c == '"':

@@ -75,3 +75,52 @@ func allValidStrings(v any) bool {
 	}
 	return true
 }
+
+// FuzzUnquotePrefix compares UnquotePrefix, whose string reader passes
+// plain runs 8 bytes at a time and copies them in bulk, with a reference
+// that reads one byte at a time: the value, the length and ok must agree,
+// on any bytes (invalid UTF-8 becoming U+FFFD as TextDecoder makes it).
+func FuzzUnquotePrefix(f *testing.F) {
+	for _, s := range []string{`"plain" rest`, `"a\nb\"c\u00fc\ud83d\udc5f"}`, `"\ud800"`, "\"naïve \xff 👟 \xed\xa0\x80 \xef\xbf\xbd ok\"", "\"0123456789abcdef\\t0123456789abcdef\x80\"", `"open`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, n, ok := UnquotePrefix(in)
+		ws, wn, wok := unquoteReference(in)
+		if s != ws || n != wn || ok != wok {
+			t.Fatalf("%q: UnquotePrefix %q %d %v, reference %q %d %v", in, s, n, ok, ws, wn, wok)
+		}
+	})
+}
+
+// unquoteReference reads the JSON string at the start of in one byte at a
+// time, as UnquotePrefix must.
+func unquoteReference(in []byte) (string, int, bool) {
+	if len(in) == 0 || in[0] != '"' {
+		return "", 0, false
+	}
+	p := parser[[]byte]{in: in, pos: 1}
+	var buf []byte
+	for p.pos < len(in) {
+		c := in[p.pos]
+		switch {
+		case c == '"':
+			return string(buf), p.pos + 1, true
+		case c < 0x20:
+			return "", 0, false
+		case c == '\\':
+			var ok bool
+			if buf, ok = p.escape(buf); !ok {
+				return "", 0, false
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.pos++
+		default:
+			r, size := decodeRune(in[p.pos:])
+			buf = utf8.AppendRune(buf, r)
+			p.pos += size
+		}
+	}
+	return "", 0, false
+}

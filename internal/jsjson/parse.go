@@ -3,6 +3,8 @@ package jsjson
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/Papercusp/chat-protocol-go/internal/swar"
 )
 
 // Parse reads data as JSON.parse reads the string TextDecoder makes of it
@@ -383,25 +385,11 @@ func (p *parser[T]) strInto(buf []byte) (string, []byte, bool) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes and only valid UTF-8.
-	for p.pos < len(p.in) {
-		c := p.in[p.pos]
-		if c == '"' {
-			s := string(p.in[start:p.pos])
-			p.pos++
-			return s, buf, true
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		if c < utf8.RuneSelf {
-			p.pos++
-			continue
-		}
-		r, size := decodeRune(p.in[p.pos:])
-		if r == utf8.RuneError && !validFFFD(p.in[p.pos:]) {
-			break
-		}
-		p.pos += size
+	p.run()
+	if p.pos < len(p.in) && p.in[p.pos] == '"' {
+		s := string(p.in[start:p.pos])
+		p.pos++
+		return s, buf, true
 	}
 	buf = append(buf, p.in[start:p.pos]...)
 	for p.pos < len(p.in) {
@@ -417,16 +405,41 @@ func (p *parser[T]) strInto(buf []byte) (string, []byte, bool) {
 			if buf, ok = p.escape(buf); !ok {
 				return "", buf, false
 			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.pos++
-		default:
+		default: // a byte that is not UTF-8: U+FFFD, as TextDecoder gives
 			r, size := decodeRune(p.in[p.pos:])
 			buf = utf8.AppendRune(buf, r)
 			p.pos += size
 		}
+		run := p.pos
+		p.run()
+		buf = append(buf, p.in[run:p.pos]...)
 	}
 	return "", buf, false
+}
+
+// run passes over the bytes of a string that stand for themselves: up to
+// the closing quote, an escape, a control character or a byte that is not
+// UTF-8. Plain ASCII goes 8 bytes at a time (swar.PlainPrefix).
+func (p *parser[T]) run() {
+	for p.pos < len(p.in) {
+		p.pos += swar.PlainPrefix(p.in[p.pos:])
+		if p.pos >= len(p.in) {
+			return
+		}
+		c := p.in[p.pos]
+		if c == '"' || c == '\\' || c < 0x20 {
+			return
+		}
+		if c < utf8.RuneSelf {
+			p.pos++
+			continue
+		}
+		r, size := decodeRune(p.in[p.pos:])
+		if r == utf8.RuneError && !validFFFD(p.in[p.pos:]) {
+			return
+		}
+		p.pos += size
+	}
 }
 
 // validFFFD reports whether s starts with a literal, well-formed U+FFFD.
