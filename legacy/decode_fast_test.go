@@ -31,24 +31,34 @@ var strictCases = []struct {
 	{Papercusp, `{"type":"delta","text":"Hel"}`, true},
 	{Papercusp, `{"type":"token","content":"a scout type is a product type in papercusp"}`, true},
 
-	{Scout, `{"type":"token","content":"a","content":"b"}`, false},                        // duplicate: last one wins in JSON.parse
-	{Scout, `{"type":"token","type":"products"}`, false},                                  // duplicate type
-	{Scout, `{"schemaVersion":1,"type":"token","content":"x"}`, false},                    // not legacy
-	{Scout, `{"type":"token","content":null}`, false},                                     // null is absent: refused
-	{Scout, `{"type":"token","content":7}`, false},                                        // wrong type: refused
-	{Scout, `{"type":"token"}`, false},                                                    // missing: refused
-	{Scout, `{"type":"tool_start","tool":"t","callId":null}`, false},                      // null optional member
-	{Scout, `{"typ\u0065":"token","content":"x"}`, false},                                 // escaped name
-	{Scout, `{"type":"token","content":"\ud800"}`, false},                                 // lone surrogate
-	{Scout, "{\"type\":\"token\",\"content\":\"\xff\"}", false},                           // invalid UTF-8
-	{Scout, "\ufeff{\"type\":\"token\",\"content\":\"x\"}", false},                        // BOM
-	{Scout, `{"type":"token","content":"x"} {}`, false},                                   // data after
-	{Scout, `{"type":"token","content":"x",}`, false},                                     // trailing comma
-	{Scout, `{"type":"token","content":"x","n":01}`, false},                               // bad number
-	{Scout, `{"type":"token","content":"tab	inside"}`, false},                             // raw control character
-	{Scout, `{"type":"card","card":{"correlationId":"k"}}`, false},                        // object member: general path
-	{Scout, `{"type":"done"}`, false},                                                     // object member in its type
-	{Scout, `{"type":"state","version":1}`, false},                                        // integer member in its type
+	{Scout, `{"type":"token","content":"a","content":"b"}`, false},     // duplicate: last one wins in JSON.parse
+	{Scout, `{"type":"token","type":"products"}`, false},               // duplicate type
+	{Scout, `{"schemaVersion":1,"type":"token","content":"x"}`, false}, // not legacy
+	{Scout, `{"type":"token","content":null}`, false},                  // null is absent: refused
+	{Scout, `{"type":"token","content":7}`, false},                     // wrong type: refused
+	{Scout, `{"type":"token"}`, false},                                 // missing: refused
+	{Scout, `{"type":"tool_start","tool":"t","callId":null}`, false},   // null optional member
+	{Scout, `{"typ\u0065":"token","content":"x"}`, false},              // escaped name
+	{Scout, `{"type":"token","content":"\ud800"}`, false},              // lone surrogate
+	{Scout, "{\"type\":\"token\",\"content\":\"\xff\"}", false},        // invalid UTF-8
+	{Scout, "\ufeff{\"type\":\"token\",\"content\":\"x\"}", false},     // BOM
+	{Scout, `{"type":"token","content":"x"} {}`, false},                // data after
+	{Scout, `{"type":"token","content":"x",}`, false},                  // trailing comma
+	{Scout, `{"type":"token","content":"x","n":01}`, false},            // bad number
+	{Scout, `{"type":"token","content":"tab	inside"}`, false},          // raw control character
+	{Scout, `{"type":"card","card":{"correlationId":"k"}}`, false},     // object member: general path
+	{Scout, `{"type":"done"}`, false},                                  // object member in its type
+	{Scout, `{"type":"state","version":1}`, true},
+	{Scout, `{"type":"state","version":7,"snapshot":{"cart":{"items":[1,2],"total":9.5}}}`, true},
+	{Scout, `{"type":"state","snapshot":null,"version":-0}`, true},
+	{Scout, `{"type":"state","version":1e3,"snapshot":"s"}`, true},
+	{Papercusp, `{"type":"tool_call","callId":"c","name":"n","input":{"q":"x"}}`, true},
+	{Papercusp, `{"type":"tool_result","status":"ok","output":[1,{"a":null}]}`, true},
+	{Scout, `{"type":"state","version":1.5}`, false},                                      // not a whole number: refused
+	{Scout, `{"type":"state","version":1e400}`, false},                                    // Infinity: refused
+	{Scout, `{"type":"state","version":9007199254740992}`, false},                         // beyond 2^53-1: refused
+	{Scout, `{"type":"state","version":null}`, false},                                     // null number: the general path
+	{Scout, `{"type":"state","version":"1"}`, false},                                      // wrong type: refused
 	{Scout, `{"type":7}`, false},                                                          // type not a string
 	{Scout, `{"content":"x"}`, false},                                                     // no type
 	{Scout, `["type","token"]`, false},                                                    // not an object
