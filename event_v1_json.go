@@ -659,7 +659,10 @@ func (w *writer) event(ev Event, path string) {
 		w.fail(err)
 		return
 	}
-	w.within(path, "", func() { w.eventMembers(ev, path) })
+	outerPath, outerCode := w.path, w.code
+	w.path, w.code = path, ""
+	w.eventMembers(ev, path)
+	w.path, w.code = outerPath, outerCode
 }
 
 // validateEvent applies the value rules of ev's type (section 6).

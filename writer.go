@@ -63,10 +63,12 @@ func (w *writer) punct(c byte) {
 	}
 }
 
-// open starts an event object with its "type".
+// open starts an event object with its "type", one of the EventType
+// constants: plain ASCII, with nothing to check or escape.
 func (w *writer) open(typ string) {
-	w.punct('{')
-	w.str("type", typ)
+	if !w.check {
+		w.dst = append(append(append(w.dst, `{"type":"`...), typ...), '"')
+	}
 }
 
 // The methods below that write store w.dst once each: with the garbage
