@@ -87,8 +87,10 @@ func parseKnown(typ string, obj map[string]any, spans jsjson.Spans) ChatEvent {
 			return &ChatToolStart{Tool: tool, CallID: callID}
 		}
 	case ChatEventCard:
-		if card, ok := decodeCard(spans.Get("card")); ok {
-			return &ChatCard{Card: card}
+		if m, ok := obj["card"].(map[string]any); ok {
+			if card, ok := decodeCard(m, spans.Get("card")); ok {
+				return &ChatCard{Card: card}
+			}
 		}
 	case ChatEventCardClosed:
 		if s, ok := reqString(obj, "correlationId"); ok {
@@ -146,13 +148,12 @@ func decodeUsage(v any) (*ChatUsage, bool) {
 	return u, true
 }
 
-// decodeCard reads a card member's JSON text into an OpenCardSnapshot.
-func decodeCard(span []byte) (OpenCardSnapshot, bool) {
-	m, spans, ok := jsjson.ParseObject(span)
-	if !ok {
-		return OpenCardSnapshot{}, false
-	}
+// decodeCard reads a card member, parsed as m from its JSON text span,
+// into an OpenCardSnapshot. The text is parsed again only for a
+// dataSchemaJson object, kept as its text.
+func decodeCard(m map[string]any, span []byte) (OpenCardSnapshot, bool) {
 	var c OpenCardSnapshot
+	var ok bool
 	var okID, okPrompt bool
 	c.CorrelationID, okID = reqString(m, "correlationId")
 	c.Prompt, okPrompt = reqString(m, "prompt")
@@ -176,6 +177,7 @@ func decodeCard(span []byte) (OpenCardSnapshot, bool) {
 	case string:
 		c.DataSchemaJSON = s
 	case map[string]any:
+		_, spans, _ := jsjson.ParseObject(span)
 		c.DataSchemaJSON = string(spans.Get("dataSchemaJson"))
 	default:
 		ok = false

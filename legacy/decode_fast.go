@@ -40,8 +40,10 @@ func fastValue(members []fastMember, name string) *fastMember {
 // stream carries most: token and delta frames, the other frame types whose
 // members are strings, whole numbers or any JSON value kept as its text
 // (session, tool_start, card_closed, error, navigate, state, and
-// Papercusp's tool_call and tool_result), and product frames; a type with
-// an object member (card, done) goes the general way. It takes a frame only when it is one
+// Papercusp's tool_call and tool_result), and product frames. A type with
+// an object member (card, done) is read by ParseChatEvent once the scan
+// has checked the frame's top level, as the general path reads it after a
+// parse of its own. It takes a frame only when it is one
 // strict JSON object: valid UTF-8, no lone surrogate escape, at most
 // maxFastMembers top-level members with distinct names written without
 // escapes, nesting at most maxFastDepth, no schemaVersion, and a type
@@ -81,6 +83,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	if len(specs) > len(strs) {
 		return nil, false
 	}
+	nested := false
 	for i, spec := range specs {
 		m := fastValue(ms, spec.name)
 		if m == nil {
@@ -101,8 +104,19 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		case kindAny:
 			raws[i] = bytes.Clone(m.value) // null included: it is present
 		default:
-			return nil, false // an object: the general path checks its members
+			nested = true // an object, whose members ParseChatEvent reads
 		}
+	}
+	if nested {
+		// What the general path returns for such a frame, without the
+		// parse of the whole frame it makes first to look for
+		// schemaVersion and the type, which the scan has done: the typed
+		// event ParseChatEvent reads, or else a refusal, left to it.
+		ev := chatprotocol.ParseChatEvent(data)
+		if _, app := ev.(*chatprotocol.ChatAppEvent); app || ev == nil || ev.ChatEventType() != string(typ) {
+			return nil, false
+		}
+		return ev, true
 	}
 	switch string(typ) {
 	case chatprotocol.ChatEventToken:
