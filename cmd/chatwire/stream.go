@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
 // The values of --from.
@@ -169,16 +168,16 @@ func errTruncated() *chatprotocol.Error {
 // errStop ends decodeStream at the first violation without --keep-going.
 var errStop = errors.New("stopped at the first violation")
 
-// stream is one run of decodeStream.
+// stream is one run of decodeStream: its last stage (see pipeline.go),
+// which applies the envelopes, hands them to the sink and reports the
+// violations.
 type stream struct {
 	opts    streamOptions
-	rd      *chatprotocol.EnvelopeReader
 	sink    streamSink
 	report  func(frame int64, err *chatprotocol.Error)
-	from    string // the version decided: fromLegacy or fromV1, or fromAuto until the first frame decides
-	legacy  *legacyUpgrader
 	res     streamResult
 	compact bytes.Buffer
+	frame   int64 // the number of the frame at hand, for reports
 }
 
 // decodeStream reads the SSE stream in as options say: frames are read as
@@ -186,64 +185,57 @@ type stream struct {
 // to sink. Every contract violation goes to report with its frame number;
 // without --keep-going the first one ends the stream. The error is
 // non-nil only when in cannot be read or the sink fails, and is then not a
-// violation.
+// violation. sink and report are called from the calling goroutine only,
+// in stream order. When the stream ends early, in may still be read once
+// more by the reader stage, which then stops.
 func decodeStream(in io.Reader, o streamOptions, sink streamSink, report func(frame int64, err *chatprotocol.Error)) (streamResult, error) {
 	s := &stream{
 		opts:   o,
-		rd:     chatprotocol.NewEnvelopeReader(in, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame}),
 		sink:   sink,
 		report: report,
-		from:   o.from,
 		res:    streamResult{state: chatprotocol.NewChatStateV1(o.conversation)},
 	}
-	err := s.run()
+	p := startPipeline(in, o)
+	err := s.consume(p)
+	p.stop()
 	if err == errStop {
 		err = nil
 	}
 	return s.res, err
 }
 
-func (s *stream) run() error {
-	for {
-		ev, err := s.rd.NextFrame()
-		if err == io.EOF {
-			if s.rd.Truncated() {
-				return s.violation(errTruncated())
+// consume takes the frames from the upgrader, in stream order.
+func (s *stream) consume(p *pipeline) error {
+	for batch := range p.upgraded {
+		for i := range batch {
+			if err := s.item(&batch[i]); err != nil {
+				return err
 			}
-			return nil
 		}
-		if err != nil {
-			if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
-				if err := s.violation(e); err != nil {
-					return err
-				}
-				continue
-			}
-			return err
-		}
-		if err := s.frame(ev); err != nil {
-			return err
-		}
+		p.recycle(batch)
 	}
+	return nil
 }
 
-// frame reads one data frame by the stream's version.
-func (s *stream) frame(ev sse.Event) error {
-	if s.from == fromAuto {
-		if v, ok := versionOf(ev.Data); ok {
-			s.from = v
+// item applies, counts or reports one frame.
+func (s *stream) item(it *item) error {
+	s.frame = it.frame
+	switch {
+	case it.err != nil:
+		return it.err
+	case it.refusal != nil:
+		return s.violation(it.refusal)
+	case it.app != nil:
+		return s.appEvent(it.app.Type, it.app.Raw)
+	case it.isEnv:
+		return s.apply(&it.env)
+	}
+	for i := range it.envs {
+		if err := s.apply(&it.envs[i]); err != nil {
+			return err
 		}
 	}
-	if s.from == fromLegacy {
-		return s.legacyFrame(ev.Data)
-	}
-	// Version 1, or a frame that tells neither (not a JSON object): the
-	// envelope parser says what is wrong with it.
-	env, err := s.rd.ParseFrame(ev)
-	if err != nil {
-		return s.refused(err)
-	}
-	return s.apply(&env)
+	return nil
 }
 
 // versionOf tells the version of a stream from one frame's data: v1 for a
@@ -302,7 +294,7 @@ func (s *stream) refused(err error) error {
 // unless the stream goes on.
 func (s *stream) violation(e *chatprotocol.Error) error {
 	s.res.violations++
-	s.report(s.rd.Frame(), e)
+	s.report(s.frame, e)
 	if !s.opts.keepGoing {
 		return errStop
 	}

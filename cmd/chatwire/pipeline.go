@@ -1,0 +1,271 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"sync"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/sse"
+)
+
+// decodeStream's work runs in three stages, each in its own goroutine, so
+// that on a machine of two cores or more the stream is read and decoded
+// while earlier frames are upgraded and applied:
+//
+//  1. the reader reads frames (sse framing), decides the stream's version,
+//     and decodes each frame: a legacy frame by legacy.DecodeLegacyChatFrame,
+//     a version-1 frame by EnvelopeReader.ParseFrame;
+//  2. the upgrader upgrades the legacy frames, in order, through the
+//     stream's legacy.StreamHost;
+//  3. decodeStream's own goroutine applies the envelopes to the state,
+//     hands them to the sink, and reports the violations.
+//
+// Every stage handles the frames in stream order, and only the last one
+// reports, counts and prints, so the output and the frame numbers are
+// those of one goroutine doing it all. The frames travel in batches of at
+// most batchFrames frames and batchBytes bytes of frame data, so the
+// stages meet once per batch and the memory in flight is bounded whatever
+// the stream's length. A batch is handed on early, whatever its size, when
+// the reader is about to wait for more input (flushingReader): a live
+// stream's frames are printed as they come.
+const (
+	batchFrames = 256
+	batchBytes  = 256 << 10
+)
+
+// item is one frame of the stream on its way through the stages.
+type item struct {
+	frame   int64               // the frame's number, as EnvelopeReader.Frame counts it
+	refusal *chatprotocol.Error // the frame's violation, reported by the last stage
+	err     error               // an error that is not a violation: the stream ends there
+	old     legacy.Frame        // a legacy frame, until the upgrader has upgraded it
+	app     *chatprotocol.ChatAppEvent
+	env     chatprotocol.ChatEventEnvelope   // a version-1 envelope, when isEnv
+	isEnv   bool                             //
+	envs    []chatprotocol.ChatEventEnvelope // the envelopes of an upgraded legacy frame
+}
+
+// pipeline links the stages. done is closed when the last stage stops
+// before the end of the stream (a violation without --keep-going, a sink
+// error): the other stages then stop at their next hand-over.
+type pipeline struct {
+	decoded  chan []item // reader -> upgrader
+	upgraded chan []item // upgrader -> last stage
+	free     chan []item // emptied batches, for reuse
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+// errStopped is what the input returns to the reader once the last stage
+// has stopped.
+var errStopped = errors.New("chatwire: the stream's last stage stopped")
+
+// startPipeline starts the reader and the upgrader on in.
+func startPipeline(in io.Reader, o streamOptions) *pipeline {
+	p := &pipeline{
+		decoded:  make(chan []item, 2),
+		upgraded: make(chan []item, 2),
+		free:     make(chan []item, 8),
+		done:     make(chan struct{}),
+	}
+	dialect, _ := legacyDialect(o.dialect) // checked with the flags
+	r := &frameReader{p: p, from: o.from, dialect: dialect}
+	r.rd = chatprotocol.NewEnvelopeReader(&flushingReader{r: r, in: in}, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
+	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn})}
+	go r.run()
+	go u.run()
+	return p
+}
+
+// stop tells the reader and the upgrader that no more batches are
+// wanted. The upgrader returns at once; the reader returns at its next
+// hand-over, or when its input next returns from a read.
+func (p *pipeline) stop() { p.stopOnce.Do(func() { close(p.done) }) }
+
+// send hands batch to out, unless the last stage has stopped.
+func (p *pipeline) send(out chan<- []item, batch []item) bool {
+	select {
+	case out <- batch:
+		return true
+	case <-p.done:
+		return false
+	}
+}
+
+// recycle gives an emptied batch back for reuse.
+func (p *pipeline) recycle(batch []item) {
+	clear(batch)
+	select {
+	case p.free <- batch[:0]:
+	default:
+	}
+}
+
+// newBatch returns an empty batch.
+func (p *pipeline) newBatch() []item {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		return make([]item, 0, batchFrames)
+	}
+}
+
+// frameReader is the first stage.
+type frameReader struct {
+	p       *pipeline
+	rd      *chatprotocol.EnvelopeReader
+	from    string // the version decided: fromLegacy or fromV1, or fromAuto until the first frame decides
+	dialect legacy.Dialect
+	batch   []item
+	bytes   int // the frame data in batch
+	stopped bool
+}
+
+func (r *frameReader) run() {
+	defer close(r.p.decoded)
+	r.batch = r.p.newBatch()
+	for !r.stopped {
+		more := r.next()
+		if !more || len(r.batch) == batchFrames || r.bytes >= batchBytes {
+			r.flush()
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// flush hands the batch to the upgrader, if it holds any frame.
+func (r *frameReader) flush() {
+	if len(r.batch) == 0 || r.stopped {
+		return
+	}
+	if !r.p.send(r.p.decoded, r.batch) {
+		r.stopped = true
+		return
+	}
+	r.batch, r.bytes = r.p.newBatch(), 0
+}
+
+// next reads the next frame into the batch; more is false at the end of
+// the stream or after an error that ends it.
+func (r *frameReader) next() (more bool) {
+	ev, err := r.rd.NextFrame()
+	it := item{frame: r.rd.Frame()}
+	switch {
+	case err == io.EOF:
+		if !r.rd.Truncated() {
+			return false
+		}
+		it.refusal, more = errTruncated(), false
+	case err != nil:
+		setErr(&it, err) // a frame the framing refuses, or the input failing
+		more = it.err == nil
+	default:
+		r.decode(&it, ev)
+		r.bytes += len(ev.Data)
+		more = true
+	}
+	r.batch = append(r.batch, it)
+	return more
+}
+
+// decode reads one data frame by the stream's version.
+func (r *frameReader) decode(it *item, ev sse.Event) {
+	if r.from == fromAuto {
+		if v, ok := versionOf(ev.Data); ok {
+			r.from = v
+		}
+	}
+	if r.from == fromLegacy {
+		f, err := legacy.DecodeLegacyChatFrame(ev.Data, r.dialect)
+		switch f := f.(type) {
+		case nil:
+			setErr(it, err)
+		case *chatprotocol.ChatAppEvent:
+			if productFrame(f) {
+				it.app = f
+			} else {
+				it.old = f // the upgrade refuses it
+			}
+		default:
+			it.old = f
+		}
+		return
+	}
+	// Version 1, or a frame that tells neither (not a JSON object): the
+	// envelope parser says what is wrong with it.
+	env, err := r.rd.ParseFrame(ev)
+	if err != nil {
+		setErr(it, err)
+		return
+	}
+	it.env, it.isEnv = env, true
+}
+
+// setErr records err, a refusal of the frame or an error that ends the
+// stream.
+func setErr(it *item, err error) {
+	if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+		it.refusal = e
+		return
+	}
+	it.err = err
+}
+
+// flushingReader is the reader's input: before each read, which may wait
+// for more input, it hands the frames read so far to the next stage.
+type flushingReader struct {
+	r  *frameReader
+	in io.Reader
+}
+
+func (f *flushingReader) Read(p []byte) (int, error) {
+	f.r.flush()
+	if f.r.stopped {
+		return 0, errStopped
+	}
+	return f.in.Read(p)
+}
+
+// upgrader is the second stage: it owns the legacy host, whose seqs and
+// tool call ordinals count the frames in order.
+type upgrader struct {
+	p    *pipeline
+	host *legacy.StreamHost
+}
+
+func (u *upgrader) run() {
+	defer close(u.p.upgraded)
+	for {
+		var batch []item
+		select {
+		case b, ok := <-u.p.decoded:
+			if !ok {
+				return
+			}
+			batch = b
+		case <-u.p.done:
+			return
+		}
+		for i := range batch {
+			it := &batch[i]
+			if it.old == nil {
+				continue
+			}
+			envs, err := legacy.UpgradeLegacyChatFrame(it.old, u.host)
+			it.old = nil
+			if err != nil {
+				setErr(it, err)
+				continue
+			}
+			it.envs = envs
+		}
+		if !u.p.send(u.p.upgraded, batch) {
+			return
+		}
+	}
+}
