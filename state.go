@@ -203,6 +203,9 @@ func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 		s.turns[t.TurnID] = t
 		s.Turns = append(s.Turns, t)
 	}
+	if len(t.digests) == cap(t.digests) {
+		t.digests = slices.Grow(t.digests, len(t.digests)+1) // double it, as fold does the text
+	}
 	t.digests = append(t.digests, digest)
 	t.LastSeq = env.Seq
 	s.fold(t, env.Event)
@@ -249,6 +252,12 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 			t.Usage = e.Usage
 		}
 	case *DeltaEvent:
+		if t.text.Cap()-t.text.Len() < len(e.Text) {
+			// Double the text's capacity: append alone grows a large slice
+			// by a quarter, which for a long turn allocates (and the
+			// garbage collector frees) about five times its text.
+			t.text.Grow(t.text.Len() + len(e.Text))
+		}
 		t.text.WriteString(e.Text)
 	case *ToolCallEvent:
 		c := &ToolCallState{CallID: strings.Clone(e.CallID), Name: strings.Clone(e.Name), Input: e.Input, Status: ToolCallPending}
@@ -294,7 +303,7 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 // It is the form `chatwire decode --state` prints and the golden files of
 // testdata/golden hold.
 func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
-	w := writer{dst: make([]byte, 0, 256)}
+	w := writer{dst: make([]byte, 0, s.sizeHint())}
 	w.punct('{')
 	w.int("schemaVersion", SchemaVersion)
 	w.str("conversationId", s.ConversationID)
@@ -316,6 +325,21 @@ func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 	}
 	w.punct('}')
 	return w.dst, w.err
+}
+
+// sizeHint is about the length of the state's JSON form, so that
+// MarshalJSON allocates its buffer once instead of doubling it up to the
+// size of a long turn's text: the texts (a sixteenth more for escapes) and
+// a few hundred bytes per other part.
+func (s *ChatStateV1) sizeHint() int {
+	n := 512 + 512*len(s.OpenCards)
+	if s.State != nil {
+		n += len(s.State.Snapshot)
+	}
+	for _, t := range s.Turns {
+		n += t.text.Len() + t.text.Len()/16 + 256*(1+len(t.ToolCalls)+len(t.Results)+len(t.Provenance))
+	}
+	return n
 }
 
 func (w *writer) turn(t *TurnState) {

@@ -62,7 +62,9 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				if err != nil {
 					return err
 				}
-				_, err = out.Write(append(js, '\n'))
+				if _, err = out.Write(js); err == nil {
+					err = out.WriteByte('\n') // not appended to js: a long turn's text would be copied again
+				}
 				return err
 			}
 		}

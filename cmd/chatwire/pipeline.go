@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"sync"
@@ -28,11 +29,13 @@ import (
 // most batchFrames frames and batchBytes bytes of frame data, so the
 // stages meet once per batch and the memory in flight is bounded whatever
 // the stream's length. A batch is handed on early, whatever its size, when
-// the reader is about to wait for more input (flushingReader): a live
-// stream's frames are printed as they come.
+// the reader is about to read its input, which may wait (flushingReader,
+// under a buffer of readSize bytes so that it reads, and hands on, rarely):
+// a live stream's frames are printed as they come.
 const (
-	batchFrames = 256
+	batchFrames = 1024
 	batchBytes  = 256 << 10
+	readSize    = 256 << 10
 )
 
 // item is one frame of the stream on its way through the stages.
@@ -72,7 +75,8 @@ func startPipeline(in io.Reader, o streamOptions) *pipeline {
 	}
 	dialect, _ := legacyDialect(o.dialect) // checked with the flags
 	r := &frameReader{p: p, from: o.from, dialect: dialect}
-	r.rd = chatprotocol.NewEnvelopeReader(&flushingReader{r: r, in: in}, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
+	input := bufio.NewReaderSize(&flushingReader{r: r, in: in}, readSize)
+	r.rd = chatprotocol.NewEnvelopeReader(input, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
 	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn})}
 	go r.run()
 	go u.run()
