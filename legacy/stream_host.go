@@ -64,11 +64,13 @@ type StreamHost struct {
 	reg    *chatprotocol.Registry
 	callID func(string, int) (string, bool)
 
-	mu    sync.Mutex
-	conv  string
-	turn  string
-	seq   int64
-	tools int
+	mu      sync.Mutex
+	conv    string
+	turn    string
+	seq     int64
+	tools   int
+	checked bool  // the identity was checked, with the verdict idErr
+	idErr   error // the refusal of the ids, once checked
 }
 
 // NewStreamHost returns a StreamHost with opts (nil means the defaults). It
@@ -111,7 +113,14 @@ func (h *StreamHost) ToolCallID(f Frame) (string, bool) {
 // Identify sets the envelope's conversation, turn, event id and seq (see
 // StreamHost). Before the conversation id is known, a session event sets
 // it and any other event is refused with invalid-envelope at
-// /conversationId; a refused envelope does not use up a seq.
+// /conversationId; a refused envelope does not use up a seq. An identity
+// that breaks the envelope rules (section 5: an id given in the options
+// that is empty or over 256 bytes, a seq past MaxSeq) is refused with
+// invalid-envelope, as ChatEventEnvelope.Validate refuses it, after its seq
+// is used up. The conversation and turn ids do not change once known and
+// the event ids are all "e-" and a number, so the identity is checked once
+// (and again only for a seq past MaxSeq): UpgradeLegacyChatFrame need not
+// check the identities of a StreamHost.
 func (h *StreamHost) Identify(env *chatprotocol.ChatEventEnvelope) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -127,8 +136,15 @@ func (h *StreamHost) Identify(env *chatprotocol.ChatEventEnvelope) error {
 	var id [24]byte
 	env.EventID = string(strconv.AppendInt(append(id[:0], "e-"...), h.seq, 10))
 	env.Seq = h.seq
-	return nil
+	if !h.checked || h.seq > chatprotocol.MaxSeq {
+		h.checked, h.idErr = true, checkIdentity(env)
+	}
+	return h.idErr
 }
+
+// checksIdentity marks StreamHost as a host whose Identify checks the
+// identities it gives.
+func (h *StreamHost) checksIdentity() {}
 
 // ConversationID returns the conversation id: the one given, the session
 // frame's, or "" while neither is known.

@@ -75,9 +75,37 @@ func TestStreamHostInvalidIDs(t *testing.T) {
 		"long conversation": {ConversationID: long},
 		"long turn":         {ConversationID: "c", TurnID: long},
 	} {
-		_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, NewStreamHost(opts))
-		assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope, name)
+		h := NewStreamHost(opts)
+		for range 2 {
+			_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
+			assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope, name)
+		}
 	}
+	h := NewStreamHost(&StreamOptions{ConversationID: "c\xff"})
+	_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
+	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.Equal(t, "/conversationId", refusal(t, err).Path, "not UTF-8")
+}
+
+// TestStreamHostChecksItsIdentity: a StreamHost checks the identity it
+// gives once, and again past MaxSeq, refusing as Validate refuses; the
+// identity of any other host is checked by UpgradeLegacyChatFrame.
+func TestStreamHostChecksItsIdentity(t *testing.T) {
+	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	upgradeAll(t, h, Scout, `{"type":"token","content":"x"}`)
+	h.seq = chatprotocol.MaxSeq - 1
+	upgradeAll(t, h, Scout, `{"type":"token","content":"x"}`)
+	_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
+	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.Equal(t, "/seq", refusal(t, err).Path)
+
+	other := &recordingHost{identify: func(env *chatprotocol.ChatEventEnvelope) error {
+		env.ConversationID, env.TurnID, env.EventID, env.Seq = string(make([]byte, 257)), "t", "e", 1
+		return nil
+	}}
+	_, err = upgrade(t, `{"type":"token","content":"x"}`, Scout, other)
+	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.Equal(t, "/conversationId", refusal(t, err).Path)
 }
 
 func TestStreamHostCallIDMapping(t *testing.T) {

@@ -87,20 +87,40 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 			return nil, err
 		}
 		// The events are checked; what is left to check is what the host
-		// gave: the identity, and a call id when it gave one.
-		probe := envs[i]
-		if call == nil {
-			probe.Event = identityProbe
+		// gave: a call id when it gave one, with the whole envelope, and
+		// the identity, unless the host checks it itself.
+		var err error
+		switch _, checked := h.(identityChecker); {
+		case call != nil:
+			err = envs[i].Validate()
+		case !checked:
+			err = checkIdentity(&envs[i])
 		}
-		if err := probe.Validate(); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return envs, nil
 }
 
+// identityChecker is a Host whose Identify checks the identities it gives
+// (StreamHost), so that UpgradeLegacyChatFrame need not check them again.
+type identityChecker interface {
+	Host
+	checksIdentity()
+}
+
+// checkIdentity checks the identity of env, whose event has been checked:
+// Validate of env with the event that is cheapest to check in place of
+// its own.
+func checkIdentity(env *chatprotocol.ChatEventEnvelope) error {
+	probe := *env
+	probe.Event = identityProbe
+	return probe.Validate()
+}
+
 // identityProbe is the event an envelope's identity is checked with once
-// its own event has been: the one cheapest to check.
+// its own event has been.
 var identityProbe chatprotocol.Event = &chatprotocol.DeltaEvent{}
 
 // maxIDBytes is the longest id an envelope or event may carry, in bytes

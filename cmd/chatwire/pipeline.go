@@ -45,9 +45,7 @@ type item struct {
 	err     error               // an error that is not a violation: the stream ends there
 	old     legacy.Frame        // a legacy frame, until the upgrader has upgraded it
 	app     *chatprotocol.ChatAppEvent
-	env     chatprotocol.ChatEventEnvelope   // a version-1 envelope, when isEnv
-	isEnv   bool                             //
-	envs    []chatprotocol.ChatEventEnvelope // the envelopes of an upgraded legacy frame
+	envs    []chatprotocol.ChatEventEnvelope // the envelope of a version-1 frame, or those of an upgraded legacy frame
 }
 
 // pipeline links the stages. done is closed when the last stage stops
@@ -98,9 +96,10 @@ func (p *pipeline) send(out chan<- []item, batch []item) bool {
 	}
 }
 
-// recycle gives an emptied batch back for reuse.
+// recycle gives a batch the last stage is done with back for reuse. Its
+// items are overwritten as it fills again, not cleared: what they still
+// hold until then is at most a few batches.
 func (p *pipeline) recycle(batch []item) {
-	clear(batch)
 	select {
 	case p.free <- batch[:0]:
 	default:
@@ -207,7 +206,7 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 		setErr(it, err)
 		return
 	}
-	it.env, it.isEnv = env, true
+	it.envs = []chatprotocol.ChatEventEnvelope{env}
 }
 
 // setErr records err, a refusal of the frame or an error that ends the

@@ -227,8 +227,6 @@ func (s *stream) item(it *item) error {
 		return s.violation(it.refusal)
 	case it.app != nil:
 		return s.appEvent(it.app.Type, it.app.Raw)
-	case it.isEnv:
-		return s.apply(&it.env)
 	}
 	for i := range it.envs {
 		if err := s.apply(&it.envs[i]); err != nil {
