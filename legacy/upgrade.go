@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -54,37 +55,53 @@ const ErrorCode = "legacy-error"
 // a refused frame uses up no seq. Only h's state changes; the function is
 // deterministic given h's answers. It never panics.
 func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
+	envs, err := AppendUpgradedLegacyChatFrame(nil, f, h)
+	if err != nil {
+		return nil, err
+	}
+	return envs, nil
+}
+
+// AppendUpgradedLegacyChatFrame is UpgradeLegacyChatFrame appending the
+// envelopes to dst: it returns dst extended by them, or dst unchanged with
+// a refusal. A caller that upgrades a stream of frames can so reuse one
+// slice of envelopes (once it is done with them) instead of allocating one
+// per frame. dst's elements are not read, only its spare capacity
+// overwritten.
+func AppendUpgradedLegacyChatFrame(dst []chatprotocol.ChatEventEnvelope, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
 	if h == nil {
-		return nil, wire.New(chatprotocol.CodeInvalidEnvelope, "", "no host: identity comes from the host")
+		return dst, wire.New(chatprotocol.CodeInvalidEnvelope, "", "no host: identity comes from the host")
 	}
 	if isNil(f) {
-		return nil, notAFrame(nil)
+		return dst, notAFrame(nil)
 	}
 	var buf [2]chatprotocol.Event
 	events, call, err := upgradeEvents(&buf, f, h.Registry())
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	for _, ev := range events {
 		if err := checkEvent(ev, f); err != nil {
-			return nil, err
+			return dst, err
 		}
 	}
 	if call != nil {
 		id, ok := h.ToolCallID(f)
 		if !ok {
-			return nil, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
+			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
 		}
 		if id == "" || len(id) > maxIDBytes {
-			return nil, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
+			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
 		}
 		*call = id
 	}
-	envs := make([]chatprotocol.ChatEventEnvelope, len(events))
+	start := len(dst)
+	out := slices.Grow(dst, len(events))[:start+len(events)]
+	envs := out[start:]
 	for i, ev := range events {
-		envs[i].Event = ev
+		envs[i] = chatprotocol.ChatEventEnvelope{Event: ev}
 		if err := h.Identify(&envs[i]); err != nil {
-			return nil, err
+			return dst, err
 		}
 		// The events are checked; what is left to check is what the host
 		// gave: a call id when it gave one, with the whole envelope, and
@@ -97,10 +114,10 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 			err = checkIdentity(&envs[i])
 		}
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 	}
-	return envs, nil
+	return out, nil
 }
 
 // identityChecker is a Host whose Identify checks the identities it gives

@@ -273,3 +273,29 @@ func BenchmarkTokenFrame(b *testing.B) {
 		cpu.Report(b, 0)
 	})
 }
+
+func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
+	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	first := chatprotocol.ChatEventEnvelope{ConversationID: "other", TurnID: "t", EventID: "e", Seq: 9, Event: &chatprotocol.DeltaEvent{Text: "kept"}}
+	dst := make([]chatprotocol.ChatEventEnvelope, 1, 8)
+	dst[0] = first
+	dst, err := AppendUpgradedLegacyChatFrame(dst, &chatprotocol.ChatError{Message: "boom"}, h)
+	require.NoError(t, err)
+	require.Len(t, dst, 3)
+	assert.Equal(t, first, dst[0], "earlier elements are left alone")
+	assert.Equal(t, chatprotocol.EventTypeError, dst[1].Event.EventType())
+	assert.Equal(t, chatprotocol.EventTypeLifecycle, dst[2].Event.EventType())
+	assert.Equal(t, int64(2), dst[2].Seq)
+
+	reused := dst[:1]
+	out, err := AppendUpgradedLegacyChatFrame(reused, &chatprotocol.ChatToken{Content: "x"}, h)
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	assert.Equal(t, &chatprotocol.DeltaEvent{Text: "x"}, out[1].Event)
+	assert.Equal(t, "e-3", out[1].EventID, "the spare capacity is overwritten whole")
+	assert.Empty(t, out[1].Unknown)
+
+	out, err = AppendUpgradedLegacyChatFrame(dst[:1], &ToolResult{Status: "maybe"}, h)
+	require.ErrorIs(t, err, chatprotocol.ErrUnknownResultStatus)
+	assert.Len(t, out, 1, "a refusal returns dst as it was")
+}

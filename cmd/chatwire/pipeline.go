@@ -45,16 +45,24 @@ type item struct {
 	err     error               // an error that is not a violation: the stream ends there
 	old     legacy.Frame        // a legacy frame, until the upgrader has upgraded it
 	app     *chatprotocol.ChatAppEvent
-	envs    []chatprotocol.ChatEventEnvelope // the envelope of a version-1 frame, or those of an upgraded legacy frame
+	envs    []chatprotocol.ChatEventEnvelope // the envelope of a version-1 frame, or those of an upgraded legacy frame, in the batch's envs
+}
+
+// batch is the frames the stages hand on at once, and the envelopes they
+// decode to: the items' envs are parts of envs, so that a batch costs one
+// slice of envelopes, reused with the batch, instead of one per frame.
+type batch struct {
+	items []item
+	envs  []chatprotocol.ChatEventEnvelope
 }
 
 // pipeline links the stages. done is closed when the last stage stops
 // before the end of the stream (a violation without --keep-going, a sink
 // error): the other stages then stop at their next hand-over.
 type pipeline struct {
-	decoded  chan []item // reader -> upgrader
-	upgraded chan []item // upgrader -> last stage
-	free     chan []item // emptied batches, for reuse
+	decoded  chan *batch // reader -> upgrader
+	upgraded chan *batch // upgrader -> last stage
+	free     chan *batch // batches the last stage is done with, for reuse
 	done     chan struct{}
 	stopOnce sync.Once
 }
@@ -66,9 +74,9 @@ var errStopped = errors.New("chatwire: the stream's last stage stopped")
 // startPipeline starts the reader and the upgrader on in.
 func startPipeline(in io.Reader, o streamOptions) *pipeline {
 	p := &pipeline{
-		decoded:  make(chan []item, 2),
-		upgraded: make(chan []item, 2),
-		free:     make(chan []item, 8),
+		decoded:  make(chan *batch, 2),
+		upgraded: make(chan *batch, 2),
+		free:     make(chan *batch, 8),
 		done:     make(chan struct{}),
 	}
 	dialect, _ := legacyDialect(o.dialect) // checked with the flags
@@ -86,10 +94,10 @@ func startPipeline(in io.Reader, o streamOptions) *pipeline {
 // hand-over, or when its input next returns from a read.
 func (p *pipeline) stop() { p.stopOnce.Do(func() { close(p.done) }) }
 
-// send hands batch to out, unless the last stage has stopped.
-func (p *pipeline) send(out chan<- []item, batch []item) bool {
+// send hands b to out, unless the last stage has stopped.
+func (p *pipeline) send(out chan<- *batch, b *batch) bool {
 	select {
-	case out <- batch:
+	case out <- b:
 		return true
 	case <-p.done:
 		return false
@@ -97,22 +105,23 @@ func (p *pipeline) send(out chan<- []item, batch []item) bool {
 }
 
 // recycle gives a batch the last stage is done with back for reuse. Its
-// items are overwritten as it fills again, not cleared: what they still
-// hold until then is at most a few batches.
-func (p *pipeline) recycle(batch []item) {
+// items and envelopes are overwritten as it fills again, not cleared: what
+// they still hold until then is at most a few batches.
+func (p *pipeline) recycle(b *batch) {
+	b.items, b.envs = b.items[:0], b.envs[:0]
 	select {
-	case p.free <- batch[:0]:
+	case p.free <- b:
 	default:
 	}
 }
 
 // newBatch returns an empty batch.
-func (p *pipeline) newBatch() []item {
+func (p *pipeline) newBatch() *batch {
 	select {
 	case b := <-p.free:
 		return b
 	default:
-		return make([]item, 0, batchFrames)
+		return &batch{items: make([]item, 0, batchFrames), envs: make([]chatprotocol.ChatEventEnvelope, 0, batchFrames)}
 	}
 }
 
@@ -122,7 +131,7 @@ type frameReader struct {
 	rd      *chatprotocol.EnvelopeReader
 	from    string // the version decided: fromLegacy or fromV1, or fromAuto until the first frame decides
 	dialect legacy.Dialect
-	batch   []item
+	batch   *batch
 	bytes   int // the frame data in batch
 	stopped bool
 }
@@ -132,7 +141,7 @@ func (r *frameReader) run() {
 	r.batch = r.p.newBatch()
 	for !r.stopped {
 		more := r.next()
-		if !more || len(r.batch) == batchFrames || r.bytes >= batchBytes {
+		if !more || len(r.batch.items) == batchFrames || r.bytes >= batchBytes {
 			r.flush()
 		}
 		if !more {
@@ -143,7 +152,7 @@ func (r *frameReader) run() {
 
 // flush hands the batch to the upgrader, if it holds any frame.
 func (r *frameReader) flush() {
-	if len(r.batch) == 0 || r.stopped {
+	if len(r.batch.items) == 0 || r.stopped {
 		return
 	}
 	if !r.p.send(r.p.decoded, r.batch) {
@@ -172,7 +181,7 @@ func (r *frameReader) next() (more bool) {
 		r.bytes += len(ev.Data)
 		more = true
 	}
-	r.batch = append(r.batch, it)
+	r.batch.items = append(r.batch.items, it)
 	return more
 }
 
@@ -206,7 +215,9 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 		setErr(it, err)
 		return
 	}
-	it.envs = []chatprotocol.ChatEventEnvelope{env}
+	start := len(r.batch.envs)
+	r.batch.envs = append(r.batch.envs, env)
+	it.envs = r.batch.envs[start:len(r.batch.envs):len(r.batch.envs)]
 }
 
 // setErr records err, a refusal of the frame or an error that ends the
@@ -244,30 +255,31 @@ type upgrader struct {
 func (u *upgrader) run() {
 	defer close(u.p.upgraded)
 	for {
-		var batch []item
+		var b *batch
 		select {
-		case b, ok := <-u.p.decoded:
+		case next, ok := <-u.p.decoded:
 			if !ok {
 				return
 			}
-			batch = b
+			b = next
 		case <-u.p.done:
 			return
 		}
-		for i := range batch {
-			it := &batch[i]
+		for i := range b.items {
+			it := &b.items[i]
 			if it.old == nil {
 				continue
 			}
-			envs, err := legacy.UpgradeLegacyChatFrame(it.old, u.host)
+			start := len(b.envs)
+			envs, err := legacy.AppendUpgradedLegacyChatFrame(b.envs, it.old, u.host)
 			it.old = nil
 			if err != nil {
 				setErr(it, err)
 				continue
 			}
-			it.envs = envs
+			b.envs, it.envs = envs, envs[start:len(envs):len(envs)]
 		}
-		if !u.p.send(u.p.upgraded, batch) {
+		if !u.p.send(u.p.upgraded, b) {
 			return
 		}
 	}

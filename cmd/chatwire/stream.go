@@ -125,7 +125,7 @@ func openInput(name string, stdin io.Reader) (io.ReadCloser, error) {
 // streamSink receives what a stream decodes to, in stream order. A nil
 // function means the command does not print that kind of item.
 type streamSink struct {
-	envelope func(env *chatprotocol.ChatEventEnvelope) error // an envelope the state accepted
+	envelope func(env *chatprotocol.ChatEventEnvelope) error // an envelope the state accepted, valid only during the call
 	appEvent func(raw []byte) error                          // a legacy product frame, compact JSON
 }
 
@@ -206,13 +206,13 @@ func decodeStream(in io.Reader, o streamOptions, sink streamSink, report func(fr
 
 // consume takes the frames from the upgrader, in stream order.
 func (s *stream) consume(p *pipeline) error {
-	for batch := range p.upgraded {
-		for i := range batch {
-			if err := s.item(&batch[i]); err != nil {
+	for b := range p.upgraded {
+		for i := range b.items {
+			if err := s.item(&b.items[i]); err != nil {
 				return err
 			}
 		}
-		p.recycle(batch)
+		p.recycle(b)
 	}
 	return nil
 }
