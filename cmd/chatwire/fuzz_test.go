@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,12 +18,7 @@ import (
 // frames, the state and the blocks. The seeds are the captured streams and
 // their damaged forms (testdata/fuzz/FuzzDecode holds more).
 func FuzzDecode(f *testing.F) {
-	streams, _ := filepath.Glob("../../testdata/streams/*.sse")
-	for _, p := range streams {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range capturedStreams(f) {
 		f.Add(data, uint8(0), false)
 		f.Add(data[:len(data)*2/3], uint8(0), true)
 		f.Add(bytes.ReplaceAll(data, []byte("\n"), []byte("\r")), uint8(1), true)
@@ -34,12 +27,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("data: \xff\xfe\x00garbage\n\n\x00\x01"), uint8(2), true)
 	codes := chatprotocol.Codes()
 	f.Fuzz(func(t *testing.T, data []byte, from uint8, keepGoing bool) {
-		o := streamOptions{
-			from:      []string{fromAuto, fromLegacy, fromV1}[int(from)%3],
-			dialect:   []string{"scout", "papercusp"}[int(from/3)%2],
-			maxFrame:  4096,
-			keepGoing: keepGoing,
-		}
+		o := fuzzOptions(from, keepGoing)
 		var out bytes.Buffer
 		sink := streamSink{
 			envelope: func(env *chatprotocol.ChatEventEnvelope) error {
@@ -91,4 +79,16 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzOptions are the stream options a fuzz target's mode byte picks: the
+// --from (mode modulo 3) and the dialect (mode/3 modulo 2), frames of at
+// most 4 KiB.
+func fuzzOptions(mode uint8, keepGoing bool) streamOptions {
+	return streamOptions{
+		from:      []string{fromAuto, fromLegacy, fromV1}[int(mode)%3],
+		dialect:   []string{"scout", "papercusp"}[int(mode/3)%2],
+		maxFrame:  4096,
+		keepGoing: keepGoing,
+	}
 }

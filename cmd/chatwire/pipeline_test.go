@@ -137,19 +137,32 @@ var readers = []func(io.Reader) io.Reader{
 	func(r io.Reader) io.Reader { return r }, iotest.OneByteReader, iotest.HalfReader,
 }
 
+// capturedStreams returns the captured streams of testdata/streams, by
+// file name.
+func capturedStreams(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	paths, _ := filepath.Glob(streams + "*.sse")
+	if len(paths) == 0 {
+		tb.Fatal("no captured streams")
+	}
+	out := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[filepath.Base(p)] = data
+	}
+	return out
+}
+
 // TestPipelineMatchesSequential runs the captured streams and a generated
 // one of many batches through both.
 func TestPipelineMatchesSequential(t *testing.T) {
 	var gen bytes.Buffer
 	require.NoError(t, streamgen.Write(&gen, 1<<20, 3, true))
-	inputs := map[string][]byte{"generated": gen.Bytes(), "generated-cut": gen.Bytes()[:gen.Len()-100]}
-	paths, _ := filepath.Glob("../../testdata/streams/*.sse")
-	require.NotEmpty(t, paths)
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		require.NoError(t, err)
-		inputs[filepath.Base(p)] = data
-	}
+	inputs := capturedStreams(t)
+	inputs["generated"], inputs["generated-cut"] = gen.Bytes(), gen.Bytes()[:gen.Len()-100]
 	for name, data := range inputs {
 		for _, keepGoing := range []bool{false, true} {
 			o := streamOptions{from: fromAuto, dialect: "scout", maxFrame: chatprotocol.DefaultMaxFrameBytes, keepGoing: keepGoing}
@@ -169,23 +182,13 @@ func TestPipelineMatchesSequential(t *testing.T) {
 // with and without --keep-going, read whole or in pieces: the same lines,
 // violations (codes, messages, frame numbers), counts and state.
 func FuzzPipeline(f *testing.F) {
-	paths, _ := filepath.Glob("../../testdata/streams/*.sse")
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range capturedStreams(f) {
 		f.Add(data, uint8(0), false)
 		f.Add(data[:len(data)/2], uint8(4), true)
 	}
 	f.Add([]byte(strings.Repeat(v1(1, delta("a")), 3)+"data: {\"type\":\"token\",\"content\":\"x\"}\n\n"), uint8(0), true)
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8, keepGoing bool) {
-		o := streamOptions{
-			from:      []string{fromAuto, fromLegacy, fromV1}[int(mode)%3],
-			dialect:   []string{"scout", "papercusp"}[int(mode/3)%2],
-			maxFrame:  4096,
-			keepGoing: keepGoing,
-		}
+		o := fuzzOptions(mode, keepGoing)
 		want := sequential(t, data, o)
 		got := pipelined(t, data, o, readers[int(mode/6)%len(readers)])
 		if !assert.Equal(t, want, got) {
