@@ -321,12 +321,13 @@ func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
 }
 
 // Validate returns the refusal AppendJSON would return for the envelope,
-// the same code and path, or nil when AppendJSON would write it; it writes
-// nothing and allocates nothing for a valid envelope of a type of section
-// 6 other than card. A card, or a report or ask block, whose kept JSON no
-// longer matches its value is checked by encoding the value, which is how
-// its rule is defined. Like AppendJSON it only reads the envelope, so it
-// is safe to call from several goroutines on an envelope nobody modifies.
+// the same code and path, or nil when AppendJSON would write it. It walks
+// the envelope as AppendJSON does, writing nothing: a valid envelope costs
+// no allocation unless it holds a card or a report or ask block, which the
+// card validators check, and which, when their kept JSON no longer matches
+// their value, are checked by encoding the value, their rule being the
+// encoder's. Like AppendJSON it only reads the envelope, so it is safe to
+// call from several goroutines on an envelope nobody modifies.
 func (e *ChatEventEnvelope) Validate() error {
 	w := writer{check: true}
 	e.write(&w)
