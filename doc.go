@@ -30,7 +30,9 @@
 //
 // Cards are validated with ValidateCardSpec, ValidateOpenCardSnapshot,
 // ValidateCardResponse and ValidateCardAnswer, which report every
-// violation with its JSON pointer (CardViolations).
+// violation with its JSON pointer (CardViolations). ParseCardResponse reads
+// a person's answer from a request body as strictly as ParseEnvelope reads
+// a frame.
 //
 // # Refusals
 //
@@ -62,9 +64,11 @@
 //     member name that differs only by case (Unicode simple folding) from a
 //     member of the contract, at every level of the envelope, its event,
 //     cards and blocks, or, inside cards and blocks, from another name of
-//     the same object. Unknown members are kept and re-emitted, so the
-//     refusal of case variants is what stops a kept member from shadowing a
-//     known one downstream.
+//     the same object. ParseCardResponse applies the same rules to a
+//     person's answer, and refuses case collisions inside its value too,
+//     which a host may decode case-insensitively. Unknown members are kept
+//     and re-emitted, so the refusal of case variants is what stops a kept
+//     member from shadowing a known one downstream.
 //   - Bounded work. A frame over MaxFrameBytes (1 MiB by default) is refused
 //     before it is read, and nesting beyond MaxDepth (64) is refused; parsing
 //     is linear in the frame's size and allocates two values for a delta.

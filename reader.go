@@ -15,12 +15,24 @@ type reader struct {
 	prefix   string // pointer of the decoder's root within the frame
 	maxDepth int
 	reg      *Registry
+	// whole is the code of the refusals that concern the input as a whole
+	// rather than one member's value (not strict JSON, nested too deep, a
+	// case-variant member name); "" means invalid-envelope, as for a frame.
+	whole Code
+}
+
+// wholeCode returns the code of refusals of the input as a whole.
+func (r *reader) wholeCode() Code {
+	if r.whole == "" {
+		return CodeInvalidEnvelope
+	}
+	return r.whole
 }
 
 // fail turns an error of the decoder into a refusal. Syntax errors (broken
 // JSON, invalid UTF-8, duplicated names) and excessive nesting concern the
-// frame and are invalid-envelope (section 5); a value of the wrong type or
-// range is code at path+"/"+member (member may be "").
+// frame and are invalid-envelope (section 5), or r.whole; a value of the
+// wrong type or range is code at path+"/"+member (member may be "").
 func (r *reader) fail(err error, code Code, path, member string) error {
 	if _, ok := errors.AsType[*Error](err); ok {
 		return err
@@ -30,13 +42,13 @@ func (r *reader) fail(err error, code Code, path, member string) error {
 		if se.IsDuplicateName() {
 			msg = "duplicated member name"
 		}
-		return refuseWrap(CodeInvalidEnvelope, r.prefix+se.Pointer, msg, err)
+		return refuseWrap(r.wholeCode(), r.prefix+se.Pointer, msg, err)
 	}
 	if member != "" {
 		path += "/" + escapePointer(member)
 	}
 	if errors.Is(err, strictjson.ErrTooDeep) {
-		return refusef(CodeInvalidEnvelope, path, "objects and arrays nested deeper than %d", r.maxDepth)
+		return refusef(r.wholeCode(), path, "objects and arrays nested deeper than %d", r.maxDepth)
 	}
 	return refuseWrap(code, path, "wrong type or value", err)
 }
@@ -70,7 +82,7 @@ func (r *reader) members(code Code, path string, known []string, unknown *[]Memb
 // keep reads the value of the unknown member name into dst.
 func (r *reader) keep(name []byte, code Code, path string, known []string, dst *[]Member) error {
 	if isCaseVariant(name, known) {
-		return refusef(CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from a member of the contract only by case")
+		return refusef(r.wholeCode(), path+"/"+escapePointer(string(name)), "member name differs from a member of the contract only by case")
 	}
 	n := string(name)
 	v, err := r.d.Raw()

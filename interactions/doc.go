@@ -16,7 +16,13 @@
 // # The answer flow
 //
 //	caller := /* from the host's session, never from the request body */
+//	resp, err := chatprotocol.ParseCardResponse(body) // strict: invalid-card for "ACTION", duplicates …
 //	res, err := resolver.Answer(ctx, caller, key, interactions.Submission{ID: idempotencyKey, Response: resp})
+//
+// Read the request body with chatprotocol.ParseCardResponse, not
+// encoding/json, which matches "ACTION" to action and keeps the last of
+// duplicated names, so that the answer stored is the one every later
+// reader sees. (This package does not call it: it imports no validator.)
 //
 // Answer reads the card, validates a submit's value against the card's
 // server-owned schema outside any transaction, then runs one Store.Transact

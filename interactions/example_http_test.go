@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
@@ -21,9 +23,14 @@ func answer(res *interactions.Resolver, session func(*http.Request) (interaction
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		var resp interactions.CardResponse
-		if json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&resp) != nil {
-			http.Error(w, "invalid-answer", http.StatusBadRequest)
+		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+		if err != nil {
+			http.Error(w, "frame-too-large", http.StatusRequestEntityTooLarge) // over 64 KiB, or unreadable
+			return
+		}
+		resp, err := chatprotocol.ParseCardResponse(data) // strict: "ACTION", duplicates, bad UTF-8 refused
+		if err != nil {
+			http.Error(w, string(chatprotocol.CodeOf(err)), http.StatusBadRequest) // invalid-card
 			return
 		}
 		key := interactions.Key{Conversation: r.PathValue("conversation"), CorrelationID: r.PathValue("card")}
@@ -82,6 +89,7 @@ func Example_httpHandler() {
 		mux.ServeHTTP(rec, req)
 		fmt.Print(rec.Code, " ", rec.Body.String())
 	}
+	post("k-0", `{"ACTION":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`) // encoding/json would take it
 	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"maybe"}}`)
 	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
 	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
@@ -89,6 +97,7 @@ func Example_httpHandler() {
 	store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
 	post("k-3", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
 	// Output:
+	// 400 invalid-card
 	// 422 {"code":"invalid-answer"}
 	// 200 {"code":"","revision":2,"status":"answered"}
 	// 200 {"code":"duplicate-answer","revision":2,"status":"answered"}

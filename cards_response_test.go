@@ -1,0 +1,145 @@
+package chatprotocol
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cardResponseAccepted are answers ParseCardResponse reads, with what it
+// reads them to.
+var cardResponseAccepted = []struct {
+	in   string
+	want CardResponse
+}{
+	{`{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`,
+		CardResponse{Action: CardActionSubmit, CorrelationID: "card-1", Value: json.RawMessage(`{"optionId":"yes"}`)}},
+	{`{"action":"decline","correlationId":"card-1"}`, CardResponse{Action: CardActionDecline, CorrelationID: "card-1"}},
+	{`{"correlationId":"card-1","action":"cancel"}`, CardResponse{Action: CardActionCancel, CorrelationID: "card-1"}},
+	{` {"value" : {"text":"a\u00e9","nested":{"k":[1,{"K2":2}]}}, "action":"submit","correlationId":"c\u002d1"} `,
+		CardResponse{Action: CardActionSubmit, CorrelationID: "c-1", Value: json.RawMessage(`{"text":"a\u00e9","nested":{"k":[1,{"K2":2}]}}`)}},
+	{`{"action":"submit","correlationId":"c","valu\u0065":{"ſ":1}}`, CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{"ſ":1}`)}},
+	{`{"action":"submit","correlationId":"c","value":{},"client":{"version":"2.1"}}`,
+		CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{}`)}},
+}
+
+// cardResponseRefused are answers ParseCardResponse refuses, with the code
+// and the JSON pointer of the first refusal.
+var cardResponseRefused = []struct {
+	name, in string
+	code     Code
+	path     string
+}{
+	{"not an object", `["submit"]`, CodeInvalidCard, ""},
+	{"null", `null`, CodeInvalidCard, ""},
+	{"empty", ``, CodeInvalidCard, ""},
+	{"broken", `{"action":"submit",`, CodeInvalidCard, ""},
+	{"trailing data", `{"action":"cancel","correlationId":"c"}{}`, CodeInvalidCard, ""},
+	{"upper-case name", `{"ACTION":"submit","correlationId":"c","value":{}}`, CodeInvalidCard, "/ACTION"},
+	{"case variant beside the name", `{"action":"cancel","Action":"submit","correlationId":"c"}`, CodeInvalidCard, "/Action"},
+	{"escaped duplicate", `{"action":"submit","correlationId":"c","value":{},"valu\u0065":{}}`, CodeInvalidCard, "/value"},
+	{"long s folds to s inside the value", `{"action":"submit","correlationId":"c","value":{"ſ":1,"s":2}}`, CodeInvalidCard, "/value/s"},
+	{"duplicated action", `{"action":"cancel","action":"submit","correlationId":"c","value":{}}`, CodeInvalidCard, "/action"},
+	{"duplicated inside the value", `{"action":"submit","correlationId":"c","value":{"optionId":"a","optionId":"b"}}`, CodeInvalidCard, "/value/optionId"},
+	{"case collision inside the value", `{"action":"submit","correlationId":"c","value":{"x":{"optionId":"a","OptionId":"b"}}}`, CodeInvalidCard, "/value/x/OptionId"},
+	{"invalid UTF-8", "{\"action\":\"submit\",\"correlationId\":\"c\xff\",\"value\":{}}", CodeInvalidCard, "/correlationId"},
+	{"action not a string", `{"action":1,"correlationId":"c"}`, CodeInvalidCard, "/action"},
+	{"correlationId not a string", `{"action":"cancel","correlationId":["c"]}`, CodeInvalidCard, "/correlationId"},
+	{"unknown action", `{"action":"skip","correlationId":"c"}`, CodeInvalidCard, "/action"},
+	{"action by case", `{"action":"Submit","correlationId":"c","value":{}}`, CodeInvalidCard, "/action"},
+	{"no action", `{"correlationId":"c"}`, CodeInvalidCard, "/action"},
+	{"no correlationId", `{"action":"cancel"}`, CodeInvalidCard, "/correlationId"},
+	{"empty correlationId", `{"action":"cancel","correlationId":""}`, CodeInvalidCard, "/correlationId"},
+	{"submit without value", `{"action":"submit","correlationId":"c"}`, CodeInvalidCard, "/value"},
+	{"submit of a string", `{"action":"submit","correlationId":"c","value":"yes"}`, CodeInvalidCard, "/value"},
+	{"submit of null", `{"action":"submit","correlationId":"c","value":null}`, CodeInvalidCard, "/value"},
+	{"submit of an array", `{"action":"submit","correlationId":"c","value":[{}]}`, CodeInvalidCard, "/value"},
+	{"decline with a value", `{"action":"decline","correlationId":"c","value":{}}`, CodeInvalidCard, "/value"},
+	{"cancel with null", `{"action":"cancel","correlationId":"c","value":null}`, CodeInvalidCard, "/value"},
+	{"too deep", `{"action":"submit","correlationId":"c","value":` + strings.Repeat(`{"a":`, 64) + `1` + strings.Repeat(`}`, 64) + `}`, CodeInvalidCard, "/value"},
+	{"too large", `{"action":"submit","correlationId":"c","value":{"t":"` + strings.Repeat("x", DefaultMaxFrameBytes) + `"}}`, CodeFrameTooLarge, ""},
+}
+
+// firstRefusal returns the code and path of the first refusal of err: the
+// *Error itself, or the first of a CardViolations.
+func firstRefusal(t *testing.T, err error) (Code, string) {
+	t.Helper()
+	e, ok := errors.AsType[*Error](err)
+	require.True(t, ok, "%v is a refusal", err)
+	return e.Code, e.Path
+}
+
+func TestParseCardResponse(t *testing.T) {
+	for _, c := range cardResponseAccepted {
+		got, err := ParseCardResponse([]byte(c.in))
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.want, got, c.in)
+	}
+	for _, c := range cardResponseRefused {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseCardResponse([]byte(c.in))
+			code, path := firstRefusal(t, err)
+			assert.Equal(t, c.code, code)
+			assert.Equal(t, c.path, path)
+			assert.Zero(t, got)
+			if c.code == CodeInvalidCard {
+				assert.ErrorIs(t, err, ErrInvalidCard)
+			}
+		})
+	}
+}
+
+// TestParseCardResponseStricterThanEncodingJSON: each refused answer
+// below is one encoding/json reads without complaint, and to another
+// meaning than its first member says.
+func TestParseCardResponseStricterThanEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`{"ACTION":"submit","correlationId":"c","value":{}}`,
+		`{"action":"cancel","action":"submit","correlationId":"c","value":{}}`,
+		`{"action":"submit","correlationId":"c","value":{"optionId":"a","OptionId":"b"}}`,
+	} {
+		var loose CardResponse
+		require.NoError(t, json.Unmarshal([]byte(in), &loose), in)
+		require.Equal(t, CardActionSubmit, loose.Action, in)
+		_, err := ParseCardResponse([]byte(in))
+		assert.ErrorIs(t, err, ErrInvalidCard, in)
+	}
+}
+
+// TestParseCardResponseListsEveryViolation: the shape rules report all
+// their violations, as ValidateCardResponse does.
+func TestParseCardResponseListsEveryViolation(t *testing.T) {
+	_, err := ParseCardResponse([]byte(`{"action":"skip","value":3}`))
+	assert.Equal(t, []string{"/action", "/correlationId"}, paths(t, err))
+}
+
+// TestParseCardResponseOwnsItsBytes: the response keeps nothing of data.
+func TestParseCardResponseOwnsItsBytes(t *testing.T) {
+	in := []byte(`{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	got, err := ParseCardResponse(in)
+	require.NoError(t, err)
+	for i := range in {
+		in[i] = ' '
+	}
+	assert.Equal(t, "card-1", got.CorrelationID)
+	assert.JSONEq(t, `{"optionId":"yes"}`, string(got.Value))
+}
+
+func TestParseCardResponseConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for _, c := range cardResponseAccepted {
+				got, err := ParseCardResponse([]byte(c.in))
+				assert.NoError(t, err)
+				assert.Equal(t, c.want, got)
+			}
+		})
+	}
+	wg.Wait()
+}
