@@ -39,13 +39,10 @@ type ChatStateV1 struct {
 	Capabilities *ChatCapabilities
 	// Turns lists the turns in the order their first envelope was applied.
 	Turns []*TurnState
-	// OpenCards lists the open cards in the order they were first opened; a
-	// card event for an open card replaces it in place (STATE channel,
-	// last write wins) and card_closed removes it.
-	OpenCards []OpenCardSnapshot
 	// State is the last state snapshot, or nil.
 	State *HostState
 
+	cards   openCards // OpenCards and OpenCard read them
 	turns   map[string]*TurnState
 	seed    maphash.Seed
 	seeded  bool
@@ -280,14 +277,9 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 	case *ErrorEvent:
 		t.Error = &TurnError{Code: strings.Clone(e.Code), Message: strings.Clone(e.Message), Retryable: e.Retryable, RetryAfterMs: e.RetryAfterMs}
 	case *CardEvent:
-		i := slices.IndexFunc(s.OpenCards, func(c OpenCardSnapshot) bool { return c.CorrelationID == e.Card.CorrelationID })
-		if i >= 0 {
-			s.OpenCards[i] = e.Card
-		} else {
-			s.OpenCards = append(s.OpenCards, e.Card)
-		}
+		s.cards.put(e.Card)
 	case *CardClosedEvent:
-		s.OpenCards = slices.DeleteFunc(s.OpenCards, func(c OpenCardSnapshot) bool { return c.CorrelationID == e.CorrelationID })
+		s.cards.close(e.CorrelationID)
 	case *StateEvent:
 		s.State = &HostState{Version: e.Version, Snapshot: e.Snapshot}
 	case *CapabilitiesEvent:
@@ -315,7 +307,14 @@ func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 	w.name("turns")
 	w.list(len(s.Turns), func(i int) { w.turn(s.Turns[i]) })
 	w.name("openCards")
-	w.list(len(s.OpenCards), func(i int) { writeKept(&w, &s.OpenCards[i], nil, CodeInvalidCard, "/openCards/"+itoa(i)) })
+	w.punct('[')
+	s.cards.all(func(i int, c *OpenCardSnapshot) {
+		if i > 0 {
+			w.punct(',')
+		}
+		writeKept(&w, c, nil, CodeInvalidCard, "/openCards/"+itoa(i))
+	})
+	w.punct(']')
 	if s.State != nil {
 		w.name("state")
 		w.punct('{')
@@ -332,7 +331,7 @@ func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 // size of a long turn's text: the texts (a sixteenth more for escapes) and
 // a few hundred bytes per other part.
 func (s *ChatStateV1) sizeHint() int {
-	n := 512 + 512*len(s.OpenCards)
+	n := 512 + 512*s.cards.len()
 	if s.State != nil {
 		n += len(s.State.Snapshot)
 	}

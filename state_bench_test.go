@@ -61,3 +61,40 @@ func BenchmarkEnvelopeCheck(b *testing.B) {
 		cpu.Report(b, 0)
 	})
 }
+
+// cardEnvelopes returns 2n envelopes of one turn: n card events opening
+// cards k-1 … k-n, then their card_closed events, in opening order (the
+// order that shifted every remaining card when open cards were a slice).
+func cardEnvelopes(n int) []ChatEventEnvelope {
+	envs := make([]ChatEventEnvelope, 0, 2*n)
+	for i := range n {
+		card := OpenCardSnapshot{CorrelationID: "k-" + strconv.Itoa(i+1), CreatedAt: 1, CardSpec: CardSpec{Prompt: "Ship it?"}}
+		envs = append(envs, ChatEventEnvelope{ConversationID: "gen-1", TurnID: "turn-1", EventID: "e-" + strconv.Itoa(len(envs)+1), Seq: int64(len(envs) + 1), Event: &CardEvent{Card: card}})
+	}
+	for i := range n {
+		envs = append(envs, ChatEventEnvelope{ConversationID: "gen-1", TurnID: "turn-1", EventID: "e-" + strconv.Itoa(len(envs)+1), Seq: int64(len(envs) + 1), Event: &CardClosedEvent{CorrelationID: "k-" + strconv.Itoa(i+1)}})
+	}
+	return envs
+}
+
+// BenchmarkOpenCards applies n card events and then the n card_closed
+// events that close them, for n from 1,000 to 40,000, and reports the time
+// per card (one open and one close): flat in n when opening and closing a
+// card cost the same whatever the number of open cards.
+func BenchmarkOpenCards(b *testing.B) {
+	for _, n := range []int{1000, 10000, 40000} {
+		envs := cardEnvelopes(n)
+		b.Run("cards="+strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s := NewChatStateV1("gen-1")
+				for i := range envs {
+					if err := s.Apply(envs[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/card")
+		})
+	}
+}

@@ -66,7 +66,7 @@ func TestCapturedStreamScoutCard(t *testing.T) {
 	assert.Equal(t, [][]string{{"session"}, {"tool_call"}, {"products"}, {"delta"}, {"delta"}, {"card"}, {"card_closed"}, {"delta"}, {"navigate"}, {"lifecycle"}}, types)
 	assert.Equal(t, "s-7f3a", s.ConversationID)
 	assert.Equal(t, "s-7f3a", s.SessionID)
-	assert.Empty(t, s.OpenCards, "the card was closed")
+	assert.Empty(t, s.OpenCards(), "the card was closed")
 	turn, ok := s.Turn("turn-1")
 	require.True(t, ok)
 	assert.Equal(t, chatprotocol.LifecycleCompleted, turn.Status)

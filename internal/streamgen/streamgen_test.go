@@ -51,7 +51,7 @@ func TestWriteUpgradesWithoutViolation(t *testing.T) {
 		turn, ok := state.Turn(legacy.DefaultTurnID)
 		require.True(t, ok)
 		assert.Equal(t, chatprotocol.LifecycleCompleted, turn.Status)
-		assert.Empty(t, state.OpenCards, "every card is closed")
+		assert.Empty(t, state.OpenCards(), "every card is closed")
 		js, err := state.MarshalJSON()
 		require.NoError(t, err)
 		if text {
