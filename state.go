@@ -22,8 +22,9 @@ import (
 // envelope applied; NewChatStateV1 binds it up front. A ChatStateV1 is not
 // safe for concurrent use. Apply keeps the JSON values of the events it
 // applies (tool inputs and outputs, snapshots): do not modify an envelope
-// after applying it. Do not copy a ChatStateV1 once used: a copy shares its
-// turns with the original, so applying to one changes both; pass a pointer.
+// after applying it. Do not copy a ChatStateV1 by assignment once used: a
+// copy shares its turns with the original, so applying to one changes both;
+// pass a pointer, and use Clone for a copy that goes on independently.
 //
 // The JSON form is written, never read: there is no UnmarshalJSON, and
 // json.Unmarshal into a ChatStateV1 drops each turn's text and the index
