@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"encoding/json"
+	"errors"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -26,11 +27,9 @@ import (
 // copy shares its turns with the original, so applying to one changes both;
 // pass a pointer, and use Clone for a copy that goes on independently.
 //
-// The JSON form is written, never read: there is no UnmarshalJSON, and
-// json.Unmarshal into a ChatStateV1 drops each turn's text and the index
-// Apply needs, so Apply does not continue the turns it read (it refuses
-// their next seq with sequence-gap). To restore a state, apply the
-// envelopes again (a host's replay window keeps them).
+// The JSON form is written, never read: UnmarshalJSON refuses it with
+// ErrChatStateWriteOnly. To restore a state, apply the envelopes again (a
+// host's replay window keeps them); to keep one beside another, use Clone.
 type ChatStateV1 struct {
 	// ConversationID is the conversation every applied envelope belongs to.
 	ConversationID string
@@ -290,6 +289,27 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 		// TRANSIENT events and product events leave no trace in the state.
 	}
 }
+
+// ErrChatStateWriteOnly is the error of ChatStateV1.UnmarshalJSON: a
+// state's JSON form is written, never read back. Rebuild a state by
+// applying its envelopes again (contract-v1.md section 7; a host's replay
+// window or history keeps them), or keep a copy with Clone.
+//
+// Why there is no reader: what Apply needs to go on from a state is not in
+// its JSON form. To tell an identical redelivery (a no-op) from a reordered
+// envelope (sequence-reordered) at any seq already applied, Apply keeps a
+// digest of every envelope it applied, which the JSON form does not carry;
+// a state read from JSON would refuse every redelivery that the state it
+// was written from accepts. encoding/json, which the JSON form would
+// otherwise be decoded with, would also drop each turn's text (an
+// unexported field) and silently give a state whose next envelope is a
+// sequence-gap.
+var ErrChatStateWriteOnly = errors.New("chatprotocol: a ChatStateV1 is not read from JSON: rebuild it by applying its envelopes again")
+
+// UnmarshalJSON refuses every input with ErrChatStateWriteOnly and leaves s
+// unchanged, so that json.Unmarshal into a ChatStateV1 fails loudly
+// instead of giving a state that Apply cannot continue.
+func (s *ChatStateV1) UnmarshalJSON([]byte) error { return ErrChatStateWriteOnly }
 
 // MarshalJSON writes the state in the JSON form documented on ChatStateV1
 // and TurnState, members in that order, without insignificant whitespace.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -186,4 +187,22 @@ func TestApplyDoesNotRetainFrames(t *testing.T) {
 	call := s.Turns[0].ToolCalls[0]
 	// The state's strings are clones: not substrings of the envelope's copy.
 	assert.NotSame(t, unsafeStringData(e.Event.(*ToolCallEvent).CallID), unsafeStringData(call.CallID))
+}
+
+// TestStateIsNotReadFromJSON: decoding a state's JSON fails with
+// ErrChatStateWriteOnly, with encoding/json and with a decoder of the
+// JSON v2 API alike, and leaves the target unchanged.
+func TestStateIsNotReadFromJSON(t *testing.T) {
+	s := NewChatStateV1("c-1")
+	applyAll(t, s, env(1, &DeltaEvent{Text: "Hel"}))
+	data := stateJSON(t, s)
+
+	var into ChatStateV1
+	require.ErrorIs(t, json.Unmarshal([]byte(data), &into), ErrChatStateWriteOnly)
+	assert.Empty(t, into.ConversationID)
+	assert.Empty(t, into.Turns)
+	require.ErrorIs(t, jsonv2.Unmarshal([]byte(data), &into), ErrChatStateWriteOnly)
+
+	var holder struct{ State *ChatStateV1 }
+	require.ErrorIs(t, json.Unmarshal([]byte(`{"State":`+data+`}`), &holder), ErrChatStateWriteOnly)
 }
