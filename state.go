@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/maphash"
+	"io"
 	"slices"
 	"strings"
 )
@@ -313,17 +314,42 @@ func (s *ChatStateV1) UnmarshalJSON([]byte) error { return ErrChatStateWriteOnly
 
 // MarshalJSON writes the state in the JSON form documented on ChatStateV1
 // and TurnState, members in that order, without insignificant whitespace.
-// It is the form `chatwire decode --state` prints and the golden files of
-// testdata/golden hold.
+// It is the form `chatwire decode --state` prints (through WriteJSON) and
+// the golden files of testdata/golden hold. The whole form is built in
+// memory, about the size of the turns' texts; WriteJSON writes the same
+// bytes to an io.Writer without building them.
 func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 	w := writer{dst: make([]byte, 0, s.sizeHint())}
+	s.write(&w)
+	return w.dst, w.err
+}
+
+// WriteJSON writes to out the bytes MarshalJSON returns, without building
+// them in memory: it hands them on in pieces of about 64 KiB (a long
+// turn's text is cut between runes), so it holds one piece, whatever the
+// size of the state. It returns MarshalJSON's error, or the first error of
+// out, after which it writes nothing more; on an error, what out received
+// is not a complete JSON value. It does not buffer beyond its pieces, nor
+// write a final newline. Like MarshalJSON it only reads the state, which
+// must not be applied to meanwhile.
+func (s *ChatStateV1) WriteJSON(out io.Writer) error {
+	w := writer{dst: make([]byte, 0, 2*flushBytes), out: out}
+	s.write(&w)
+	if w.err == nil {
+		w.flushAll()
+	}
+	return w.err
+}
+
+// write walks the state for MarshalJSON and WriteJSON.
+func (s *ChatStateV1) write(w *writer) {
 	w.punct('{')
 	w.int("schemaVersion", SchemaVersion)
 	w.str("conversationId", s.ConversationID)
 	w.optStr("sessionId", s.SessionID)
 	if s.Capabilities != nil {
 		w.name("capabilities")
-		s.Capabilities.write(&w, "/capabilities")
+		s.Capabilities.write(w, "/capabilities")
 	}
 	w.name("turns")
 	w.list(len(s.Turns), func(i int) { w.turn(s.Turns[i]) })
@@ -333,7 +359,8 @@ func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			w.punct(',')
 		}
-		writeKept(&w, c, nil, CodeInvalidCard, "/openCards/"+itoa(i))
+		writeKept(w, c, nil, CodeInvalidCard, "/openCards/"+itoa(i))
+		w.flush()
 	})
 	w.punct(']')
 	if s.State != nil {
@@ -344,7 +371,6 @@ func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 		w.punct('}')
 	}
 	w.punct('}')
-	return w.dst, w.err
 }
 
 // sizeHint is about the length of the state's JSON form, so that
@@ -367,7 +393,7 @@ func (w *writer) turn(t *TurnState) {
 	w.str("turnId", t.TurnID)
 	w.str("status", string(t.Status))
 	w.int("lastSeq", t.LastSeq)
-	w.str("text", t.Text())
+	w.longStr("text", t.Text())
 	w.name("toolCalls")
 	w.list(len(t.ToolCalls), func(i int) {
 		c := t.ToolCalls[i]

@@ -1,6 +1,7 @@
 package chatprotocol
 
 import (
+	"io"
 	"strconv"
 	"testing"
 
@@ -97,4 +98,33 @@ func BenchmarkOpenCards(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/card")
 		})
 	}
+}
+
+// BenchmarkStateJSON writes the JSON form of a state with three turns of
+// 8 MiB of text each, whole (MarshalJSON) and streamed to io.Discard
+// (WriteJSON): B/op shows what each holds in memory.
+func BenchmarkStateJSON(b *testing.B) {
+	s := longState(b, 8<<20)
+	size := 0
+	if js, err := s.MarshalJSON(); err == nil {
+		size = len(js)
+	}
+	b.Run("marshal_json", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(size))
+		for b.Loop() {
+			if _, err := s.MarshalJSON(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write_json", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(size))
+		for b.Loop() {
+			if err := s.WriteJSON(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,8 +1,12 @@
 package chatprotocol
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -205,4 +209,87 @@ func TestStateIsNotReadFromJSON(t *testing.T) {
 
 	var holder struct{ State *ChatStateV1 }
 	require.ErrorIs(t, json.Unmarshal([]byte(`{"State":`+data+`}`), &holder), ErrChatStateWriteOnly)
+}
+
+// writeLog is an io.Writer that keeps what it is given and the size of
+// its largest write, and fails once it holds failAfter bytes (never when 0).
+type writeLog struct {
+	bytes.Buffer
+	writes, largest, failAfter int
+}
+
+var errWriteFailed = errors.New("write failed")
+
+func (l *writeLog) Write(p []byte) (int, error) {
+	if l.failAfter > 0 && l.Len() >= l.failAfter {
+		return 0, errWriteFailed
+	}
+	l.writes++
+	l.largest = max(l.largest, len(p))
+	return l.Buffer.Write(p)
+}
+
+// longState returns a state of three turns with texts of n bytes each,
+// holding runes of 1 to 4 bytes and characters JSON escapes, so that
+// pieces are cut at every kind of place, and 500 open cards.
+func longState(t testing.TB, n int) *ChatStateV1 {
+	s := NewChatStateV1("c-1")
+	pieces := []string{"plain text ", "naïve ", "€ ", "👟", "\"quoted\" ", "tab\t", "\x01", "line\n"}
+	for _, turn := range []string{"t-1", "t-2", "t-3"} {
+		var seq int64
+		apply := func(ev Event) {
+			seq++
+			require.NoError(t, s.Apply(ChatEventEnvelope{ConversationID: "c-1", TurnID: turn, EventID: turn + strconv.FormatInt(seq, 10), Seq: seq, Event: ev}))
+		}
+		var b strings.Builder
+		for i, written := 0, 0; written+b.Len() < n; i++ {
+			b.WriteString(pieces[i%len(pieces)])
+			if b.Len() > 4000 {
+				apply(&DeltaEvent{Text: b.String()})
+				written += b.Len()
+				b.Reset()
+			}
+		}
+		apply(&DeltaEvent{Text: b.String()})
+		apply(&ToolCallEvent{CallID: "call-1", Name: "search", Input: json.RawMessage(`{"q":"x"}`)})
+		for i := range 500 / 3 {
+			apply(openCard(turn+"-card-"+strconv.Itoa(i), 1))
+		}
+	}
+	return s
+}
+
+func TestWriteJSONWritesMarshalJSON(t *testing.T) {
+	states := map[string]*ChatStateV1{"empty": NewChatStateV1("c-1"), "long": longState(t, 3*flushBytes+17)}
+	small := NewChatStateV1("c-1")
+	applyAll(t, small, twoTurns()[:17]...)
+	states["two turns"] = small
+	for name, s := range states {
+		want, err := s.MarshalJSON()
+		require.NoError(t, err)
+		var got writeLog
+		require.NoError(t, s.WriteJSON(&got), name)
+		assert.Equal(t, string(want), got.String(), name)
+		assert.LessOrEqual(t, got.largest, 2*flushBytes, "%s: written in pieces", name)
+	}
+}
+
+// TestWriteJSONHoldsOnePiece: however long a turn's text, WriteJSON hands
+// it on in pieces, never the whole text at once.
+func TestWriteJSONHoldsOnePiece(t *testing.T) {
+	s := longState(t, 2<<20)
+	var got writeLog
+	require.NoError(t, s.WriteJSON(&got))
+	assert.Greater(t, got.writes, 3*(2<<20)/(2*flushBytes), "many writes")
+	assert.LessOrEqual(t, got.largest, 2*flushBytes)
+	assert.True(t, json.Valid(got.Bytes()))
+}
+
+func TestWriteJSONStopsAtTheFirstWriteError(t *testing.T) {
+	s := longState(t, 1<<20)
+	log := writeLog{failAfter: 3 * flushBytes}
+	err := s.WriteJSON(&log)
+	require.ErrorIs(t, err, errWriteFailed)
+	assert.Equal(t, CodeOf(err), Code(""), "a write error is not a refusal")
+	assert.Less(t, log.Len(), 3*flushBytes+2*flushBytes, "nothing is written after the error")
 }

@@ -1,6 +1,9 @@
 package chatprotocol
 
 import (
+	"io"
+	"unicode/utf8"
+
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
@@ -21,6 +24,36 @@ type writer struct {
 	code  Code
 	err   error
 	check bool // write nothing, only check
+	// out, when set, receives dst whenever it holds flushBytes or more at
+	// a point where the walk calls flush (ChatStateV1.WriteJSON); nil
+	// builds the whole output in dst.
+	out io.Writer
+}
+
+// flushBytes is the most a streaming writer keeps before it hands its
+// output on, give or take one element: 64 KiB.
+const flushBytes = 64 << 10
+
+// flush hands dst to out when it holds flushBytes or more. A write error
+// ends the output: it is the writer's error, and the rest of the walk
+// only checks.
+func (w *writer) flush() {
+	if w.out == nil || len(w.dst) < flushBytes {
+		return
+	}
+	w.flushAll()
+}
+
+// flushAll hands everything in dst to out.
+func (w *writer) flushAll() {
+	if w.out == nil || w.check || len(w.dst) == 0 {
+		return
+	}
+	if _, err := w.out.Write(w.dst); err != nil {
+		w.fail(err)
+		w.check = true
+	}
+	w.dst = w.dst[:0]
 }
 
 // refusalCode is the code of the writer's refusals.
@@ -105,6 +138,37 @@ func (w *writer) str(name, s string) {
 	}
 }
 
+// longStr writes a string member that may be long (a turn's text): to a
+// streaming writer in pieces of flushBytes, cut between runes, each handed
+// on; otherwise as str does. The bytes are str's either way.
+func (w *writer) longStr(name, s string) {
+	if w.out == nil || w.check || len(s) <= flushBytes {
+		w.str(name, s)
+		return
+	}
+	w.name(name)
+	w.dst = append(w.dst, '"')
+	for s != "" {
+		n := min(len(s), flushBytes)
+		for cut := n; cut > n-utf8.UTFMax && cut > 0; cut-- {
+			if cut == len(s) || utf8.RuneStart(s[cut]) {
+				n = cut
+				break
+			}
+		}
+		var err error
+		if w.dst, err = strictjson.AppendStringBody(w.dst, s[:n]); err != nil {
+			w.fail(w.refuse(name, "not valid UTF-8", err))
+			return
+		}
+		s = s[n:]
+		if w.flush(); w.check {
+			return // out failed: nothing more is written
+		}
+	}
+	w.dst = append(w.dst, '"')
+}
+
 // optStr writes a string member unless s is "".
 func (w *writer) optStr(name, s string) {
 	if s != "" {
@@ -178,6 +242,7 @@ func (w *writer) list(n int, elem func(i int)) {
 			w.punct(',')
 		}
 		elem(i)
+		w.flush()
 	}
 	w.punct(']')
 }

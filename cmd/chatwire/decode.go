@@ -58,14 +58,12 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runStream("decode", input, o, stdin, stdout, stderr, func(out *bufio.Writer) (streamSink, func(streamResult) error) {
 		if state {
 			return streamSink{}, func(res streamResult) error {
-				js, err := res.state.MarshalJSON()
-				if err != nil {
+				// Streamed: the state's JSON, as long as its texts, is never
+				// built in memory beside the state.
+				if err := res.state.WriteJSON(out); err != nil {
 					return err
 				}
-				if _, err = out.Write(js); err == nil {
-					err = out.WriteByte('\n') // not appended to js: a long turn's text would be copied again
-				}
-				return err
+				return out.WriteByte('\n')
 			}
 		}
 		var line []byte

@@ -49,6 +49,22 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 	return append(dst, '"'), nil
 }
 
+// AppendStringBody appends what AppendString would write between the
+// quotes: s escaped. Since every escape is of one byte or one rune, the
+// bodies of the pieces of a string cut between runes add up to the body of
+// the whole, so a long string can be written piece by piece (see
+// ChatStateV1.WriteJSON). Invalid UTF-8 is AppendString's error, with dst
+// returned unchanged. It costs AppendString and a copy of the piece.
+func AppendStringBody(dst []byte, s string) ([]byte, error) {
+	orig := len(dst)
+	out, err := AppendString(dst, s)
+	if err != nil {
+		return dst[:orig], err
+	}
+	n := copy(out[orig:], out[orig+1:len(out)-1]) // drop the quotes
+	return out[:orig+n], nil
+}
+
 // CheckString returns the error AppendString would return for s, nil for
 // valid UTF-8, without writing anything. ASCII is passed 8 bytes at a time
 // (swar.ASCIIPrefix), and only the rest goes to utf8.ValidString.

@@ -28,6 +28,35 @@ func TestAppendStringIsAppendQuote(t *testing.T) {
 			assert.Equal(t, string(want), string(got), "%q", in)
 			assert.Equal(t, wantErr, err, "%q", in)
 			assert.Equal(t, wantErr, CheckString(in), "%q", in)
+			checkBody(t, in)
+		}
+	}
+}
+
+// checkBody checks that AppendStringBody writes what AppendString writes
+// between its quotes, for s whole and for s cut in two at every rune
+// boundary, and refuses what it refuses with dst unchanged.
+func checkBody(t testing.TB, s string) {
+	t.Helper()
+	quoted, wantErr := AppendString(nil, s)
+	body, err := AppendStringBody([]byte("pre"), s)
+	if wantErr != nil {
+		if !reflect.DeepEqual(wantErr, err) || string(body) != "pre" {
+			t.Fatalf("%q: AppendStringBody %q %v, want pre and %v", s, body, err, wantErr)
+		}
+		return
+	}
+	want := "pre" + string(quoted[1:len(quoted)-1])
+	if err != nil || string(body) != want {
+		t.Fatalf("%q: AppendStringBody %q %v, want %q", s, body, err, want)
+	}
+	for i := range s {
+		pieces, err := AppendStringBody([]byte("pre"), s[:i])
+		if err == nil {
+			pieces, err = AppendStringBody(pieces, s[i:])
+		}
+		if err != nil || string(pieces) != want {
+			t.Fatalf("%q cut at %d: %q %v, want %q", s, i, pieces, err, want)
 		}
 	}
 }
@@ -47,6 +76,7 @@ func FuzzAppendString(f *testing.F) {
 		if cerr := CheckString(s); !reflect.DeepEqual(cerr, wantErr) {
 			t.Fatalf("%q: CheckString %v, AppendQuote %v", s, cerr, wantErr)
 		}
+		checkBody(t, s)
 	})
 }
 
