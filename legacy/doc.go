@@ -68,6 +68,13 @@
 // and the other sentinels, or with chatprotocol.CodeOf. The package adds
 // no code of its own.
 //
+// A Host may keep its mappings in a store. When the host itself fails (its
+// ToolCallID or Identify returns an error that is not a refusal: a store
+// that is down, a cancelled context), the upgrade returns a *HostError
+// wrapping that error, with no contract code: the frame was not refused
+// and may be upgraded again. Only a missing mapping (ok false, no error) is
+// missing-call-id.
+//
 // # Security considerations
 //
 // Legacy frames are read as a browser's JSON.parse reads them (duplicate

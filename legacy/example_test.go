@@ -1,6 +1,7 @@
 package legacy_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -9,6 +10,7 @@ import (
 )
 
 func ExampleUpgradeLegacyChatFrame() {
+	ctx := context.Background() // a request's context: a Host may ask its store
 	reg, _ := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{"products": chatprotocol.ChannelEvent})
 	host := legacy.NewStreamHost(&legacy.StreamOptions{Registry: reg})
 	for _, data := range []string{
@@ -23,7 +25,7 @@ func ExampleUpgradeLegacyChatFrame() {
 			fmt.Println(err)
 			continue
 		}
-		envs, err := legacy.UpgradeLegacyChatFrame(frame, host)
+		envs, err := legacy.UpgradeLegacyChatFrame(ctx, frame, host)
 		if errors.Is(err, chatprotocol.ErrUnsupportedEvent) {
 			fmt.Println("not registered:", frame.ChatEventType())
 			continue

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -215,7 +216,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 				require.Equal(t, f, read, "%s", data)
 
 				h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
-				envs, err := UpgradeLegacyChatFrame(read, h)
+				envs, err := UpgradeLegacyChatFrame(context.Background(), read, h)
 				require.NoError(t, err, "%s", data)
 				back, err := EncodeLegacyChatFrame(envs[0], d)
 				require.NoError(t, err)
@@ -249,7 +250,7 @@ func TestPropertyReplayIsDeterministic(t *testing.T) {
 					h := NewStreamHost(&opts)
 					out := []string{}
 					for _, f := range frames {
-						envs, err := UpgradeLegacyChatFrame(f, h)
+						envs, err := UpgradeLegacyChatFrame(context.Background(), f, h)
 						require.NoError(t, err)
 						for _, env := range envs {
 							b, err := env.MarshalJSON()
@@ -351,7 +352,7 @@ func TestPropertyRefusals(t *testing.T) {
 				h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
 				f, err := DecodeLegacyChatFrame(data, d)
 				if err == nil {
-					_, err = UpgradeLegacyChatFrame(f, h)
+					_, err = UpgradeLegacyChatFrame(context.Background(), f, h)
 				}
 				require.Error(t, err, "%s", data)
 				assert.Equal(t, c.code, chatprotocol.CodeOf(err), "%s: %v", data, err)
@@ -369,7 +370,7 @@ func TestPropertyToolStartsWithoutMapping(t *testing.T) {
 		d := rapid.SampledFrom([]Dialect{Scout, Papercusp}).Draw(t, "dialect")
 		f := goodFrame(d).Draw(t, "frame")
 		h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t), CallID: func(string, int) (string, bool) { return "", false }})
-		_, err := UpgradeLegacyChatFrame(f, h)
+		_, err := UpgradeLegacyChatFrame(context.Background(), f, h)
 		if withCallID(f, "x") != f {
 			assert.ErrorIs(t, err, chatprotocol.ErrMissingCallID)
 			return
@@ -499,7 +500,7 @@ func exercise[T interface{ Fatalf(string, ...any) }](t T, data []byte, check fun
 			NewStreamHost(&StreamOptions{ConversationID: "c", Registry: reg}),
 			&recordingHost{reg: reg},
 		} {
-			envs, err := UpgradeLegacyChatFrame(f, h)
+			envs, err := UpgradeLegacyChatFrame(context.Background(), f, h)
 			check(t, err)
 			for _, env := range envs {
 				for _, to := range []Dialect{Scout, Papercusp} {

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"context"
 	"strconv"
 	"sync"
 
@@ -96,18 +97,20 @@ func (h *StreamHost) Registry() *chatprotocol.Registry { return h.reg }
 
 // ToolCallID counts the tool starts (*chatprotocol.ChatToolStart,
 // *ToolCall) without a call id and returns the mapping's id for this one;
-// a *ToolResult, or any other frame, has no mapping.
-func (h *StreamHost) ToolCallID(f Frame) (string, bool) {
+// a *ToolResult, or any other frame, has no mapping. It keeps its state in
+// memory, so it never fails: err is always nil and ctx is not used.
+func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error) {
 	switch f.(type) {
 	case *chatprotocol.ChatToolStart, *ToolCall:
 	default:
-		return "", false
+		return "", false, nil
 	}
 	h.mu.Lock()
 	h.tools++
 	n, turn := h.tools, h.turn
 	h.mu.Unlock()
-	return h.callID(turn, n)
+	id, ok := h.callID(turn, n)
+	return id, ok, nil
 }
 
 // Identify sets the envelope's conversation, turn, event id and seq (see
@@ -120,8 +123,9 @@ func (h *StreamHost) ToolCallID(f Frame) (string, bool) {
 // is used up. The conversation and turn ids do not change once known and
 // the event ids are all "e-" and a number, so the identity is checked once
 // (and again only for a seq past MaxSeq): UpgradeLegacyChatFrame need not
-// check the identities of a StreamHost.
-func (h *StreamHost) Identify(env *chatprotocol.ChatEventEnvelope) error {
+// check the identities of a StreamHost. Its errors are all refusals
+// (*chatprotocol.Error); ctx is not used.
+func (h *StreamHost) Identify(_ context.Context, env *chatprotocol.ChatEventEnvelope) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.conv == "" {

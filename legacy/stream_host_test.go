@@ -129,7 +129,8 @@ func TestStreamHostDoesNotPairResults(t *testing.T) {
 	upgradeAll(t, h, Papercusp, `{"type":"tool_call","name":"a"}`)
 	_, err := upgrade(t, `{"type":"tool_result","status":"ok"}`, Papercusp, h)
 	require.ErrorIs(t, err, chatprotocol.ErrMissingCallID)
-	id, ok := h.ToolCallID(&chatprotocol.ChatToken{})
+	id, ok, err := h.ToolCallID(t.Context(), &chatprotocol.ChatToken{})
+	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Empty(t, id)
 }
@@ -167,7 +168,8 @@ func TestStreamHostConcurrentCallIDs(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			id, ok := h.ToolCallID(&ToolCall{Name: "x"})
+			id, ok, err := h.ToolCallID(t.Context(), &ToolCall{Name: "x"})
+			assert.NoError(t, err)
 			assert.True(t, ok)
 			ids[i] = id
 		})

@@ -40,7 +40,7 @@ func upgradeStream(t *testing.T, name string) (*chatprotocol.ChatStateV1, [][]st
 	for i, data := range frames {
 		f, err := DecodeLegacyChatFrame(data, Scout)
 		require.NoError(t, err, "frame %d", i+1)
-		envs, err := UpgradeLegacyChatFrame(f, h)
+		envs, err := UpgradeLegacyChatFrame(t.Context(), f, h)
 		require.NoError(t, err, "frame %d: %s", i+1, data)
 		var got []string
 		for _, env := range envs {
@@ -113,7 +113,7 @@ func TestCapturedStreamsWithoutRegistry(t *testing.T) {
 	for _, data := range frames {
 		f, err := DecodeLegacyChatFrame(data, Scout)
 		require.NoError(t, err)
-		if _, err := UpgradeLegacyChatFrame(f, h); err != nil {
+		if _, err := UpgradeLegacyChatFrame(t.Context(), f, h); err != nil {
 			require.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
 			refused = append(refused, f.ChatEventType())
 		}
@@ -143,7 +143,7 @@ func TestCapturedStreamVersion1ToLegacy(t *testing.T) {
 		kept = append(kept, string(out))
 		assert.Equal(t, f, chatprotocol.ParseChatEvent(out), "the version-0 parser reads back the same event")
 
-		back, err := UpgradeLegacyChatFrame(f, NewStreamHost(&StreamOptions{ConversationID: env.ConversationID, TurnID: env.TurnID}))
+		back, err := UpgradeLegacyChatFrame(t.Context(), f, NewStreamHost(&StreamOptions{ConversationID: env.ConversationID, TurnID: env.TurnID}))
 		require.NoError(t, err)
 		require.Len(t, back, 1)
 		if call, ok := env.Event.(*chatprotocol.ToolCallEvent); ok {

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -30,7 +31,9 @@ const ErrorCode = "legacy-error"
 //	a registered product type     an *chatprotocol.AppEvent holding the frame
 //
 // So one frame gives one envelope, except error, which ends a legacy turn
-// and gives two. A tool frame without a call id takes h.ToolCallID's.
+// and gives two. A tool frame without a call id takes h.ToolCallID's. ctx
+// is handed to h's methods, which may ask a store; the mapping itself
+// does no I/O.
 //
 // Refusals (*chatprotocol.Error), with a JSON pointer into the legacy
 // frame; no envelope is returned with one:
@@ -47,15 +50,19 @@ const ErrorCode = "legacy-error"
 //     state version or usage, a state without snapshot, a string that is
 //     not valid UTF-8, a product frame that is not strict JSON …) or a
 //     value of a type that is not a legacy Frame.
-//   - whatever h.Identify returns, and invalid-envelope for an identity it
-//     gave that breaks the envelope rules (section 5).
+//   - a refusal h.ToolCallID or h.Identify returns, and invalid-envelope
+//     for an identity h gave that breaks the envelope rules (section 5).
+//
+// An error of h that is not a refusal (its store failed, ctx ended) is
+// returned wrapped in a *HostError, not as a refusal: the frame was not
+// refused and may be upgraded again once h recovers.
 //
 // h is asked for a call id only for a frame that is otherwise valid, and
 // to identify envelopes only once all of them were built and checked, so
 // a refused frame uses up no seq. Only h's state changes; the function is
 // deterministic given h's answers. It never panics.
-func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
-	envs, err := AppendUpgradedLegacyChatFrame(nil, f, h)
+func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
+	envs, err := AppendUpgradedLegacyChatFrame(ctx, nil, f, h)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +75,7 @@ func UpgradeLegacyChatFrame(f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, 
 // slice of envelopes (once it is done with them) instead of allocating one
 // per frame. dst's elements are not read, only its spare capacity
 // overwritten.
-func AppendUpgradedLegacyChatFrame(dst []chatprotocol.ChatEventEnvelope, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
+func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatEventEnvelope, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
 	if h == nil {
 		return dst, wire.New(chatprotocol.CodeInvalidEnvelope, "", "no host: identity comes from the host")
 	}
@@ -86,7 +93,10 @@ func AppendUpgradedLegacyChatFrame(dst []chatprotocol.ChatEventEnvelope, f Frame
 		}
 	}
 	if call != nil {
-		id, ok := h.ToolCallID(f)
+		id, ok, err := h.ToolCallID(ctx, f)
+		if err != nil {
+			return dst, hostErr("ToolCallID", err)
+		}
 		if !ok {
 			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
 		}
@@ -100,8 +110,8 @@ func AppendUpgradedLegacyChatFrame(dst []chatprotocol.ChatEventEnvelope, f Frame
 	envs := out[start:]
 	for i, ev := range events {
 		envs[i] = chatprotocol.ChatEventEnvelope{Event: ev}
-		if err := h.Identify(&envs[i]); err != nil {
-			return dst, err
+		if err := h.Identify(ctx, &envs[i]); err != nil {
+			return dst, hostErr("Identify", err)
 		}
 		// The events are checked; what is left to check is what the host
 		// gave: a call id when it gave one, with the whole envelope, and

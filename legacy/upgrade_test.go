@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ func upgrade(t *testing.T, frame string, d Dialect, h Host) ([]chatprotocol.Chat
 	t.Helper()
 	f, err := DecodeLegacyChatFrame([]byte(frame), d)
 	require.NoError(t, err, frame)
-	return UpgradeLegacyChatFrame(f, h)
+	return UpgradeLegacyChatFrame(t.Context(), f, h)
 }
 
 // marshalAll returns the JSON of envelopes, one line each.
@@ -111,6 +112,7 @@ type recordingHost struct {
 	reg       *chatprotocol.Registry
 	callID    string
 	hasCallID bool
+	callIDErr error
 	identify  func(*chatprotocol.ChatEventEnvelope) error
 	asked     []Frame
 	seq       int64
@@ -118,12 +120,12 @@ type recordingHost struct {
 
 func (h *recordingHost) Registry() *chatprotocol.Registry { return h.reg }
 
-func (h *recordingHost) ToolCallID(f Frame) (string, bool) {
+func (h *recordingHost) ToolCallID(_ context.Context, f Frame) (string, bool, error) {
 	h.asked = append(h.asked, f)
-	return h.callID, h.hasCallID
+	return h.callID, h.hasCallID, h.callIDErr
 }
 
-func (h *recordingHost) Identify(env *chatprotocol.ChatEventEnvelope) error {
+func (h *recordingHost) Identify(_ context.Context, env *chatprotocol.ChatEventEnvelope) error {
 	if h.identify != nil {
 		return h.identify(env)
 	}
@@ -191,11 +193,11 @@ func TestUpgradeRefusals(t *testing.T) {
 func TestUpgradeRefusesWhatIsNotAFrame(t *testing.T) {
 	h := &recordingHost{}
 	for name, f := range map[string]Frame{"nil": nil, "nil pointer": (*chatprotocol.ChatToken)(nil), "nil delta": (*Delta)(nil), "alien": alien{}} {
-		envs, err := UpgradeLegacyChatFrame(f, h)
+		envs, err := UpgradeLegacyChatFrame(t.Context(), f, h)
 		assert.Nil(t, envs, name)
 		assert.ErrorIs(t, err, chatprotocol.ErrInvalidEvent, name)
 	}
-	envs, err := UpgradeLegacyChatFrame(&chatprotocol.ChatToken{Content: "x"}, nil)
+	envs, err := UpgradeLegacyChatFrame(t.Context(), &chatprotocol.ChatToken{Content: "x"}, nil)
 	assert.Nil(t, envs)
 	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
 	assert.Zero(t, h.seq, "nothing was identified")
@@ -266,7 +268,7 @@ func BenchmarkTokenFrame(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := UpgradeLegacyChatFrame(f, h); err != nil {
+			if _, err := UpgradeLegacyChatFrame(b.Context(), f, h); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -279,7 +281,7 @@ func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
 	first := chatprotocol.ChatEventEnvelope{ConversationID: "other", TurnID: "t", EventID: "e", Seq: 9, Event: &chatprotocol.DeltaEvent{Text: "kept"}}
 	dst := make([]chatprotocol.ChatEventEnvelope, 1, 8)
 	dst[0] = first
-	dst, err := AppendUpgradedLegacyChatFrame(dst, &chatprotocol.ChatError{Message: "boom"}, h)
+	dst, err := AppendUpgradedLegacyChatFrame(t.Context(), dst, &chatprotocol.ChatError{Message: "boom"}, h)
 	require.NoError(t, err)
 	require.Len(t, dst, 3)
 	assert.Equal(t, first, dst[0], "earlier elements are left alone")
@@ -288,14 +290,14 @@ func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
 	assert.Equal(t, int64(2), dst[2].Seq)
 
 	reused := dst[:1]
-	out, err := AppendUpgradedLegacyChatFrame(reused, &chatprotocol.ChatToken{Content: "x"}, h)
+	out, err := AppendUpgradedLegacyChatFrame(t.Context(), reused, &chatprotocol.ChatToken{Content: "x"}, h)
 	require.NoError(t, err)
 	require.Len(t, out, 2)
 	assert.Equal(t, &chatprotocol.DeltaEvent{Text: "x"}, out[1].Event)
 	assert.Equal(t, "e-3", out[1].EventID, "the spare capacity is overwritten whole")
 	assert.Empty(t, out[1].Unknown)
 
-	out, err = AppendUpgradedLegacyChatFrame(dst[:1], &ToolResult{Status: "maybe"}, h)
+	out, err = AppendUpgradedLegacyChatFrame(t.Context(), dst[:1], &ToolResult{Status: "maybe"}, h)
 	require.ErrorIs(t, err, chatprotocol.ErrUnknownResultStatus)
 	assert.Len(t, out, 1, "a refusal returns dst as it was")
 }

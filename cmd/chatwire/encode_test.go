@@ -92,7 +92,7 @@ func TestEncodeInvertsTheUpgrade(t *testing.T) {
 	for i, data := range frames {
 		f, err := legacy.DecodeLegacyChatFrame([]byte(data), legacy.Scout)
 		require.NoError(t, err)
-		envs, err := legacy.UpgradeLegacyChatFrame(f, host)
+		envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)
 		require.NoError(t, err)
 		require.Len(t, envs, 1)
 		b, err := envs[0].MarshalJSON()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -271,7 +272,7 @@ func (u *upgrader) run() {
 				continue
 			}
 			start := len(b.envs)
-			envs, err := legacy.AppendUpgradedLegacyChatFrame(b.envs, it.old, u.host)
+			envs, err := legacy.AppendUpgradedLegacyChatFrame(context.Background(), b.envs, it.old, u.host) // a StreamHost: no I/O to cancel
 			it.old = nil
 			if err != nil {
 				setErr(it, err)

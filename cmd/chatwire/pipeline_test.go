@@ -110,7 +110,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 		if app, ok := f.(*chatprotocol.ChatAppEvent); ok && productFrame(app) {
 			return s.appEvent(app.Type, app.Raw)
 		}
-		envs, err := legacy.UpgradeLegacyChatFrame(f, host)
+		envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)
 		if err != nil {
 			return refused(err)
 		}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -123,7 +124,7 @@ func (c *LegacyCase) runUpgrade(d legacy.Dialect, h LegacyHost, reg *chatprotoco
 		f, err := legacy.DecodeLegacyChatFrame([]byte(text), d)
 		var envs []chatprotocol.ChatEventEnvelope
 		if err == nil {
-			envs, err = legacy.UpgradeLegacyChatFrame(f, host)
+			envs, err = legacy.UpgradeLegacyChatFrame(context.Background(), f, host) // a StreamHost: no I/O to cancel
 		}
 		if err != nil {
 			if c.Expect.Outcome != "reject" {

@@ -40,7 +40,7 @@ func TestWriteUpgradesWithoutViolation(t *testing.T) {
 				apps++
 				continue
 			}
-			envs, err := legacy.UpgradeLegacyChatFrame(f, host)
+			envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)
 			require.NoError(t, err, "frame %d", r.Frame())
 			for _, env := range envs {
 				require.NoError(t, state.Apply(env), "frame %d", r.Frame())
