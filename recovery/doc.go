@@ -29,7 +29,9 @@
 // claim, durably marks the effect admitted and calls the launch callback
 // exactly once; the callback asks the host's Launcher to start the
 // execution. Execute awaits the execution outside the fence and stores the
-// result with a compare-and-swap.
+// result with a compare-and-swap. The Launcher of a synchronous tool
+// returns Go(dispatchCtx, tool), which runs the tool on its own goroutine
+// under a context the host's abort hook cancels.
 //
 // # Guarantees
 //

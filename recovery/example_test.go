@@ -75,3 +75,33 @@ func ExampleTurnRecovery_Reconcile() {
 	// needs-reconciliation 1
 	// {"sent":true} <nil>
 }
+
+// A tool that runs synchronously needs no Execution type of its own: Go
+// runs it on its own goroutine under the dispatch context the host owns,
+// which the host's abort hook cancels.
+func ExampleGo() {
+	ctx := context.Background()
+	db := recoverytest.NewDB(nil)
+	auth := recoverytest.NewHost(nil)
+	turn := recovery.TurnRef{Conversation: "conv-7", Turn: "turn-5"}
+	auth.Grant("user-42", turn)
+
+	dispatch, abort := context.WithCancel(context.Background()) // the host's, per turn: its Aborter calls abort
+	defer abort()
+	charge := func(ctx context.Context, key string) (recovery.Result, error) { // the host's synchronous tool
+		return recovery.Result{Data: []byte(`{"charged":"` + key + `"}`)}, ctx.Err()
+	}
+	launcher := recovery.LauncherFunc(func(_ context.Context, e recovery.EffectRef) (recovery.Execution, error) {
+		return recovery.Go(dispatch, func(ctx context.Context) (recovery.Result, error) { return charge(ctx, e.Effect) }), nil
+	})
+
+	rec := recovery.New(recovery.Host{Store: db.Open("worker-1"), Authorizer: auth}, nil)
+	if _, err := rec.Start(ctx, "user-42", turn, []string{"call-charge"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := rec.Execute(ctx, "user-42", recovery.EffectRef{Turn: turn, Effect: "call-charge"}, launcher)
+	fmt.Println(string(res.Data), err)
+	// Output:
+	// {"charged":"call-charge"} <nil>
+}

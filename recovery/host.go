@@ -51,6 +51,8 @@ type Aborter interface {
 // under ctx or the context of the TurnRecovery.Execute call. An error from
 // Launch means the host does not know whether the effect started: the
 // effect needs reconciliation. Launchers must be safe for concurrent use.
+// For a tool that runs synchronously, Go starts it and gives its
+// Execution.
 type Launcher interface {
 	Launch(ctx context.Context, effect EffectRef) (Execution, error)
 }
