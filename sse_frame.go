@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -33,6 +34,9 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 // it, with its field names and line ends, may take twice that plus 4 KiB
 // before the decoder refuses it. Either refusal is frame-too-large, and
 // memory stays within a small multiple of the bound.
+//
+// A client that reconnects sends LastEventID as Last-Event-ID and waits
+// Retry before it does (section 10).
 //
 // An EnvelopeReader is not safe for concurrent use. The zero EnvelopeReader
 // is not usable: make one with NewEnvelopeReader.
@@ -127,3 +131,24 @@ func (r *EnvelopeReader) Frame() int64 { return r.frame }
 // ended inside a frame: bytes after the last blank line that were dropped,
 // as the WHATWG rules require (section 10).
 func (r *EnvelopeReader) Truncated() bool { return r.dec.Truncated() }
+
+// LastEventID returns the stream's last event id, as the sse.Decoder keeps
+// it (contract-v1.md section 10): the value of the last id line of a frame
+// read whole, or "" before the first (and after an empty one). A client
+// that reconnects sends it as the Last-Event-ID header, and the host
+// replays the frames after it (section 11); for version 1 the id is the
+// decimal seq of the frame's envelope.
+//
+// It counts every frame read whole, including one Next refused (its data
+// did not parse or apply): a client that stops at a refusal and reconnects
+// with this id does not get that frame again. Such a client resumes from
+// the seq of the last envelope it applied instead. A new EnvelopeReader
+// starts with "": a client keeps the id it sent until the new stream
+// carries one.
+func (r *EnvelopeReader) LastEventID() string { return r.dec.LastEventID() }
+
+// Retry returns the reconnection delay the stream last asked for with a
+// retry line (milliseconds on the wire, section 10), and whether it asked
+// for any: the time a client waits before it reconnects. A value too large
+// for a time.Duration is ignored, as the sse.Decoder ignores it.
+func (r *EnvelopeReader) Retry() (time.Duration, bool) { return r.dec.Retry() }

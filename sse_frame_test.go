@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -207,4 +208,39 @@ func ExampleEnvelopeReader() {
 	// Output:
 	// frame 4: sequence-gap
 	// "Hel"
+}
+
+// TestEnvelopeReaderReconnectState: LastEventID and Retry are what a
+// reconnecting client needs: the id of the last frame read whole (a
+// refused one included) and the last retry the stream asked for.
+func TestEnvelopeReaderReconnectState(t *testing.T) {
+	delta := func(seq int) string {
+		return fmt.Sprintf(`{"schemaVersion":1,"conversationId":"c","turnId":"t","eventId":"e-%d","seq":%d,"event":{"type":"delta","text":"x"}}`, seq, seq)
+	}
+	stream := ": connected\nretry: 2500\n\n" +
+		"id: 1\ndata: " + delta(1) + "\n\n" +
+		"id: 2\ndata: {\"not\":\"an envelope\"}\n\n" +
+		"retry: 9999999999999999999999\nid: 3\ndata: " + delta(3) + "\n\n" +
+		"id: 4\ndata: " + delta(4) // cut: no blank line, dropped
+	r := chatprotocol.NewEnvelopeReader(strings.NewReader(stream), nil)
+	assert.Empty(t, r.LastEventID())
+	_, ok := r.Retry()
+	assert.False(t, ok, "no retry before the stream asks")
+
+	want := []struct {
+		code chatprotocol.Code
+		id   string
+	}{{"", "1"}, {chatprotocol.CodeUnsupportedVersion, "2"}, {"", "3"}}
+	for _, w := range want {
+		_, err := r.Next()
+		assert.Equal(t, w.code, chatprotocol.CodeOf(err))
+		assert.Equal(t, w.id, r.LastEventID())
+		d, ok := r.Retry()
+		assert.True(t, ok)
+		assert.Equal(t, 2500*time.Millisecond, d, "an unrepresentable retry is ignored")
+	}
+	_, err := r.Next()
+	require.ErrorIs(t, err, io.EOF)
+	assert.True(t, r.Truncated())
+	assert.Equal(t, "3", r.LastEventID(), "the cut frame's id does not count")
 }
