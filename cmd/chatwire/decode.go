@@ -28,8 +28,9 @@ any other conversation and --turn is not used.
 
 Output: one line of canonical JSON per version-1 envelope. A legacy product frame
 (Scout's products, cart_mutate ...) is not a violation: it is printed as a line
-{"appEvent": FRAME} and the product frames are counted on stderr. A type of the
-other dialect or of version 1 (token under --dialect papercusp, delta under
+{"appEvent": FRAME} and the product frames are counted on one stderr line, by
+type for the 20 most frequent types ("and N more types" for the rest). A type of
+the other dialect or of version 1 (token under --dialect papercusp, delta under
 scout) is no product type: it is unsupported-event.
 --state prints only the final ChatStateV1, as one line of JSON (product frames are
 skipped, and still counted).

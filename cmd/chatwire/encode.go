@@ -213,9 +213,5 @@ func (e *encoder) reportSkips() {
 		total += e.skips[t]
 		parts = append(parts, fmt.Sprintf("%s %d", t, e.skips[t]))
 	}
-	plural := "s"
-	if total == 1 {
-		plural = ""
-	}
-	fmt.Fprintf(e.stderr, "chatwire: skipped %d frame%s without a legacy form (unsupported-event): %s\n", total, plural, strings.Join(parts, ", "))
+	fmt.Fprintf(e.stderr, "chatwire: skipped %d frame%s without a legacy form (unsupported-event): %s\n", total, plural(total), strings.Join(parts, ", "))
 }

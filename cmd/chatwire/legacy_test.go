@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,12 +43,49 @@ func TestDecodeLegacyProductFrames(t *testing.T) {
 	assert.Len(t, envs, 2)
 	assert.Equal(t, []string{`{"type":"products","items":[1,2]}`, `{"type":"cart_mutate","op":"add"}`, `{"type":"products","items":[]}`}, apps)
 	assert.Equal(t, map[string]int{"products": 2, "cart_mutate": 1}, res.appEvents)
-	assert.Equal(t, "chatwire: 3 product events (cart_mutate: 1, products: 2) skipped: they are not part of the version-1 state", res.appEventSummary(false))
+	assert.Equal(t, "chatwire: 3 product events (products: 2, cart_mutate: 1) skipped: they are not part of the version-1 state", res.appEventSummary(false))
 
 	code, stdout, stderr := runCmd([]string{"decode"}, in)
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, `{"appEvent":{"type":"products","items":[1,2]}}`+"\n")
-	assert.Equal(t, `chatwire: 3 product events (cart_mutate: 1, products: 2) printed as {"appEvent": FRAME} lines`+"\n", stderr)
+	assert.Equal(t, `chatwire: 3 product events (products: 2, cart_mutate: 1) printed as {"appEvent": FRAME} lines`+"\n", stderr)
+}
+
+// TestDecodeLegacyProductSummaryIsCapped: however many distinct product
+// types a stream holds, the summary names the 20 most frequent, most
+// frequent first (ties by name), and counts the rest.
+func TestDecodeLegacyProductSummaryIsCapped(t *testing.T) {
+	frames := []string{`{"type":"session","sessionId":"s-1"}`}
+	for i := range 5000 {
+		frames = append(frames, fmt.Sprintf(`{"type":"p-%04d"}`, i))
+	}
+	for i := range 30 { // p-0007 twice more, p-0003 once more …
+		frames = append(frames, fmt.Sprintf(`{"type":"p-%04d"}`, []int{7, 7, 3}[i%3]))
+	}
+	in := legacyStream(frames...)
+	code, _, stderr := runCmd([]string{"decode", "--state"}, in)
+	assert.Equal(t, exitOK, code)
+	want := "chatwire: 5030 product events (p-0007: 21, p-0003: 11"
+	for i := range 18 {
+		want += fmt.Sprintf(", p-%04d: 1", []int{0, 1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}[i])
+	}
+	want += ", and 4980 more types) skipped: they are not part of the version-1 state\n"
+	assert.Equal(t, want, stderr)
+
+	var res streamResult
+	res.appEvents = map[string]int{"a": 1}
+	assert.Equal(t, `chatwire: 1 product event (a: 1) printed as {"appEvent": FRAME} lines`, res.appEventSummary(true))
+	for i := range 21 {
+		res.appEvents[fmt.Sprintf("t%02d", i)] = 2
+	}
+	assert.Equal(t, "chatwire: 43 product events (t00: 2, t01: 2, t02: 2, t03: 2, t04: 2, t05: 2, t06: 2, t07: 2, t08: 2, t09: 2, "+
+		"t10: 2, t11: 2, t12: 2, t13: 2, t14: 2, t15: 2, t16: 2, t17: 2, t18: 2, t19: 2, and 2 more types) printed as {\"appEvent\": FRAME} lines",
+		res.appEventSummary(true))
+	res.appEvents = map[string]int{"x": 1}
+	for i := range 20 {
+		res.appEvents[fmt.Sprintf("t%02d", i)] = 2
+	}
+	assert.Contains(t, res.appEventSummary(true), ", and 1 more type)")
 }
 
 // TestDecodeLegacyProductTypeStaysOnOneLine: a product type holding a line

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -137,27 +138,48 @@ type streamResult struct {
 	appEvents map[string]int
 }
 
+// summaryTypes is the most product types appEventSummary names; the
+// others are counted, so that the line stays short whatever the stream.
+const summaryTypes = 20
+
 // appEventSummary is the stderr line that counts the product frames, or
-// "" when there were none. printed tells whether they were printed.
+// "" when there were none. printed tells whether they were printed. It
+// names the summaryTypes most frequent types, most frequent first (ties
+// by name), with their counts, then "and N more types".
 func (r *streamResult) appEventSummary(printed bool) string {
 	if len(r.appEvents) == 0 {
 		return ""
 	}
-	n, types := 0, make([]string, 0, len(r.appEvents))
+	type count struct {
+		typ string
+		n   int
+	}
+	n, counts := 0, make([]count, 0, len(r.appEvents))
 	for t, c := range r.appEvents {
 		n += c
-		types = append(types, fmt.Sprintf("%s: %d", oneLine(t), c))
+		counts = append(counts, count{t, c})
 	}
-	slices.Sort(types)
+	slices.SortFunc(counts, func(a, b count) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.typ, b.typ)) })
+	types := make([]string, 0, min(len(counts), summaryTypes)+1)
+	for _, c := range counts[:min(len(counts), summaryTypes)] {
+		types = append(types, fmt.Sprintf("%s: %d", oneLine(c.typ), c.n))
+	}
+	if more := len(counts) - summaryTypes; more > 0 {
+		types = append(types, fmt.Sprintf("and %d more type%s", more, plural(more)))
+	}
 	what := "skipped: they are not part of the version-1 state"
 	if printed {
 		what = `printed as {"appEvent": FRAME} lines`
 	}
-	plural := "s"
+	return fmt.Sprintf("chatwire: %d product event%s (%s) %s", n, plural(n), strings.Join(types, ", "), what)
+}
+
+// plural is the "s" of a count other than 1.
+func plural(n int) string {
 	if n == 1 {
-		plural = ""
+		return ""
 	}
-	return fmt.Sprintf("chatwire: %d product event%s (%s) %s", n, plural, strings.Join(types, ", "), what)
+	return "s"
 }
 
 // errTruncated is the violation of a stream that ends inside a frame.
