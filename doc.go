@@ -46,7 +46,9 @@
 // product types) reads one frame into a ChatEventEnvelope whose Event is one
 // of the types of section 6; MarshalJSON (or AppendJSON) writes the
 // canonical one-line form back, with every member the reader did not know.
-// A ChatStateV1 folds envelopes with Apply (section 7); NegotiateChatVersion
+// A ChatStateV1 folds envelopes with Apply (section 7), Clone copies it, and
+// WriteJSON streams its JSON form, which is written and never read back
+// (rebuild a state by applying its envelopes); NegotiateChatVersion
 // and RequireChatCapabilities answer sections 1 and 8. The language-neutral
 // cases in testdata/ (schemas, fixtures, goldens, manifest) pin all of it.
 //
