@@ -36,7 +36,9 @@ const flushBytes = 64 << 10
 
 // flush hands dst to out when it holds flushBytes or more. A write error
 // ends the output: it is the writer's error, and the rest of the walk
-// only checks.
+// only checks. Call it only where the next byte written is punctuation or
+// the rest of a string, never a member name: name decides on its comma by
+// the last byte of dst, which a flush empties.
 func (w *writer) flush() {
 	if w.out == nil || len(w.dst) < flushBytes {
 		return
