@@ -2,7 +2,10 @@ package golden
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +50,28 @@ func TestCheck(t *testing.T) {
 	}
 	if !Update() {
 		t.Fatal("Update() does not report the flag")
+	}
+}
+
+// TestEveryTestPackageAcceptsUpdate keeps `go test ./... -update` working:
+// every package of the module with test files must import this package
+// (for its flag), or that one test binary stops the whole command with
+// "flag provided but not defined: -update".
+func TestEveryTestPackageAcceptsUpdate(t *testing.T) {
+	const self = "github.com/Papercusp/chat-protocol-go/internal/golden"
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}}|{{len .TestGoFiles}}|{{len .XTestGoFiles}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
+		"github.com/Papercusp/chat-protocol-go/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 4)
+		if len(parts) != 4 || parts[0] == self || (parts[1] == "0" && parts[2] == "0") {
+			continue
+		}
+		if !slices.Contains(strings.Fields(parts[3]), self) {
+			t.Errorf("%s has tests but does not import %s (add a blank import to one test file)", parts[0], self)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package swar
 
 import (
+	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
 
