@@ -3,7 +3,7 @@ package recovery_test
 import (
 	"context"
 	"fmt"
-	"sync"
+	"github.com/Papercusp/chat-protocol-go/internal/fakeclock"
 	"testing"
 	"time"
 
@@ -30,26 +30,9 @@ func ref(effect string) recovery.EffectRef { return recovery.EffectRef{Turn: tur
 
 func result(s string) recovery.Result { return recovery.Result{Data: []byte(s)} }
 
-// fakeClock is the clock of the tests; leases expire when it advances.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newClock returns the clock of the tests; leases expire when it advances.
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // env is one fake database, one fake host and a clock, over which tests
@@ -58,7 +41,7 @@ type env struct {
 	t     *testing.T
 	db    *recoverytest.DB
 	host  *recoverytest.Host
-	clock *fakeClock
+	clock *fakeclock.Clock
 	n     int
 }
 

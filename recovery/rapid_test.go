@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/Papercusp/chat-protocol-go/internal/fakeclock"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ type machine struct {
 	ctx   context.Context
 	db    *recoverytest.DB
 	host  *recoverytest.Host
-	clock *fakeClock
+	clock *fakeclock.Clock
 	rec   *recovery.TurnRecovery
 	store *recoverytest.Store
 	n     int

@@ -1,30 +1,15 @@
 package interactionstest
 
 import (
-	"sync"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/fakeclock"
 )
 
-// Clock is a fake clock for interactions.Options.Clock: it stands still
-// until told to move. It is safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// Clock is a fake clock for interactions.Options.Clock (pass its Now): it
+// stands still until Advance moves it, so expiry is driven by the test. It
+// is safe for concurrent use.
+type Clock = fakeclock.Clock
 
 // NewClock returns a Clock reading start.
-func NewClock(start time.Time) *Clock { return &Clock{now: start} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d (backward when d is negative).
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func NewClock(start time.Time) *Clock { return fakeclock.New(start) }
