@@ -53,8 +53,9 @@
 //	                launch(ctx)                                      -- only after that COMMIT was acknowledged
 //	                SELECT pg_advisory_unlock(k)
 //	EndTurn:        SELECT pg_advisory_lock(k)
+//	                WITH eff AS MATERIALIZED (SELECT … FROM pgstore_effects WHERE … FOR SHARE)
 //	                UPDATE pgstore_turns SET status = $end WHERE … AND status = 'running'
-//	                  RETURNING …, joined with the turn's effects    -- the committed record
+//	                  RETURNING …, joined with eff                   -- the record as of this commit
 //	                SELECT pg_advisory_unlock(k)
 //
 // A transaction-scoped lock cannot be the fence: the admission mark must be
@@ -69,7 +70,12 @@
 // level (in a transaction at Repeatable Read or Serializable, the snapshot
 // is taken by the first statement, which would precede the wait). The
 // admission mark and the turn end are single statements, their own
-// transactions; CreateTurn is one statement inserting the turn and its
+// transactions. The turn end reads the effects FOR SHARE because
+// compare-and-swap writes do not take the fence: a plain read would see them
+// as of the statement's snapshot, so a swap committed between that snapshot
+// and the end's commit would be missing from a record that claims to follow
+// it; the row lock returns the newest version and holds later swaps until
+// the commit; CreateTurn is one statement inserting the turn and its
 // effects (ON CONFLICT DO NOTHING: an existing turn is
 // recovery.ErrClaimConflict) and LoadTurn one SELECT, one snapshot.
 //

@@ -258,21 +258,36 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 	return refused(recovery.CodeClaimConflict, "the effect's revision moved, or the turn has no such effect")
 }
 
+// sqlEndTurn ends a running turn and returns its effects as they stand at
+// its commit. The effects are read FOR SHARE: under Read Committed a plain
+// join would read them from the statement's snapshot, and a
+// compare-and-swap committed between that snapshot and this statement's
+// commit (CAS writes do not take the fence) would be missing from the
+// returned record although it precedes the turn's end - a history that is
+// not linearizable (recoverytest's "linearizable" check caught it, about
+// one run in fifteen). A row lock returns the newest committed version and
+// holds later writers until the commit. MATERIALIZED keeps the locking
+// CTE from being folded into the join.
 const sqlEndTurn = `
-WITH upd AS (
+WITH eff AS MATERIALIZED (
+	SELECT effect_id, revision, state, holder, lease_until, result, reconciled, position
+	FROM pgstore_effects
+	WHERE conversation_id = $1 AND turn_id = $2
+	FOR SHARE
+), upd AS (
 	UPDATE pgstore_turns SET status = $3, ended_at = now()
 	WHERE conversation_id = $1 AND turn_id = $2 AND status = 'running'
-	RETURNING conversation_id, turn_id, status
+	RETURNING status
 )
 SELECT u.status, e.effect_id, e.revision, e.state, e.holder, e.lease_until, e.result, e.reconciled
 FROM upd u
-LEFT JOIN pgstore_effects e ON e.conversation_id = u.conversation_id AND e.turn_id = u.turn_id
+LEFT JOIN eff e ON true
 ORDER BY e.position`
 
 // EndTurn implements recovery.Store: holding the turn's fence (the advisory
 // lock AdmitDispatch holds through launch), one autocommit statement moves
-// the running turn to status and returns it with its effects, as
-// committed. A turn that is missing or not running is
+// the running turn to status and returns it with its effects as they stand
+// at that commit (read FOR SHARE, see sqlEndTurn). A turn that is missing or not running is
 // recovery.ErrTurnNotRunning; a status that is not terminal is
 // recovery.ErrInvalidTurn.
 func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, status recovery.TurnStatus) (recovery.TurnRecord, error) {
