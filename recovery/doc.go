@@ -116,11 +116,14 @@
 //     COMMIT) and the launch call, then pg_advisory_unlock(key). EndTurn
 //     takes the same lock as a statement of its own before its transaction
 //     reads anything (then UPDATE turns SET status=... WHERE ... AND
-//     status='running' RETURNING, and read the effects): under Repeatable
-//     Read or Serializable the first statement of a transaction fixes its
-//     snapshot, so a pg_advisory_xact_lock taken inside the transaction
-//     would wait for the fence and then read data older than the admission
-//     it waited for.
+//     status='running' RETURNING, and read the effects FOR SHARE): under
+//     Repeatable Read or Serializable the first statement of a transaction
+//     fixes its snapshot, so a pg_advisory_xact_lock taken inside the
+//     transaction would wait for the fence and then read data older than
+//     the admission it waited for. The effects are read FOR SHARE because
+//     claims and completions do not take the fence: a plain read under
+//     Read Committed misses a swap committed between the read's snapshot
+//     and the end's commit, and recoverytest's linearizable check fails.
 //   - Tell failures apart by what was sent, not by the driver's retry
 //     hints: an error before COMMIT was sent (checked on the connection
 //     and the ctx right before sending it) is ErrCheckpointWriteFailed; an
