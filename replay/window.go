@@ -1,0 +1,67 @@
+package replay
+
+import (
+	"context"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+)
+
+// Key names one turn's stream: the conversation and the turn, as the
+// envelopes carry them (docs/contract.md section 11).
+type Key struct {
+	ConversationID string
+	TurnID         string
+}
+
+// Frame is one retained envelope of a turn: its seq, its event type (the SSE
+// event name) and its canonical JSON (ChatEventEnvelope.AppendJSON), stored
+// as it was appended and resent without being parsed again. Data must not be
+// modified by anyone: a window hands the same bytes to every reader.
+type Frame struct {
+	Seq  uint64
+	Type string
+	Data []byte
+}
+
+// Bounds is what a window retains for a turn, reported also when it holds no
+// frame (docs/contract.md section 11).
+//
+// Lower is the retained lower bound as a cursor: the smallest cursor a reader
+// can resume from, so that frames Lower+1 through Latest are all retained.
+// Latest is the seq of the turn's latest frame, 0 before the first. Ended is
+// true once the turn's lifecycle reached completed, failed or cancelled: no
+// frame but a late tool_result follows.
+type Bounds struct {
+	Lower  uint64
+	Latest uint64
+	Ended  bool
+}
+
+// Window is a turn-keyed replay window: it holds each turn's envelopes in seq
+// order, serves the retained suffix after a cursor and lets a reader wait for
+// what comes next (docs/contract.md section 11). Implementations may live
+// outside the process (PostgreSQL); every method must be safe for concurrent
+// use, and replaytest.TestWindow is the conformance kit every one passes.
+type Window interface {
+	// Append stores env as the next frame of key's turn and returns it. It
+	// refuses, with a refusal code and nothing stored: a frame of another
+	// conversation or turn (foreign-frame), a seq other than Latest+1
+	// (sequence-gap above, sequence-reordered at or below), a frame after
+	// the end other than a late tool_result (turn-terminated), an envelope
+	// that does not validate, and a frame larger than the reader's limit
+	// (frame-too-large).
+	Append(ctx context.Context, key Key, env *chatprotocol.ChatEventEnvelope) (Frame, error)
+
+	// Read returns the bounds of key's turn and the complete retained
+	// suffix after cursor, in seq order. A cursor below Lower is
+	// stale-cursor, one above Latest cursor-ahead, both refused with the
+	// bounds; a cursor equal to Latest returns no frame. An unknown turn is
+	// an empty window (0, 0).
+	Read(ctx context.Context, key Key, after uint64) (Bounds, []Frame, error)
+
+	// Wait blocks until key's turn holds a frame after cursor after, or has
+	// ended, or ctx is done, and returns the bounds then. It returns at once
+	// when such a frame was appended before the call: a reader that reads,
+	// then waits, never misses a frame appended in between.
+	Wait(ctx context.Context, key Key, after uint64) (Bounds, error)
+}
