@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
-	"github.com/Papercusp/chat-protocol-go/internal/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 

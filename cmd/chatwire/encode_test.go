@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/streamtest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamtest"
 	"github.com/Papercusp/chat-protocol-go/legacy"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )

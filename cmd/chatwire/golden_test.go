@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/Papercusp/chat-protocol-go/internal/golden"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"strings"

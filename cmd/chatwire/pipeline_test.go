@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
 	"github.com/Papercusp/chat-protocol-go/legacy"
 )
 

@@ -3,7 +3,7 @@ package jsjson
 import (
 	"encoding/json"
 	"fmt"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
 

@@ -1,7 +1,7 @@
 package benchcpu
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"testing"
 
 	"github.com/stretchr/testify/assert"

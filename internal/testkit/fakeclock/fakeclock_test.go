@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 )
 
 func TestClockMovesOnlyWhenTold(t *testing.T) {

@@ -3,7 +3,7 @@ package streamgen
 import (
 	"bytes"
 	"errors"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"io"
 	"testing"
 

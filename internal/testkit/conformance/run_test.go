@@ -2,7 +2,7 @@ package conformance
 
 import (
 	"bytes"
-	"github.com/Papercusp/chat-protocol-go/internal/golden"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"strconv"

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/Papercusp/chat-protocol-go/internal/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
 )
 
 func main() {

@@ -58,7 +58,7 @@ func TestCheck(t *testing.T) {
 // (for its flag), or that one test binary stops the whole command with
 // "flag provided but not defined: -update".
 func TestEveryTestPackageAcceptsUpdate(t *testing.T) {
-	const self = "github.com/Papercusp/chat-protocol-go/internal/golden"
+	const self = "github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
 	out, err := exec.Command("go", "list", "-f",
 		`{{.ImportPath}}|{{len .TestGoFiles}}|{{len .XTestGoFiles}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
 		"github.com/Papercusp/chat-protocol-go/...").Output()

@@ -1,7 +1,7 @@
 package streamtest
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
 

@@ -6,7 +6,7 @@
 // A test package with golden files calls Update or Check. A test package
 // without any imports this package for its flag only:
 //
-//	import _ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts -update
+//	import _ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts -update
 //
 // Without that, `go test ./... -update` would stop in that package with
 // "flag provided but not defined". The package is for tests only.
