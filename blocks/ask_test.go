@@ -2,7 +2,7 @@ package blocks
 
 import (
 	"encoding/json"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
 

@@ -1,4 +1,4 @@
-package blocks
+package wire
 
 import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 
@@ -10,7 +10,7 @@ import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 // U+2029 are not escaped; a lone surrogate is written as \udXXX). It never
 // fails.
 func (b ReportBlock) MarshalJSON() ([]byte, error) {
-	return appendReport(nil, b, false), nil
+	return AppendReport(nil, b, false), nil
 }
 
 // MarshalJSON writes the block in the canonical form of the TypeScript
@@ -18,7 +18,7 @@ func (b ReportBlock) MarshalJSON() ([]byte, error) {
 // label, description), empty optional members omitted, strings as
 // ReportBlock.MarshalJSON writes them. It never fails.
 func (b AskBlock) MarshalJSON() ([]byte, error) {
-	return appendAsk(nil, b, false), nil
+	return AppendAsk(nil, b, false), nil
 }
 
 // member appends `,"name":"value"` (without the comma when first), or
@@ -36,7 +36,9 @@ func member(dst []byte, first bool, name, value string, optional, html bool) []b
 	return jsjson.AppendString(dst, value, html)
 }
 
-func appendReport(dst []byte, b ReportBlock, html bool) []byte {
+// AppendReport appends the canonical JSON of b to dst (see ReportBlock.MarshalJSON);
+// html also escapes <, > and & so that the JSON can sit inside a tag.
+func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
 	dst = append(dst, `{"plans":[`...)
 	for i, p := range b.Plans {
 		if i > 0 {
@@ -69,7 +71,8 @@ func appendReport(dst []byte, b ReportBlock, html bool) []byte {
 	return append(dst, '}')
 }
 
-func appendAsk(dst []byte, b AskBlock, html bool) []byte {
+// AppendAsk appends the canonical JSON of b to dst, as AppendReport does.
+func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
 	dst = append(dst, '{')
 	dst = member(dst, true, "question", b.Question, false, html)
 	if len(b.Options) > 0 {
