@@ -1,0 +1,324 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/sse"
+)
+
+// The defaults of HandlerOptions.
+const (
+	// DefaultRetry is the reconnection delay a stream asks for: 2 seconds.
+	DefaultRetry = 2 * time.Second
+	// DefaultHeartbeatInterval is the time between two heartbeats of an
+	// idle stream: 15 seconds.
+	DefaultHeartbeatInterval = 15 * time.Second
+	// DefaultWriteTimeout is the longest one frame may take to reach the
+	// connection: 10 seconds.
+	DefaultWriteTimeout = 10 * time.Second
+)
+
+// HandlerOptions configures a Handler. Authorize is required; every other
+// zero field means its default.
+type HandlerOptions struct {
+	// Authorize decides, on every connection, whether the caller may read
+	// key's turn; it is called before the window is read. It returns nil to
+	// allow, an error of code unauthorized (recovery.ErrUnauthorized) to
+	// deny, and any other error when it cannot decide (its store is down).
+	//
+	// The hook is also what tells an unknown turn: a window treats a turn
+	// it has never seen as empty and waits for its first frame, so the hook
+	// denies a turn that does not exist. A denial and an unknown turn get
+	// the same 404; an error that is not a denial gets 503, its text only
+	// in the log.
+	Authorize func(r *http.Request, key replay.Key) error
+
+	// Key names the turn a request asks for; nil means PathKey. An error,
+	// or an id that is empty, longer than 256 bytes, not valid UTF-8 or
+	// holding NUL, CR or LF, is answered as an unknown turn (404).
+	Key func(r *http.Request) (replay.Key, error)
+
+	// Retry is the reconnection delay the stream asks of its client with a
+	// retry line, in whole milliseconds; 0 means DefaultRetry.
+	Retry time.Duration
+
+	// HeartbeatInterval is the time an idle stream waits before it sends a
+	// heartbeat frame (sse.AppendHeartbeat); 0 means
+	// DefaultHeartbeatInterval and a negative value sends none.
+	HeartbeatInterval time.Duration
+
+	// WriteTimeout bounds each write of a frame: the handler sets it as the
+	// connection's write deadline (http.ResponseController) before every
+	// frame, and a client that does not take a frame in that time is
+	// dropped; it resumes by Last-Event-ID. 0 means DefaultWriteTimeout
+	// and a negative value sets no deadline. It overrides the server's
+	// http.Server.WriteTimeout for the stream's responses.
+	WriteTimeout time.Duration
+
+	// Logger receives the errors no client is told about (a window or hook
+	// failure, a window that broke its rules); nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Handler serves one turn's version-1 stream from a replay window as a
+// resumable SSE response (docs/contract.md sections 10, 11 and 14). Mount
+// it on a GET pattern naming the turn, for example
+//
+//	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
+//
+// and register Close with http.Server.RegisterOnShutdown.
+//
+// On every request, in this order:
+//
+//   - after Close: 503, code store-unavailable;
+//   - the turn (HandlerOptions.Key) must be a well-formed key, and
+//     HandlerOptions.Authorize must allow the caller: else 404 with the
+//     same headers and body, {"code":"unauthorized","message":"no such
+//     turn"}, whether the turn is unknown, malformed or not the caller's;
+//     a hook that fails otherwise gives 503, code store-unavailable;
+//   - the cursor is the Last-Event-ID header, else the lastEventId query
+//     parameter (for clients that cannot set a header), else 0: an empty
+//     value counts as absent, and a value that ParseCursor refuses (or a
+//     repeated one) is 400, code invalid-frame;
+//   - a cursor below the window's retained lower bound is 410 Gone, code
+//     stale-cursor, and one beyond its latest seq is 409 Conflict, code
+//     cursor-ahead, both with the bounds: {"code", "message", "lower",
+//     "latest"}; the stream never skips frames silently;
+//   - a cursor at the latest seq of a turn that has ended is 204 No
+//     Content, which stops an EventSource from reconnecting;
+//   - otherwise 200 and the event stream: first a heartbeat frame with a
+//     retry line (HandlerOptions.Retry), then every retained frame after
+//     the cursor, then the frames as they are appended (read, write, wait,
+//     read: none is skipped or sent twice), and heartbeats while idle. A
+//     frame is written as stored, never parsed again: id is its decimal
+//     seq, event its type, data its bytes. The response ends after the
+//     frame that ends the turn, when the window fails, and when a write
+//     takes longer than HandlerOptions.WriteTimeout.
+//
+// Refusal bodies are JSON (see Refusal). A client that goes away is a
+// disconnect, never a cancellation: the Handler only reads the window and
+// never touches the turn.
+//
+// Clients apply the id line at different times. Browsers' EventSource and
+// the npm eventsource package apply it when the frame is dispatched, so a
+// cut connection resumes from the last whole frame; a client that applies
+// the id as soon as its line arrives (as @microsoft/fetch-event-source
+// 2.0.1 does) loses the frame when a connection is cut right after its id
+// line, and resumes after it.
+//
+// An idle stream holds its connection's goroutine blocked in
+// replay.Window.Wait and no other goroutine. A Handler is safe for
+// concurrent use; make one with NewHandler.
+type Handler struct {
+	window       replay.Window
+	authorize    func(*http.Request, replay.Key) error
+	key          func(*http.Request) (replay.Key, error)
+	retry        time.Duration
+	heartbeat    time.Duration
+	writeTimeout time.Duration
+	log          *slog.Logger
+
+	closing context.Context // done once Close is called
+	close   context.CancelFunc
+}
+
+// NewHandler returns a Handler serving turns from window. It fails when
+// window or opts.Authorize is nil, or when a duration option is out of
+// range (a negative Retry).
+func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
+	if window == nil {
+		return nil, errors.New("stream: NewHandler needs a replay window")
+	}
+	if opts == nil || opts.Authorize == nil {
+		return nil, errors.New("stream: NewHandler needs HandlerOptions.Authorize")
+	}
+	if opts.Retry < 0 {
+		return nil, errors.New("stream: HandlerOptions.Retry may not be negative")
+	}
+	h := &Handler{
+		window:       window,
+		authorize:    opts.Authorize,
+		key:          opts.Key,
+		retry:        orDefault(opts.Retry, DefaultRetry),
+		heartbeat:    orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval),
+		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
+		log:          opts.Logger,
+	}
+	if h.key == nil {
+		h.key = PathKey
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	h.closing, h.close = context.WithCancel(context.Background())
+	return h, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Close ends every stream the Handler is serving, each after the frame it
+// is writing (its client resumes elsewhere by Last-Event-ID), and answers
+// every later request 503. http.Server.Shutdown does not end long
+// responses by itself: register Close with http.Server.RegisterOnShutdown
+// so that Shutdown returns once the streams have ended. Close may be called
+// more than once.
+func (h *Handler) Close() { h.close() }
+
+// ServeHTTP answers one request for a turn's stream; see Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.closing.Err() != nil {
+		writeBody(w, http.StatusServiceUnavailable, bodyClosed)
+		return
+	}
+	key, err := h.key(r)
+	if err != nil || !validKey(key) {
+		writeBody(w, http.StatusNotFound, bodyNotFound)
+		return
+	}
+	if err := h.authorize(r, key); err != nil {
+		if wire.CodeOf(err) == wire.CodeUnauthorized {
+			writeBody(w, http.StatusNotFound, bodyNotFound)
+			return
+		}
+		h.log.WarnContext(r.Context(), "stream: authorize failed", "err", err)
+		writeBody(w, http.StatusServiceUnavailable, bodyUnavailable)
+		return
+	}
+	cursor, err := cursorOf(r)
+	if err != nil {
+		e, _ := errors.AsType[*wire.Error](err)
+		writeRefusal(w, http.StatusBadRequest, e.Code, e.Message, nil)
+		return
+	}
+	b, frames, err := h.window.Read(r.Context(), key, cursor)
+	if err != nil {
+		switch wire.CodeOf(err) {
+		case wire.CodeStaleCursor:
+			writeRefusal(w, http.StatusGone, wire.CodeStaleCursor, "the cursor is below the retained lower bound; start again from the turn's history", &b)
+		case wire.CodeCursorAhead:
+			writeRefusal(w, http.StatusConflict, wire.CodeCursorAhead, "the cursor is beyond the latest seq", &b)
+		default:
+			if r.Context().Err() == nil {
+				h.log.WarnContext(r.Context(), "stream: reading the window failed", "err", err)
+				writeBody(w, http.StatusServiceUnavailable, bodyUnavailable)
+			}
+		}
+		return
+	}
+	if b.Ended && cursor == b.Latest {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h.serve(w, r, key, cursor, b, frames)
+}
+
+// cursorOf returns the request's resume cursor: the Last-Event-ID header,
+// else the lastEventId query parameter, else 0.
+func cursorOf(r *http.Request) (uint64, error) {
+	for _, values := range [...][]string{r.Header.Values("Last-Event-ID"), r.URL.Query()["lastEventId"]} {
+		if len(values) > 1 {
+			return 0, errBadCursor("a cursor is sent once")
+		}
+		if len(values) == 1 && values[0] != "" {
+			return ParseCursor(values[0])
+		}
+	}
+	return 0, nil
+}
+
+// serve writes the event stream from the frames after cursor that Read
+// returned with bounds b, and goes live.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor uint64, b replay.Bounds, frames []replay.Frame) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(h.closing, cancel)()
+	rc := http.NewResponseController(w)
+	deadline := func() {
+		if h.writeTimeout > 0 {
+			rc.SetWriteDeadline(time.Now().Add(h.writeTimeout)) // http.ErrNotSupported: no deadline to set
+		}
+	}
+	deadline()
+	sw, err := sse.NewWriter(ctx, w, nil) // heartbeats come from this loop: no goroutine of their own
+	if err != nil {
+		h.log.WarnContext(ctx, "stream: opening the response failed", "err", err)
+		return
+	}
+	defer sw.Close()
+	if sw.Send(sse.Frame{Event: sse.EventHeartbeat, Data: heartbeatData(time.Now()), Retry: h.retry}) != nil {
+		return
+	}
+	for {
+		for _, f := range frames {
+			if f.Seq != cursor+1 {
+				h.log.ErrorContext(ctx, "stream: the window's suffix is not contiguous", "after", cursor, "seq", f.Seq)
+				return
+			}
+			deadline()
+			if err := sw.Send(sse.Frame{ID: strconv.FormatUint(f.Seq, 10), Event: f.Type, Data: f.Data}); err != nil {
+				if errors.Is(err, sse.ErrInvalidFrame) {
+					h.log.ErrorContext(ctx, "stream: a stored frame cannot be written", "seq", f.Seq, "err", err)
+				}
+				return
+			}
+			cursor = f.Seq
+		}
+		if b.Ended && cursor >= b.Latest {
+			return
+		}
+		if b, err = h.wait(ctx, key, cursor, sw, deadline); err != nil {
+			return
+		}
+		if b, frames, err = h.window.Read(ctx, key, cursor); err != nil {
+			if ctx.Err() == nil {
+				h.log.WarnContext(ctx, "stream: reading the window failed", "after", cursor, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// wait waits for a frame after cursor, or the end of the turn, sending a
+// heartbeat each time HeartbeatInterval passes without one. It returns the
+// window's error, ctx's, or the error of a heartbeat.
+func (h *Handler) wait(ctx context.Context, key replay.Key, cursor uint64, sw *sse.Writer, deadline func()) (replay.Bounds, error) {
+	for {
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if h.heartbeat > 0 {
+			wctx, cancel = context.WithTimeout(ctx, h.heartbeat)
+		}
+		b, err := h.window.Wait(wctx, key, cursor)
+		idle := err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if !idle {
+			if err != nil && ctx.Err() == nil {
+				h.log.WarnContext(ctx, "stream: waiting on the window failed", "after", cursor, "err", err)
+			}
+			return b, err
+		}
+		deadline()
+		if err := sw.Heartbeat(time.Now()); err != nil {
+			return b, err
+		}
+	}
+}
+
+// heartbeatData is the data of a heartbeat frame (sse.AppendHeartbeat):
+// {"tsMs":N}. The opening frame is a heartbeat that also carries the retry
+// line, since the sse package writes no retry line on its own.
+func heartbeatData(now time.Time) []byte {
+	b := append(make([]byte, 0, 32), `{"tsMs":`...)
+	return append(strconv.AppendInt(b, now.UnixMilli(), 10), '}')
+}
