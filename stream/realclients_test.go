@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -26,6 +27,12 @@ const (
 	rcMaxCuts = 8
 	rcTimeout = 45 * time.Second // for one client to follow the turn
 	rcQuiet   = time.Second      // no connection after the end for this long
+)
+
+// The proxy's seeds, one run of the client each, in parallel.
+var (
+	rcNodeSeeds     = []uint64{1, 2, 3}
+	rcChromiumSeeds = []uint64{4, 5}
 )
 
 // rcFigures logs a run's figures: frames, cuts, connections, requests.
@@ -54,19 +61,24 @@ func (turn *rcTurn) requireCutAndQuiet(t *testing.T) {
 func TestRealClientNodeEventSourceThroughCuts(t *testing.T) {
 	t.Parallel()
 	node := rcNode(t)
-	turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: "t-node"},
-		rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(1, rcMaxCuts)})
+	for _, seed := range rcNodeSeeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: fmt.Sprintf("t-node-%d", seed)},
+				rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(seed, rcMaxCuts)})
 
-	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
-	defer cancel()
-	run := rcFollowWithNode(ctx, t, node, turn.StreamURL(), turn.Events, rcTimeout)
-	require.Equal(t, 0, run.Exit, "follow.mjs exits 0 on the 204 after the end; its error events:\n%s", strings.Join(run.Errors, "\n"))
-	require.Contains(t, run.Errors[len(run.Errors)-1], `"code":204`, "the last error event is the 204")
+			ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+			defer cancel()
+			run := rcFollowWithNode(ctx, t, node, turn.StreamURL(), turn.Events, rcTimeout)
+			require.Equal(t, 0, run.Exit, "follow.mjs exits 0 on the 204 after the end; its error events:\n%s", strings.Join(run.Errors, "\n"))
+			require.Contains(t, run.Errors[len(run.Errors)-1], `"code":204`, "the last error event is the 204")
 
-	turn.requireEveryFrameOnce(t, run.Messages)
-	turn.requireResumedWithLastEventID(t)
-	turn.requireCutAndQuiet(t)
-	rcFigures(t, turn, len(run.Messages), run.Took)
+			turn.requireEveryFrameOnce(t, run.Messages)
+			turn.requireResumedWithLastEventID(t)
+			turn.requireCutAndQuiet(t)
+			rcFigures(t, turn, len(run.Messages), run.Took)
+		})
+	}
 }
 
 // rcPageResult is what the browser page POSTs once its EventSource closed.
@@ -79,26 +91,31 @@ type rcPageResult struct {
 func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 	t.Parallel()
 	bin := rcChromium(t)
-	turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: "t-chromium"},
-		rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(2, rcMaxCuts)})
+	for _, seed := range rcChromiumSeeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: fmt.Sprintf("t-chromium-%d", seed)},
+				rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(seed, rcMaxCuts)})
 
-	q := url.Values{"src": {path(turn.Key)}, "result": {"/harness/result"}, "events": {strings.Join(turn.Events, ",")}}
-	start := time.Now()
-	browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
-	var res rcPageResult
-	select {
-	case body := <-turn.Results:
-		require.NoError(t, json.Unmarshal(body, &res), "the page posted %q", body)
-	case <-browser.done:
-		t.Fatalf("chromium exited before the page posted its result")
-	case <-time.After(rcTimeout):
-		t.Fatalf("the page posted no result in %s; stream requests: %d, proxy: %+v", rcTimeout, len(turn.Requests()), turn.Proxy.Stats())
+			q := url.Values{"src": {path(turn.Key)}, "result": {"/harness/result"}, "events": {strings.Join(turn.Events, ",")}}
+			start := time.Now()
+			browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
+			var res rcPageResult
+			select {
+			case body := <-turn.Results:
+				require.NoError(t, json.Unmarshal(body, &res), "the page posted %q", body)
+			case <-browser.done:
+				t.Fatalf("chromium exited before the page posted its result")
+			case <-time.After(rcTimeout):
+				t.Fatalf("the page posted no result in %s; stream requests: %d, proxy: %+v", rcTimeout, len(turn.Requests()), turn.Proxy.Stats())
+			}
+			took := time.Since(start)
+
+			turn.requireEveryFrameOnce(t, res.Messages)
+			turn.requireResumedWithLastEventID(t)
+			require.Greater(t, res.Opens, 1, "the page's EventSource opened more than once")
+			turn.requireCutAndQuiet(t)
+			rcFigures(t, turn, len(res.Messages), took)
+		})
 	}
-	took := time.Since(start)
-
-	turn.requireEveryFrameOnce(t, res.Messages)
-	turn.requireResumedWithLastEventID(t)
-	require.Greater(t, res.Opens, 1, "the page's EventSource opened more than once")
-	turn.requireCutAndQuiet(t)
-	rcFigures(t, turn, len(res.Messages), took)
 }
