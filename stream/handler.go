@@ -5,12 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/replay"
-	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
 // The defaults of HandlerOptions.
@@ -113,8 +112,15 @@ type HandlerOptions struct {
 // 2.0.1 does) loses the frame when a connection is cut right after its id
 // line, and resumes after it.
 //
-// An idle stream holds its connection's goroutine blocked in
-// replay.Window.Wait and no other goroutine. A Handler is safe for
+// An idle stream costs no goroutine over HTTP/1.x: once a stream has
+// caught up with its turn, the Handler takes its connection over
+// (http.ResponseController.Hijack), goes on writing the same chunked body
+// itself, and parks it; one goroutine per turn waits on the window for all
+// the turn's parked streams (replay.Window.Wait) and wakes them to write
+// what comes, or a heartbeat. A parked client that went away is noticed at
+// the next write, at the latest the second heartbeat. Where the connection
+// cannot be taken over (HTTP/2, a ResponseWriter that hides Hijack), the
+// stream waits on its request's goroutine instead. A Handler is safe for
 // concurrent use; make one with NewHandler.
 type Handler struct {
 	window       replay.Window
@@ -127,6 +133,10 @@ type Handler struct {
 
 	closing context.Context // done once Close is called
 	close   context.CancelFunc
+
+	mu   sync.Mutex
+	hubs map[replay.Key]*hub // the turns that have parked subscribers
+	bufs sync.Pool           // *[]byte write buffers of woken subscribers
 }
 
 // NewHandler returns a Handler serving turns from window. It fails when
@@ -158,6 +168,7 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.closing, h.close = context.WithCancel(context.Background())
+	h.hubs = make(map[replay.Key]*hub)
 	return h, nil
 }
 
@@ -169,11 +180,12 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // Close ends every stream the Handler is serving, each after the frame it
-// is writing (its client resumes elsewhere by Last-Event-ID), and answers
-// every later request 503. http.Server.Shutdown does not end long
-// responses by itself: register Close with http.Server.RegisterOnShutdown
-// so that Shutdown returns once the streams have ended. Close may be called
-// more than once.
+// is writing, with the end of its chunked body (its client resumes
+// elsewhere by Last-Event-ID), and answers every later request 503. It does
+// not wait for the streams to end. http.Server.Shutdown neither ends long
+// responses nor knows the parked streams, whose connections the Handler
+// took over: register Close with http.Server.RegisterOnShutdown. Close may
+// be called more than once.
 func (h *Handler) Close() { h.close() }
 
 // ServeHTTP answers one request for a turn's stream; see Handler.
@@ -236,89 +248,4 @@ func cursorOf(r *http.Request) (uint64, error) {
 		}
 	}
 	return 0, nil
-}
-
-// serve writes the event stream from the frames after cursor that Read
-// returned with bounds b, and goes live.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor uint64, b replay.Bounds, frames []replay.Frame) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	defer context.AfterFunc(h.closing, cancel)()
-	rc := http.NewResponseController(w)
-	deadline := func() {
-		if h.writeTimeout > 0 {
-			rc.SetWriteDeadline(time.Now().Add(h.writeTimeout)) // http.ErrNotSupported: no deadline to set
-		}
-	}
-	deadline()
-	sw, err := sse.NewWriter(ctx, w, nil) // heartbeats come from this loop: no goroutine of their own
-	if err != nil {
-		h.log.WarnContext(ctx, "stream: opening the response failed", "err", err)
-		return
-	}
-	defer sw.Close()
-	if sw.Send(sse.Frame{Event: sse.EventHeartbeat, Data: heartbeatData(time.Now()), Retry: h.retry}) != nil {
-		return
-	}
-	for {
-		for _, f := range frames {
-			if f.Seq != cursor+1 {
-				h.log.ErrorContext(ctx, "stream: the window's suffix is not contiguous", "after", cursor, "seq", f.Seq)
-				return
-			}
-			deadline()
-			if err := sw.Send(sse.Frame{ID: strconv.FormatUint(f.Seq, 10), Event: f.Type, Data: f.Data}); err != nil {
-				if errors.Is(err, sse.ErrInvalidFrame) {
-					h.log.ErrorContext(ctx, "stream: a stored frame cannot be written", "seq", f.Seq, "err", err)
-				}
-				return
-			}
-			cursor = f.Seq
-		}
-		if b.Ended && cursor >= b.Latest {
-			return
-		}
-		if b, err = h.wait(ctx, key, cursor, sw, deadline); err != nil {
-			return
-		}
-		if b, frames, err = h.window.Read(ctx, key, cursor); err != nil {
-			if ctx.Err() == nil {
-				h.log.WarnContext(ctx, "stream: reading the window failed", "after", cursor, "err", err)
-			}
-			return
-		}
-	}
-}
-
-// wait waits for a frame after cursor, or the end of the turn, sending a
-// heartbeat each time HeartbeatInterval passes without one. It returns the
-// window's error, ctx's, or the error of a heartbeat.
-func (h *Handler) wait(ctx context.Context, key replay.Key, cursor uint64, sw *sse.Writer, deadline func()) (replay.Bounds, error) {
-	for {
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if h.heartbeat > 0 {
-			wctx, cancel = context.WithTimeout(ctx, h.heartbeat)
-		}
-		b, err := h.window.Wait(wctx, key, cursor)
-		idle := err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded)
-		cancel()
-		if !idle {
-			if err != nil && ctx.Err() == nil {
-				h.log.WarnContext(ctx, "stream: waiting on the window failed", "after", cursor, "err", err)
-			}
-			return b, err
-		}
-		deadline()
-		if err := sw.Heartbeat(time.Now()); err != nil {
-			return b, err
-		}
-	}
-}
-
-// heartbeatData is the data of a heartbeat frame (sse.AppendHeartbeat):
-// {"tsMs":N}. The opening frame is a heartbeat that also carries the retry
-// line, since the sse package writes no retry line on its own.
-func heartbeatData(now time.Time) []byte {
-	b := append(make([]byte, 0, 32), `{"tsMs":`...)
-	return append(strconv.AppendInt(b, now.UnixMilli(), 10), '}')
 }
