@@ -254,11 +254,10 @@ func (m *Memory) Wait(ctx context.Context, key Key, after uint64) (Bounds, error
 // taking the channel under one lock is what makes a frame appended
 // between a reader's Read and its Wait impossible to miss.
 func (m *Memory) watch(key Key, after uint64) (Bounds, *turn, <-chan struct{}) {
-	now := m.now().UnixNano()
 	m.mu.RLock()
 	if t := m.turns[key]; t != nil {
 		defer m.mu.RUnlock()
-		return m.register(t, after, now)
+		return m.register(t, after)
 	}
 	m.mu.RUnlock()
 	m.mu.Lock()
@@ -268,18 +267,20 @@ func (m *Memory) watch(key Key, after uint64) (Bounds, *turn, <-chan struct{}) {
 		t = &turn{key: key, ch: make(chan struct{})}
 		m.turns[key] = t
 	}
-	return m.register(t, after, now)
+	return m.register(t, after)
 }
 
 // register is watch's work on t, under m.mu held for reading at least.
-func (m *Memory) register(t *turn, after uint64, now int64) (Bounds, *turn, <-chan struct{}) {
-	b, _ := m.view(t, now)
-	if b.Latest > after || b.Ended {
+// Latest and Ended do not depend on the clock, which is read only for the
+// bounds returned.
+func (m *Memory) register(t *turn, after uint64) (Bounds, *turn, <-chan struct{}) {
+	if t.latest > after || t.ended {
+		b, _ := m.view(t, m.now().UnixNano())
 		return b, nil, nil
 	}
 	t.waiters.Add(1)
 	t.waited.Store(true)
-	return b, t, t.ch
+	return Bounds{}, t, t.ch
 }
 
 // unwatch ends a Wait counted by watch. The last Wait on a turn in no list
