@@ -1,12 +1,12 @@
 // Package wire holds the contract's leaf types: the refusal type with its
-// stable codes, and the card shapes. It imports nothing beyond the standard
-// library so that every package of the module, including recovery/ and
-// interactions/ which must not pull in a validator or a database driver, can
-// share one error type and one set of card types.
+// stable codes, the card shapes and the block shapes. It imports nothing of
+// the module's public packages, so that every one of them, recovery/ and
+// interactions/ included (which must not pull in a validator or a database
+// driver), shares one error type, one set of card types and one set of card
+// rules.
 //
-// Users never import this package: the root package chatprotocol re-exports
-// every identifier here as a type alias or constant, and the subpackages
-// re-export the codes they return.
+// Users never import this package: refusal, the root package, blocks and
+// interactions give its identifiers their public names.
 package wire
 
 import (
