@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
@@ -102,7 +104,7 @@ func RequireChatCapabilities(declared *ChatCapabilities, wanted ...Capability) e
 		return nil
 	}
 	cause := &MissingCapabilitiesError{Missing: missing}
-	return refuseWrap(CodeUnsupportedCapability, "", fmt.Sprintf("the host does not declare %d wanted capabilities", len(missing)), cause)
+	return refuseWrap(refusal.CodeUnsupportedCapability, "", fmt.Sprintf("the host does not declare %d wanted capabilities", len(missing)), cause)
 }
 
 func containsCapability(cs []Capability, c Capability) bool {
@@ -124,11 +126,11 @@ func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
 	d := strictjson.Get(data, string(data), 0, 0, DefaultMaxDepth)
 	defer strictjson.Put(d)
 	r := reader{d: d, maxDepth: DefaultMaxDepth}
-	if err := r.chatCapabilities(&c, CodeInvalidEvent, ""); err != nil {
+	if err := r.chatCapabilities(&c, refusal.CodeInvalidEvent, ""); err != nil {
 		return ChatCapabilities{}, err
 	}
 	if err := d.Finish(); err != nil {
-		return ChatCapabilities{}, r.fail(err, CodeInvalidEvent, "", "")
+		return ChatCapabilities{}, r.fail(err, refusal.CodeInvalidEvent, "", "")
 	}
 	return c, nil
 }
@@ -139,7 +141,7 @@ var capabilityNames = []string{
 }
 
 // chatCapabilities reads a declaration object at path.
-func (r *reader) chatCapabilities(c *ChatCapabilities, code Code, path string) error {
+func (r *reader) chatCapabilities(c *ChatCapabilities, code refusal.Code, path string) error {
 	if err := r.object(code, path, ""); err != nil {
 		return err
 	}

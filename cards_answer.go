@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 )
 
@@ -46,7 +48,7 @@ func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
 }
 
 // answerViolations checks a submitted value object against a presentation.
-func answerViolations(p *CardPresentation, value map[string]any) []*Error {
+func answerViolations(p *CardPresentation, value map[string]any) []*refusal.Error {
 	ids := make(map[string]bool, len(p.Options))
 	for _, o := range p.Options {
 		ids[o.ID] = true
@@ -56,16 +58,16 @@ func answerViolations(p *CardPresentation, value map[string]any) []*Error {
 		id, ok := value["optionId"].(string)
 		switch {
 		case !ok:
-			return []*Error{violation("/value/optionId", "a "+string(p.Kind)+" answer is {\"optionId\": string}")}
+			return []*refusal.Error{violation("/value/optionId", "a "+string(p.Kind)+" answer is {\"optionId\": string}")}
 		case !ids[id]:
-			return []*Error{violation("/value/optionId", "names no option of the card")}
+			return []*refusal.Error{violation("/value/optionId", "names no option of the card")}
 		}
 	case CardKindCheckbox:
 		list, ok := value["optionIds"].([]any)
 		if !ok {
-			return []*Error{violation("/value/optionIds", "a checkbox answer is {\"optionIds\": [string]}")}
+			return []*refusal.Error{violation("/value/optionIds", "a checkbox answer is {\"optionIds\": [string]}")}
 		}
-		var vs []*Error
+		var vs []*refusal.Error
 		picked := make(map[string]bool, len(list))
 		for i, e := range list {
 			at := "/value/optionIds/" + strconv.Itoa(i)
@@ -81,28 +83,28 @@ func answerViolations(p *CardPresentation, value map[string]any) []*Error {
 		return vs
 	case CardKindText:
 		if _, ok := value["text"].(string); !ok {
-			return []*Error{violation("/value/text", "a text answer is {\"text\": string}")}
+			return []*refusal.Error{violation("/value/text", "a text answer is {\"text\": string}")}
 		}
 	case CardKindSlider:
 		n, ok := value["value"].(float64)
 		if !ok || math.IsInf(n, 0) {
-			return []*Error{violation("/value/value", "a slider answer is {\"value\": number}")}
+			return []*refusal.Error{violation("/value/value", "a slider answer is {\"value\": number}")}
 		}
 		if outOfBounds(n, p.Min, p.Max, func(b *CardBound) (float64, bool) { return b.Number, !b.IsDate() }) {
-			return []*Error{violation("/value/value", "is outside the card's min and max")}
+			return []*refusal.Error{violation("/value/value", "is outside the card's min and max")}
 		}
 	case CardKindDate:
 		s, ok := value["date"].(string)
 		t, isDate := parseISODate(s)
 		if !ok || !isDate {
-			return []*Error{violation("/value/date", "a date answer is {\"date\": ISO 8601 date}")}
+			return []*refusal.Error{violation("/value/date", "a date answer is {\"date\": ISO 8601 date}")}
 		}
 		bound := func(b *CardBound) (float64, bool) {
 			bt, ok := parseISODate(b.Date)
 			return float64(bt.UnixMilli()), ok
 		}
 		if outOfBounds(float64(t.UnixMilli()), p.Min, p.Max, bound) {
-			return []*Error{violation("/value/date", "is outside the card's min and max")}
+			return []*refusal.Error{violation("/value/date", "is outside the card's min and max")}
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,8 +164,8 @@ func TestMarshalChatEventRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := MarshalChatEvent(c.ev)
-		require.ErrorIs(t, err, ErrInvalidEvent)
-		e, ok := errors.AsType[*Error](err)
+		require.ErrorIs(t, err, refusal.ErrInvalidEvent)
+		e, ok := errors.AsType[*refusal.Error](err)
 		require.True(t, ok)
 		assert.Equal(t, c.path, e.Path)
 	}
@@ -190,7 +192,7 @@ func repeat(s string, n int) string {
 func TestMarshalChatEventNilPointer(t *testing.T) {
 	for _, ev := range []ChatEvent{nil, (*ChatToken)(nil), (*ChatAppEvent)(nil), (*ChatCard)(nil), (*ChatDone)(nil)} {
 		b, err := MarshalChatEvent(ev)
-		require.ErrorIs(t, err, ErrInvalidEvent, "%T", ev)
+		require.ErrorIs(t, err, refusal.ErrInvalidEvent, "%T", ev)
 		assert.Nil(t, b, "%T", ev)
 	}
 }

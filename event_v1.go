@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/blocks"
 )
 
@@ -72,7 +74,7 @@ const maxIDBytes = 256
 
 // checkID enforces the id rule of section 5 (non-empty, at most 256 bytes)
 // on the id in member of the object at path, refusing with code.
-func checkID(code Code, path, member, id string) error {
+func checkID(code refusal.Code, path, member, id string) error {
 	if id == "" {
 		return refusef(code, path+"/"+member, "must be a non-empty string")
 	}
@@ -362,12 +364,12 @@ func (*AppEvent) isEvent()          {}
 // is the JSON pointer of the event object.
 
 func (e *SessionEvent) validate(path string) error {
-	return checkID(CodeInvalidEvent, path, "sessionId", e.SessionID)
+	return checkID(refusal.CodeInvalidEvent, path, "sessionId", e.SessionID)
 }
 
 func (e *LifecycleEvent) validate(path string) error {
 	if !e.Status.Valid() {
-		return refusef(CodeInvalidEvent, path+"/status", "unknown lifecycle status %q", e.Status)
+		return refusef(refusal.CodeInvalidEvent, path+"/status", "unknown lifecycle status %q", e.Status)
 	}
 	if e.Usage != nil {
 		if err := e.Usage.validate(); err != nil {
@@ -381,30 +383,30 @@ func (e *LifecycleEvent) validate(path string) error {
 func (u *Usage) validate() error {
 	const path = ""
 	if u.TotalTokens != nil && *u.TotalTokens < 0 {
-		return refusef(CodeInvalidEvent, path+"/totalTokens", "must not be negative")
+		return refusef(refusal.CodeInvalidEvent, path+"/totalTokens", "must not be negative")
 	}
 	if u.CostUSD != nil && (*u.CostUSD < 0 || math.IsInf(*u.CostUSD, 0) || math.IsNaN(*u.CostUSD)) {
-		return refusef(CodeInvalidEvent, path+"/costUsd", "must be a non-negative finite number")
+		return refusef(refusal.CodeInvalidEvent, path+"/costUsd", "must be a non-negative finite number")
 	}
 	return nil
 }
 
 func (e *ToolCallEvent) validate(path string) error {
-	if err := checkID(CodeMissingCallID, path, "callId", e.CallID); err != nil {
+	if err := checkID(refusal.CodeMissingCallID, path, "callId", e.CallID); err != nil {
 		return err
 	}
 	if e.Name == "" {
-		return refusef(CodeInvalidEvent, path+"/name", "must be a non-empty string")
+		return refusef(refusal.CodeInvalidEvent, path+"/name", "must be a non-empty string")
 	}
 	return nil
 }
 
 func (e *ToolResultEvent) validate(path string) error {
-	if err := checkID(CodeMissingCallID, path, "callId", e.CallID); err != nil {
+	if err := checkID(refusal.CodeMissingCallID, path, "callId", e.CallID); err != nil {
 		return err
 	}
 	if !e.Status.Valid() {
-		return refusef(CodeUnknownResultStatus, path+"/status", "tool result status %q is not ok, error or cancelled", e.Status)
+		return refusef(refusal.CodeUnknownResultStatus, path+"/status", "tool result status %q is not ok, error or cancelled", e.Status)
 	}
 	return validateBlocks(e.Blocks, path)
 }
@@ -425,7 +427,7 @@ func validateBlocks(bs []ResultBlock, path string) error {
 
 // prefixed puts path in front of the path of a refusal.
 func prefixed(err error, path string) error {
-	if e, ok := err.(*Error); ok {
+	if e, ok := err.(*refusal.Error); ok {
 		e.Path = path + e.Path
 	}
 	return err
@@ -437,32 +439,32 @@ func (b *ResultBlock) validate() error {
 	switch b.Kind {
 	case ResultBlockText:
 		if b.Report != nil || b.Ask != nil {
-			return refusef(CodeInvalidEvent, path, "a text block carries only text and sources")
+			return refusef(refusal.CodeInvalidEvent, path, "a text block carries only text and sources")
 		}
 		for i := range b.Sources {
 			if b.Sources[i].Ref == "" {
-				return refusef(CodeInvalidEvent, path+"/sources/"+itoa(i)+"/ref", "must be a non-empty string")
+				return refusef(refusal.CodeInvalidEvent, path+"/sources/"+itoa(i)+"/ref", "must be a non-empty string")
 			}
 		}
 		return nil
 	case ResultBlockReport:
 		if b.Text != "" || b.Sources != nil || b.Ask != nil {
-			return refusef(CodeInvalidEvent, path, "a report block carries only its report")
+			return refusef(refusal.CodeInvalidEvent, path, "a report block carries only its report")
 		}
 		if b.Report == nil {
-			return refusef(CodeInvalidEvent, path+"/report", "missing")
+			return refusef(refusal.CodeInvalidEvent, path+"/report", "missing")
 		}
 		return prefixed(validateReport(b.Report), "/report")
 	case ResultBlockAsk:
 		if b.Text != "" || b.Sources != nil || b.Report != nil {
-			return refusef(CodeInvalidEvent, path, "an ask block carries only its ask")
+			return refusef(refusal.CodeInvalidEvent, path, "an ask block carries only its ask")
 		}
 		if b.Ask == nil {
-			return refusef(CodeInvalidEvent, path+"/ask", "missing")
+			return refusef(refusal.CodeInvalidEvent, path+"/ask", "missing")
 		}
 		return validateAsk(b.Ask, path+"/ask")
 	}
-	return refusef(CodeInvalidEvent, path+"/kind", "unknown result block kind %q", b.Kind)
+	return refusef(refusal.CodeInvalidEvent, path+"/kind", "unknown result block kind %q", b.Kind)
 }
 
 // validateReport enforces what a ReportBlock's parser guarantees (section
@@ -470,39 +472,39 @@ func (b *ResultBlock) validate() error {
 // are ReportBlock's validate tags, shared with the card validators; a
 // violation is refused as invalid-event at its path relative to the report.
 func validateReport(r *blocks.ReportBlock) error {
-	if err := firstViolation(violations(structViolations(*r)), CodeInvalidEvent); err != nil {
+	if err := firstViolation(violations(structViolations(*r)), refusal.CodeInvalidEvent); err != nil {
 		return err
 	}
-	return checkKeptStrings(r, CodeInvalidEvent)
+	return checkKeptStrings(r, refusal.CodeInvalidEvent)
 }
 
 // validateAsk enforces what an AskBlock's parser guarantees (section 4): a
 // question, and an id and a label on every option.
 func validateAsk(a *blocks.AskBlock, path string) error {
 	if a.Question == "" {
-		return refusef(CodeInvalidEvent, path+"/question", "must be a non-empty string")
+		return refusef(refusal.CodeInvalidEvent, path+"/question", "must be a non-empty string")
 	}
 	for i, o := range a.Options {
 		if o.ID == "" || o.Label == "" {
-			return refusef(CodeInvalidEvent, path+"/options/"+itoa(i), "an option has a non-empty id and label")
+			return refusef(refusal.CodeInvalidEvent, path+"/options/"+itoa(i), "an option has a non-empty id and label")
 		}
 	}
-	return prefixed(checkKeptStrings(a, CodeInvalidEvent), path)
+	return prefixed(checkKeptStrings(a, refusal.CodeInvalidEvent), path)
 }
 
 func (e *ProvenanceEvent) validate(path string) error {
 	if e.Provider == "" {
-		return refusef(CodeInvalidEvent, path+"/provider", "must be a non-empty string")
+		return refusef(refusal.CodeInvalidEvent, path+"/provider", "must be a non-empty string")
 	}
 	return nil
 }
 
 func (e *ErrorEvent) validate(path string) error {
 	if e.Code == "" {
-		return refusef(CodeInvalidEvent, path+"/code", "must be a non-empty string")
+		return refusef(refusal.CodeInvalidEvent, path+"/code", "must be a non-empty string")
 	}
 	if e.RetryAfterMs != nil && *e.RetryAfterMs < 0 {
-		return refusef(CodeInvalidEvent, path+"/retryAfterMs", "must not be negative")
+		return refusef(refusal.CodeInvalidEvent, path+"/retryAfterMs", "must not be negative")
 	}
 	return nil
 }
@@ -515,22 +517,22 @@ func (e *CardEvent) validate(path string) error {
 }
 
 func (e *CardClosedEvent) validate(path string) error {
-	return checkID(CodeInvalidEvent, path, "correlationId", e.CorrelationID)
+	return checkID(refusal.CodeInvalidEvent, path, "correlationId", e.CorrelationID)
 }
 
 func (e *StateEvent) validate(path string) error {
 	if e.Version < 0 {
-		return refusef(CodeInvalidEvent, path+"/version", "must not be negative")
+		return refusef(refusal.CodeInvalidEvent, path+"/version", "must not be negative")
 	}
 	if e.Snapshot == nil {
-		return refusef(CodeInvalidEvent, path+"/snapshot", "missing")
+		return refusef(refusal.CodeInvalidEvent, path+"/snapshot", "missing")
 	}
 	return nil
 }
 
 func (e *NavigateEvent) validate(path string) error {
 	if e.Href == "" {
-		return refusef(CodeInvalidEvent, path+"/href", "must be a non-empty string")
+		return refusef(refusal.CodeInvalidEvent, path+"/href", "must be a non-empty string")
 	}
 	return nil
 }
@@ -539,15 +541,15 @@ func (e *NavigateEvent) validate(path string) error {
 // (section 3) and refuses with the first violation, its path relative to
 // the card; every violation is in the refusal's cause.
 func validateCardSnapshot(c *OpenCardSnapshot) error {
-	if err := firstViolation(ValidateOpenCardSnapshot(*c), CodeInvalidCard); err != nil {
+	if err := firstViolation(ValidateOpenCardSnapshot(*c), refusal.CodeInvalidCard); err != nil {
 		return err
 	}
-	return checkKeptStrings(c, CodeInvalidCard)
+	return checkKeptStrings(c, refusal.CodeInvalidCard)
 }
 
 // firstViolation turns the CardViolations of a validator into one refusal
 // of code: the first violation's path and message, wrapping them all.
-func firstViolation(err error, code Code) error {
+func firstViolation(err error, code refusal.Code) error {
 	vs, ok := err.(CardViolations)
 	if !ok || len(vs) == 0 {
 		return err

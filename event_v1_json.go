@@ -3,6 +3,8 @@ package chatprotocol
 import (
 	"reflect"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
@@ -50,10 +52,10 @@ func (r *reader) event(path string) (Event, error) {
 func (r *reader) eventAnyOrder(path string) (Event, error) {
 	v, start, err := r.d.View()
 	if err != nil {
-		return nil, r.fail(err, CodeInvalidEnvelope, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEnvelope, path, "")
 	}
 	if v[0] != '{' {
-		return nil, refusef(CodeInvalidEnvelope, path, "must be an object")
+		return nil, refusef(refusal.CodeInvalidEnvelope, path, "must be an object")
 	}
 	depth := r.d.Depth()
 	find := strictjson.Get(v, r.d.Src(), start, depth, r.maxDepth)
@@ -64,7 +66,7 @@ func (r *reader) eventAnyOrder(path string) (Event, error) {
 		return nil, err
 	}
 	if !found {
-		return nil, missing(CodeInvalidEvent, path, "type")
+		return nil, missing(refusal.CodeInvalidEvent, path, "type")
 	}
 	second := strictjson.Get(v, r.d.Src(), start, depth, r.maxDepth)
 	defer strictjson.Put(second)
@@ -78,27 +80,27 @@ func (r *reader) eventAnyOrder(path string) (Event, error) {
 // findType reads the top-level members of an object and returns its
 // "type" string.
 func (r *reader) findType(path string) (typ string, found bool, err error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return "", false, err
 	}
 	for r.d.More() {
 		name, err := r.d.Name()
 		if err != nil {
-			return "", false, r.fail(err, CodeInvalidEvent, path, "")
+			return "", false, r.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 		if string(name) == "type" {
-			if err := r.str(&typ, CodeInvalidEvent, path, "type"); err != nil {
+			if err := r.str(&typ, refusal.CodeInvalidEvent, path, "type"); err != nil {
 				return "", false, err
 			}
 			found = true
 			continue
 		}
 		if err := r.d.Skip(); err != nil {
-			return "", false, r.fail(err, CodeInvalidEvent, path, "")
+			return "", false, r.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 	}
 	if err := r.d.End(); err != nil {
-		return "", false, r.fail(err, CodeInvalidEvent, path, "")
+		return "", false, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	return typ, found, nil
 }
@@ -146,15 +148,15 @@ func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
 // '}'. The "type" member, on which the caller was dispatched, is skipped;
 // member handles the others as in members.
 func (r *reader) eventMembers(path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return err
 	}
-	return r.members(CodeInvalidEvent, path, known, unknown, func(name []byte) (bool, error) {
+	return r.members(refusal.CodeInvalidEvent, path, known, unknown, func(name []byte) (bool, error) {
 		if string(name) != "type" {
 			return member(name)
 		}
 		if err := r.d.Skip(); err != nil {
-			return true, r.fail(err, CodeInvalidEvent, path, "type")
+			return true, r.fail(err, refusal.CodeInvalidEvent, path, "type")
 		}
 		return true, nil
 	})
@@ -177,10 +179,10 @@ func (r *reader) stringEvent(path, member string, known []string, dst *string, u
 			return false, nil
 		}
 		has = true
-		return true, r.str(dst, CodeInvalidEvent, path, member)
+		return true, r.str(dst, refusal.CodeInvalidEvent, path, member)
 	})
 	if err == nil && !has {
-		err = missing(CodeInvalidEvent, path, member)
+		err = missing(refusal.CodeInvalidEvent, path, member)
 	}
 	return err
 }
@@ -201,11 +203,11 @@ func (r *reader) lifecycle(path string) (*LifecycleEvent, error) {
 		case "status":
 			hasStatus = true
 			var s string
-			err := r.str(&s, CodeInvalidEvent, path, "status")
+			err := r.str(&s, refusal.CodeInvalidEvent, path, "status")
 			e.Status = LifecycleStatus(s)
 			return true, err
 		case "reason":
-			return true, r.str(&e.Reason, CodeInvalidEvent, path, "reason")
+			return true, r.str(&e.Reason, refusal.CodeInvalidEvent, path, "reason")
 		case "usage":
 			u, err := r.usage(path + "/usage")
 			e.Usage = u
@@ -217,27 +219,27 @@ func (r *reader) lifecycle(path string) (*LifecycleEvent, error) {
 		return nil, err
 	}
 	if !hasStatus {
-		return nil, missing(CodeInvalidEvent, path, "status")
+		return nil, missing(refusal.CodeInvalidEvent, path, "status")
 	}
 	return e, e.validate(path)
 }
 
 func (r *reader) usage(path string) (*Usage, error) {
-	if err := r.object(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return nil, err
 	}
 	u := new(Usage)
-	err := r.members(CodeInvalidEvent, path, usageNames, &u.Unknown, func(name []byte) (bool, error) {
+	err := r.members(refusal.CodeInvalidEvent, path, usageNames, &u.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "totalTokens":
 			var n int64
-			err := r.integer(&n, CodeInvalidEvent, path, "totalTokens")
+			err := r.integer(&n, refusal.CodeInvalidEvent, path, "totalTokens")
 			u.TotalTokens = &n
 			return true, err
 		case "costUsd":
 			f, err := r.d.Float()
 			if err != nil {
-				return true, r.fail(err, CodeInvalidEvent, path, "costUsd")
+				return true, r.fail(err, refusal.CodeInvalidEvent, path, "costUsd")
 			}
 			u.CostUSD = &f
 			return true, nil
@@ -253,12 +255,12 @@ func (r *reader) toolCall(path string) (*ToolCallEvent, error) {
 	err := r.eventMembers(path, toolCallNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "callId":
-			return true, r.str(&e.CallID, CodeMissingCallID, path, "callId")
+			return true, r.str(&e.CallID, refusal.CodeMissingCallID, path, "callId")
 		case "name":
 			hasName = true
-			return true, r.str(&e.Name, CodeInvalidEvent, path, "name")
+			return true, r.str(&e.Name, refusal.CodeInvalidEvent, path, "name")
 		case "input":
-			return true, r.raw((*[]byte)(&e.Input), CodeInvalidEvent, path, "input")
+			return true, r.raw((*[]byte)(&e.Input), refusal.CodeInvalidEvent, path, "input")
 		}
 		return false, nil
 	})
@@ -266,10 +268,10 @@ func (r *reader) toolCall(path string) (*ToolCallEvent, error) {
 		return nil, err
 	}
 	if e.CallID == "" {
-		return nil, refusef(CodeMissingCallID, path+"/callId", "a tool call needs a stable call id")
+		return nil, refusef(refusal.CodeMissingCallID, path+"/callId", "a tool call needs a stable call id")
 	}
 	if !hasName {
-		return nil, missing(CodeInvalidEvent, path, "name")
+		return nil, missing(refusal.CodeInvalidEvent, path, "name")
 	}
 	return e, e.validate(path)
 }
@@ -279,14 +281,14 @@ func (r *reader) toolResult(path string) (*ToolResultEvent, error) {
 	err := r.eventMembers(path, toolResultNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "callId":
-			return true, r.str(&e.CallID, CodeMissingCallID, path, "callId")
+			return true, r.str(&e.CallID, refusal.CodeMissingCallID, path, "callId")
 		case "status":
 			var s string
-			err := r.str(&s, CodeUnknownResultStatus, path, "status")
+			err := r.str(&s, refusal.CodeUnknownResultStatus, path, "status")
 			e.Status = ToolResultStatus(s)
 			return true, err
 		case "output":
-			return true, r.raw((*[]byte)(&e.Output), CodeInvalidEvent, path, "output")
+			return true, r.raw((*[]byte)(&e.Output), refusal.CodeInvalidEvent, path, "output")
 		case "blocks":
 			bs, err := r.blocks(path + "/blocks")
 			e.Blocks = bs
@@ -298,7 +300,7 @@ func (r *reader) toolResult(path string) (*ToolResultEvent, error) {
 		return nil, err
 	}
 	if e.CallID == "" {
-		return nil, refusef(CodeMissingCallID, path+"/callId", "a tool result needs the stable call id of its call")
+		return nil, refusef(refusal.CodeMissingCallID, path+"/callId", "a tool result needs the stable call id of its call")
 	}
 	return e, e.validate(path)
 }
@@ -320,14 +322,14 @@ func (r *reader) result(path string) (*ResultEvent, error) {
 		return nil, err
 	}
 	if !hasBlocks {
-		return nil, missing(CodeInvalidEvent, path, "blocks")
+		return nil, missing(refusal.CodeInvalidEvent, path, "blocks")
 	}
 	return e, e.validate(path)
 }
 
 // blocks reads an array of grounded result blocks (section 6).
 func (r *reader) blocks(path string) ([]ResultBlock, error) {
-	if err := r.array(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.array(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return nil, err
 	}
 	bs := []ResultBlock{}
@@ -339,7 +341,7 @@ func (r *reader) blocks(path string) ([]ResultBlock, error) {
 		bs = append(bs, b)
 	}
 	if err := r.d.End(); err != nil {
-		return nil, r.fail(err, CodeInvalidEvent, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	return bs, nil
 }
@@ -347,28 +349,28 @@ func (r *reader) blocks(path string) ([]ResultBlock, error) {
 // block reads one result block; its members may come in any order.
 func (r *reader) block(path string) (ResultBlock, error) {
 	var b ResultBlock
-	if err := r.object(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return b, err
 	}
 	var kind string
 	var hasKind, hasText bool
 	var report, ask []byte
-	err := r.members(CodeInvalidEvent, path, blockNames, &b.Unknown, func(name []byte) (bool, error) {
+	err := r.members(refusal.CodeInvalidEvent, path, blockNames, &b.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "kind":
 			hasKind = true
-			return true, r.str(&kind, CodeInvalidEvent, path, "kind")
+			return true, r.str(&kind, refusal.CodeInvalidEvent, path, "kind")
 		case "text":
 			hasText = true
-			return true, r.str(&b.Text, CodeInvalidEvent, path, "text")
+			return true, r.str(&b.Text, refusal.CodeInvalidEvent, path, "text")
 		case "sources":
 			ss, err := r.sources(path + "/sources")
 			b.Sources = ss
 			return true, err
 		case "report":
-			return true, r.raw(&report, CodeInvalidEvent, path, "report")
+			return true, r.raw(&report, refusal.CodeInvalidEvent, path, "report")
 		case "ask":
-			return true, r.raw(&ask, CodeInvalidEvent, path, "ask")
+			return true, r.raw(&ask, refusal.CodeInvalidEvent, path, "ask")
 		}
 		return false, nil
 	})
@@ -376,38 +378,38 @@ func (r *reader) block(path string) (ResultBlock, error) {
 		return b, err
 	}
 	if !hasKind {
-		return b, missing(CodeInvalidEvent, path, "kind")
+		return b, missing(refusal.CodeInvalidEvent, path, "kind")
 	}
 	b.Kind = ResultBlockKind(kind)
 	switch b.Kind {
 	case ResultBlockText:
 		if !hasText {
-			return b, missing(CodeInvalidEvent, path, "text")
+			return b, missing(refusal.CodeInvalidEvent, path, "text")
 		}
 		if report != nil || ask != nil {
-			return b, refusef(CodeInvalidEvent, path, "a text block carries only text and sources")
+			return b, refusef(refusal.CodeInvalidEvent, path, "a text block carries only text and sources")
 		}
 	case ResultBlockReport:
 		if report == nil {
-			return b, missing(CodeInvalidEvent, path, "report")
+			return b, missing(refusal.CodeInvalidEvent, path, "report")
 		}
 		if hasText || b.Sources != nil || ask != nil {
-			return b, refusef(CodeInvalidEvent, path, "a report block carries only its report")
+			return b, refusef(refusal.CodeInvalidEvent, path, "a report block carries only its report")
 		}
 		b.Report = new(blocks.ReportBlock)
-		if err := decodeKept(report, b.Report, CodeInvalidEvent, path+"/report"); err != nil {
+		if err := decodeKept(report, b.Report, refusal.CodeInvalidEvent, path+"/report"); err != nil {
 			return b, err
 		}
 		b.kept = report
 	case ResultBlockAsk:
 		if ask == nil {
-			return b, missing(CodeInvalidEvent, path, "ask")
+			return b, missing(refusal.CodeInvalidEvent, path, "ask")
 		}
 		if hasText || b.Sources != nil || report != nil {
-			return b, refusef(CodeInvalidEvent, path, "an ask block carries only its ask")
+			return b, refusef(refusal.CodeInvalidEvent, path, "an ask block carries only its ask")
 		}
 		b.Ask = new(blocks.AskBlock)
-		if err := decodeKept(ask, b.Ask, CodeInvalidEvent, path+"/ask"); err != nil {
+		if err := decodeKept(ask, b.Ask, refusal.CodeInvalidEvent, path+"/ask"); err != nil {
 			return b, err
 		}
 		b.kept = ask
@@ -417,24 +419,24 @@ func (r *reader) block(path string) (ResultBlock, error) {
 
 // sources reads the sources of a text block.
 func (r *reader) sources(path string) ([]Source, error) {
-	if err := r.array(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.array(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return nil, err
 	}
 	ss := []Source{}
 	for i := 0; r.d.More(); i++ {
 		p := path + "/" + itoa(i)
-		if err := r.object(CodeInvalidEvent, p, ""); err != nil {
+		if err := r.object(refusal.CodeInvalidEvent, p, ""); err != nil {
 			return nil, err
 		}
 		var s Source
 		hasRef := false
-		err := r.members(CodeInvalidEvent, p, sourceNames, &s.Unknown, func(name []byte) (bool, error) {
+		err := r.members(refusal.CodeInvalidEvent, p, sourceNames, &s.Unknown, func(name []byte) (bool, error) {
 			switch string(name) {
 			case "ref":
 				hasRef = true
-				return true, r.str(&s.Ref, CodeInvalidEvent, p, "ref")
+				return true, r.str(&s.Ref, refusal.CodeInvalidEvent, p, "ref")
 			case "label":
-				return true, r.str(&s.Label, CodeInvalidEvent, p, "label")
+				return true, r.str(&s.Label, refusal.CodeInvalidEvent, p, "label")
 			}
 			return false, nil
 		})
@@ -442,12 +444,12 @@ func (r *reader) sources(path string) ([]Source, error) {
 			return nil, err
 		}
 		if !hasRef {
-			return nil, missing(CodeInvalidEvent, p, "ref")
+			return nil, missing(refusal.CodeInvalidEvent, p, "ref")
 		}
 		ss = append(ss, s)
 	}
 	if err := r.d.End(); err != nil {
-		return nil, r.fail(err, CodeInvalidEvent, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	return ss, nil
 }
@@ -457,11 +459,11 @@ func (r *reader) provenance(path string) (*ProvenanceEvent, error) {
 	err := r.eventMembers(path, provenanceNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "provider":
-			return true, r.str(&e.Provider, CodeInvalidEvent, path, "provider")
+			return true, r.str(&e.Provider, refusal.CodeInvalidEvent, path, "provider")
 		case "model":
-			return true, r.str(&e.Model, CodeInvalidEvent, path, "model")
+			return true, r.str(&e.Model, refusal.CodeInvalidEvent, path, "model")
 		case "requestId":
-			return true, r.str(&e.RequestID, CodeInvalidEvent, path, "requestId")
+			return true, r.str(&e.RequestID, refusal.CodeInvalidEvent, path, "requestId")
 		}
 		return false, nil
 	})
@@ -477,16 +479,16 @@ func (r *reader) errorEvent(path string) (*ErrorEvent, error) {
 	err := r.eventMembers(path, errorNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "code":
-			return true, r.str(&e.Code, CodeInvalidEvent, path, "code")
+			return true, r.str(&e.Code, refusal.CodeInvalidEvent, path, "code")
 		case "message":
 			hasMessage = true
-			return true, r.str(&e.Message, CodeInvalidEvent, path, "message")
+			return true, r.str(&e.Message, refusal.CodeInvalidEvent, path, "message")
 		case "retryable":
 			hasRetryable = true
-			return true, r.boolean(&e.Retryable, CodeInvalidEvent, path, "retryable")
+			return true, r.boolean(&e.Retryable, refusal.CodeInvalidEvent, path, "retryable")
 		case "retryAfterMs":
 			var n int64
-			err := r.integer(&n, CodeInvalidEvent, path, "retryAfterMs")
+			err := r.integer(&n, refusal.CodeInvalidEvent, path, "retryAfterMs")
 			e.RetryAfterMs = &n
 			return true, err
 		}
@@ -496,10 +498,10 @@ func (r *reader) errorEvent(path string) (*ErrorEvent, error) {
 		return nil, err
 	}
 	if !hasMessage {
-		return nil, missing(CodeInvalidEvent, path, "message")
+		return nil, missing(refusal.CodeInvalidEvent, path, "message")
 	}
 	if !hasRetryable {
-		return nil, refusef(CodeInvalidEvent, path+"/retryable", "missing: an error states whether it is retryable")
+		return nil, refusef(refusal.CodeInvalidEvent, path+"/retryable", "missing: an error states whether it is retryable")
 	}
 	return e, e.validate(path)
 }
@@ -512,7 +514,7 @@ func (r *reader) card(path string) (*CardEvent, error) {
 		case "card":
 			v, err := r.d.RawObject()
 			if err != nil {
-				return true, r.fail(err, CodeInvalidEvent, path, "card")
+				return true, r.fail(err, refusal.CodeInvalidEvent, path, "card")
 			}
 			card = v
 			return true, nil
@@ -523,9 +525,9 @@ func (r *reader) card(path string) (*CardEvent, error) {
 		return nil, err
 	}
 	if card == nil {
-		return nil, missing(CodeInvalidEvent, path, "card")
+		return nil, missing(refusal.CodeInvalidEvent, path, "card")
 	}
-	if err := decodeKept(card, &e.Card, CodeInvalidCard, path+"/card"); err != nil {
+	if err := decodeKept(card, &e.Card, refusal.CodeInvalidCard, path+"/card"); err != nil {
 		return nil, err
 	}
 	e.kept = card
@@ -537,9 +539,9 @@ func (r *reader) cardClosed(path string) (*CardClosedEvent, error) {
 	err := r.eventMembers(path, cardClosedNames, &e.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "correlationId":
-			return true, r.str(&e.CorrelationID, CodeInvalidEvent, path, "correlationId")
+			return true, r.str(&e.CorrelationID, refusal.CodeInvalidEvent, path, "correlationId")
 		case "outcome":
-			return true, r.str(&e.Outcome, CodeInvalidEvent, path, "outcome")
+			return true, r.str(&e.Outcome, refusal.CodeInvalidEvent, path, "outcome")
 		}
 		return false, nil
 	})
@@ -556,9 +558,9 @@ func (r *reader) state(path string) (*StateEvent, error) {
 		switch string(name) {
 		case "version":
 			hasVersion = true
-			return true, r.integer(&e.Version, CodeInvalidEvent, path, "version")
+			return true, r.integer(&e.Version, refusal.CodeInvalidEvent, path, "version")
 		case "snapshot":
-			return true, r.raw((*[]byte)(&e.Snapshot), CodeInvalidEvent, path, "snapshot")
+			return true, r.raw((*[]byte)(&e.Snapshot), refusal.CodeInvalidEvent, path, "snapshot")
 		}
 		return false, nil
 	})
@@ -566,7 +568,7 @@ func (r *reader) state(path string) (*StateEvent, error) {
 		return nil, err
 	}
 	if !hasVersion {
-		return nil, missing(CodeInvalidEvent, path, "version")
+		return nil, missing(refusal.CodeInvalidEvent, path, "version")
 	}
 	return e, e.validate(path)
 }
@@ -578,7 +580,7 @@ func (r *reader) capabilities(path string) (*CapabilitiesEvent, error) {
 		switch string(name) {
 		case "capabilities":
 			hasCaps = true
-			return true, r.chatCapabilities(&e.Capabilities, CodeInvalidEvent, path+"/capabilities")
+			return true, r.chatCapabilities(&e.Capabilities, refusal.CodeInvalidEvent, path+"/capabilities")
 		}
 		return false, nil
 	})
@@ -586,7 +588,7 @@ func (r *reader) capabilities(path string) (*CapabilitiesEvent, error) {
 		return nil, err
 	}
 	if !hasCaps {
-		return nil, missing(CodeInvalidEvent, path, "capabilities")
+		return nil, missing(refusal.CodeInvalidEvent, path, "capabilities")
 	}
 	return e, nil
 }
@@ -604,11 +606,11 @@ func (r *reader) navigate(path string) (*NavigateEvent, error) {
 // type is unsupported-event (section 6).
 func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	if r.reg == nil || !r.reg.has(typ) {
-		return nil, refusef(CodeUnsupportedEvent, path+"/type", "event type %q is neither of version 1 nor registered by the host", typ)
+		return nil, refusef(refusal.CodeUnsupportedEvent, path+"/type", "event type %q is neither of version 1 nor registered by the host", typ)
 	}
 	v, err := r.d.Raw()
 	if err != nil {
-		return nil, r.fail(err, CodeInvalidEvent, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	// The members other than "type" are the product's; only a case variant
 	// of "type" is refused, since a case-folding consumer would read it as
@@ -616,19 +618,19 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	check := strictjson.Get(v, "", 0, r.d.Depth(), r.maxDepth)
 	defer strictjson.Put(check)
 	sub := reader{d: check, prefix: r.prefix + path, maxDepth: r.maxDepth}
-	if err := sub.object(CodeInvalidEnvelope, path, ""); err != nil {
+	if err := sub.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return nil, err
 	}
 	for check.More() {
 		name, err := check.Name()
 		if err != nil {
-			return nil, sub.fail(err, CodeInvalidEvent, path, "")
+			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 		if isCaseVariant(name, appNames) {
-			return nil, refusef(CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
+			return nil, refusef(refusal.CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
 		}
 		if err := check.Skip(); err != nil {
-			return nil, sub.fail(err, CodeInvalidEvent, path, "")
+			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 	}
 	return &AppEvent{Type: string(typ), Raw: v}, nil
@@ -652,7 +654,7 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 // before writing any of it.
 func (w *writer) event(ev Event, path string) {
 	if ev == nil || reflect.ValueOf(ev).IsNil() {
-		w.fail(refusef(CodeInvalidEnvelope, path, "missing"))
+		w.fail(refusef(refusal.CodeInvalidEnvelope, path, "missing"))
 		return
 	}
 	if err := validateEvent(ev, path); err != nil {
@@ -744,7 +746,7 @@ func (w *writer) eventMembers(ev Event, path string) {
 	case *CardEvent:
 		w.open(EventTypeCard)
 		w.name("card")
-		writeKept(w, &e.Card, e.kept, CodeInvalidCard, path+"/card")
+		writeKept(w, &e.Card, e.kept, refusal.CodeInvalidCard, path+"/card")
 		w.close(e.Unknown, cardNames)
 	case *CardClosedEvent:
 		w.open(EventTypeCardClosed)
@@ -774,11 +776,11 @@ func (w *writer) eventMembers(ev Event, path string) {
 // whose "type" is e.Type and not a type of section 6.
 func (e *AppEvent) validate(path string) error {
 	if _, core := EventChannel(e.Type); core || e.Type == "" {
-		return refusef(CodeUnsupportedEvent, path+"/type", "an app event has a product type of its own")
+		return refusef(refusal.CodeUnsupportedEvent, path+"/type", "an app event has a product type of its own")
 	}
 	typ, err := appEventType(e.Raw)
 	if err != nil || typ != e.Type {
-		return refuseWrap(CodeInvalidEvent, path, "Raw must be a strict JSON object whose type is Type", err)
+		return refuseWrap(refusal.CodeInvalidEvent, path, "Raw must be a strict JSON object whose type is Type", err)
 	}
 	return nil
 }
@@ -790,11 +792,11 @@ func appEventType(raw []byte) (string, error) {
 	r := reader{d: d, maxDepth: DefaultMaxDepth}
 	typ, found, err := r.findType("")
 	if err == nil && !found {
-		err = missing(CodeInvalidEvent, "", "type")
+		err = missing(refusal.CodeInvalidEvent, "", "type")
 	}
 	if err == nil {
 		if err = d.Finish(); err != nil {
-			err = r.fail(err, CodeInvalidEvent, "", "")
+			err = r.fail(err, refusal.CodeInvalidEvent, "", "")
 		}
 	}
 	return typ, err

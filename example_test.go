@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func ExampleParseChatEvent() {
@@ -60,7 +61,7 @@ func ExampleValidateCardSpec() {
 			{ID: "s42", Label: "EU 42"}, {ID: "s42", Label: "EU 42 again", Style: "loud"},
 		}},
 	})
-	fmt.Println(errors.Is(err, chatprotocol.ErrInvalidCard))
+	fmt.Println(errors.Is(err, refusal.ErrInvalidCard))
 	violations, _ := errors.AsType[chatprotocol.CardViolations](err)
 	for _, v := range violations {
 		fmt.Println(v.Code, v.Path)

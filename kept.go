@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -32,13 +34,13 @@ import (
 // "type". Those refusals, and JSON that is not strict, are
 // invalid-envelope; a member of the wrong type or value is code, at the
 // member's path.
-func decodeKept(raw []byte, dst any, code Code, path string) error {
+func decodeKept(raw []byte, dst any, code refusal.Code, path string) error {
 	p, ok, err := foldCollision(raw, reflect.TypeOf(dst))
 	if err != nil {
-		return refuseWrap(CodeInvalidEnvelope, path, "not one strict JSON value", err)
+		return refuseWrap(refusal.CodeInvalidEnvelope, path, "not one strict JSON value", err)
 	}
 	if ok {
-		return refusef(CodeInvalidEnvelope, path+p, "member name differs from another name of the object, or from a member of the contract, only by case")
+		return refusef(refusal.CodeInvalidEnvelope, path+p, "member name differs from another name of the object, or from a member of the contract, only by case")
 	}
 	if err := unmarshalKept(raw, dst); err != nil {
 		if se, ok := errors.AsType[*json.SemanticError](err); ok {
@@ -213,7 +215,7 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 // encoding it to nowhere, since what the JSON encoder accepts is the rule.
 // An encoder error is refused with code at the pointer, under path, of
 // the member it could not write (keptRefusal).
-func writeKept[T any](w *writer, v *T, kept []byte, code Code, path string) {
+func writeKept[T any](w *writer, v *T, kept []byte, code refusal.Code, path string) {
 	if kept != nil {
 		var orig T
 		if unmarshalKept(kept, &orig) == nil && reflect.DeepEqual(&orig, v) {
@@ -240,8 +242,8 @@ func writeKept[T any](w *writer, v *T, kept []byte, code Code, path string) {
 // into a refusal of code at the pointer of the member the encoder could not
 // write (a string that is not valid UTF-8, such as a lone surrogate a
 // version-0 frame carried, or a number that is not finite).
-func keptRefusal(err error, code Code, path string) error {
-	if e, ok := err.(*Error); ok {
+func keptRefusal(err error, code refusal.Code, path string) error {
+	if e, ok := err.(*refusal.Error); ok {
 		return e
 	}
 	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
@@ -257,7 +259,7 @@ func keptRefusal(err error, code Code, path string) error {
 // is not valid UTF-8: a hand-built value, or one a version-0 frame carried
 // (a lone surrogate escape). Version-1 text is UTF-8 (section 5), and the
 // blocks' own MarshalJSON would silently write U+FFFD in its place.
-func checkKeptStrings(v any, code Code) error {
+func checkKeptStrings(v any, code refusal.Code) error {
 	if p, bad := invalidString(reflect.ValueOf(v)); bad {
 		return refusef(code, p, "not valid UTF-8")
 	}

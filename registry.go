@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -35,7 +37,7 @@ func NewRegistry(types map[string]Channel) (*Registry, error) {
 			return nil, err
 		}
 		if ch.String() == "invalid" {
-			return nil, refusef(CodeInvalidEvent, "/"+escapePointer(t), "channel %d is not event, state or transient", ch)
+			return nil, refusef(refusal.CodeInvalidEvent, "/"+escapePointer(t), "channel %d is not event, state or transient", ch)
 		}
 		r.types[t] = ch
 	}
@@ -44,20 +46,20 @@ func NewRegistry(types map[string]Channel) (*Registry, error) {
 
 func checkProductType(t string) error {
 	path := "/" + escapePointer(t)
-	if err := checkID(CodeUnsupportedEvent, "", escapePointer(t), t); err != nil {
+	if err := checkID(refusal.CodeUnsupportedEvent, "", escapePointer(t), t); err != nil {
 		return err
 	}
 	if strings.ContainsFunc(t, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-		return refusef(CodeUnsupportedEvent, path, "a product type must not contain control characters")
+		return refusef(refusal.CodeUnsupportedEvent, path, "a product type must not contain control characters")
 	}
 	if _, core := EventChannel(t); core {
-		return refusef(CodeUnsupportedEvent, path, "%q is an event type of version 1", t)
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is an event type of version 1", t)
 	}
 	switch t {
 	case "token", "tool_start", "done":
-		return refusef(CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
 	case sse.EventHeartbeat:
-		return refusef(CodeUnsupportedEvent, path, "%q is the SSE event name of heartbeats, which stream readers skip", t)
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is the SSE event name of heartbeats, which stream readers skip", t)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,22 +35,22 @@ func TestRegistryChannels(t *testing.T) {
 }
 
 func TestNewRegistryRefusals(t *testing.T) {
-	for typ, code := range map[string]Code{
-		"":                       CodeUnsupportedEvent,
-		strings.Repeat("p", 257): CodeUnsupportedEvent,
-		"bad\nname":              CodeUnsupportedEvent,
-		"delta":                  CodeUnsupportedEvent,
-		"capabilities":           CodeUnsupportedEvent,
-		"token":                  CodeUnsupportedEvent,
-		"tool_start":             CodeUnsupportedEvent,
-		"done":                   CodeUnsupportedEvent,
-		"heartbeat":              CodeUnsupportedEvent, // an EnvelopeReader would skip its events
+	for typ, code := range map[string]refusal.Code{
+		"":                       refusal.CodeUnsupportedEvent,
+		strings.Repeat("p", 257): refusal.CodeUnsupportedEvent,
+		"bad\nname":              refusal.CodeUnsupportedEvent,
+		"delta":                  refusal.CodeUnsupportedEvent,
+		"capabilities":           refusal.CodeUnsupportedEvent,
+		"token":                  refusal.CodeUnsupportedEvent,
+		"tool_start":             refusal.CodeUnsupportedEvent,
+		"done":                   refusal.CodeUnsupportedEvent,
+		"heartbeat":              refusal.CodeUnsupportedEvent, // an EnvelopeReader would skip its events
 	} {
 		_, err := NewRegistry(map[string]Channel{typ: ChannelEvent})
-		assert.Equal(t, code, CodeOf(err), "%q", typ)
+		assert.Equal(t, code, refusal.CodeOf(err), "%q", typ)
 	}
 	_, err := NewRegistry(map[string]Channel{"products": 0})
-	require.ErrorIs(t, err, ErrInvalidEvent)
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	_, err = NewRegistry(map[string]Channel{"products": 9})
-	require.ErrorIs(t, err, ErrInvalidEvent)
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 }

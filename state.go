@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ChatStateV1 is a conversation as the version-1 envelopes of its turns
@@ -163,7 +165,7 @@ func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 	}
 	s.scratch = canon
 	if s.ConversationID != "" && env.ConversationID != s.ConversationID {
-		return refusef(CodeForeignFrame, "/conversationId", "frame of conversation %q applied to conversation %q", env.ConversationID, s.ConversationID)
+		return refusef(refusal.CodeForeignFrame, "/conversationId", "frame of conversation %q applied to conversation %q", env.ConversationID, s.ConversationID)
 	}
 	if !s.seeded {
 		s.seed, s.seeded = maphash.MakeSeed(), true
@@ -176,12 +178,12 @@ func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 	}
 	switch {
 	case env.Seq > last+1:
-		return refusef(CodeSequenceGap, "/seq", "seq %d follows %d in turn %q", env.Seq, last, env.TurnID)
+		return refusef(refusal.CodeSequenceGap, "/seq", "seq %d follows %d in turn %q", env.Seq, last, env.TurnID)
 	case env.Seq <= last:
 		if t.digests[env.Seq-1] == digest {
 			return nil
 		}
-		return refusef(CodeSequenceReordered, "/seq", "seq %d is at or below %d, the last of turn %q, and is not the same envelope again", env.Seq, last, env.TurnID)
+		return refusef(refusal.CodeSequenceReordered, "/seq", "seq %d is at or below %d, the last of turn %q, and is not the same envelope again", env.Seq, last, env.TurnID)
 	}
 	isNew := t == nil
 	if isNew {
@@ -218,19 +220,19 @@ func (t *TurnState) admit(ev Event) error {
 		call := t.calls[result.CallID]
 		switch {
 		case call == nil:
-			return refusef(CodeUnknownCall, "/event/callId", "no tool_call of turn %q opened call %q", t.TurnID, result.CallID)
+			return refusef(refusal.CodeUnknownCall, "/event/callId", "no tool_call of turn %q opened call %q", t.TurnID, result.CallID)
 		case call.Status != ToolCallPending && t.Status.Terminal():
-			return refusef(CodeTurnTerminated, "/event", "turn %q is %s and call %q already has its result", t.TurnID, t.Status, result.CallID)
+			return refusef(refusal.CodeTurnTerminated, "/event", "turn %q is %s and call %q already has its result", t.TurnID, t.Status, result.CallID)
 		case call.Status != ToolCallPending:
-			return refusef(CodeInvalidEvent, "/event/callId", "call %q already has its result", result.CallID)
+			return refusef(refusal.CodeInvalidEvent, "/event/callId", "call %q already has its result", result.CallID)
 		}
 		return nil
 	}
 	if t.Status.Terminal() {
-		return refusef(CodeTurnTerminated, "/event", "turn %q is %s; only a late tool_result may follow", t.TurnID, t.Status)
+		return refusef(refusal.CodeTurnTerminated, "/event", "turn %q is %s; only a late tool_result may follow", t.TurnID, t.Status)
 	}
 	if call, ok := ev.(*ToolCallEvent); ok && t.calls[call.CallID] != nil {
-		return refusef(CodeInvalidEvent, "/event/callId", "call id %q is already used in turn %q", call.CallID, t.TurnID)
+		return refusef(refusal.CodeInvalidEvent, "/event/callId", "call id %q is already used in turn %q", call.CallID, t.TurnID)
 	}
 	return nil
 }
@@ -359,7 +361,7 @@ func (s *ChatStateV1) write(w *writer) {
 		if i > 0 {
 			w.punct(',')
 		}
-		writeKept(w, c, nil, CodeInvalidCard, "/openCards/"+itoa(i))
+		writeKept(w, c, nil, refusal.CodeInvalidCard, "/openCards/"+itoa(i))
 		w.flush()
 	})
 	w.punct(']')

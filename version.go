@@ -3,6 +3,8 @@ package chatprotocol
 import (
 	"bytes"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
@@ -40,11 +42,11 @@ func (v ChatVersion) String() string {
 func NegotiateChatVersion(v []byte) (ChatVersion, error) {
 	v = bytes.Trim(v, " \t\r\n")
 	if len(v) == 0 {
-		return 0, refusef(CodeUnsupportedVersion, "", "no version given: versions are explicit, 0 or 1")
+		return 0, refusef(refusal.CodeUnsupportedVersion, "", "no version given: versions are explicit, 0 or 1")
 	}
 	n, err := strictjson.ParseInteger(v)
 	if err != nil || (n != 0 && n != 1) {
-		return 0, refusef(CodeUnsupportedVersion, "", "version %.32q is not 0 or 1", v)
+		return 0, refusef(refusal.CodeUnsupportedVersion, "", "version %.32q is not 0 or 1", v)
 	}
 	return ChatVersion(n), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // answer is the README's handler, verbatim.
@@ -30,23 +31,23 @@ func answer(res *interactions.Resolver, session func(*http.Request) (interaction
 		}
 		resp, err := chatprotocol.ParseCardResponse(data) // strict: "ACTION", duplicates, bad UTF-8 refused
 		if err != nil {
-			http.Error(w, string(chatprotocol.CodeOf(err)), http.StatusBadRequest) // invalid-card
+			http.Error(w, string(refusal.CodeOf(err)), http.StatusBadRequest) // invalid-card
 			return
 		}
 		key := interactions.Key{Conversation: r.PathValue("conversation"), CorrelationID: r.PathValue("card")}
 		sub := interactions.Submission{ID: r.Header.Get("Idempotency-Key"), Response: resp}
 		out, err := res.Answer(r.Context(), caller, key, sub)
-		status := map[interactions.Code]int{"": 200, interactions.CodeDuplicateAnswer: 200,
-			interactions.CodeCardNotFound: 404, interactions.CodeUnauthorized: 403,
-			interactions.CodeInvalidAnswer: 422, interactions.CodeFrameTooLarge: 413,
-			interactions.CodeUnknownSchema: 500, interactions.CodeUnsupportedVersion: 500,
+		status := map[refusal.Code]int{"": 200, refusal.CodeDuplicateAnswer: 200,
+			refusal.CodeCardNotFound: 404, refusal.CodeUnauthorized: 403,
+			refusal.CodeInvalidAnswer: 422, refusal.CodeFrameTooLarge: 413,
+			refusal.CodeUnknownSchema: 500, refusal.CodeUnsupportedVersion: 500,
 			// the client may repeat the request with the same Idempotency-Key:
-			interactions.CodeNeedsReconciliation: 503, interactions.CodeStoreUnavailable: 503,
-			interactions.CodeCheckpointWriteFailed: 503}[interactions.CodeOf(err)]
+			refusal.CodeNeedsReconciliation: 503, refusal.CodeStoreUnavailable: 503,
+			refusal.CodeCheckpointWriteFailed: 503}[refusal.CodeOf(err)]
 		if status == 0 {
 			status = http.StatusConflict // already answered, expired, cancelled, superseded, stale revision or schema
 		}
-		body := map[string]any{"code": interactions.CodeOf(err)}
+		body := map[string]any{"code": refusal.CodeOf(err)}
 		if out.Record.Version != 0 { // set on success and on a duplicate
 			body["status"], body["revision"] = out.Record.Status, out.Record.Revision
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -38,19 +40,19 @@ const DefaultMaxValueBytes = 64 << 10
 // ErrInvalidAnswer or ErrFrameTooLarge; it never panics.
 func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 	if sub.ID == "" || len(sub.ID) > MaxIDBytes {
-		return Answer{}, wire.New(CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
+		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
 	}
 	if sub.Response.CorrelationID != key.CorrelationID {
-		return Answer{}, wire.New(CodeInvalidAnswer, "/correlationId", "response names another card than the request")
+		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "/correlationId", "response names another card than the request")
 	}
 	if sub.Revision < 0 {
-		return Answer{}, wire.New(CodeInvalidAnswer, "", "negative revision")
+		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "", "negative revision")
 	}
 	a := Answer{SubmissionID: sub.ID, Action: sub.Response.Action}
 	switch a.Action {
 	case CardActionSubmit:
 		if len(sub.Response.Value) > maxValueBytes {
-			return Answer{}, wire.New(CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
+			return Answer{}, wire.New(refusal.CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
 		}
 		v, err := canonicalObject(sub.Response.Value)
 		if err != nil {
@@ -59,10 +61,10 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 		a.Value = v
 	case CardActionDecline, CardActionCancel:
 		if v := sub.Response.Value; len(v) != 0 && string(v) != "null" {
-			return Answer{}, wire.New(CodeInvalidAnswer, "/value", "a "+string(a.Action)+" carries no value")
+			return Answer{}, wire.New(refusal.CodeInvalidAnswer, "/value", "a "+string(a.Action)+" carries no value")
 		}
 	default:
-		return Answer{}, wire.New(CodeInvalidAnswer, "/action", "action must be submit, decline or cancel")
+		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "/action", "action must be submit, decline or cancel")
 	}
 	a.Digest = digest(a.Action, a.Value)
 	return a, nil
@@ -77,10 +79,10 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 func canonicalObject(raw json.RawMessage) (json.RawMessage, error) {
 	v := jsontext.Value(raw).Clone()
 	if err := v.Format(jsontext.ReorderRawObjects(true)); err != nil {
-		return nil, wire.Wrap(CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
+		return nil, wire.Wrap(refusal.CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
 	}
 	if v.Kind() != '{' {
-		return nil, wire.New(CodeInvalidAnswer, "/value", "a submit's value must be a JSON object")
+		return nil, wire.New(refusal.CodeInvalidAnswer, "/value", "a submit's value must be a JSON object")
 	}
 	return json.RawMessage(v), nil
 }

@@ -7,6 +7,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // DecodeLegacyChatFrame reads one unversioned frame (the JSON text of an SSE
@@ -58,14 +59,14 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 	text := jsjson.DecodeUTF8(data)
 	obj, spans, ok := jsjson.ParseObject(text)
 	if !ok {
-		return nil, wire.New(chatprotocol.CodeInvalidEvent, "", "a legacy frame is one JSON object")
+		return nil, wire.New(refusal.CodeInvalidEvent, "", "a legacy frame is one JSON object")
 	}
 	if _, versioned := obj["schemaVersion"]; versioned {
-		return nil, wire.New(chatprotocol.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
+		return nil, wire.New(refusal.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
 	}
 	typ, ok := obj["type"].(string)
 	if !ok {
-		return nil, wire.New(chatprotocol.CodeInvalidEvent, "/type", "a legacy frame has a string type")
+		return nil, wire.New(refusal.CodeInvalidEvent, "/type", "a legacy frame has a string type")
 	}
 	specs, defined := vocabulary(d)[typ]
 	if !defined {
@@ -98,7 +99,7 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
-		return nil, wire.New(chatprotocol.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
+		return nil, wire.New(refusal.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
 	}
 	if state, ok := ev.(*chatprotocol.ChatStateSnapshot); ok && state.Snapshot == nil {
 		state.Snapshot = rawMember(obj, spans, "snapshot")
@@ -131,20 +132,20 @@ type member struct {
 	name     string
 	kind     kind
 	required bool
-	code     chatprotocol.Code
+	code     refusal.Code
 }
 
 func req(name string, k kind) member {
-	return member{name: name, kind: k, required: true, code: chatprotocol.CodeInvalidEvent}
+	return member{name: name, kind: k, required: true, code: refusal.CodeInvalidEvent}
 }
 
 func opt(name string, k kind) member {
-	return member{name: name, kind: k, code: chatprotocol.CodeInvalidEvent}
+	return member{name: name, kind: k, code: refusal.CodeInvalidEvent}
 }
 
 // callID is the optional callId of a tool frame; a wrong type is refused as
 // missing-call-id, as ParseEnvelope refuses it.
-var callID = member{name: "callId", kind: kindString, code: chatprotocol.CodeMissingCallID}
+var callID = member{name: "callId", kind: kindString, code: refusal.CodeMissingCallID}
 
 // The vocabularies of the two dialects: each type the dialect defines with
 // its members (contract-v1.md section 2; the package documentation for
@@ -166,7 +167,7 @@ var (
 	papercuspOnly = map[string][]member{
 		TypeDelta:    {req("text", kindString)},
 		TypeToolCall: {callID, req("name", kindString), opt("input", kindAny)},
-		TypeToolResult: {callID, {name: "status", kind: kindString, code: chatprotocol.CodeUnknownResultStatus},
+		TypeToolResult: {callID, {name: "status", kind: kindString, code: refusal.CodeUnknownResultStatus},
 			opt("output", kindAny)},
 	}
 )

@@ -1,10 +1,11 @@
 package legacy
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"reflect"
 	"strings"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
 

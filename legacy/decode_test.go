@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func i64(n int64) *int64 { return &n }
@@ -74,11 +75,11 @@ func TestDecodeCard(t *testing.T) {
 	}
 }
 
-// refusal returns the *Error of err, failing the test when there is none.
-func refusal(t *testing.T, err error) *chatprotocol.Error {
+// refusalOf returns the *Error of err, failing the test when there is none.
+func refusalOf(t *testing.T, err error) *refusal.Error {
 	t.Helper()
-	e, ok := errors.AsType[*chatprotocol.Error](err)
-	require.True(t, ok, "want a *chatprotocol.Error, got %v", err)
+	e, ok := errors.AsType[*refusal.Error](err)
+	require.True(t, ok, "want a *refusal.Error, got %v", err)
 	return e
 }
 
@@ -87,50 +88,50 @@ func TestDecodeRefuses(t *testing.T) {
 		name  string
 		d     Dialect
 		frame string
-		code  chatprotocol.Code
+		code  refusal.Code
 		path  string
 	}{
-		{"no dialect", 0, `{"type":"token","content":"x"}`, chatprotocol.CodeUnsupportedVersion, ""},
-		{"unknown dialect", 9, `{"type":"token","content":"x"}`, chatprotocol.CodeUnsupportedVersion, ""},
-		{"not JSON", Scout, `{"type":`, chatprotocol.CodeInvalidEvent, ""},
-		{"empty", Scout, ``, chatprotocol.CodeInvalidEvent, ""},
-		{"array", Scout, `[{"type":"token"}]`, chatprotocol.CodeInvalidEvent, ""},
-		{"trailing data", Scout, `{"type":"done"} {}`, chatprotocol.CodeInvalidEvent, ""},
-		{"no type", Scout, `{"content":"x"}`, chatprotocol.CodeInvalidEvent, "/type"},
-		{"type not a string", Scout, `{"type":1}`, chatprotocol.CodeInvalidEvent, "/type"},
-		{"case variant of type", Scout, `{"TYPE":"token","content":"x"}`, chatprotocol.CodeInvalidEvent, "/type"},
-		{"schemaVersion 1", Scout, `{"schemaVersion":1,"conversationId":"c","turnId":"t","eventId":"e","seq":1,"event":{"type":"delta","text":""}}`, chatprotocol.CodeUnsupportedVersion, "/schemaVersion"},
-		{"schemaVersion 0", Scout, `{"type":"token","content":"x","schemaVersion":0}`, chatprotocol.CodeUnsupportedVersion, "/schemaVersion"},
-		{"schemaVersion null", Papercusp, `{"type":"delta","text":"x","schemaVersion":null}`, chatprotocol.CodeUnsupportedVersion, "/schemaVersion"},
-		{"session without id", Scout, `{"type":"session"}`, chatprotocol.CodeInvalidEvent, "/sessionId"},
-		{"session id number", Scout, `{"type":"session","sessionId":7}`, chatprotocol.CodeInvalidEvent, "/sessionId"},
-		{"token without content", Scout, `{"type":"token"}`, chatprotocol.CodeInvalidEvent, "/content"},
-		{"token content null", Scout, `{"type":"token","content":null}`, chatprotocol.CodeInvalidEvent, "/content"},
-		{"tool_start without tool", Scout, `{"type":"tool_start"}`, chatprotocol.CodeInvalidEvent, "/tool"},
-		{"tool_start call id number", Scout, `{"type":"tool_start","tool":"x","callId":5}`, chatprotocol.CodeMissingCallID, "/callId"},
-		{"card not an object", Scout, `{"type":"card","card":"x"}`, chatprotocol.CodeInvalidEvent, "/card"},
-		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k"}}`, chatprotocol.CodeInvalidEvent, "/card"},
-		{"card_closed without id", Scout, `{"type":"card_closed"}`, chatprotocol.CodeInvalidEvent, "/correlationId"},
-		{"state version fraction", Scout, `{"type":"state","version":1.5,"snapshot":{}}`, chatprotocol.CodeInvalidEvent, "/version"},
-		{"state version string", Scout, `{"type":"state","version":"1","snapshot":{}}`, chatprotocol.CodeInvalidEvent, "/version"},
-		{"done usage not an object", Scout, `{"type":"done","usage":5}`, chatprotocol.CodeInvalidEvent, "/usage"},
-		{"done usage tokens string", Scout, `{"type":"done","usage":{"totalTokens":"5"}}`, chatprotocol.CodeInvalidEvent, "/usage"},
-		{"error without message", Scout, `{"type":"error"}`, chatprotocol.CodeInvalidEvent, "/message"},
-		{"navigate href object", Scout, `{"type":"navigate","href":{}}`, chatprotocol.CodeInvalidEvent, "/href"},
-		{"papercusp delta without text", Papercusp, `{"type":"delta"}`, chatprotocol.CodeInvalidEvent, "/text"},
-		{"papercusp delta text number", Papercusp, `{"type":"delta","text":1}`, chatprotocol.CodeInvalidEvent, "/text"},
-		{"papercusp tool_call without name", Papercusp, `{"type":"tool_call","callId":"c"}`, chatprotocol.CodeInvalidEvent, "/name"},
-		{"papercusp tool_call call id number", Papercusp, `{"type":"tool_call","callId":1,"name":"x"}`, chatprotocol.CodeMissingCallID, "/callId"},
-		{"papercusp tool_result status number", Papercusp, `{"type":"tool_result","callId":"c","status":1}`, chatprotocol.CodeUnknownResultStatus, "/status"},
-		{"papercusp tool_result call id object", Papercusp, `{"type":"tool_result","callId":{},"status":"ok"}`, chatprotocol.CodeMissingCallID, "/callId"},
-		{"papercusp error without message", Papercusp, `{"type":"error","message":false}`, chatprotocol.CodeInvalidEvent, "/message"},
+		{"no dialect", 0, `{"type":"token","content":"x"}`, refusal.CodeUnsupportedVersion, ""},
+		{"unknown dialect", 9, `{"type":"token","content":"x"}`, refusal.CodeUnsupportedVersion, ""},
+		{"not JSON", Scout, `{"type":`, refusal.CodeInvalidEvent, ""},
+		{"empty", Scout, ``, refusal.CodeInvalidEvent, ""},
+		{"array", Scout, `[{"type":"token"}]`, refusal.CodeInvalidEvent, ""},
+		{"trailing data", Scout, `{"type":"done"} {}`, refusal.CodeInvalidEvent, ""},
+		{"no type", Scout, `{"content":"x"}`, refusal.CodeInvalidEvent, "/type"},
+		{"type not a string", Scout, `{"type":1}`, refusal.CodeInvalidEvent, "/type"},
+		{"case variant of type", Scout, `{"TYPE":"token","content":"x"}`, refusal.CodeInvalidEvent, "/type"},
+		{"schemaVersion 1", Scout, `{"schemaVersion":1,"conversationId":"c","turnId":"t","eventId":"e","seq":1,"event":{"type":"delta","text":""}}`, refusal.CodeUnsupportedVersion, "/schemaVersion"},
+		{"schemaVersion 0", Scout, `{"type":"token","content":"x","schemaVersion":0}`, refusal.CodeUnsupportedVersion, "/schemaVersion"},
+		{"schemaVersion null", Papercusp, `{"type":"delta","text":"x","schemaVersion":null}`, refusal.CodeUnsupportedVersion, "/schemaVersion"},
+		{"session without id", Scout, `{"type":"session"}`, refusal.CodeInvalidEvent, "/sessionId"},
+		{"session id number", Scout, `{"type":"session","sessionId":7}`, refusal.CodeInvalidEvent, "/sessionId"},
+		{"token without content", Scout, `{"type":"token"}`, refusal.CodeInvalidEvent, "/content"},
+		{"token content null", Scout, `{"type":"token","content":null}`, refusal.CodeInvalidEvent, "/content"},
+		{"tool_start without tool", Scout, `{"type":"tool_start"}`, refusal.CodeInvalidEvent, "/tool"},
+		{"tool_start call id number", Scout, `{"type":"tool_start","tool":"x","callId":5}`, refusal.CodeMissingCallID, "/callId"},
+		{"card not an object", Scout, `{"type":"card","card":"x"}`, refusal.CodeInvalidEvent, "/card"},
+		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k"}}`, refusal.CodeInvalidEvent, "/card"},
+		{"card_closed without id", Scout, `{"type":"card_closed"}`, refusal.CodeInvalidEvent, "/correlationId"},
+		{"state version fraction", Scout, `{"type":"state","version":1.5,"snapshot":{}}`, refusal.CodeInvalidEvent, "/version"},
+		{"state version string", Scout, `{"type":"state","version":"1","snapshot":{}}`, refusal.CodeInvalidEvent, "/version"},
+		{"done usage not an object", Scout, `{"type":"done","usage":5}`, refusal.CodeInvalidEvent, "/usage"},
+		{"done usage tokens string", Scout, `{"type":"done","usage":{"totalTokens":"5"}}`, refusal.CodeInvalidEvent, "/usage"},
+		{"error without message", Scout, `{"type":"error"}`, refusal.CodeInvalidEvent, "/message"},
+		{"navigate href object", Scout, `{"type":"navigate","href":{}}`, refusal.CodeInvalidEvent, "/href"},
+		{"papercusp delta without text", Papercusp, `{"type":"delta"}`, refusal.CodeInvalidEvent, "/text"},
+		{"papercusp delta text number", Papercusp, `{"type":"delta","text":1}`, refusal.CodeInvalidEvent, "/text"},
+		{"papercusp tool_call without name", Papercusp, `{"type":"tool_call","callId":"c"}`, refusal.CodeInvalidEvent, "/name"},
+		{"papercusp tool_call call id number", Papercusp, `{"type":"tool_call","callId":1,"name":"x"}`, refusal.CodeMissingCallID, "/callId"},
+		{"papercusp tool_result status number", Papercusp, `{"type":"tool_result","callId":"c","status":1}`, refusal.CodeUnknownResultStatus, "/status"},
+		{"papercusp tool_result call id object", Papercusp, `{"type":"tool_result","callId":{},"status":"ok"}`, refusal.CodeMissingCallID, "/callId"},
+		{"papercusp error without message", Papercusp, `{"type":"error","message":false}`, refusal.CodeInvalidEvent, "/message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := DecodeLegacyChatFrame([]byte(tt.frame), tt.d)
 			assert.Nil(t, got)
-			require.ErrorIs(t, err, &chatprotocol.Error{Code: tt.code})
-			assert.Equal(t, tt.path, refusal(t, err).Path)
+			require.ErrorIs(t, err, refusal.Sentinel(tt.code))
+			assert.Equal(t, tt.path, refusalOf(t, err).Path)
 		})
 	}
 }

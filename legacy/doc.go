@@ -61,11 +61,11 @@
 //
 // # Refusals
 //
-// Every refusal is a *chatprotocol.Error with a stable code of the root
+// Every refusal is a *refusal.Error with a stable code of the root
 // package (contract-v1.md section 12) and, where one applies, a JSON
 // pointer into the legacy frame (decode, upgrade) or the envelope
-// (encode). Branch with errors.Is against chatprotocol.ErrMissingCallID
-// and the other sentinels, or with chatprotocol.CodeOf. The package adds
+// (encode). Branch with errors.Is against refusal.ErrMissingCallID
+// and the other sentinels, or with refusal.CodeOf. The package adds
 // no code of its own.
 //
 // A Host may keep its mappings in a store. When the host itself fails (its

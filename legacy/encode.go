@@ -5,6 +5,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // EncodeLegacyChatFrame returns the legacy frame of dialect d that env's
@@ -26,7 +27,7 @@ import (
 // outcome, and every kept unknown member. The identity of env is not part
 // of a legacy frame; a host that writes SSE keeps env.Seq as the frame id.
 //
-// Refusals (*chatprotocol.Error): unsupported-event for an event without a
+// Refusals (*refusal.Error): unsupported-event for an event without a
 // legacy form, so that the host picks its fallback deliberately: lifecycle
 // other than completed (path /event/status), result, provenance,
 // capabilities, a Scout tool_result, a Papercusp tool_result with blocks
@@ -44,10 +45,10 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 	ev := env.Event
 	m, ok := ev.(json.Marshaler)
 	if ev == nil || !ok {
-		return nil, wire.New(chatprotocol.CodeInvalidEnvelope, "/event", "missing")
+		return nil, wire.New(refusal.CodeInvalidEnvelope, "/event", "missing")
 	}
 	if _, err := m.MarshalJSON(); err != nil {
-		if e, ok := err.(*chatprotocol.Error); ok {
+		if e, ok := err.(*refusal.Error); ok {
 			e.Path = "/event" + e.Path
 		}
 		return nil, err
@@ -61,7 +62,7 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 		// integer beyond 2^53-1, which JavaScript would round and
 		// DecodeLegacyChatFrame refuses.
 		path := "/event"
-		if e, ok := err.(*chatprotocol.Error); ok {
+		if e, ok := err.(*refusal.Error); ok {
 			path += e.Path
 		}
 		return nil, noLegacyForm(path, "no exact legacy form: "+err.Error())
@@ -115,7 +116,7 @@ func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 }
 
 func noLegacyForm(path, message string) error {
-	return wire.New(chatprotocol.CodeUnsupportedEvent, path, message)
+	return wire.New(refusal.CodeUnsupportedEvent, path, message)
 }
 
 func usageV0(u *chatprotocol.Usage) *chatprotocol.ChatUsage {

@@ -7,6 +7,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func ExampleUpgradeLegacyChatFrame() {
@@ -26,7 +27,7 @@ func ExampleUpgradeLegacyChatFrame() {
 			continue
 		}
 		envs, err := legacy.UpgradeLegacyChatFrame(ctx, frame, host)
-		if errors.Is(err, chatprotocol.ErrUnsupportedEvent) {
+		if errors.Is(err, refusal.ErrUnsupportedEvent) {
 			fmt.Println("not registered:", frame.ChatEventType())
 			continue
 		}
@@ -57,7 +58,7 @@ func ExampleEncodeLegacyChatFrame() {
 		}
 		frame, err := legacy.EncodeLegacyChatFrame(env, legacy.Scout)
 		if err != nil {
-			fmt.Printf("seq %d: %s, the host picks a fallback\n", env.Seq, chatprotocol.CodeOf(err))
+			fmt.Printf("seq %d: %s, the host picks a fallback\n", env.Seq, refusal.CodeOf(err))
 			continue
 		}
 		out, _ := legacy.MarshalFrame(frame)

@@ -9,6 +9,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Dialect is the vocabulary of a legacy stream, chosen by the host: the
@@ -62,7 +63,7 @@ func (d Dialect) valid() bool { return d == Scout || d == Papercusp }
 // for a legacy wire variant this module does not speak.
 func (d Dialect) check() error {
 	if !d.valid() {
-		return wire.New(chatprotocol.CodeUnsupportedVersion, "", "legacy dialect "+strconv.Itoa(int(d))+" is neither Scout nor Papercusp")
+		return wire.New(refusal.CodeUnsupportedVersion, "", "legacy dialect "+strconv.Itoa(int(d))+" is neither Scout nor Papercusp")
 	}
 	return nil
 }
@@ -188,9 +189,9 @@ func isNil(f Frame) bool {
 // notAFrame refuses a value that is not one of the legacy frame types.
 func notAFrame(f Frame) error {
 	if f == nil {
-		return wire.New(chatprotocol.CodeInvalidEvent, "", "no frame")
+		return wire.New(refusal.CodeInvalidEvent, "", "no frame")
 	}
-	return wire.New(chatprotocol.CodeInvalidEvent, "", "a "+f.ChatEventType()+" value of a type that is not a legacy frame")
+	return wire.New(refusal.CodeInvalidEvent, "", "a "+f.ChatEventType()+" value of a type that is not a legacy frame")
 }
 
 // frameWriter appends one legacy frame object, remembering the first error.
@@ -224,7 +225,7 @@ func (w *frameWriter) optRaw(name string, raw json.RawMessage) {
 	}
 	if !jsjson.Valid(raw) {
 		if w.err == nil {
-			w.err = wire.New(chatprotocol.CodeInvalidEvent, "/"+name, "not JSON")
+			w.err = wire.New(refusal.CodeInvalidEvent, "/"+name, "not JSON")
 		}
 		return
 	}

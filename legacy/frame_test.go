@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestDialectNames(t *testing.T) {
@@ -67,10 +68,10 @@ func TestMarshalFrameRefuses(t *testing.T) {
 		"bad app raw":   &chatprotocol.ChatAppEvent{Type: "p", Raw: json.RawMessage(`{`)},
 	} {
 		_, err := MarshalFrame(f)
-		assert.ErrorIs(t, err, chatprotocol.ErrInvalidEvent, name)
+		assert.ErrorIs(t, err, refusal.ErrInvalidEvent, name)
 	}
 	_, err := MarshalFrame(&ToolCall{Name: "x", Input: json.RawMessage(`{`)})
-	e, ok := err.(*chatprotocol.Error)
+	e, ok := err.(*refusal.Error)
 	require.True(t, ok)
 	assert.Equal(t, "/input", e.Path)
 }

@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The property tests run rapid's default 100 cases each; run more with
@@ -230,7 +231,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 				require.Len(t, envs, 2)
 				assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed}, envs[1].Event)
 				_, err = EncodeLegacyChatFrame(envs[1], d)
-				assert.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+				assert.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			})
 		})
 	}
@@ -275,7 +276,7 @@ func TestPropertyReplayIsDeterministic(t *testing.T) {
 type badCase struct {
 	frame Frame
 	data  []byte // when set, the frame's bytes instead of MarshalFrame's
-	code  chatprotocol.Code
+	code  refusal.Code
 }
 
 // badFrame draws a frame of dialect d that has no version-1 form, with the
@@ -284,26 +285,26 @@ func badFrame(d Dialect) *rapid.Generator[badCase] {
 	return rapid.Custom(func(t *rapid.T) badCase {
 		cases := []func() badCase{
 			func() badCase {
-				return badCase{&chatprotocol.ChatSession{}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&chatprotocol.ChatSession{}, nil, refusal.CodeInvalidEvent}
 			},
 			func() badCase {
-				return badCase{&chatprotocol.ChatCardClosed{}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&chatprotocol.ChatCardClosed{}, nil, refusal.CodeInvalidEvent}
 			},
-			func() badCase { return badCase{&chatprotocol.ChatNavigate{}, nil, chatprotocol.CodeInvalidEvent} },
+			func() badCase { return badCase{&chatprotocol.ChatNavigate{}, nil, refusal.CodeInvalidEvent} },
 			func() badCase {
-				return badCase{&chatprotocol.ChatStateSnapshot{Version: rapid.Int64Range(-1<<53+1, -1).Draw(t, "version"), Snapshot: json.RawMessage(`{}`)}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&chatprotocol.ChatStateSnapshot{Version: rapid.Int64Range(-1<<53+1, -1).Draw(t, "version"), Snapshot: json.RawMessage(`{}`)}, nil, refusal.CodeInvalidEvent}
 			},
 			func() badCase {
 				c := card(t)
 				c.CreatedAt = 0
-				return badCase{&chatprotocol.ChatCard{Card: c}, nil, chatprotocol.CodeInvalidCard}
+				return badCase{&chatprotocol.ChatCard{Card: c}, nil, refusal.CodeInvalidCard}
 			},
 			func() badCase {
 				typ := rapid.StringMatching(`[a-z_]{1,12}`).Filter(func(s string) bool {
 					_, defined := vocabulary(d)[s]
 					return !defined && !slices.Contains(productTypes, s)
 				}).Draw(t, "type")
-				return badCase{&chatprotocol.ChatAppEvent{Type: typ, Raw: json.RawMessage(`{"type":"` + typ + `"}`)}, nil, chatprotocol.CodeUnsupportedEvent}
+				return badCase{&chatprotocol.ChatAppEvent{Type: typ, Raw: json.RawMessage(`{"type":"` + typ + `"}`)}, nil, refusal.CodeUnsupportedEvent}
 			},
 			func() badCase {
 				good := goodFrame(d).Draw(t, "good")
@@ -312,24 +313,24 @@ func badFrame(d Dialect) *rapid.Generator[badCase] {
 					t.Fatalf("marshal: %v", err)
 				}
 				data = append([]byte(`{"schemaVersion":`+strconv.Itoa(rapid.IntRange(0, 2).Draw(t, "v"))+`,`), data[1:]...)
-				return badCase{good, data, chatprotocol.CodeUnsupportedVersion}
+				return badCase{good, data, refusal.CodeUnsupportedVersion}
 			},
 		}
 		if d == Scout {
 			cases = append(cases, func() badCase {
-				return badCase{&chatprotocol.ChatToolStart{Tool: "", CallID: id().Draw(t, "callId")}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&chatprotocol.ChatToolStart{Tool: "", CallID: id().Draw(t, "callId")}, nil, refusal.CodeInvalidEvent}
 			})
 		} else {
 			cases = append(cases,
 				func() badCase {
 					status := rapid.String().Filter(func(s string) bool { return !chatprotocol.ToolResultStatus(s).Valid() }).Draw(t, "status")
-					return badCase{&ToolResult{CallID: id().Draw(t, "callId"), Status: chatprotocol.ToolResultStatus(status)}, nil, chatprotocol.CodeUnknownResultStatus}
+					return badCase{&ToolResult{CallID: id().Draw(t, "callId"), Status: chatprotocol.ToolResultStatus(status)}, nil, refusal.CodeUnknownResultStatus}
 				},
 				func() badCase {
-					return badCase{&ToolResult{Status: chatprotocol.ToolResultOK}, nil, chatprotocol.CodeMissingCallID}
+					return badCase{&ToolResult{Status: chatprotocol.ToolResultOK}, nil, refusal.CodeMissingCallID}
 				},
 				func() badCase {
-					return badCase{&ToolCall{CallID: id().Draw(t, "callId")}, nil, chatprotocol.CodeInvalidEvent}
+					return badCase{&ToolCall{CallID: id().Draw(t, "callId")}, nil, refusal.CodeInvalidEvent}
 				})
 		}
 		return cases[rapid.IntRange(0, len(cases)-1).Draw(t, "case")]()
@@ -355,7 +356,7 @@ func TestPropertyRefusals(t *testing.T) {
 					_, err = UpgradeLegacyChatFrame(context.Background(), f, h)
 				}
 				require.Error(t, err, "%s", data)
-				assert.Equal(t, c.code, chatprotocol.CodeOf(err), "%s: %v", data, err)
+				assert.Equal(t, c.code, refusal.CodeOf(err), "%s: %v", data, err)
 				assert.Zero(t, h.Seq())
 			})
 		})
@@ -372,7 +373,7 @@ func TestPropertyToolStartsWithoutMapping(t *testing.T) {
 		h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t), CallID: func(string, int) (string, bool) { return "", false }})
 		_, err := UpgradeLegacyChatFrame(context.Background(), f, h)
 		if withCallID(f, "x") != f {
-			assert.ErrorIs(t, err, chatprotocol.ErrMissingCallID)
+			assert.ErrorIs(t, err, refusal.ErrMissingCallID)
 			return
 		}
 		assert.NoError(t, err)
@@ -414,7 +415,7 @@ func TestPropertyNoLegacyForm(t *testing.T) {
 				require.NoError(t, err, "a valid envelope")
 				f, err := EncodeLegacyChatFrame(env, d)
 				assert.Nil(t, f)
-				assert.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+				assert.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			})
 		})
 	}
@@ -455,9 +456,9 @@ func frameObject(t *rapid.T, depth int) map[string]any {
 // envelopes or a refusal with a code of the contract, never panic, and a
 // decoded frame is written and read back as itself.
 func TestPropertyNoPanic(t *testing.T) {
-	codes := chatprotocol.Codes()
+	codes := refusal.Codes()
 	known := func(t *rapid.T, err error) {
-		if err != nil && !slices.Contains(codes, chatprotocol.CodeOf(err)) {
+		if err != nil && !slices.Contains(codes, refusal.CodeOf(err)) {
 			t.Fatalf("refusal without a contract code: %v", err)
 		}
 	}

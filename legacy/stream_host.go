@@ -7,6 +7,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // DefaultTurnID is the turn id of a StreamHost whose options give none.
@@ -124,14 +125,14 @@ func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error
 // the event ids are all "e-" and a number, so the identity is checked once
 // (and again only for a seq past MaxSeq): UpgradeLegacyChatFrame need not
 // check the identities of a StreamHost. Its errors are all refusals
-// (*chatprotocol.Error); ctx is not used.
+// (*refusal.Error); ctx is not used.
 func (h *StreamHost) Identify(_ context.Context, env *chatprotocol.ChatEventEnvelope) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.conv == "" {
 		s, ok := env.Event.(*chatprotocol.SessionEvent)
 		if !ok || s.SessionID == "" {
-			return wire.New(chatprotocol.CodeInvalidEnvelope, "/conversationId", "no conversation id: the host was given none and the stream's session frame has not come")
+			return wire.New(refusal.CodeInvalidEnvelope, "/conversationId", "no conversation id: the host was given none and the stream's session frame has not come")
 		}
 		h.conv = s.SessionID
 	}

@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/streamtest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamtest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // streamsDir holds the captured streams (a copy of shared/streams).
@@ -114,7 +115,7 @@ func TestCapturedStreamsWithoutRegistry(t *testing.T) {
 		f, err := DecodeLegacyChatFrame(data, Scout)
 		require.NoError(t, err)
 		if _, err := UpgradeLegacyChatFrame(t.Context(), f, h); err != nil {
-			require.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+			require.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			refused = append(refused, f.ChatEventType())
 		}
 	}
@@ -134,7 +135,7 @@ func TestCapturedStreamVersion1ToLegacy(t *testing.T) {
 		require.Equal(t, ids[i], strconv.FormatInt(env.Seq, 10), "the SSE id is the seq")
 		f, err := EncodeLegacyChatFrame(env, Scout)
 		if err != nil {
-			require.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+			require.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			skipped = append(skipped, env.Event.EventType())
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ErrorCode is the code of the version-1 error event a legacy error frame
@@ -35,7 +36,7 @@ const ErrorCode = "legacy-error"
 // is handed to h's methods, which may ask a store; the mapping itself
 // does no I/O.
 //
-// Refusals (*chatprotocol.Error), with a JSON pointer into the legacy
+// Refusals (*refusal.Error), with a JSON pointer into the legacy
 // frame; no envelope is returned with one:
 //
 //   - unsupported-event (/type): a product type h's registry does not
@@ -77,7 +78,7 @@ func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotoco
 // overwritten.
 func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatEventEnvelope, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
 	if h == nil {
-		return dst, wire.New(chatprotocol.CodeInvalidEnvelope, "", "no host: identity comes from the host")
+		return dst, wire.New(refusal.CodeInvalidEnvelope, "", "no host: identity comes from the host")
 	}
 	if isNil(f) {
 		return dst, notAFrame(nil)
@@ -98,10 +99,10 @@ func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatE
 			return dst, hostErr("ToolCallID", err)
 		}
 		if !ok {
-			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
+			return dst, wire.New(refusal.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
 		}
 		if id == "" || len(id) > maxIDBytes {
-			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
+			return dst, wire.New(refusal.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
 		}
 		*call = id
 	}
@@ -191,7 +192,7 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		return tool(ev, &ev.CallID)
 	case *ToolResult:
 		if !f.Status.Valid() {
-			return nil, nil, wire.New(chatprotocol.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
+			return nil, nil, wire.New(refusal.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
 		}
 		ev := &chatprotocol.ToolResultEvent{CallID: f.CallID, Status: f.Status, Output: f.Output}
 		return tool(ev, &ev.CallID)
@@ -211,7 +212,7 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		return one(&chatprotocol.NavigateEvent{Href: f.Href})
 	case *chatprotocol.ChatAppEvent:
 		if !isProductType(reg, f.Type) {
-			return nil, nil, wire.New(chatprotocol.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
+			return nil, nil, wire.New(refusal.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
 		}
 		return one(&chatprotocol.AppEvent{Type: f.Type, Raw: f.Raw})
 	}
@@ -255,7 +256,7 @@ func checkEvent(ev chatprotocol.Event, f Frame) error {
 	if err == nil {
 		return nil
 	}
-	e, ok := err.(*chatprotocol.Error)
+	e, ok := err.(*refusal.Error)
 	if !ok {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -41,10 +42,10 @@ const (
 
 // item is one frame of the stream on its way through the stages.
 type item struct {
-	frame   int64               // the frame's number, as EnvelopeReader.Frame counts it
-	refusal *chatprotocol.Error // the frame's violation, reported by the last stage
-	err     error               // an error that is not a violation: the stream ends there
-	old     legacy.Frame        // a legacy frame, until the upgrader has upgraded it
+	frame   int64          // the frame's number, as EnvelopeReader.Frame counts it
+	refusal *refusal.Error // the frame's violation, reported by the last stage
+	err     error          // an error that is not a violation: the stream ends there
+	old     legacy.Frame   // a legacy frame, until the upgrader has upgraded it
 	app     *chatprotocol.ChatAppEvent
 	envs    []chatprotocol.ChatEventEnvelope // the envelope of a version-1 frame, or those of an upgraded legacy frame, in the batch's envs
 }
@@ -224,7 +225,7 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 // setErr records err, a refusal of the frame or an error that ends the
 // stream.
 func setErr(it *item, err error) {
-	if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+	if e, ok := errors.AsType[*refusal.Error](err); ok {
 		it.refusal = e
 		return
 	}

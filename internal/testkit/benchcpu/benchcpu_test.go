@@ -1,8 +1,9 @@
 package benchcpu
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
 )

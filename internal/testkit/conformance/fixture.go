@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Fixture is one case file of fixtures/ (schema: schemas/fixture.schema.json).
@@ -261,9 +262,9 @@ func (e *Expectation) refusal(err error) error {
 	if e.Outcome != "reject" {
 		return fmt.Errorf("refused (%v), want accept", err)
 	}
-	ce, ok := errors.AsType[*chatprotocol.Error](err)
+	ce, ok := errors.AsType[*refusal.Error](err)
 	if !ok {
-		return fmt.Errorf("refused with %v, which is not a *chatprotocol.Error", err)
+		return fmt.Errorf("refused with %v, which is not a *refusal.Error", err)
 	}
 	if string(ce.Code) != e.Code {
 		return fmt.Errorf("refused with code %s (%v), want %s", ce.Code, err, e.Code)

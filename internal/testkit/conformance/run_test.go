@@ -2,12 +2,13 @@ package conformance
 
 import (
 	"bytes"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

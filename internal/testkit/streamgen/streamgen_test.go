@@ -3,9 +3,10 @@ package streamgen
 import (
 	"bytes"
 	"errors"
-	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"io"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -1,9 +1,11 @@
 package streamtest
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +21,6 @@ func TestEventFrames(t *testing.T) {
 	assert.Equal(t, [][]byte{[]byte("a"), []byte("b\nc")}, data)
 
 	_, data, err = EventFrames(strings.NewReader("data: x\n\ndata: " + strings.Repeat("y", sse.DefaultMaxFrameBytes) + "\n\n"))
-	assert.ErrorIs(t, err, sse.ErrFrameTooLarge)
+	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 	assert.Equal(t, [][]byte{[]byte("x")}, data)
 }
