@@ -78,8 +78,9 @@ type Options struct {
 	Seed uint64
 	// Plan chooses each connection's cut; nil never cuts.
 	Plan Plan
-	// MaxCuts stops cutting after this many cuts: later connections pass
-	// uncut. 0 means no limit.
+	// MaxCuts is the most cuts the proxy makes: once it made that many,
+	// every connection passes uncut, also one whose cut point comes later.
+	// 0 means no limit.
 	MaxCuts int
 	// Arm, when set, makes cut points count from the end of its first
 	// occurrence in a connection's server-to-client bytes; a connection
@@ -246,22 +247,8 @@ func (p *Proxy) serve(client net.Conn, cut Cut) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, rerr := server.Read(buf)
-		if n > 0 {
-			k, hit := c.scan(buf[:n])
-			if _, werr := client.Write(buf[:k]); werr != nil {
-				break
-			}
-			if hit != cutNone {
-				p.mu.Lock()
-				p.stats.Cuts++
-				if hit == cutIDLine {
-					p.stats.CutsAtIDLine++
-				} else {
-					p.stats.CutsAtBytes++
-				}
-				p.mu.Unlock()
-				break
-			}
+		if n > 0 && !p.forward(client, c, buf[:n]) {
+			break
 		}
 		if rerr != nil {
 			break
@@ -271,6 +258,38 @@ func (p *Proxy) serve(client net.Conn, cut Cut) {
 	_ = client.Close()
 	_ = server.Close()
 	<-done
+}
+
+// forward writes b to client up to the connection's cut point, if b holds
+// it, and counts the cut. It reports whether the connection goes on: false
+// after a cut or a failed write.
+func (p *Proxy) forward(client net.Conn, c *cutter, b []byte) bool {
+	k, hit := c.scan(b)
+	if hit != cutNone && !p.countCut(hit) {
+		c.cut = Cut{} // past MaxCuts: the connection passes uncut
+		k, hit = len(b), cutNone
+	}
+	if _, err := client.Write(b[:k]); err != nil {
+		return false
+	}
+	return hit == cutNone
+}
+
+// countCut counts a cut of kind hit, or reports false when MaxCuts cuts
+// were already made.
+func (p *Proxy) countCut(hit cutKind) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.opts.MaxCuts > 0 && p.stats.Cuts >= p.opts.MaxCuts {
+		return false
+	}
+	p.stats.Cuts++
+	if hit == cutIDLine {
+		p.stats.CutsAtIDLine++
+	} else {
+		p.stats.CutsAtBytes++
+	}
+	return true
 }
 
 type cutKind int

@@ -150,6 +150,60 @@ func TestMaxCuts(t *testing.T) {
 	assert.Equal(t, Stats{Connections: 4, Cuts: 2, CutsAtIDLine: 2}, p.Stats())
 }
 
+func TestMaxCutsHoldsForOverlappingConnections(t *testing.T) {
+	// The target accepts both connections, so the proxy planned both cuts,
+	// before it sends either a byte: only the first cut reached is made.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	accepted, release := make(chan net.Conn), make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ln.Close()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	p := start(t, ln.Addr().String(), &Options{MaxCuts: 1, Plan: func(int, *rand.Rand) Cut { return Cut{IDLine: 2} }})
+	got := make(chan string, 2)
+	for range 2 {
+		c, err := net.Dial("tcp", p.Addr())
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, err := io.ReadAll(c)
+			if err != nil {
+				b = []byte("error: " + err.Error())
+			}
+			got <- string(b)
+		}()
+	}
+	for range 2 {
+		c := <-accepted
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			<-release
+			_, _ = c.Write([]byte(stream))
+		}()
+	}
+	close(release)
+	a, b := <-got, <-got
+	want := stream[:strings.Index(stream, "id: 2\n")+len("id: 2\n")]
+	assert.ElementsMatch(t, []string{want, stream}, []string{a, b})
+	assert.Equal(t, Stats{Connections: 2, Cuts: 1, CutsAtIDLine: 1}, p.Stats())
+}
+
 func TestRandomIsSeededAndInRange(t *testing.T) {
 	r := Random{IDLineShare: 0.5, MinIDLine: 2, MaxIDLine: 4, MinBytes: 100, MaxBytes: 200}
 	draw := func(seed uint64) []Cut {
