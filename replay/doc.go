@@ -13,7 +13,8 @@
 //
 // # Bounds are cursors
 //
-// A cursor is the seq of the last frame a reader holds: 0 before the first.
+// A cursor is the seq of the last frame a reader holds: 0 before the first
+// (docs/contract.md sections 11.1 and 11.2).
 // Bounds reports, also for a turn holding no frame, Lower, the smallest
 // cursor the window can resume from, Latest, the seq of the latest frame,
 // and Ended. Frames Lower+1 through Latest are all retained, so a Read
@@ -26,7 +27,7 @@
 // # The reader loop
 //
 // A reader follows a turn from cursor c (0, or the Last-Event-ID it
-// reconnects with) by
+// reconnects with) by (docs/contract.md section 11.6)
 //
 //	for {
 //		bounds, frames, err := w.Read(ctx, key, c) // the suffix after c
@@ -53,14 +54,14 @@
 //
 // # Appending
 //
-// Append refuses, with an *AppendError carrying the bounds and nothing
-// stored: an envelope of another conversation or turn (foreign-frame), a
+// Append refuses (docs/contract.md section 11.3), with an *AppendError
+// carrying the bounds and nothing stored: an envelope of another conversation or turn (foreign-frame), a
 // seq other than Latest+1 (sequence-gap, sequence-reordered: a redelivery
 // included), anything but a late tool_result after the end
 // (turn-terminated), an envelope that does not validate (its Validate
 // refusal), and one whose canonical JSON is longer than the window's frame
-// limit (frame-too-large). The limit is the reader's, ParserOptions.
-// MaxFrameBytes, 1 MiB by default on both sides, so a frame a reader would
+// limit (frame-too-large). The limit is the reader's,
+// ParserOptions.MaxFrameBytes, 1 MiB by default on both sides, so a frame a reader would
 // refuse never reaches the wire; SplitDelta cuts a long text into deltas
 // that fit. A writer unsure whether an Append landed (a window outside the
 // process, a lost acknowledgement) reads the bounds: Latest tells.
@@ -69,8 +70,8 @@
 //
 // # Canonical bytes, resent unparsed
 //
-// A window stores each envelope's canonical JSON (ChatEventEnvelope.
-// AppendJSON) and hands the same bytes to every reader, which sends them as
+// A window stores each envelope's canonical JSON
+// (ChatEventEnvelope.AppendJSON, docs/contract.md sections 5.4 and 11.5) and hands the same bytes to every reader, which sends them as
 // they are. The frame is encoded, and so validated, once when appended,
 // never parsed or encoded again per reader: replay costs no more than a
 // copy, every reader receives byte-identical frames, and the bytes a
@@ -79,7 +80,8 @@
 //
 // # Retention
 //
-// A window retains a suffix of each turn and says which: retention drops a
+// A window retains a suffix of each turn and says which (docs/contract.md
+// section 11.4): retention drops a
 // turn's oldest frames first and moves Lower up to the seq of the oldest
 // retained minus one, never leaving a hole. Memory bounds each turn by
 // frames, bytes and age, and the turns it holds; it keeps an ended turn for
@@ -89,7 +91,7 @@
 //
 // # Capabilities
 //
-// A window decides what a host may declare (docs/contract.md section 8).
+// A window decides what a host may declare (docs/contract.md sections 8 and 11.7).
 // Memory serves reconnects within one process and keeps nothing across a
 // restart: it is the lightweight profile, connectionReplay true and
 // persistedHistory, persistedDecisions, completedToolCheckpoints and

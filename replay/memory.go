@@ -12,7 +12,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 )
 
-// The defaults of MemoryOptions (docs/contract.md section 11).
+// The defaults of MemoryOptions (docs/contract.md section 11.4).
 const (
 	// DefaultMaxFrames is the number of frames a Memory window retains per
 	// turn by default: 10,000.
@@ -73,7 +73,7 @@ type MemoryOptions struct {
 	Now func() time.Time
 }
 
-// Memory is the in-memory Window (docs/contract.md section 11), the
+// Memory is the in-memory Window (docs/contract.md sections 11.4 and 11.7), the
 // window of a lightweight host: it serves reconnects within one process
 // and forgets everything on restart (see Capabilities). Its memory is
 // bounded by MemoryOptions: per turn by frames, bytes and age, across turns
@@ -165,7 +165,7 @@ func bound[T int | time.Duration](v, def T) T {
 }
 
 // Capabilities returns what a Memory window lets a host declare
-// (docs/contract.md section 8): connectionReplay true, and false for
+// (docs/contract.md sections 8 and 11.7): connectionReplay true, and false for
 // persistedHistory, persistedDecisions, completedToolCheckpoints and
 // interruptedTurnRecovery, since nothing survives the process. This is the
 // lightweight profile.

@@ -16,6 +16,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -79,7 +80,7 @@ func TestMemoryCapabilitiesAreTheLightweightProfile(t *testing.T) {
 	require.NoError(t, chatprotocol.RequireChatCapabilities(&caps, chatprotocol.CapabilityConnectionReplay))
 	for _, c := range []chatprotocol.Capability{chatprotocol.CapabilityPersistedHistory, chatprotocol.CapabilityPersistedDecisions,
 		chatprotocol.CapabilityCompletedToolCheckpoints, chatprotocol.CapabilityInterruptedTurnRecovery} {
-		assert.ErrorIs(t, chatprotocol.RequireChatCapabilities(&caps, c), chatprotocol.ErrUnsupportedCapability, "%s", c)
+		assert.ErrorIs(t, chatprotocol.RequireChatCapabilities(&caps, c), refusal.ErrUnsupportedCapability, "%s", c)
 	}
 }
 
@@ -118,14 +119,14 @@ func TestMemoryAppendRefusalsCarryBounds(t *testing.T) {
 	ae, ok := errors.AsType[*AppendError](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, AppendError{Seq: 0, Bounds: b, Err: ae.Err}, *ae)
-	assert.Equal(t, chatprotocol.CodeInvalidEnvelope, chatprotocol.CodeOf(err))
+	assert.Equal(t, refusal.CodeInvalidEnvelope, refusal.CodeOf(err))
 
 	_, err = m.Append(t.Context(), key, delta(key, 3, strings.Repeat("x", 200)))
 	ae, ok = errors.AsType[*AppendError](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, int64(3), ae.Seq)
 	assert.Equal(t, b, ae.Bounds)
-	assert.ErrorIs(t, err, chatprotocol.ErrFrameTooLarge)
+	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -181,7 +182,7 @@ func TestMemoryRetainsByAge(t *testing.T) {
 	assert.Equal(t, Bounds{Lower: 2, Latest: 4}, b, "frames a minute old are no longer served")
 	assert.Len(t, frames, 2)
 	_, _, err = m.Read(t.Context(), key, 1)
-	assert.ErrorIs(t, err, chatprotocol.ErrStaleCursor)
+	assert.ErrorIs(t, err, refusal.ErrStaleCursor)
 
 	clock.Advance(30 * time.Second)
 	assert.Equal(t, Bounds{Lower: 4, Latest: 4}, bounds(t, m, key), "all aged: Lower = Latest, no gap")
@@ -237,7 +238,7 @@ func TestMemoryEvictsEndedTurnsFirstThenTheLeastRecentlyAppended(t *testing.T) {
 	assert.Equal(t, 2, m.live.Len()+m.ended.Len())
 
 	_, err = m.Append(t.Context(), b, delta(b, 3, "late"))
-	assert.ErrorIs(t, err, chatprotocol.ErrTurnTerminated, "a tombstone remembers the end")
+	assert.ErrorIs(t, err, refusal.ErrTurnTerminated, "a tombstone remembers the end")
 }
 
 func TestMemoryForgetsTombstonesBeyondTheBound(t *testing.T) {

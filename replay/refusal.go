@@ -4,17 +4,18 @@ import (
 	"strconv"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // CursorError is Read's refusal of a resume cursor outside the retained
-// window (docs/contract.md section 11): Cursor below Bounds.Lower
+// window (docs/contract.md section 11.2): Cursor below Bounds.Lower
 // (stale-cursor: the frames after it are no longer retained, the reader
 // recovers from history) or above Bounds.Latest (cursor-ahead: the reader
 // holds a seq the window never had). Bounds are the turn's when refused.
 //
-// Err is the coded refusal, a *chatprotocol.Error of code stale-cursor or
+// Err is the coded refusal, a *refusal.Error of code stale-cursor or
 // cursor-ahead, returned by Unwrap: errors.Is(err,
-// chatprotocol.ErrStaleCursor) and chatprotocol.CodeOf(err) see through a
+// refusal.ErrStaleCursor) and refusal.CodeOf(err) see through a
 // *CursorError, and errors.AsType[*CursorError](err) gives the bounds.
 type CursorError struct {
 	Cursor uint64
@@ -32,7 +33,7 @@ func (e *CursorError) Error() string {
 func (e *CursorError) Unwrap() error { return e.Err }
 
 // AppendError is Append's refusal of an envelope, with nothing stored
-// (docs/contract.md section 11). Seq is the refused envelope's seq (0 when
+// (docs/contract.md section 11.3). Seq is the refused envelope's seq (0 when
 // there is no envelope), Bounds the turn's bounds when refused, so a writer
 // that lost track learns where the turn stands.
 //
@@ -74,22 +75,22 @@ func errText(err error) string {
 
 // refuse builds the coded refusal a window wraps in a *CursorError or an
 // *AppendError.
-func refuse(code chatprotocol.Code, path, message string) *chatprotocol.Error {
-	return &chatprotocol.Error{Code: code, Path: path, Message: message}
+func refuse(code refusal.Code, path, message string) *refusal.Error {
+	return &refusal.Error{Code: code, Path: path, Message: message}
 }
 
 // CheckCursor applies Read's cursor rule to a turn whose bounds are b
-// (docs/contract.md section 11): it returns nil when after is within
+// (docs/contract.md section 11.2): it returns nil when after is within
 // [b.Lower, b.Latest], and otherwise a *CursorError of code stale-cursor
 // (below Lower) or cursor-ahead (above Latest) carrying b and after. Every
 // Window implementation refuses with it.
 func CheckCursor(b Bounds, after uint64) error {
 	switch {
 	case after < b.Lower:
-		return &CursorError{Cursor: after, Bounds: b, Err: refuse(chatprotocol.CodeStaleCursor, "",
+		return &CursorError{Cursor: after, Bounds: b, Err: refuse(refusal.CodeStaleCursor, "",
 			"cursor "+strconv.FormatUint(after, 10)+" is below the retained lower bound "+strconv.FormatUint(b.Lower, 10))}
 	case after > b.Latest:
-		return &CursorError{Cursor: after, Bounds: b, Err: refuse(chatprotocol.CodeCursorAhead, "",
+		return &CursorError{Cursor: after, Bounds: b, Err: refuse(refusal.CodeCursorAhead, "",
 			"cursor "+strconv.FormatUint(after, 10)+" is beyond the latest seq "+strconv.FormatUint(b.Latest, 10))}
 	}
 	return nil
@@ -97,7 +98,7 @@ func CheckCursor(b Bounds, after uint64) error {
 
 // CheckAppend applies Append's turn rules to env, an envelope that
 // validates, offered as the next frame of key's turn whose bounds are b
-// (docs/contract.md sections 7 and 11). It returns nil when env may be
+// (docs/contract.md sections 7.4 and 11.3). It returns nil when env may be
 // stored, and otherwise an *AppendError carrying b: foreign-frame
 // (/conversationId or /turnId) for an envelope of another conversation or
 // turn, sequence-gap (/seq) for a seq above b.Latest+1, sequence-reordered
@@ -106,18 +107,18 @@ func CheckCursor(b Bounds, after uint64) error {
 // for anything but a late tool_result once b.Ended. Every Window
 // implementation refuses with it, after EncodeFrame.
 func CheckAppend(key Key, b Bounds, env *chatprotocol.ChatEventEnvelope) error {
-	var err *chatprotocol.Error
+	var err *refusal.Error
 	switch next := b.Latest + 1; {
 	case env.ConversationID != key.ConversationID:
-		err = refuse(chatprotocol.CodeForeignFrame, "/conversationId", "frame of conversation "+strconv.Quote(env.ConversationID)+" appended to conversation "+strconv.Quote(key.ConversationID))
+		err = refuse(refusal.CodeForeignFrame, "/conversationId", "frame of conversation "+strconv.Quote(env.ConversationID)+" appended to conversation "+strconv.Quote(key.ConversationID))
 	case env.TurnID != key.TurnID:
-		err = refuse(chatprotocol.CodeForeignFrame, "/turnId", "frame of turn "+strconv.Quote(env.TurnID)+" appended to turn "+strconv.Quote(key.TurnID))
+		err = refuse(refusal.CodeForeignFrame, "/turnId", "frame of turn "+strconv.Quote(env.TurnID)+" appended to turn "+strconv.Quote(key.TurnID))
 	case env.Seq <= 0 || uint64(env.Seq) < next:
-		err = refuse(chatprotocol.CodeSequenceReordered, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" is at or below the latest "+strconv.FormatUint(b.Latest, 10))
+		err = refuse(refusal.CodeSequenceReordered, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" is at or below the latest "+strconv.FormatUint(b.Latest, 10))
 	case uint64(env.Seq) > next:
-		err = refuse(chatprotocol.CodeSequenceGap, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" follows the latest "+strconv.FormatUint(b.Latest, 10))
+		err = refuse(refusal.CodeSequenceGap, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" follows the latest "+strconv.FormatUint(b.Latest, 10))
 	case b.Ended && !isToolResult(env):
-		err = refuse(chatprotocol.CodeTurnTerminated, "/event", "the turn has ended; only a late tool_result may follow")
+		err = refuse(refusal.CodeTurnTerminated, "/event", "the turn has ended; only a late tool_result may follow")
 	default:
 		return nil
 	}
@@ -130,7 +131,7 @@ func isToolResult(env *chatprotocol.ChatEventEnvelope) bool {
 }
 
 // EndsTurn reports whether env ends its turn: a lifecycle event of status
-// completed, failed or cancelled (docs/contract.md section 7). Bounds.Ended
+// completed, failed or cancelled (docs/contract.md section 7.4). Bounds.Ended
 // is true from the first such frame on.
 func EndsTurn(env *chatprotocol.ChatEventEnvelope) bool {
 	lc, ok := env.Event.(*chatprotocol.LifecycleEvent)
@@ -145,17 +146,17 @@ func EndsTurn(env *chatprotocol.ChatEventEnvelope) bool {
 // one whose canonical JSON is longer than maxFrameBytes (frame-too-large;
 // 0 means chatprotocol.DefaultMaxFrameBytes, 1 MiB, the reader's default,
 // and a negative value no limit), so a frame a reader would refuse never
-// reaches the wire (docs/contract.md sections 5 and 11).
+// reaches the wire (docs/contract.md sections 5.2, 11.3 and 11.5).
 func EncodeFrame(env *chatprotocol.ChatEventEnvelope, maxFrameBytes int) (Frame, error) {
 	if env == nil {
-		return Frame{}, refuse(chatprotocol.CodeInvalidEnvelope, "", "no envelope")
+		return Frame{}, refuse(refusal.CodeInvalidEnvelope, "", "no envelope")
 	}
 	data, err := env.AppendJSON(nil)
 	if err != nil {
 		return Frame{}, err
 	}
 	if limit := frameLimit(maxFrameBytes); limit >= 0 && len(data) > limit {
-		return Frame{}, refuse(chatprotocol.CodeFrameTooLarge, "",
+		return Frame{}, refuse(refusal.CodeFrameTooLarge, "",
 			"frame of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(limit))
 	}
 	return Frame{Seq: uint64(env.Seq), Type: env.Event.EventType(), Data: data}, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestCheckCursor(t *testing.T) {
@@ -17,9 +18,9 @@ func TestCheckCursor(t *testing.T) {
 		err := CheckCursor(b, after)
 		switch {
 		case after < 3:
-			assert.ErrorIs(t, err, chatprotocol.ErrStaleCursor, "after %d", after)
+			assert.ErrorIs(t, err, refusal.ErrStaleCursor, "after %d", after)
 		case after > 7:
-			assert.ErrorIs(t, err, chatprotocol.ErrCursorAhead, "after %d", after)
+			assert.ErrorIs(t, err, refusal.ErrCursorAhead, "after %d", after)
 		default:
 			assert.NoError(t, err, "after %d", after)
 			continue
@@ -28,11 +29,11 @@ func TestCheckCursor(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, after, ce.Cursor)
 		assert.Equal(t, b, ce.Bounds)
-		assert.Equal(t, chatprotocol.CodeOf(ce.Err), chatprotocol.CodeOf(err), "CodeOf sees through the *CursorError")
+		assert.Equal(t, refusal.CodeOf(ce.Err), refusal.CodeOf(err), "CodeOf sees through the *CursorError")
 		assert.NotEmpty(t, err.Error())
 	}
 	assert.NoError(t, CheckCursor(Bounds{}, 0), "an empty window serves cursor 0")
-	assert.ErrorIs(t, CheckCursor(Bounds{}, 1), chatprotocol.ErrCursorAhead)
+	assert.ErrorIs(t, CheckCursor(Bounds{}, 1), refusal.ErrCursorAhead)
 	assert.NoError(t, CheckCursor(Bounds{Lower: 5, Latest: 5, Ended: true}, 5))
 }
 
@@ -50,12 +51,12 @@ func TestCheckAppend(t *testing.T) {
 		{"next", Bounds{Latest: 3}, delta(key, 4, ""), nil, ""},
 		{"first", Bounds{}, delta(key, 1, ""), nil, ""},
 		{"first after trimming", Bounds{Lower: 3, Latest: 3}, delta(key, 4, ""), nil, ""},
-		{"gap", Bounds{Latest: 3}, delta(key, 5, ""), chatprotocol.ErrSequenceGap, "/seq"},
-		{"reordered", Bounds{Latest: 3}, delta(key, 2, ""), chatprotocol.ErrSequenceReordered, "/seq"},
-		{"redelivered", Bounds{Latest: 3}, delta(key, 3, ""), chatprotocol.ErrSequenceReordered, "/seq"},
-		{"other conversation", Bounds{Latest: 3}, delta(Key{"d", "t"}, 4, ""), chatprotocol.ErrForeignFrame, "/conversationId"},
-		{"other turn", Bounds{Latest: 3}, delta(Key{"c", "u"}, 4, ""), chatprotocol.ErrForeignFrame, "/turnId"},
-		{"after the end", Bounds{Latest: 3, Ended: true}, delta(key, 4, ""), chatprotocol.ErrTurnTerminated, "/event"},
+		{"gap", Bounds{Latest: 3}, delta(key, 5, ""), refusal.ErrSequenceGap, "/seq"},
+		{"reordered", Bounds{Latest: 3}, delta(key, 2, ""), refusal.ErrSequenceReordered, "/seq"},
+		{"redelivered", Bounds{Latest: 3}, delta(key, 3, ""), refusal.ErrSequenceReordered, "/seq"},
+		{"other conversation", Bounds{Latest: 3}, delta(Key{"d", "t"}, 4, ""), refusal.ErrForeignFrame, "/conversationId"},
+		{"other turn", Bounds{Latest: 3}, delta(Key{"c", "u"}, 4, ""), refusal.ErrForeignFrame, "/turnId"},
+		{"after the end", Bounds{Latest: 3, Ended: true}, delta(key, 4, ""), refusal.ErrTurnTerminated, "/event"},
 		{"late tool_result", Bounds{Latest: 3, Ended: true}, result, nil, ""},
 	} {
 		err := CheckAppend(key, c.b, c.env)
@@ -68,7 +69,7 @@ func TestCheckAppend(t *testing.T) {
 		require.True(t, ok, c.name)
 		assert.Equal(t, c.b, ae.Bounds, c.name)
 		assert.Equal(t, c.env.Seq, ae.Seq, c.name)
-		re, ok := errors.AsType[*chatprotocol.Error](err)
+		re, ok := errors.AsType[*refusal.Error](err)
 		require.True(t, ok, c.name)
 		assert.Equal(t, c.path, re.Path, c.name)
 	}
@@ -84,15 +85,15 @@ func TestEncodeFrame(t *testing.T) {
 	assert.Equal(t, Frame{Seq: 2, Type: "delta", Data: want}, f)
 
 	_, err = EncodeFrame(env, len(want)-1)
-	assert.ErrorIs(t, err, chatprotocol.ErrFrameTooLarge)
+	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 	_, err = EncodeFrame(env, len(want))
 	assert.NoError(t, err)
 	_, err = EncodeFrame(nil, 0)
-	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	bad := delta(key, 2, "")
 	bad.Event = &chatprotocol.ToolCallEvent{Name: "x", Input: json.RawMessage(`{`)}
 	_, err = EncodeFrame(bad, 0)
-	assert.Equal(t, chatprotocol.CodeOf(bad.Validate()), chatprotocol.CodeOf(err), "Validate's refusal")
+	assert.Equal(t, refusal.CodeOf(bad.Validate()), refusal.CodeOf(err), "Validate's refusal")
 }
 
 func TestEndsTurn(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // maxEscapedRune is the most bytes one character takes in a JSON string:
@@ -15,7 +16,7 @@ const maxEscapedRune = 6
 // maxFrameBytes as the text of a delta envelope shaped like template, so
 // that a long text reaches the wire as several deltas rather than as a
 // frame Append and every reader refuse with frame-too-large
-// (docs/contract.md sections 5 and 11). The pieces concatenate to text.
+// (docs/contract.md sections 5.2 and 11.3). The pieces concatenate to text.
 //
 // The envelope's overhead is computed from template, encoded with its
 // event replaced by a delta of empty text (keeping the unknown members of
@@ -38,10 +39,10 @@ const maxEscapedRune = 6
 // one character takes (frame-too-large).
 func SplitDelta(template *chatprotocol.ChatEventEnvelope, text string, maxFrameBytes int) ([]string, error) {
 	if template == nil {
-		return nil, refuse(chatprotocol.CodeInvalidEnvelope, "", "no template envelope")
+		return nil, refuse(refusal.CodeInvalidEnvelope, "", "no template envelope")
 	}
 	if !utf8.ValidString(text) {
-		return nil, refuse(chatprotocol.CodeInvalidEvent, "/event/text", "not valid UTF-8")
+		return nil, refuse(refusal.CodeInvalidEvent, "/event/text", "not valid UTF-8")
 	}
 	limit := frameLimit(maxFrameBytes)
 	if limit < 0 {
@@ -63,7 +64,7 @@ func SplitDelta(template *chatprotocol.ChatEventEnvelope, text string, maxFrameB
 	}
 	budget := limit - len(empty)
 	if budget < maxEscapedRune {
-		return nil, refuse(chatprotocol.CodeFrameTooLarge, "",
+		return nil, refuse(refusal.CodeFrameTooLarge, "",
 			"an empty delta envelope like the template takes "+strconv.Itoa(len(empty))+" of the "+strconv.Itoa(limit)+" bytes allowed")
 	}
 	return splitText(text, budget), nil

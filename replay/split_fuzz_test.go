@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // FuzzSplitDelta: for any text and any limit with room for a character,
@@ -25,7 +26,7 @@ func FuzzSplitDelta(f *testing.F) {
 		limit := len(empty) + maxEscapedRune + int(room%512)
 		pieces, err := SplitDelta(&splitTemplate, text, limit)
 		if !utf8.ValidString(text) {
-			if chatprotocol.CodeOf(err) != chatprotocol.CodeInvalidEvent {
+			if refusal.CodeOf(err) != refusal.CodeInvalidEvent {
 				t.Fatalf("invalid UTF-8: %v, want invalid-event", err)
 			}
 			return

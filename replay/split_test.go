@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 var splitTemplate = chatprotocol.ChatEventEnvelope{ConversationID: "conv-1", TurnID: "turn-1", EventID: "evt-000001", Seq: 1,
@@ -103,17 +104,17 @@ func TestSplitDeltaEdges(t *testing.T) {
 	assert.Len(t, pieces, 1, "no limit, one piece")
 
 	_, err = SplitDelta(&splitTemplate, "a\xffb", 0)
-	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEvent)
+	assert.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	_, err = SplitDelta(nil, "a", 0)
-	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	noID := splitTemplate
 	noID.EventID = ""
 	_, err = SplitDelta(&noID, "a", 0)
-	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	empty, err := pieceEnvelope(splitTemplate, "", chatprotocol.MaxSeq).AppendJSON(nil)
 	require.NoError(t, err)
 	_, err = SplitDelta(&splitTemplate, "a", len(empty)+5)
-	assert.ErrorIs(t, err, chatprotocol.ErrFrameTooLarge, "room for less than one character")
+	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge, "room for less than one character")
 }
 
 func TestSplitDeltaKeepsTheTemplatesDeltaMembers(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -15,7 +16,7 @@ func checkAppendRefusals(r *run) error {
 	key := r.key("refusals")
 	fresh := r.key("refusals-fresh")
 	_, err := r.w.Append(r.ctx, fresh, envelope(fresh, 2, &chatprotocol.DeltaEvent{Text: "x"}))
-	if err := refused(err, chatprotocol.ErrSequenceGap, replay.Bounds{}, false, 0); err != nil {
+	if err := refused(err, refusal.ErrSequenceGap, replay.Bounds{}, false, 0); err != nil {
 		return failf("a first frame of seq 2: %w", err)
 	}
 	want, err := r.appendTurn(key, 1, turnEvents(3)...)
@@ -34,12 +35,12 @@ func checkAppendRefusals(r *run) error {
 		env      *chatprotocol.ChatEventEnvelope
 		sentinel error
 	}{
-		{"a gap", envelope(key, 5, &chatprotocol.DeltaEvent{Text: "x"}), chatprotocol.ErrSequenceGap},
-		{"a reordered seq", envelope(key, 2, &chatprotocol.DeltaEvent{Text: "other"}), chatprotocol.ErrSequenceReordered},
-		{"the latest again", dup, chatprotocol.ErrSequenceReordered},
-		{"the first again", envelope(key, 1, turnEvents(1)[0]), chatprotocol.ErrSequenceReordered},
-		{"another conversation's frame", foreignConv, chatprotocol.ErrForeignFrame},
-		{"another turn's frame", foreignTurn, chatprotocol.ErrForeignFrame},
+		{"a gap", envelope(key, 5, &chatprotocol.DeltaEvent{Text: "x"}), refusal.ErrSequenceGap},
+		{"a reordered seq", envelope(key, 2, &chatprotocol.DeltaEvent{Text: "other"}), refusal.ErrSequenceReordered},
+		{"the latest again", dup, refusal.ErrSequenceReordered},
+		{"the first again", envelope(key, 1, turnEvents(1)[0]), refusal.ErrSequenceReordered},
+		{"another conversation's frame", foreignConv, refusal.ErrForeignFrame},
+		{"another turn's frame", foreignTurn, refusal.ErrForeignFrame},
 		{"an envelope without event id", noEventID, sentinelOf(noEventID.Validate())},
 		{"an unknown result status", badStatus, sentinelOf(badStatus.Validate())},
 	} {
@@ -93,7 +94,7 @@ func checkFrameTooLarge(r *run) error {
 		return err
 	}
 	_, err = r.w.Append(r.ctx, key, over)
-	if err := refused(err, chatprotocol.ErrFrameTooLarge, replay.Bounds{Latest: 1}, false, 0); err != nil {
+	if err := refused(err, refusal.ErrFrameTooLarge, replay.Bounds{Latest: 1}, false, 0); err != nil {
 		return failf("a frame of the limit plus one byte: %w", err)
 	}
 	b, _, err := r.w.Read(r.ctx, key, 1)
@@ -126,7 +127,7 @@ func checkEnded(r *run) error {
 		}
 		for _, ev := range []chatprotocol.Event{&chatprotocol.DeltaEvent{Text: "more"}, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}, &chatprotocol.LifecycleEvent{Status: status}} {
 			_, err := r.w.Append(r.ctx, key, envelope(key, 5, ev))
-			if err := refused(err, chatprotocol.ErrTurnTerminated, b, false, 0); err != nil {
+			if err := refused(err, refusal.ErrTurnTerminated, b, false, 0); err != nil {
 				return failf("%s: Append of a %s after the end: %w", status, ev.EventType(), err)
 			}
 		}
@@ -151,4 +152,4 @@ func checkEnded(r *run) error {
 }
 
 // sentinelOf is the errors.Is target of err's code.
-func sentinelOf(err error) error { return &chatprotocol.Error{Code: chatprotocol.CodeOf(err)} }
+func sentinelOf(err error) error { return refusal.Sentinel(refusal.CodeOf(err)) }

@@ -1,7 +1,7 @@
 package replaytest
 
 import (
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -14,7 +14,7 @@ func checkEmptyTurn(r *run) error {
 		return err
 	}
 	_, _, err := r.w.Read(r.ctx, key, 1)
-	if err := refused(err, chatprotocol.ErrCursorAhead, replay.Bounds{}, true, 1); err != nil {
+	if err := refused(err, refusal.ErrCursorAhead, replay.Bounds{}, true, 1); err != nil {
 		return failf("Read after 1 of an empty turn: %w", err)
 	}
 	return r.waitBlocks(key, 0)
@@ -48,7 +48,7 @@ func checkCursorAhead(r *run) error {
 	}
 	for _, after := range []uint64{4, 5, 1 << 40} {
 		_, frames, err := r.w.Read(r.ctx, key, after)
-		if err := refused(err, chatprotocol.ErrCursorAhead, replay.Bounds{Latest: 3}, true, after); err != nil {
+		if err := refused(err, refusal.ErrCursorAhead, replay.Bounds{Latest: 3}, true, after); err != nil {
 			return failf("Read after %d of a turn at 3: %w", after, err)
 		}
 		if len(frames) != 0 {

@@ -1,7 +1,7 @@
 package replaytest
 
 import (
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -33,7 +33,7 @@ func checkRetention(r *run) error {
 		}
 		for _, stale := range []uint64{b.Lower - 1, 0} {
 			_, frames, err := r.w.Read(r.ctx, key, stale)
-			if err := refused(err, chatprotocol.ErrStaleCursor, b, true, stale); err != nil {
+			if err := refused(err, refusal.ErrStaleCursor, b, true, stale); err != nil {
 				return failf("retaining %d, after seq %d: Read after %d: %w", keep, seq, stale, err)
 			}
 			if len(frames) != 0 {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -120,11 +121,11 @@ func framesExpect(frames []replay.Frame, after, first uint64, want [][]byte) err
 // b: an *AppendError (cursor false) or a *CursorError for cursor after
 // (cursor true).
 func refused(err error, sentinel error, b replay.Bounds, cursor bool, after uint64) error {
-	switch want := chatprotocol.CodeOf(sentinel); {
+	switch want := refusal.CodeOf(sentinel); {
 	case err == nil:
 		return failf("no refusal, want %s", want)
-	case !errors.Is(err, sentinel) || chatprotocol.CodeOf(err) != want:
-		return failf("refused with %v (code %q), want %s", err, chatprotocol.CodeOf(err), want)
+	case !errors.Is(err, sentinel) || refusal.CodeOf(err) != want:
+		return failf("refused with %v (code %q), want %s", err, refusal.CodeOf(err), want)
 	}
 	if cursor {
 		ce, ok := errors.AsType[*replay.CursorError](err)
