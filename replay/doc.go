@@ -97,5 +97,7 @@
 // persistedHistory, persistedDecisions, completedToolCheckpoints and
 // interruptedTurnRecovery false (Memory.Capabilities). A window in a
 // database may add persistedHistory; none implies interruptedTurnRecovery,
-// which is recovery's business.
+// which is recovery's business. RecoverySource hands a window to
+// recovery.TurnRecovery as its ReplaySource, so that Resume works for a
+// host without any store.
 package replay

@@ -14,7 +14,9 @@ import (
 
 type allowAll struct{}
 
-func (allowAll) Authorize(context.Context, string, recovery.TurnRef, recovery.Action) error { return nil }
+func (allowAll) Authorize(context.Context, string, recovery.TurnRef, recovery.Action) error {
+	return nil
+}
 
 // TestRecoverySourceServesResume: a lightweight host, a Memory window and
 // no store, resumes a reconnecting reader through recovery.TurnRecovery.
