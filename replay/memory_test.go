@@ -313,3 +313,16 @@ func TestMemoryAppendWithoutWaitersKeepsItsChannel(t *testing.T) {
 	appendDeltas(t, m, key, 2, 5, "x")
 	assert.Equal(t, ch, m.turns[key].ch, "no Wait, no new channel")
 }
+
+func TestMemoryRefusesAFrameTheReaderWouldRefuse(t *testing.T) {
+	m := NewMemory(nil)
+	key := Key{"c", "t"}
+	big := delta(key, 1, strings.Repeat("x", 1_200_000))
+	_, err := m.Append(t.Context(), key, big)
+	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge, "1.2 MB is over the default 1 MiB")
+	data, err := big.AppendJSON(nil)
+	require.NoError(t, err)
+	_, err = chatprotocol.NewEnvelopeParser(nil).Parse(data)
+	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge, "the reader's default limit is the same")
+	assert.Equal(t, Bounds{}, bounds(t, m, key))
+}

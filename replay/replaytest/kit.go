@@ -17,7 +17,8 @@ import (
 type Config struct {
 	// NewWindow returns a window for one check, with the frame limit
 	// MaxFrameBytes and a retention that holds at least the few hundred
-	// frames of a check. t is the check's test, for t.Cleanup.
+	// frames of a check. t is the test the check runs in (its subtest
+	// under TestWindow, Check's t under Check), for t.Cleanup.
 	NewWindow func(t *testing.T) replay.Window
 	// NewRetaining, when set, returns a window that retains exactly the
 	// newest maxFrames frames of each turn once Append returns (count

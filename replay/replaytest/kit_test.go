@@ -17,16 +17,20 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // config is the kit's configuration for windows wrap makes around a
-// Memory; the broken ones get a short Timeout, as their Waits may hang.
-func config(wrap func(replay.Window) replay.Window) replaytest.Config {
+// Memory, with timeout (0: the kit's default).
+func config(wrap func(replay.Window) replay.Window, timeout time.Duration) replaytest.Config {
 	return replaytest.Config{
 		NewWindow: func(*testing.T) replay.Window { return wrap(replay.NewMemory(nil)) },
 		NewRetaining: func(_ *testing.T, maxFrames int) replay.Window {
 			return wrap(replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames}))
 		},
-		Timeout: 2 * time.Second,
+		Timeout: timeout,
 	}
 }
+
+// brokenTimeout is the Timeout of the broken windows' runs: short, since
+// their Waits may hang until it passes.
+const brokenTimeout = 2 * time.Second
 
 func failedChecks(err error) []string {
 	var names []string
@@ -41,7 +45,7 @@ func failedChecks(err error) []string {
 }
 
 func TestCheckPassesMemory(t *testing.T) {
-	err := replaytest.Check(t, config(func(w replay.Window) replay.Window { return w }))
+	err := replaytest.Check(t, config(func(w replay.Window) replay.Window { return w }, 0))
 	assert.NoError(t, err)
 }
 
@@ -53,11 +57,11 @@ func TestCheckFailsEachBrokenWindow(t *testing.T) {
 		cfg  replaytest.Config
 		want []string
 	}{
-		{"lost-wakeup", config(func(w replay.Window) replay.Window { return lostWakeup{w} }),
+		{"lost-wakeup", config(func(w replay.Window) replay.Window { return lostWakeup{w} }, brokenTimeout),
 			[]string{"wait-lost-wakeup"}},
-		{"turn-keyed", replaytest.Config{NewWindow: func(*testing.T) replay.Window { return newTurnKeyed() }, Timeout: 2 * time.Second},
+		{"turn-keyed", replaytest.Config{NewWindow: func(*testing.T) replay.Window { return newTurnKeyed() }, Timeout: brokenTimeout},
 			[]string{"isolation"}},
-		{"lower-off-by-one", config(func(w replay.Window) replay.Window { return lowerOffByOne{w} }),
+		{"lower-off-by-one", config(func(w replay.Window) replay.Window { return lowerOffByOne{w} }, brokenTimeout),
 			[]string{"append-read", "retention"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
