@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -18,18 +18,18 @@ import (
 // people only. Lower and Latest are the window's bounds, present for
 // stale-cursor and cursor-ahead only.
 type Refusal struct {
-	Code    wire.Code `json:"code"`
-	Message string    `json:"message"`
-	Lower   *uint64   `json:"lower,omitempty"`
-	Latest  *uint64   `json:"latest,omitempty"`
+	Code    refusal.Code `json:"code"`
+	Message string       `json:"message"`
+	Lower   *uint64      `json:"lower,omitempty"`
+	Latest  *uint64      `json:"latest,omitempty"`
 }
 
 // The answers that carry no detail of the request, built once so that an
 // unknown turn and a caller without rights get the same bytes.
 var (
-	bodyNotFound    = mustBody(Refusal{Code: wire.CodeUnauthorized, Message: "no such turn"})
-	bodyUnavailable = mustBody(Refusal{Code: wire.CodeStoreUnavailable, Message: "the stream is unavailable; retry later"})
-	bodyClosed      = mustBody(Refusal{Code: wire.CodeStoreUnavailable, Message: "the server is shutting down; retry later"})
+	bodyNotFound    = mustBody(Refusal{Code: refusal.CodeUnauthorized, Message: "no such turn"})
+	bodyUnavailable = mustBody(Refusal{Code: refusal.CodeStoreUnavailable, Message: "the stream is unavailable; retry later"})
+	bodyClosed      = mustBody(Refusal{Code: refusal.CodeStoreUnavailable, Message: "the server is shutting down; retry later"})
 )
 
 func mustBody(r Refusal) []byte {
@@ -54,7 +54,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 
 // writeRefusal writes status with a Refusal of code and message, and the
 // bounds b unless b is nil.
-func writeRefusal(w http.ResponseWriter, status int, code wire.Code, message string, b *replay.Bounds) {
+func writeRefusal(w http.ResponseWriter, status int, code refusal.Code, message string, b *replay.Bounds) {
 	r := Refusal{Code: code, Message: message}
 	if b != nil {
 		r.Lower, r.Latest = &b.Lower, &b.Latest

@@ -2,7 +2,7 @@ package stream
 
 import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // maxCursorDigits is the number of decimal digits of chatprotocol.MaxSeq.
@@ -14,8 +14,8 @@ const maxCursorDigits = 16
 // sign, spaces, a leading zero (but "0" itself) or any other byte. "" is
 // not a cursor: a request without one starts from 0.
 //
-// Anything else is refused with a *chatprotocol.Error of code invalid-frame
-// (chatprotocol.ErrInvalidFrame) and path "/lastEventId": the id the client
+// Anything else is refused with a *refusal.Error of code invalid-frame
+// (refusal.ErrInvalidFrame) and path "/lastEventId": the id the client
 // echoes is the one of an SSE frame this module never writes that way.
 func ParseCursor(s string) (uint64, error) {
 	if s == "" || len(s) > maxCursorDigits {
@@ -39,5 +39,5 @@ func ParseCursor(s string) (uint64, error) {
 }
 
 func errBadCursor(msg string) error {
-	return wire.New(wire.CodeInvalidFrame, "/lastEventId", msg)
+	return &refusal.Error{Code: refusal.CodeInvalidFrame, Path: "/lastEventId", Message: msg}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -93,7 +94,7 @@ type FollowOptions struct {
 //
 //   - a *RefusedError for any other status (404 unauthorized, 409
 //     cursor-ahead, 410 stale-cursor, 400 invalid-frame ...), whose code
-//     chatprotocol.CodeOf reads;
+//     refusal.CodeOf reads;
 //   - the refusal of a frame the reader or the reducer refuses
 //     (frame-too-large, invalid-envelope, sequence-gap, foreign-frame ...);
 //   - an error for a 200 that is not an event stream;
@@ -233,7 +234,7 @@ func (f *follower) attempt(ctx context.Context, url string) (progressed, done bo
 	for {
 		env, err := rd.Next()
 		if err != nil {
-			if _, refused := errors.AsType[*chatprotocol.Error](err); refused {
+			if refusal.CodeOf(err) != "" {
 				return progressed, false, err
 			}
 			if err == io.EOF {

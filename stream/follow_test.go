@@ -15,7 +15,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
-	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -154,10 +154,10 @@ func TestFollowReturnsRefusalsTyped(t *testing.T) {
 		sentinel           error
 		lower, latest      uint64
 	}{
-		{name: "unknown turn", path: path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), status: 404, sentinel: recovery.ErrUnauthorized},
-		{name: "stale", path: path(keyT1), cursor: "3", status: 410, sentinel: chatprotocol.ErrStaleCursor, lower: 17, latest: 22},
-		{name: "ahead", path: path(keyT1), cursor: "99", status: 409, sentinel: chatprotocol.ErrCursorAhead, lower: 17, latest: 22},
-		{name: "malformed", path: path(keyT1), cursor: "x", status: 400, sentinel: chatprotocol.ErrInvalidFrame},
+		{name: "unknown turn", path: path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), status: 404, sentinel: refusal.ErrUnauthorized},
+		{name: "stale", path: path(keyT1), cursor: "3", status: 410, sentinel: refusal.ErrStaleCursor, lower: 17, latest: 22},
+		{name: "ahead", path: path(keyT1), cursor: "99", status: 409, sentinel: refusal.ErrCursorAhead, lower: 17, latest: 22},
+		{name: "malformed", path: path(keyT1), cursor: "x", status: 400, sentinel: refusal.ErrInvalidFrame},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(q.lastEventIDs())
@@ -167,7 +167,7 @@ func TestFollowReturnsRefusalsTyped(t *testing.T) {
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, tc.status, refused.StatusCode)
 			assert.ErrorIs(t, err, tc.sentinel)
-			assert.Equal(t, chatprotocol.CodeOf(tc.sentinel), chatprotocol.CodeOf(err))
+			assert.Equal(t, refusal.CodeOf(tc.sentinel), refusal.CodeOf(err))
 			if tc.lower+tc.latest > 0 {
 				require.NotNil(t, refused.Lower)
 				assert.Equal(t, tc.lower, *refused.Lower)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -29,7 +29,7 @@ const (
 type HandlerOptions struct {
 	// Authorize decides, on every connection, whether the caller may read
 	// key's turn; it is called before the window is read. It returns nil to
-	// allow, an error of code unauthorized (recovery.ErrUnauthorized) to
+	// allow, an error of code unauthorized (refusal.ErrUnauthorized) to
 	// deny, and any other error when it cannot decide (its store is down).
 	//
 	// The hook is also what tells an unknown turn: a window treats a turn
@@ -200,7 +200,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.authorize(r, key); err != nil {
-		if wire.CodeOf(err) == wire.CodeUnauthorized {
+		if refusal.CodeOf(err) == refusal.CodeUnauthorized {
 			writeBody(w, http.StatusNotFound, bodyNotFound)
 			return
 		}
@@ -210,17 +210,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cursor, err := cursorOf(r)
 	if err != nil {
-		e, _ := errors.AsType[*wire.Error](err)
+		e, _ := errors.AsType[*refusal.Error](err)
 		writeRefusal(w, http.StatusBadRequest, e.Code, e.Message, nil)
 		return
 	}
 	b, frames, err := h.window.Read(r.Context(), key, cursor)
 	if err != nil {
-		switch wire.CodeOf(err) {
-		case wire.CodeStaleCursor:
-			writeRefusal(w, http.StatusGone, wire.CodeStaleCursor, "the cursor is below the retained lower bound; start again from the turn's history", &b)
-		case wire.CodeCursorAhead:
-			writeRefusal(w, http.StatusConflict, wire.CodeCursorAhead, "the cursor is beyond the latest seq", &b)
+		switch refusal.CodeOf(err) {
+		case refusal.CodeStaleCursor:
+			writeRefusal(w, http.StatusGone, refusal.CodeStaleCursor, "the cursor is below the retained lower bound; start again from the turn's history", &b)
+		case refusal.CodeCursorAhead:
+			writeRefusal(w, http.StatusConflict, refusal.CodeCursorAhead, "the cursor is beyond the latest seq", &b)
 		default:
 			if r.Context().Err() == nil {
 				h.log.WarnContext(r.Context(), "stream: reading the window failed", "err", err)

@@ -17,8 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/sse"
 	"github.com/Papercusp/chat-protocol-go/stream"
@@ -155,7 +154,7 @@ func TestHandlerRefusesMalformedCursors(t *testing.T) {
 				rec := record(h, req)
 				require.Equal(t, http.StatusBadRequest, rec.Code)
 				r := refusalOf(t, rec)
-				assert.Equal(t, chatprotocol.CodeInvalidFrame, r.Code)
+				assert.Equal(t, refusal.CodeInvalidFrame, r.Code)
 				assert.Nil(t, r.Lower)
 			})
 		}
@@ -188,7 +187,7 @@ func TestHandlerAnswersUnknownAndForbiddenAlike(t *testing.T) {
 	h := newHandler(t, w, nil)
 	unknown := record(h, httptest.NewRequest(http.MethodGet, path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), nil))
 	require.Equal(t, http.StatusNotFound, unknown.Code)
-	assert.Equal(t, recovery.CodeUnauthorized, refusalOf(t, unknown).Code)
+	assert.Equal(t, refusal.CodeUnauthorized, refusalOf(t, unknown).Code)
 
 	answers := map[string]*httptest.ResponseRecorder{}
 	denied := httptest.NewRequest(http.MethodGet, path(keyT1), nil)
@@ -225,12 +224,12 @@ func TestHandlerRefusesCursorsOutsideTheWindow(t *testing.T) {
 	for _, tc := range []struct {
 		cursor string
 		status int
-		code   chatprotocol.Code
+		code   refusal.Code
 	}{
-		{cursor: "", status: http.StatusGone, code: chatprotocol.CodeStaleCursor},
-		{cursor: "3", status: http.StatusGone, code: chatprotocol.CodeStaleCursor},
-		{cursor: "16", status: http.StatusGone, code: chatprotocol.CodeStaleCursor},
-		{cursor: "23", status: http.StatusConflict, code: chatprotocol.CodeCursorAhead},
+		{cursor: "", status: http.StatusGone, code: refusal.CodeStaleCursor},
+		{cursor: "3", status: http.StatusGone, code: refusal.CodeStaleCursor},
+		{cursor: "16", status: http.StatusGone, code: refusal.CodeStaleCursor},
+		{cursor: "23", status: http.StatusConflict, code: refusal.CodeCursorAhead},
 	} {
 		req := httptest.NewRequest(http.MethodGet, path(keyT1), nil)
 		req.Header.Set("Last-Event-ID", tc.cursor)
@@ -272,7 +271,7 @@ func TestHandlerAnswers503WhenItCannotDecide(t *testing.T) {
 			}
 			rec := record(h, httptest.NewRequest(http.MethodGet, path(key), nil))
 			require.Equal(t, http.StatusServiceUnavailable, rec.Code)
-			assert.Equal(t, recovery.CodeStoreUnavailable, refusalOf(t, rec).Code)
+			assert.Equal(t, refusal.CodeStoreUnavailable, refusalOf(t, rec).Code)
 			assert.NotContains(t, rec.Body.String(), "down")
 			assert.NotContains(t, rec.Body.String(), "refused")
 		})

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -82,11 +82,11 @@ func authorize(r *http.Request, key replay.Key) error {
 	case key.ConversationID == "down":
 		return errStoreDown
 	case r.Header.Get("X-User") == "mallory":
-		return recovery.ErrUnauthorized
+		return refusal.ErrUnauthorized
 	case key.ConversationID == "c-1" || key.ConversationID == "c-2":
 		return nil
 	}
-	return recovery.ErrUnauthorized
+	return refusal.ErrUnauthorized
 }
 
 // newHandler returns a handler on w with the tests' hook and opts.

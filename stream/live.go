@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -61,7 +62,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 			}
 			deadline()
 			if err := sw.Send(sseFrame(f)); err != nil {
-				if errors.Is(err, sse.ErrInvalidFrame) {
+				if errors.Is(err, refusal.ErrInvalidFrame) {
 					h.log.ErrorContext(ctx, "stream: a stored frame cannot be written", "seq", f.Seq, "err", err)
 				}
 				return

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // maxRefusalBytes bounds the body of a refusal that Follow reads.
@@ -14,8 +14,8 @@ const maxRefusalBytes = 64 << 10
 
 // RefusedError is a stream endpoint's refusal as Follow returns it: the
 // HTTP status and the Refusal of its JSON body (docs/contract.md section
-// 14). Its Unwrap is a *chatprotocol.Error of the refusal's code, so that
-// chatprotocol.CodeOf(err) and errors.Is(err, chatprotocol.ErrStaleCursor)
+// 14). Its Unwrap is a *refusal.Error of the refusal's code, so that
+// refusal.CodeOf(err) and errors.Is(err, refusal.ErrStaleCursor)
 // work on it. A body without a code gets one from the status: 404, 401 and
 // 403 unauthorized, 409 cursor-ahead, 410 stale-cursor, 400 invalid-frame.
 type RefusedError struct {
@@ -28,22 +28,22 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("stream: refused with %d %s: %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Code, e.Message)
 }
 
-// Unwrap returns the refusal as a *chatprotocol.Error of its code.
+// Unwrap returns the refusal as a *refusal.Error of its code.
 func (e *RefusedError) Unwrap() error {
-	return &wire.Error{Code: e.Code, Message: e.Message}
+	return &refusal.Error{Code: e.Code, Message: e.Message}
 }
 
 // statusCode gives the code of a refusal whose body carries none.
-func statusCode(status int) wire.Code {
+func statusCode(status int) refusal.Code {
 	switch status {
 	case http.StatusNotFound, http.StatusUnauthorized, http.StatusForbidden:
-		return wire.CodeUnauthorized
+		return refusal.CodeUnauthorized
 	case http.StatusConflict:
-		return wire.CodeCursorAhead
+		return refusal.CodeCursorAhead
 	case http.StatusGone:
-		return wire.CodeStaleCursor
+		return refusal.CodeStaleCursor
 	case http.StatusBadRequest:
-		return wire.CodeInvalidFrame
+		return refusal.CodeInvalidFrame
 	}
 	return ""
 }
