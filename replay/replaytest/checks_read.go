@@ -13,9 +13,8 @@ func checkEmptyTurn(r *run) error {
 	if err := r.readExpect(key, 0, replay.Bounds{}, 1, nil); err != nil {
 		return err
 	}
-	_, _, err := r.w.Read(r.ctx, key, 1)
-	if err := refused(err, refusal.ErrCursorAhead, replay.Bounds{}, true, 1); err != nil {
-		return failf("Read after 1 of an empty turn: %w", err)
+	if err := r.readRefused(key, 1, refusal.ErrCursorAhead, replay.Bounds{}); err != nil {
+		return failf("an empty turn: %w", err)
 	}
 	return r.waitBlocks(key, 0)
 }
@@ -47,12 +46,8 @@ func checkCursorAhead(r *run) error {
 		return err
 	}
 	for _, after := range []uint64{4, 5, 1 << 40} {
-		_, frames, err := r.w.Read(r.ctx, key, after)
-		if err := refused(err, refusal.ErrCursorAhead, replay.Bounds{Latest: 3}, true, after); err != nil {
-			return failf("Read after %d of a turn at 3: %w", after, err)
-		}
-		if len(frames) != 0 {
-			return failf("Read after %d refused, yet returned %d frames", after, len(frames))
+		if err := r.readRefused(key, after, refusal.ErrCursorAhead, replay.Bounds{Latest: 3}); err != nil {
+			return failf("a turn at 3: %w", err)
 		}
 	}
 	return nil

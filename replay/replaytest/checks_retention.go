@@ -32,12 +32,8 @@ func checkRetention(r *run) error {
 			continue
 		}
 		for _, stale := range []uint64{b.Lower - 1, 0} {
-			_, frames, err := r.w.Read(r.ctx, key, stale)
-			if err := refused(err, refusal.ErrStaleCursor, b, true, stale); err != nil {
-				return failf("retaining %d, after seq %d: Read after %d: %w", keep, seq, stale, err)
-			}
-			if len(frames) != 0 {
-				return failf("retaining %d: a stale Read returned %d frames", keep, len(frames))
+			if err := r.readRefused(key, stale, refusal.ErrStaleCursor, b); err != nil {
+				return failf("retaining %d, after seq %d: %w", keep, seq, err)
 			}
 		}
 		if got, err := r.waitReturns(key, b.Lower-1); err != nil || got != b {

@@ -117,6 +117,20 @@ func framesExpect(frames []replay.Frame, after, first uint64, want [][]byte) err
 	return nil
 }
 
+// readRefused reads key's turn after cursor after, which must be refused
+// with sentinel's code and bounds b, carried by a *replay.CursorError and
+// returned beside it, and no frame.
+func (r *run) readRefused(key replay.Key, after uint64, sentinel error, b replay.Bounds) error {
+	got, frames, err := r.w.Read(r.ctx, key, after)
+	if err := refused(err, sentinel, b, true, after); err != nil {
+		return failf("Read after %d: %w", after, err)
+	}
+	if got != b || len(frames) != 0 {
+		return failf("Read after %d refused, returning bounds %v and %d frames; want %v and none", after, got, len(frames), b)
+	}
+	return nil
+}
+
 // refused checks that err is a refusal of sentinel's code carrying bounds
 // b: an *AppendError (cursor false) or a *CursorError for cursor after
 // (cursor true).
