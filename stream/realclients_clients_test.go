@@ -109,13 +109,21 @@ type rcBrowser struct {
 }
 
 // rcStartChromium starts headless Chromium on url with a fresh profile and
-// registers the kill of its whole process group with t.Cleanup.
+// registers the kill of its whole process group with t.Cleanup. Its
+// profile, configuration and temporary directories are one directory the
+// cleanup removes, so that nothing it writes (shared memory files, crash
+// reports) outlives the test; its cache directory (fonts) is the user's. The directory's path is short: Chromium puts
+// a Unix socket in it, and a socket's path has at most 107 bytes (a
+// t.TempDir path, named after the test, can be longer).
 func rcStartChromium(t *testing.T, bin, url string) *rcBrowser {
 	t.Helper()
+	home, err := os.MkdirTemp("", "rc-chromium-")
+	require.NoError(t, err)
 	cmd := exec.Command(bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), url)
+		"--disable-dev-shm-usage", "--user-data-dir="+filepath.Join(home, "profile"), url)
+	cmd.Env = append(os.Environ(), "TMPDIR="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	b := &rcBrowser{cmd: cmd, output: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = b.output, b.output
@@ -125,17 +133,28 @@ func rcStartChromium(t *testing.T, bin, url string) *rcBrowser {
 		close(b.done)
 	}()
 	t.Cleanup(func() {
-		b.kill()
+		gone := b.kill()
 		if t.Failed() {
 			t.Logf("chromium output:\n%s", b.output.String())
 		}
+		require.True(t, gone, "chromium's processes are gone within 10s of SIGKILL")
+		require.NoError(t, os.RemoveAll(home))
 	})
 	return b
 }
 
-// kill ends every process of the browser's group and waits for the
-// browser to be reaped.
-func (b *rcBrowser) kill() {
-	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+// kill sends SIGKILL to every process of the browser's group, waits for
+// the browser to be reaped and then for the group to be empty (its other
+// processes are not this process's children: there is nothing to wait on
+// but the group itself). It reports whether the group emptied within 10s.
+func (b *rcBrowser) kill() bool {
+	pgid := b.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-b.done
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+	}
+	return false
 }
