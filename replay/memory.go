@@ -67,7 +67,8 @@ type MemoryOptions struct {
 	// and Ended as they were, so a reconnecting reader is told stale-cursor
 	// or that the turn ended rather than cursor-ahead, and a writer whose
 	// live turn was evicted goes on at Latest+1. Beyond it the oldest
-	// tombstone is forgotten and its turn reads as unknown.
+	// tombstone is forgotten and its turn reads as unknown: (0, 0), where
+	// the writer of a forgotten live turn is refused with sequence-gap.
 	MaxTombstones int
 	// Now is the clock of MaxAge and EndedTTL; nil means time.Now.
 	Now func() time.Time

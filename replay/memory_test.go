@@ -326,3 +326,67 @@ func TestMemoryRefusesAFrameTheReaderWouldRefuse(t *testing.T) {
 	assert.ErrorIs(t, err, refusal.ErrFrameTooLarge, "the reader's default limit is the same")
 	assert.Equal(t, Bounds{}, bounds(t, m, key))
 }
+
+// TestMemoryUnderChurn: writers on more turns than MaxTurns, readers and
+// waiters on them all, with tombstones forgotten; under -race this covers
+// eviction, revival and the removal of waited-on turns. Every answer keeps
+// the window's promises: a refusal carries the bounds, a suffix is
+// contiguous up to Latest.
+func TestMemoryUnderChurn(t *testing.T) {
+	m := NewMemory(&MemoryOptions{MaxTurns: 3, MaxTombstones: 2, MaxFrames: 8})
+	keys := make([]Key, 8)
+	for i := range keys {
+		keys[i] = Key{"c", "t" + strconv.Itoa(i)}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var writers, readers sync.WaitGroup
+	for _, key := range keys {
+		writers.Go(func() {
+			var seq int64
+			for range 300 {
+				b, _, _ := m.Read(ctx, key, 0)
+				seq = int64(b.Latest) + 1 // a forgotten turn starts again at 1
+				if _, err := m.Append(ctx, key, delta(key, seq, "x")); err != nil {
+					assert.Equal(t, refusal.CodeSequenceGap, refusal.CodeOf(err), "the turn was forgotten between the writer's Read and its Append")
+				}
+			}
+		})
+		for range 3 {
+			readers.Go(func() {
+				var c uint64
+				for ctx.Err() == nil {
+					b, frames, err := m.Read(ctx, key, c)
+					if ce, ok := errors.AsType[*CursorError](err); ok {
+						assert.Equal(t, b, ce.Bounds)
+						c = b.Lower
+						continue
+					}
+					if err != nil {
+						return
+					}
+					for i, f := range frames {
+						assert.Equal(t, c+1+uint64(i), f.Seq)
+					}
+					if len(frames) > 0 {
+						assert.Equal(t, b.Latest, frames[len(frames)-1].Seq)
+					}
+					c = b.Latest
+					wctx, wcancel := context.WithTimeout(ctx, time.Millisecond)
+					_, _ = m.Wait(wctx, key, c)
+					wcancel()
+				}
+			})
+		}
+	}
+	writers.Wait()
+	cancel()
+	readers.Wait()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	assert.LessOrEqual(t, m.live.Len()+m.ended.Len(), 3)
+	assert.LessOrEqual(t, m.tombs.Len(), 2)
+	for key, tr := range m.turns {
+		assert.Zero(t, tr.waiters.Load(), "%v", key)
+		assert.NotNil(t, tr.in, "no waiter left, so every turn in the map is resident or a tombstone: %v", key)
+	}
+}
