@@ -110,8 +110,12 @@ func framesExpect(frames []replay.Frame, after, first uint64, want [][]byte) err
 		if f.Seq != seq {
 			return failf("after %d: frame %d has seq %d, want %d", after, i, f.Seq, seq)
 		}
-		if w := want[seq-first]; !bytes.Equal(f.Data, w) {
+		w := want[seq-first]
+		if !bytes.Equal(f.Data, w) {
 			return failf("after %d: seq %d is %s, want %s", after, seq, f.Data, w)
+		}
+		if typ := eventType(w); f.Type != typ {
+			return failf("after %d: seq %d has type %q, want %q", after, seq, f.Type, typ)
 		}
 	}
 	return nil
@@ -129,6 +133,16 @@ func (r *run) readRefused(key replay.Key, after uint64, sentinel error, b replay
 		return failf("Read after %d refused, returning bounds %v and %d frames; want %v and none", after, got, len(frames), b)
 	}
 	return nil
+}
+
+// eventType is the event type of the canonical envelope data, "" when it
+// does not parse.
+func eventType(data []byte) string {
+	env, err := chatprotocol.ParseEnvelope(data)
+	if err != nil || env.Event == nil {
+		return ""
+	}
+	return env.Event.EventType()
 }
 
 // refused checks that err is a refusal of sentinel's code carrying bounds
