@@ -101,8 +101,8 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 	if err := closedRefusal(rec, now); err != nil {
 		return nil, err
 	}
-	if ans.Action == CardActionDecline && !rec.Spec.AllowDecline {
-		return nil, wire.New(refusal.CodeInvalidAnswer, "/action", "the card does not allow a decline")
+	if err := wire.CheckDecline(refusal.CodeInvalidAnswer, rec.Spec, ans.Action); err != nil {
+		return nil, err
 	}
 	if want != nil && rec.Schema != want.schema {
 		return nil, wire.New(refusal.CodeSchemaMismatch, "", "the card's schema changed after validation")
