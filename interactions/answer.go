@@ -31,8 +31,10 @@ import (
 // ErrCheckpointWriteFailed (nothing was written; the request may be
 // repeated). When the store loses the commit's acknowledgement, Answer
 // reads once: it returns the stored answer with Reconciled set when it is
-// this submission, and ErrNeedsReconciliation otherwise; it never writes
-// again.
+// this submission, and ErrNeedsReconciliation otherwise, also when the
+// caller's authority was revoked or the card's scope changed before that
+// read (never ErrUnauthorized or ErrCardNotFound: the answer may have
+// committed); it never writes again.
 func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (Result, error) {
 	if err := checkCaller(caller); err != nil {
 		return Result{}, err
