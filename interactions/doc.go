@@ -23,6 +23,8 @@
 // encoding/json, which matches "ACTION" to action and keeps the last of
 // duplicated names, so that the answer stored is the one every later
 // reader sees. (This package does not call it: it imports no validator.)
+// The subpackage answerhttp is that HTTP handler, with one mapping from
+// refusal code to status; use it rather than writing one.
 //
 // Answer reads the card, validates a submit's value against the card's
 // server-owned schema outside any transaction, then runs one Store.Transact
