@@ -7,6 +7,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // ValidateCardAnswer checks a person's response against the open card it
@@ -29,13 +30,14 @@ import (
 // Hosts that validate against a server-owned JSON Schema do that as well,
 // not instead (seed 000, interactions). Safe for concurrent use.
 func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
-	vs := structViolations(r)
-	vs = append(vs, responseViolations(r)...)
-	if r.CorrelationID != "" && r.CorrelationID != card.CorrelationID {
-		vs = append(vs, violation("/correlationId", "answers another card"))
-	}
-	if r.Action == CardActionDecline && !card.AllowDecline {
-		vs = append(vs, violation("/action", "the card does not allow a decline"))
+	vs := responseViolations(r)
+	for _, v := range []*refusal.Error{
+		wire.CheckCorrelation(wire.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
+		wire.CheckDecline(wire.CodeInvalidCard, card.CardSpec, r.Action),
+	} {
+		if v != nil {
+			vs = append(vs, v)
+		}
 	}
 	if r.Action == CardActionSubmit && card.Presentation != nil {
 		if v, ok := jsjson.Parse(r.Value); ok {

@@ -90,33 +90,31 @@ func ValidateOpenCardSnapshot(card OpenCardSnapshot) error {
 // object, and a decline or cancel carries none. It returns nil or a
 // CardViolations. ValidateCardAnswer also checks the value against the card.
 func ValidateCardResponse(r CardResponse) error {
-	return violations(structViolations(r), responseViolations(r))
+	return violations(responseViolations(r))
 }
 
+// responseViolations applies the shape rules of internal/wire, which
+// interactions applies too, and reads a submit's value as a browser does.
 func responseViolations(r CardResponse) []*refusal.Error {
-	switch r.Action {
-	case CardActionSubmit:
-		if len(r.Value) == 0 {
-			return []*refusal.Error{violation("/value", "a submit carries a value")}
-		}
-		if v, ok := jsjson.Parse(r.Value); !ok || !isObject(v) {
-			return []*refusal.Error{violation("/value", "is not a JSON object")}
-		}
-	case CardActionDecline, CardActionCancel:
-		if len(r.Value) != 0 {
-			return []*refusal.Error{violation("/value", "a "+string(r.Action)+" carries no value")}
+	vs := wire.ResponseViolations(wire.CodeInvalidCard, r)
+	if len(vs) == 0 && r.Action == CardActionSubmit {
+		if _, ok := jsjson.Parse(r.Value); !ok {
+			vs = append(vs, violation("/value", "is not a JSON object"))
 		}
 	}
-	return nil
+	return vs
 }
 
 // specViolations applies the rules of a CardSpec that depend on the kind.
 func specViolations(spec CardSpec, prefix string) []*refusal.Error {
+	var vs []*refusal.Error
+	if v := wire.CheckTimeout(wire.CodeInvalidCard, spec); v != nil {
+		vs = append(vs, v)
+	}
 	p := spec.Presentation
 	if p == nil {
-		return nil
+		return vs
 	}
-	var vs []*refusal.Error
 	at := prefix + "/presentation"
 	switch p.Kind {
 	case CardKindRadio, CardKindCheckbox, CardKindSelect:

@@ -45,11 +45,27 @@ func TestNewRegistryRefusals(t *testing.T) {
 		"tool_start":             refusal.CodeUnsupportedEvent,
 		"done":                   refusal.CodeUnsupportedEvent,
 		"heartbeat":              refusal.CodeUnsupportedEvent, // an EnvelopeReader would skip its events
+		// Types the strict parser could not tell from a type of section 6
+		// or from each other:
+		"Delta":               refusal.CodeUnsupportedEvent,
+		"DELTA":               refusal.CodeUnsupportedEvent,
+		"\u017fsession":       refusal.CodeUnsupportedEvent, // U+017F folds to s
+		"line\u2028separator": refusal.CodeUnsupportedEvent,
+		"zero\u200bwidth":     refusal.CodeUnsupportedEvent,
+		"\ufeffproducts":      refusal.CodeUnsupportedEvent,
+		"products\xff":        refusal.CodeUnsupportedEvent,
+		"cartMutate":          refusal.CodeUnsupportedEvent,
+		"with space":          refusal.CodeUnsupportedEvent,
+		"with:colon":          refusal.CodeUnsupportedEvent,
+		"\uff50roducts":       refusal.CodeUnsupportedEvent, // full-width p, NFKC-equal to products
 	} {
 		_, err := NewRegistry(map[string]Channel{typ: ChannelEvent})
 		assert.Equal(t, code, refusal.CodeOf(err), "%q", typ)
 	}
-	_, err := NewRegistry(map[string]Channel{"products": 0})
+	reg, err := NewRegistry(map[string]Channel{"cart_mutate": ChannelState, "v2.products-list": ChannelEvent, "x9": ChannelTransient})
+	require.NoError(t, err, "lower-case letters, digits, '_', '.' and '-'")
+	assert.Equal(t, []string{"cart_mutate", "v2.products-list", "x9"}, reg.Types())
+	_, err = NewRegistry(map[string]Channel{"products": 0})
 	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	_, err = NewRegistry(map[string]Channel{"products": 9})
 	require.ErrorIs(t, err, refusal.ErrInvalidEvent)

@@ -126,3 +126,31 @@ func TestDefiniteWriteFailure(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A lost acknowledgement followed by a revocation: the answer committed,
+// but the one read no longer authorizes the caller. The outcome is unknown
+// to that caller, never "no such card" or "unauthorized".
+func TestLostAckThenRevoked(t *testing.T) {
+	ctx := context.Background()
+	for _, revoke := range []struct {
+		name string
+		do   func(e *env)
+	}{
+		{"membership revoked", func(e *env) { e.db.Revoke(alice, conv) }},
+		{"caller suspended", func(e *env) { e.db.Suspend(alice) }},
+	} {
+		t.Run(revoke.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpTransact, Fault: interactionstest.FaultLostAckCommitted, Then: func() {
+				revoke.do(e)
+			}})
+			res, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
+			require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
+			assert.Equal(t, refusal.CodeNeedsReconciliation, refusal.CodeOf(err))
+			assert.ErrorIs(t, err, interactionstest.ErrAckLost)
+			assert.Zero(t, res)
+			assert.Equal(t, interactions.StatusAnswered, e.stored().Status, "the answer did commit")
+			assert.Equal(t, "s-1", e.stored().Answer.SubmissionID)
+		})
+	}
+}

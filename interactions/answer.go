@@ -31,8 +31,10 @@ import (
 // ErrCheckpointWriteFailed (nothing was written; the request may be
 // repeated). When the store loses the commit's acknowledgement, Answer
 // reads once: it returns the stored answer with Reconciled set when it is
-// this submission, and ErrNeedsReconciliation otherwise; it never writes
-// again.
+// this submission, and ErrNeedsReconciliation otherwise, also when the
+// caller's authority was revoked or the card's scope changed before that
+// read (never ErrUnauthorized or ErrCardNotFound: the answer may have
+// committed); it never writes again.
 func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (Result, error) {
 	if err := checkCaller(caller); err != nil {
 		return Result{}, err
@@ -101,8 +103,8 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 	if err := closedRefusal(rec, now); err != nil {
 		return nil, err
 	}
-	if ans.Action == CardActionDecline && !rec.Spec.AllowDecline {
-		return nil, wire.New(refusal.CodeInvalidAnswer, "/action", "the card does not allow a decline")
+	if err := wire.CheckDecline(refusal.CodeInvalidAnswer, rec.Spec, ans.Action); err != nil {
+		return nil, err
 	}
 	if want != nil && rec.Schema != want.schema {
 		return nil, wire.New(refusal.CodeSchemaMismatch, "", "the card's schema changed after validation")

@@ -201,8 +201,9 @@ func checkMetadata(key Key, spec CardSpec, schema SchemaRef) error {
 		return wire.New(refusal.CodeInvalidCard, "", "conversation and correlation id must be 1 to 256 bytes")
 	case !validID(schema.ID) || schema.Revision < 1:
 		return wire.New(refusal.CodeInvalidCard, "", "a card needs a schema id and a revision of at least 1")
-	case spec.TimeoutMs < 0:
-		return wire.New(refusal.CodeInvalidCard, "/timeoutMs", "negative timeout")
+	}
+	if err := wire.CheckTimeout(refusal.CodeInvalidCard, spec); err != nil {
+		return err
 	}
 	return nil
 }

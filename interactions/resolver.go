@@ -143,7 +143,8 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 }
 
 // reconcile is the one read after a write whose outcome is unknown: it
-// returns the stored change when it is this call's, and
+// returns the stored change when it is this call's and the caller (when
+// there is one) is still authorized to read the card, and
 // ErrNeedsReconciliation otherwise. It never writes.
 func (r *Resolver) reconcile(ctx context.Context, key Key, caller *Caller, change Change, recognise recogniseFunc, cause error) (Result, error) {
 	cur, err := r.store.Read(ctx, key, caller)
@@ -152,7 +153,9 @@ func (r *Resolver) reconcile(ctx context.Context, key Key, caller *Caller, chang
 	}
 	if caller != nil {
 		if _, err := authorize(key, *caller, cur); err != nil {
-			return Result{}, err
+			// The write may have committed; a caller whose authority went
+			// away meanwhile learns only that the outcome is unknown.
+			return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the caller may no longer read the card", cause)
 		}
 	}
 	if change.Next != nil && recognise(cur.Record, change.Next) {

@@ -150,3 +150,19 @@ func TestDecodeLegacyWrongDialect(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 2: unsupported-event: "), stderr)
 }
+
+// A legacy stream without its session frame stops at frame 1, and the
+// message says how to name the conversation; with --conversation it goes
+// through.
+func TestDecodeLegacyWithoutSessionSaysHowToNameTheConversation(t *testing.T) {
+	in := legacyStream(`{"type":"token","content":"x"}`, `{"type":"done"}`)
+	code, stdout, stderr := runCmd([]string{"decode"}, in)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 1: invalid-envelope"), "%q", stderr)
+	assert.Contains(t, stderr, "--conversation ID")
+
+	code, stdout, stderr = runCmd([]string{"decode", "--conversation", "c-9"}, in)
+	assert.Equal(t, exitOK, code, "%q", stderr)
+	assert.Contains(t, stdout, `"conversationId":"c-9"`)
+}

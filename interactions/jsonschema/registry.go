@@ -196,13 +196,37 @@ func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value
 	if err = validate(e.compiled, doc); err == nil {
 		return nil
 	}
-	path := "/value"
+	path, keyword := "/value", ""
 	if ve, ok := errors.AsType[*sjs.ValidationError](err); ok {
-		path += pointer(firstLeaf(ve).InstanceLocation)
+		leaf := firstLeaf(ve)
+		path += pointer(leaf.InstanceLocation)
+		if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
+			keyword = kp[len(kp)-1]
+		}
 	}
 	return &refusal.Error{Code: refusal.CodeInvalidAnswer, Path: path,
-		Message: "value does not match the card's schema", Err: err}
+		Message: "value does not match the card's schema", Err: &SchemaError{keyword: keyword, err: err}}
 }
+
+// SchemaError is the cause (refusal.Error.Err) of Validate's refusal of a
+// value its schema refuses: the schema library's error, with the keyword
+// of the rule that refused the member at the refusal's Path. A host may
+// show the keyword to the person (it comes from the host's schema, not
+// from the submission); the error's text quotes the value and the schema.
+type SchemaError struct {
+	keyword string
+	err     error
+}
+
+// Keyword returns the JSON Schema keyword that refused the value ("enum",
+// "required", "type" …), or "" when the library names none.
+func (e *SchemaError) Keyword() string { return e.keyword }
+
+// Error returns the schema library's text.
+func (e *SchemaError) Error() string { return e.err.Error() }
+
+// Unwrap returns the schema library's error.
+func (e *SchemaError) Unwrap() error { return e.err }
 
 // firstLeaf follows the first cause down to the most specific error.
 func firstLeaf(ve *sjs.ValidationError) *sjs.ValidationError {
