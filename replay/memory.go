@@ -231,21 +231,31 @@ func (m *Memory) Read(ctx context.Context, key Key, after uint64) (Bounds, []Fra
 // with ctx.Err() in the last case. On a turn not yet started it waits for
 // the first frame.
 func (m *Memory) Wait(ctx context.Context, key Key, after uint64) (Bounds, error) {
+	b, t, ch := m.watch(key, after)
+	if ch == nil {
+		return b, nil
+	}
+	defer m.unwatch(t)
+	// While this Wait is counted in t.waiters, t stays key's turn in the
+	// map: it is looked at directly.
 	for {
-		b, t, ch := m.watch(key, after)
-		if ch == nil {
-			return b, nil
-		}
 		select {
 		case <-ch:
-			m.unwatch(t)
 		case <-ctx.Done():
-			m.unwatch(t)
 			m.mu.RLock()
-			b, _ = m.view(m.turns[key], m.now().UnixNano())
-			m.mu.RUnlock()
+			defer m.mu.RUnlock()
+			b, _ := m.view(t, m.now().UnixNano())
 			return b, ctx.Err()
 		}
+		m.mu.RLock()
+		if t.latest > after || t.ended {
+			b, _ := m.view(t, m.now().UnixNano())
+			m.mu.RUnlock()
+			return b, nil
+		}
+		t.waited.Store(true)
+		ch = t.ch
+		m.mu.RUnlock()
 	}
 }
 
