@@ -56,8 +56,8 @@ func (e *AppendError) Error() string {
 // Unwrap returns the coded refusal.
 func (e *AppendError) Unwrap() error { return e.Err }
 
-// String formats the bounds as "(lower, latest]" with ", ended" when the
-// turn has ended; the text is informative only.
+// String formats the bounds as "(lower, latest]", followed by " ended"
+// when the turn has ended; the text is informative only.
 func (b Bounds) String() string {
 	s := "(" + strconv.FormatUint(b.Lower, 10) + ", " + strconv.FormatUint(b.Latest, 10) + "]"
 	if b.Ended {

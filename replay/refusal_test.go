@@ -106,3 +106,8 @@ func TestEndsTurn(t *testing.T) {
 	}
 	assert.False(t, EndsTurn(delta(key, 1, "completed")))
 }
+
+func TestBoundsString(t *testing.T) {
+	assert.Equal(t, "(3, 7]", Bounds{Lower: 3, Latest: 7}.String())
+	assert.Equal(t, "(7, 7] ended", Bounds{Lower: 7, Latest: 7, Ended: true}.String())
+}
