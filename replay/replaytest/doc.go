@@ -1,6 +1,6 @@
 // Package replaytest is the conformance kit of package replay: TestWindow
 // runs, against a host's replay.Window, the checks every window passes
-// (docs/contract.md section 11), in the manner of testing/fstest.TestFS and
+// (docs/contract.md sections 11.1 to 11.6), in the manner of testing/fstest.TestFS and
 // of recovery/recoverytest.TestStore.
 //
 //	func TestMyWindow(t *testing.T) {
