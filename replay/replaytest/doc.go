@@ -1,7 +1,7 @@
 // Package replaytest is the conformance kit of package replay: TestWindow
 // runs, against a host's replay.Window, the checks every window passes
-// (docs/contract.md sections 11.1 to 11.6), in the manner of testing/fstest.TestFS and
-// of recovery/recoverytest.TestStore.
+// (docs/contract.md sections 11.1 to 11.6), in the manner of
+// testing/fstest.TestFS and of recovery/recoverytest.TestStore.
 //
 //	func TestMyWindow(t *testing.T) {
 //		replaytest.TestWindow(t, replaytest.Config{
