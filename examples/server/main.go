@@ -1,7 +1,8 @@
 // Command server is a complete small chat service over the chat wire
 // contract: it streams scripted model turns as resumable version-1 streams
 // (stream.Handler on a replay.Memory window, docs/contract.md section 14)
-// and takes the answers to their cards (interactions, section 13).
+// and takes the answers to their cards (answerhttp over an
+// interactions.Resolver, section 13).
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -deltas 50 -pace 20ms -turns 1
 //
@@ -42,6 +43,7 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -101,7 +103,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", events)
-	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", cards.answerHandler())
+	answers, err := answerhttp.NewHandler(cards.res, &answerhttp.Options{Caller: cards.caller, Logger: log})
+	if err != nil {
+		return err
+	}
+	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", answers)
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
@@ -179,4 +185,13 @@ func newCards() (*cards, error) {
 		return nil, err
 	}
 	return &cards{res: res, demo: demo, schema: ref}, nil
+}
+
+// caller is the card endpoint's session lookup: the demo caller for
+// Authorization: Bearer demo, else no one (401).
+func (c *cards) caller(r *http.Request) (interactions.Caller, error) {
+	if r.Header.Get("Authorization") != "Bearer demo" {
+		return interactions.Caller{}, errors.New("no session")
+	}
+	return c.demo, nil
 }
