@@ -79,8 +79,8 @@
 //
 // # Refusals
 //
-// Every refusal is a *refusal.Error with a stable code of the root
-// package (docs/contract.md section 12) and, where one applies, a JSON
+// Every refusal is a *refusal.Error with a stable code of package refusal
+// (docs/contract.md section 12) and, where one applies, a JSON
 // pointer into the legacy frame (decode, upgrade) or the envelope
 // (encode). Branch with errors.Is against refusal.ErrMissingCallID
 // and the other sentinels, or with refusal.CodeOf. The package adds
