@@ -8,14 +8,14 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
-// ChatVersion is a version of the chat wire contract (contract-v1.md
+// ChatVersion is a version of the chat wire contract (docs/contract.md
 // section 1): 0 for the unversioned legacy frames, 1 for envelopes.
 type ChatVersion int
 
 // The two versions of the contract.
 const (
-	// ChatVersionLegacy0 is the unversioned ChatEvent union ("legacy0"),
-	// read only by the explicit adapters of legacy/.
+	// ChatVersionLegacy0 is the unversioned frame union ("legacy0",
+	// legacy.Frame), read only by the explicit adapters of package legacy.
 	ChatVersionLegacy0 ChatVersion = 0
 	// ChatVersion1 is the ChatEventEnvelope with "schemaVersion": 1.
 	ChatVersion1 ChatVersion = 1

@@ -8,8 +8,6 @@ import (
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
-
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 )
 
 // strictCases are frames with whether decodeStrict takes them.
@@ -79,7 +77,7 @@ func TestDecodeStrictTakesOnlyWhatItReadsExactly(t *testing.T) {
 	}
 	f, ok := decodeStrict([]byte(`{"type":"token","content":"a\nb"}`), Scout)
 	assert.True(t, ok)
-	assert.Equal(t, &chatprotocol.ChatToken{Content: "a\nb"}, f)
+	assert.Equal(t, &TokenFrame{Content: "a\nb"}, f)
 }
 
 // FuzzDecodeStrict compares the fast path with the general one: whenever

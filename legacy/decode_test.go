@@ -23,34 +23,34 @@ func TestDecodeAccepts(t *testing.T) {
 		frame string
 		want  Frame
 	}{
-		{"scout session", Scout, `{"type":"session","sessionId":"s-1"}`, &chatprotocol.ChatSession{SessionID: "s-1"}},
-		{"scout token", Scout, `{"type":"token","content":"Hel"}`, &chatprotocol.ChatToken{Content: "Hel"}},
-		{"scout tool_start", Scout, `{"type":"tool_start","tool":"search"}`, &chatprotocol.ChatToolStart{Tool: "search"}},
-		{"scout tool_start with call id", Scout, `{"type":"tool_start","tool":"search","callId":"c-9"}`, &chatprotocol.ChatToolStart{Tool: "search", CallID: "c-9"}},
-		{"scout tool_start null call id", Scout, `{"type":"tool_start","tool":"search","callId":null}`, &chatprotocol.ChatToolStart{Tool: "search"}},
-		{"scout card_closed", Scout, `{"type":"card_closed","correlationId":"k"}`, &chatprotocol.ChatCardClosed{CorrelationID: "k"}},
-		{"scout state", Scout, `{"type":"state","version":3,"snapshot":{"inbox":2}}`, &chatprotocol.ChatStateSnapshot{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}},
-		{"scout state null snapshot", Scout, `{"type":"state","snapshot":null}`, &chatprotocol.ChatStateSnapshot{Snapshot: json.RawMessage(`null`)}},
-		{"scout state without snapshot", Scout, `{"type":"state","version":1}`, &chatprotocol.ChatStateSnapshot{Version: 1}},
-		{"scout done", Scout, `{"type":"done"}`, &chatprotocol.ChatDone{}},
-		{"scout done usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &chatprotocol.ChatDone{Usage: &chatprotocol.ChatUsage{TotalTokens: i64(812), CostUsd: f64(0.0041)}}},
-		{"scout error", Scout, `{"type":"error","message":"upstream timed out"}`, &chatprotocol.ChatError{Message: "upstream timed out"}},
-		{"scout navigate", Scout, `{"type":"navigate","href":"/p"}`, &chatprotocol.ChatNavigate{Href: "/p"}},
-		{"scout product", Scout, ` {"type":"products","products":[]} `, &chatprotocol.ChatAppEvent{Type: "products", Raw: json.RawMessage(`{"type":"products","products":[]}`)}},
-		{"scout reads delta as a product type", Scout, `{"type":"delta","text":"x"}`, &chatprotocol.ChatAppEvent{Type: "delta", Raw: json.RawMessage(`{"type":"delta","text":"x"}`)}},
-		{"duplicate names last wins", Scout, `{"type":"token","content":"a","content":"b"}`, &chatprotocol.ChatToken{Content: "b"}},
-		{"invalid UTF-8 as U+FFFD", Scout, "{\"type\":\"token\",\"content\":\"a\xffb\"}", &chatprotocol.ChatToken{Content: "a\ufffdb"}},
-		{"papercusp delta", Papercusp, `{"type":"delta","text":"Hel"}`, &Delta{Text: "Hel"}},
-		{"papercusp tool_call", Papercusp, `{"type":"tool_call","name":"search","input":{"q":"refund"}}`, &ToolCall{Name: "search", Input: json.RawMessage(`{"q":"refund"}`)}},
-		{"papercusp tool_call with id", Papercusp, `{"type":"tool_call","callId":"c-1","name":"search"}`, &ToolCall{CallID: "c-1", Name: "search"}},
-		{"papercusp tool_call null input", Papercusp, `{"type":"tool_call","name":"search","input":null}`, &ToolCall{Name: "search", Input: json.RawMessage(`null`)}},
-		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"c-1","status":"ok","output":{"hits":2}}`, &ToolResult{CallID: "c-1", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"hits":2}`)}},
-		{"papercusp tool_result without status", Papercusp, `{"type":"tool_result","callId":"c-1"}`, &ToolResult{CallID: "c-1"}},
-		{"papercusp tool_result unknown status kept", Papercusp, `{"type":"tool_result","callId":"c-1","status":"done"}`, &ToolResult{CallID: "c-1", Status: "done"}},
-		{"papercusp session", Papercusp, `{"type":"session","sessionId":"s-1"}`, &chatprotocol.ChatSession{SessionID: "s-1"}},
-		{"papercusp done", Papercusp, `{"type":"done","usage":{"totalTokens":1}}`, &chatprotocol.ChatDone{Usage: &chatprotocol.ChatUsage{TotalTokens: i64(1)}}},
-		{"papercusp reads token as a product type", Papercusp, `{"type":"token","content":"x"}`, &chatprotocol.ChatAppEvent{Type: "token", Raw: json.RawMessage(`{"type":"token","content":"x"}`)}},
-		{"papercusp reads tool_start as a product type", Papercusp, `{"type":"tool_start","tool":1}`, &chatprotocol.ChatAppEvent{Type: "tool_start", Raw: json.RawMessage(`{"type":"tool_start","tool":1}`)}},
+		{"scout session", Scout, `{"type":"session","sessionId":"s-1"}`, &SessionFrame{SessionID: "s-1"}},
+		{"scout token", Scout, `{"type":"token","content":"Hel"}`, &TokenFrame{Content: "Hel"}},
+		{"scout tool_start", Scout, `{"type":"tool_start","tool":"search"}`, &ToolStartFrame{Tool: "search"}},
+		{"scout tool_start with call id", Scout, `{"type":"tool_start","tool":"search","callId":"c-9"}`, &ToolStartFrame{Tool: "search", CallID: "c-9"}},
+		{"scout tool_start null call id", Scout, `{"type":"tool_start","tool":"search","callId":null}`, &ToolStartFrame{Tool: "search"}},
+		{"scout card_closed", Scout, `{"type":"card_closed","correlationId":"k"}`, &CardClosedFrame{CorrelationID: "k"}},
+		{"scout state", Scout, `{"type":"state","version":3,"snapshot":{"inbox":2}}`, &StateFrame{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}},
+		{"scout state null snapshot", Scout, `{"type":"state","snapshot":null}`, &StateFrame{Snapshot: json.RawMessage(`null`)}},
+		{"scout state without snapshot", Scout, `{"type":"state","version":1}`, &StateFrame{Version: 1}},
+		{"scout done", Scout, `{"type":"done"}`, &DoneFrame{}},
+		{"scout done usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &DoneFrame{Usage: &Usage{TotalTokens: i64(812), CostUSD: f64(0.0041)}}},
+		{"scout error", Scout, `{"type":"error","message":"upstream timed out"}`, &ErrorFrame{Message: "upstream timed out"}},
+		{"scout navigate", Scout, `{"type":"navigate","href":"/p"}`, &NavigateFrame{Href: "/p"}},
+		{"scout product", Scout, ` {"type":"products","products":[]} `, &AppFrame{Type: "products", Raw: json.RawMessage(`{"type":"products","products":[]}`)}},
+		{"scout reads delta as a product type", Scout, `{"type":"delta","text":"x"}`, &AppFrame{Type: "delta", Raw: json.RawMessage(`{"type":"delta","text":"x"}`)}},
+		{"duplicate names last wins", Scout, `{"type":"token","content":"a","content":"b"}`, &TokenFrame{Content: "b"}},
+		{"invalid UTF-8 as U+FFFD", Scout, "{\"type\":\"token\",\"content\":\"a\xffb\"}", &TokenFrame{Content: "a\ufffdb"}},
+		{"papercusp delta", Papercusp, `{"type":"delta","text":"Hel"}`, &DeltaFrame{Text: "Hel"}},
+		{"papercusp tool_call", Papercusp, `{"type":"tool_call","name":"search","input":{"q":"refund"}}`, &ToolCallFrame{Name: "search", Input: json.RawMessage(`{"q":"refund"}`)}},
+		{"papercusp tool_call with id", Papercusp, `{"type":"tool_call","callId":"c-1","name":"search"}`, &ToolCallFrame{CallID: "c-1", Name: "search"}},
+		{"papercusp tool_call null input", Papercusp, `{"type":"tool_call","name":"search","input":null}`, &ToolCallFrame{Name: "search", Input: json.RawMessage(`null`)}},
+		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"c-1","status":"ok","output":{"hits":2}}`, &ToolResultFrame{CallID: "c-1", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"hits":2}`)}},
+		{"papercusp tool_result without status", Papercusp, `{"type":"tool_result","callId":"c-1"}`, &ToolResultFrame{CallID: "c-1"}},
+		{"papercusp tool_result unknown status kept", Papercusp, `{"type":"tool_result","callId":"c-1","status":"done"}`, &ToolResultFrame{CallID: "c-1", Status: "done"}},
+		{"papercusp session", Papercusp, `{"type":"session","sessionId":"s-1"}`, &SessionFrame{SessionID: "s-1"}},
+		{"papercusp done", Papercusp, `{"type":"done","usage":{"totalTokens":1}}`, &DoneFrame{Usage: &Usage{TotalTokens: i64(1)}}},
+		{"papercusp reads token as a product type", Papercusp, `{"type":"token","content":"x"}`, &AppFrame{Type: "token", Raw: json.RawMessage(`{"type":"token","content":"x"}`)}},
+		{"papercusp reads tool_start as a product type", Papercusp, `{"type":"tool_start","tool":1}`, &AppFrame{Type: "tool_start", Raw: json.RawMessage(`{"type":"tool_start","tool":1}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestDecodeCard(t *testing.T) {
 	for _, d := range []Dialect{Scout, Papercusp} {
 		got, err := DecodeLegacyChatFrame([]byte(frame), d)
 		require.NoError(t, err)
-		card, ok := got.(*chatprotocol.ChatCard)
+		card, ok := got.(*CardFrame)
 		require.True(t, ok, "%T", got)
 		assert.Equal(t, "corr-91", card.Card.CorrelationID)
 		assert.Equal(t, int64(1764500001000), card.Card.CreatedAt)
@@ -147,6 +147,6 @@ func TestDecodeAgreesWithParseChatEvent(t *testing.T) {
 	} {
 		got, err := DecodeLegacyChatFrame([]byte(frame), Scout)
 		require.NoError(t, err, frame)
-		assert.Equal(t, chatprotocol.ParseChatEvent([]byte(frame)), got, frame)
+		assert.Equal(t, ParseChatEvent([]byte(frame)), got, frame)
 	}
 }

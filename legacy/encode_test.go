@@ -68,7 +68,7 @@ func TestEncodeTable(t *testing.T) {
 					return
 				}
 				require.NoError(t, err)
-				got, err := MarshalFrame(f)
+				got, err := MarshalChatEvent(f)
 				require.NoError(t, err)
 				assert.Equal(t, want, string(got))
 				back, err := DecodeLegacyChatFrame(got, d)

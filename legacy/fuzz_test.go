@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzDecodeLegacyChatFrame: no input panics DecodeLegacyChatFrame,
-// UpgradeLegacyChatFrame, EncodeLegacyChatFrame or MarshalFrame, in either
+// UpgradeLegacyChatFrame, EncodeLegacyChatFrame or MarshalChatEvent, in either
 // dialect, with any of three hosts; every refusal carries a code of the
 // contract; and a decoded frame is written and read back as itself. The
 // committed corpus (testdata/fuzz/FuzzDecodeLegacyChatFrame) holds the

@@ -8,8 +8,8 @@ import (
 )
 
 // Host supplies what a version-1 envelope needs and a legacy frame does
-// not carry (contract-v1.md section 9, seed 000: "Identity comes from the
-// host; nothing is invented"). UpgradeLegacyChatFrame asks it; it never
+// not carry: identity comes from the host, nothing is invented
+// (docs/contract.md section 9). UpgradeLegacyChatFrame asks it; it never
 // makes an id up itself. StreamHost is a ready-made Host for one stream.
 //
 // A Host may keep its mappings in a store (a database of call ids and
@@ -29,7 +29,7 @@ type Host interface {
 	Registry() *chatprotocol.Registry
 
 	// ToolCallID returns the stable call id of a tool frame that carries
-	// none: a *chatprotocol.ChatToolStart or *ToolCall, or a *ToolResult.
+	// none: a *ToolStartFrame or *ToolCallFrame, or a *ToolResultFrame.
 	// The same tool frame of the same turn must get the same id every time
 	// the turn's frames are upgraded, also after a reconnect replays them.
 	// ok false with a nil err means the host has no mapping, and the frame

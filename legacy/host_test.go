@@ -46,7 +46,7 @@ type ctxKey struct{}
 // a *HostError wrapping it, without a contract code, while the host's own
 // refusals and a missing mapping stay refusals.
 func TestHostFailureIsNoRefusal(t *testing.T) {
-	toolStart := &chatprotocol.ChatToolStart{Tool: "search"}
+	toolStart := &ToolStartFrame{Tool: "search"}
 	refused := &refusal.Error{Code: refusal.CodeMissingCallID, Path: "/callId", Message: "the host's own words"}
 	tests := []struct {
 		name                   string
@@ -58,7 +58,7 @@ func TestHostFailureIsNoRefusal(t *testing.T) {
 		{"call id store down", errStoreDown, nil, toolStart, "ToolCallID", ""},
 		{"call id ctx ended", context.Canceled, nil, toolStart, "ToolCallID", ""},
 		{"identity store down", nil, errStoreDown, toolStart, "Identify", ""},
-		{"identity store down, no tool", nil, errStoreDown, &chatprotocol.ChatToken{Content: "x"}, "Identify", ""},
+		{"identity store down, no tool", nil, errStoreDown, &TokenFrame{Content: "x"}, "Identify", ""},
 		{"host refuses the call id", refused, nil, toolStart, "", refusal.CodeMissingCallID},
 		{"host refuses the identity", nil, refused, toolStart, "", refusal.CodeMissingCallID},
 	}
@@ -92,7 +92,7 @@ func TestHostFailureIsNoRefusal(t *testing.T) {
 // upgrades with the identity it would have had.
 func TestHostRecoversAfterFailure(t *testing.T) {
 	h := &storeHost{StreamHost: NewStreamHost(&StreamOptions{ConversationID: "c"}), callIDErr: errStoreDown}
-	frame := &chatprotocol.ChatToolStart{Tool: "search"}
+	frame := &ToolStartFrame{Tool: "search"}
 	_, err := UpgradeLegacyChatFrame(t.Context(), frame, h)
 	require.ErrorIs(t, err, errStoreDown)
 	h.callIDErr = nil

@@ -42,7 +42,7 @@ func DefaultCallID(turnID string, n int) (string, bool) {
 }
 
 // StreamHost is a Host for one legacy stream holding one turn, the host
-// that `chatwire decode` acts as (contract-v1.md section 9):
+// that `chatwire decode` acts as (docs/contract.md section 9):
 //
 //   - the conversation id is StreamOptions.ConversationID, or else the
 //     sessionId of the stream's session frame;
@@ -96,13 +96,13 @@ func NewStreamHost(opts *StreamOptions) *StreamHost {
 // Registry returns StreamOptions.Registry.
 func (h *StreamHost) Registry() *chatprotocol.Registry { return h.reg }
 
-// ToolCallID counts the tool starts (*chatprotocol.ChatToolStart,
-// *ToolCall) without a call id and returns the mapping's id for this one;
-// a *ToolResult, or any other frame, has no mapping. It keeps its state in
+// ToolCallID counts the tool starts (*ToolStartFrame,
+// *ToolCallFrame) without a call id and returns the mapping's id for this one;
+// a *ToolResultFrame, or any other frame, has no mapping. It keeps its state in
 // memory, so it never fails: err is always nil and ctx is not used.
 func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error) {
 	switch f.(type) {
-	case *chatprotocol.ChatToolStart, *ToolCall:
+	case *ToolStartFrame, *ToolCallFrame:
 	default:
 		return "", false, nil
 	}

@@ -130,7 +130,7 @@ func TestStreamHostDoesNotPairResults(t *testing.T) {
 	upgradeAll(t, h, Papercusp, `{"type":"tool_call","name":"a"}`)
 	_, err := upgrade(t, `{"type":"tool_result","status":"ok"}`, Papercusp, h)
 	require.ErrorIs(t, err, refusal.ErrMissingCallID)
-	id, ok, err := h.ToolCallID(t.Context(), &chatprotocol.ChatToken{})
+	id, ok, err := h.ToolCallID(t.Context(), &TokenFrame{})
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Empty(t, id)
@@ -169,7 +169,7 @@ func TestStreamHostConcurrentCallIDs(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			id, ok, err := h.ToolCallID(t.Context(), &ToolCall{Name: "x"})
+			id, ok, err := h.ToolCallID(t.Context(), &ToolCallFrame{Name: "x"})
 			assert.NoError(t, err)
 			assert.True(t, ok)
 			ids[i] = id

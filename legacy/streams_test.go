@@ -116,7 +116,7 @@ func TestCapturedStreamsWithoutRegistry(t *testing.T) {
 		require.NoError(t, err)
 		if _, err := UpgradeLegacyChatFrame(t.Context(), f, h); err != nil {
 			require.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
-			refused = append(refused, f.ChatEventType())
+			refused = append(refused, f.FrameType())
 		}
 	}
 	assert.Equal(t, []string{"products"}, refused)
@@ -139,10 +139,10 @@ func TestCapturedStreamVersion1ToLegacy(t *testing.T) {
 			skipped = append(skipped, env.Event.EventType())
 			continue
 		}
-		out, err := MarshalFrame(f)
+		out, err := MarshalChatEvent(f)
 		require.NoError(t, err)
 		kept = append(kept, string(out))
-		assert.Equal(t, f, chatprotocol.ParseChatEvent(out), "the version-0 parser reads back the same event")
+		assert.Equal(t, f, ParseChatEvent(out), "the version-0 parser reads back the same frame")
 
 		back, err := UpgradeLegacyChatFrame(t.Context(), f, NewStreamHost(&StreamOptions{ConversationID: env.ConversationID, TurnID: env.TurnID}))
 		require.NoError(t, err)

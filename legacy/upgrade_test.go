@@ -193,12 +193,12 @@ func TestUpgradeRefusals(t *testing.T) {
 
 func TestUpgradeRefusesWhatIsNotAFrame(t *testing.T) {
 	h := &recordingHost{}
-	for name, f := range map[string]Frame{"nil": nil, "nil pointer": (*chatprotocol.ChatToken)(nil), "nil delta": (*Delta)(nil), "alien": alien{}} {
+	for name, f := range map[string]Frame{"nil": nil, "nil pointer": (*TokenFrame)(nil), "nil delta": (*DeltaFrame)(nil)} {
 		envs, err := UpgradeLegacyChatFrame(t.Context(), f, h)
 		assert.Nil(t, envs, name)
 		assert.ErrorIs(t, err, refusal.ErrInvalidEvent, name)
 	}
-	envs, err := UpgradeLegacyChatFrame(t.Context(), &chatprotocol.ChatToken{Content: "x"}, nil)
+	envs, err := UpgradeLegacyChatFrame(t.Context(), &TokenFrame{Content: "x"}, nil)
 	assert.Nil(t, envs)
 	assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	assert.Zero(t, h.seq, "nothing was identified")
@@ -221,7 +221,7 @@ func TestUpgradeAsksTheHostOnlyForValidFrames(t *testing.T) {
 	envs, err := upgrade(t, `{"type":"tool_start","tool":"search"}`, Scout, h)
 	require.NoError(t, err)
 	require.Len(t, h.asked, 1)
-	assert.Equal(t, &chatprotocol.ChatToolStart{Tool: "search"}, h.asked[0])
+	assert.Equal(t, &ToolStartFrame{Tool: "search"}, h.asked[0])
 	assert.Equal(t, "c-1", envs[0].Event.(*chatprotocol.ToolCallEvent).CallID)
 	assert.Equal(t, int64(1), envs[0].Seq)
 
@@ -282,7 +282,7 @@ func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
 	first := chatprotocol.ChatEventEnvelope{ConversationID: "other", TurnID: "t", EventID: "e", Seq: 9, Event: &chatprotocol.DeltaEvent{Text: "kept"}}
 	dst := make([]chatprotocol.ChatEventEnvelope, 1, 8)
 	dst[0] = first
-	dst, err := AppendUpgradedLegacyChatFrame(t.Context(), dst, &chatprotocol.ChatError{Message: "boom"}, h)
+	dst, err := AppendUpgradedLegacyChatFrame(t.Context(), dst, &ErrorFrame{Message: "boom"}, h)
 	require.NoError(t, err)
 	require.Len(t, dst, 3)
 	assert.Equal(t, first, dst[0], "earlier elements are left alone")
@@ -291,14 +291,14 @@ func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
 	assert.Equal(t, int64(2), dst[2].Seq)
 
 	reused := dst[:1]
-	out, err := AppendUpgradedLegacyChatFrame(t.Context(), reused, &chatprotocol.ChatToken{Content: "x"}, h)
+	out, err := AppendUpgradedLegacyChatFrame(t.Context(), reused, &TokenFrame{Content: "x"}, h)
 	require.NoError(t, err)
 	require.Len(t, out, 2)
 	assert.Equal(t, &chatprotocol.DeltaEvent{Text: "x"}, out[1].Event)
 	assert.Equal(t, "e-3", out[1].EventID, "the spare capacity is overwritten whole")
 	assert.Empty(t, out[1].Unknown)
 
-	out, err = AppendUpgradedLegacyChatFrame(t.Context(), dst[:1], &ToolResult{Status: "maybe"}, h)
+	out, err = AppendUpgradedLegacyChatFrame(t.Context(), dst[:1], &ToolResultFrame{Status: "maybe"}, h)
 	require.ErrorIs(t, err, refusal.ErrUnknownResultStatus)
 	assert.Len(t, out, 1, "a refusal returns dst as it was")
 }

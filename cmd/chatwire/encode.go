@@ -175,7 +175,7 @@ func (e *encoder) frame(data []byte) error {
 	if err != nil {
 		return err
 	}
-	out, err := legacy.MarshalFrame(f)
+	out, err := legacy.MarshalChatEvent(f)
 	if err != nil {
 		return err
 	}

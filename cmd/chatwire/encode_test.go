@@ -71,7 +71,7 @@ func TestEncodeReadsBackAsTheSameEvents(t *testing.T) {
 	for i, data := range frames {
 		want, ok := bySeq[ids[i]]
 		require.True(t, ok, "frame id %s is the seq of an envelope with a legacy form", ids[i])
-		assert.Equal(t, want, chatprotocol.ParseChatEvent([]byte(data)), data)
+		assert.Equal(t, want, legacy.ParseChatEvent([]byte(data)), data)
 	}
 }
 

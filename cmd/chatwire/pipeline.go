@@ -46,7 +46,7 @@ type item struct {
 	refusal *refusal.Error // the frame's violation, reported by the last stage
 	err     error          // an error that is not a violation: the stream ends there
 	old     legacy.Frame   // a legacy frame, until the upgrader has upgraded it
-	app     *chatprotocol.ChatAppEvent
+	app     *legacy.AppFrame
 	envs    []chatprotocol.ChatEventEnvelope // the envelope of a version-1 frame, or those of an upgraded legacy frame, in the batch's envs
 }
 
@@ -199,7 +199,7 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 		switch f := f.(type) {
 		case nil:
 			setErr(it, err)
-		case *chatprotocol.ChatAppEvent:
+		case *legacy.AppFrame:
 			if productFrame(f) {
 				it.app = f
 			} else {

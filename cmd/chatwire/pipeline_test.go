@@ -108,7 +108,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 		if err != nil {
 			return refused(err)
 		}
-		if app, ok := f.(*chatprotocol.ChatAppEvent); ok && productFrame(app) {
+		if app, ok := f.(*legacy.AppFrame); ok && productFrame(app) {
 			return s.appEvent(app.Type, app.Raw)
 		}
 		envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)

@@ -14,7 +14,7 @@ import (
 
 // LegacyCase is one case of legacy/ (schema: schemas/legacy.schema.json),
 // a quadruple of legacy frames, host mapping, and expected envelopes or
-// refusal (contract-v1.md section 9). Kind selects the direction:
+// refusal (docs/contract.md section 9). Kind selects the direction:
 //
 //   - "upgrade": Frames, texts of Dialect, are decoded with
 //     legacy.DecodeLegacyChatFrame and upgraded in order with
@@ -182,7 +182,7 @@ func (c *LegacyCase) runEncode(d legacy.Dialect, reg *chatprotocol.Registry) err
 	if c.Expect.Outcome != "accept" {
 		return fmt.Errorf("encoded, want %s", c.expectation().brief())
 	}
-	got, err := legacy.MarshalFrame(f)
+	got, err := legacy.MarshalChatEvent(f)
 	if err != nil {
 		return fmt.Errorf("the legacy frame does not marshal: %w", err)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/legacy"
 )
 
 // ParityKinds lists the function names of the blocks parity cases
@@ -19,7 +19,7 @@ func ParityKinds() []string {
 
 // Parity runs the function a parity case names over input and returns the
 // canonical JSON of its result, as the TypeScript reference writes it
-// (contract-v1.md section 4): a block's members in the reference's order,
+// (docs/contract.md section 4): a block's members in the reference's order,
 // "null" for no block, {"state":BOOL,"replayable":BOOL} for channel. The
 // input is used byte for byte, except that channel drops one trailing
 // newline (a type name typed on a terminal). ok is false for an unknown
@@ -44,7 +44,7 @@ func Parity(kind, input string) (out []byte, ok bool) {
 	case "channel":
 		name := strings.TrimSuffix(strings.TrimSuffix(input, "\n"), "\r")
 		return fmt.Appendf(nil, `{"state":%t,"replayable":%t}`,
-			chatprotocol.IsStateChannelEvent(name), chatprotocol.IsReplayable(name)), true
+			legacy.IsStateFrame(name), legacy.IsReplayableFrame(name)), true
 	}
 	return nil, false
 }

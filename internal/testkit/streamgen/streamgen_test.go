@@ -37,7 +37,7 @@ func TestWriteUpgradesWithoutViolation(t *testing.T) {
 			require.NoError(t, err)
 			f, err := legacy.DecodeLegacyChatFrame(ev.Data, legacy.Scout)
 			require.NoError(t, err, "frame %d", r.Frame())
-			if _, ok := f.(*chatprotocol.ChatAppEvent); ok {
+			if _, ok := f.(*legacy.AppFrame); ok {
 				apps++
 				continue
 			}

@@ -1,4 +1,4 @@
-package chatprotocol
+package legacy
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParseChatEvent: no input panics; nil exactly when the text is not an
-// object with a string type; an app event keeps the frame; and one
+// object with a string type; an app frame keeps the frame; and one
 // re-encoding reaches a fixed point that parses to the same type.
 func FuzzParseChatEvent(f *testing.F) {
 	for _, s := range []string{
@@ -34,15 +34,15 @@ func FuzzParseChatEvent(f *testing.F) {
 		if ev == nil {
 			return
 		}
-		if a, isApp := ev.(*ChatAppEvent); isApp && !bytes.Equal(a.Raw, bytes.Trim(jsjson.DecodeUTF8(data), " \t\r\n")) {
-			t.Fatalf("app event raw %q, frame %q", a.Raw, data)
+		if a, isApp := ev.(*AppFrame); isApp && !bytes.Equal(a.Raw, bytes.Trim(jsjson.DecodeUTF8(data), " \t\r\n")) {
+			t.Fatalf("app frame raw %q, frame %q", a.Raw, data)
 		}
 		out1, err := MarshalChatEvent(ev)
 		if err != nil {
 			t.Fatalf("MarshalChatEvent(%#v): %v", ev, err)
 		}
 		ev2 := ParseChatEvent(out1)
-		if ev2 == nil || ev2.ChatEventType() != ev.ChatEventType() || reflect.TypeOf(ev2) != reflect.TypeOf(ev) {
+		if ev2 == nil || ev2.FrameType() != ev.FrameType() || reflect.TypeOf(ev2) != reflect.TypeOf(ev) {
 			t.Fatalf("%q re-encoded as %q parses to %#v", data, out1, ev2)
 		}
 		out2, err := MarshalChatEvent(ev2)

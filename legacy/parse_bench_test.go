@@ -1,4 +1,4 @@
-package chatprotocol
+package legacy
 
 import "testing"
 
