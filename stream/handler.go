@@ -50,7 +50,8 @@ type HandlerOptions struct {
 
 	// HeartbeatInterval is the time an idle stream waits before it sends a
 	// heartbeat frame (sse.AppendHeartbeat); 0 means
-	// DefaultHeartbeatInterval and a negative value sends none.
+	// DefaultHeartbeatInterval and a negative value sends none (a parked
+	// client that went away is then noticed only at the turn's next frame).
 	HeartbeatInterval time.Duration
 
 	// WriteTimeout bounds each write of a frame: the handler sets it as the
@@ -60,6 +61,14 @@ type HandlerOptions struct {
 	// and a negative value sets no deadline. It overrides the server's
 	// http.Server.WriteTimeout for the stream's responses.
 	WriteTimeout time.Duration
+
+	// WaitOnRequest keeps every stream on its request's goroutine until it
+	// ends, never taking its connection over (see Handler): for a
+	// ResponseWriter whose middleware transforms the body (compression),
+	// or a server that must keep seeing every connection (ConnState,
+	// Shutdown's wait). An idle stream then costs what net/http holds for
+	// a response, about 27 KiB.
+	WaitOnRequest bool
 
 	// Logger receives the errors no client is told about (a window or hook
 	// failure, a window that broke its rules); nil logs nothing.
@@ -119,8 +128,9 @@ type HandlerOptions struct {
 // the turn's parked streams (replay.Window.Wait) and wakes them to write
 // what comes, or a heartbeat. A parked client that went away is noticed at
 // the next write, at the latest the second heartbeat. Where the connection
-// cannot be taken over (HTTP/2, a ResponseWriter that hides Hijack), the
-// stream waits on its request's goroutine instead. A Handler is safe for
+// cannot be taken over (HTTP/2, a ResponseWriter that hides Hijack), or
+// with HandlerOptions.WaitOnRequest, the stream waits on its request's
+// goroutine instead. A Handler is safe for
 // concurrent use; make one with NewHandler.
 type Handler struct {
 	window       replay.Window
@@ -129,6 +139,7 @@ type Handler struct {
 	retry        time.Duration
 	heartbeat    time.Duration
 	writeTimeout time.Duration
+	parking      bool
 	log          *slog.Logger
 
 	closing context.Context // done once Close is called
@@ -159,6 +170,7 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 		retry:        orDefault(opts.Retry, DefaultRetry),
 		heartbeat:    orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval),
 		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
+		parking:      !opts.WaitOnRequest,
 		log:          opts.Logger,
 	}
 	if h.key == nil {

@@ -54,7 +54,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 	if sw.Send(sse.Frame{Event: sse.EventHeartbeat, Data: heartbeatData(time.Now()), Retry: h.retry}) != nil {
 		return
 	}
-	parkable := r.ProtoMajor == 1 && r.Method == http.MethodGet
+	parkable := h.parking && r.ProtoMajor == 1 && r.Method == http.MethodGet
 	for {
 		for _, f := range frames {
 			if !h.contiguous(ctx, cursor, f) {
