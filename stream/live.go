@@ -73,6 +73,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 			return
 		}
 		if parkable {
+			// sw writes nothing from here on (it has no heartbeat goroutine), so
+			// the connection is the subscriber's alone; the bufio.ReadWriter
+			// Hijack returns is dropped: every frame so far was flushed.
 			if conn, _, err := rc.Hijack(); err == nil {
 				h.run(&subscriber{conn: conn, key: key, cursor: cursor}, false)
 				return

@@ -19,7 +19,10 @@ const maxRefusalBytes = 64 << 10
 // work on it. A body without a code gets one from the status: 404, 401 and
 // 403 unauthorized, 409 cursor-ahead, 410 stale-cursor, 400 invalid-frame.
 type RefusedError struct {
+	// StatusCode is the response's HTTP status.
 	StatusCode int
+	// Refusal is the response's JSON body, or what the status implies
+	// when the body is not a Refusal.
 	Refusal
 }
 
