@@ -54,7 +54,8 @@ func Fixed(cuts ...Cut) Plan {
 // Random is a Plan that cuts each connection at a random point: with
 // probability IDLineShare right after an id line drawn uniformly from
 // [MinIDLine, MaxIDLine], otherwise after a byte count drawn uniformly from
-// [MinBytes, MaxBytes].
+// [MinBytes, MaxBytes]. A minimum below 1 counts as 1 and a maximum below
+// its minimum as the minimum.
 type Random struct {
 	IDLineShare          float64
 	MinIDLine, MaxIDLine int
@@ -63,11 +64,15 @@ type Random struct {
 
 // Plan returns r as a Plan.
 func (r Random) Plan() Plan {
+	minID := max(r.MinIDLine, 1)
+	maxID := max(r.MaxIDLine, minID)
+	minBytes := max(r.MinBytes, 1)
+	maxBytes := max(r.MaxBytes, minBytes)
 	return func(_ int, rng *rand.Rand) Cut {
 		if rng.Float64() < r.IDLineShare {
-			return Cut{IDLine: r.MinIDLine + rng.IntN(r.MaxIDLine-r.MinIDLine+1)}
+			return Cut{IDLine: minID + rng.IntN(maxID-minID+1)}
 		}
-		return Cut{Bytes: r.MinBytes + rng.Int64N(r.MaxBytes-r.MinBytes+1)}
+		return Cut{Bytes: minBytes + rng.Int64N(maxBytes-minBytes+1)}
 	}
 }
 

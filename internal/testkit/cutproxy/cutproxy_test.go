@@ -252,6 +252,16 @@ func TestRandomIsSeededAndInRange(t *testing.T) {
 	assert.Equal(t, draw(42)[:5], record(42))
 }
 
+func TestRandomClampsItsRanges(t *testing.T) {
+	plan := Random{IDLineShare: 0.5, MinIDLine: 0, MaxIDLine: -3, MinBytes: 9, MaxBytes: 2}.Plan()
+	rng := rand.New(rand.NewPCG(3, 3))
+	seen := map[Cut]bool{}
+	for i := range 100 {
+		seen[plan(i, rng)] = true
+	}
+	assert.Equal(t, map[Cut]bool{{IDLine: 1}: true, {Bytes: 9}: true}, seen)
+}
+
 func TestClientBytesReachTheTarget(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
