@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,8 +26,8 @@ import (
 )
 
 // openIdle opens a raw connection to addr, asks for key's stream and reads
-// until the opening frame has arrived, so the handler is then waiting.
-func openIdle(t testing.TB, addr string, key replay.Key) net.Conn {
+// until the frame of seq latest has arrived whole: the handler then waits.
+func openIdle(t testing.TB, addr string, key replay.Key, latest int) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -34,7 +35,7 @@ func openIdle(t testing.TB, addr string, key replay.Key) net.Conn {
 	require.NoError(t, err)
 	var seen []byte
 	buf := make([]byte, 512)
-	for !bytes.Contains(seen, []byte("retry: ")) || !bytes.HasSuffix(seen, []byte("\n\n\r\n")) {
+	for !bytes.Contains(seen, []byte("id: "+strconv.Itoa(latest)+"\n")) || !bytes.HasSuffix(seen, []byte("\n\n\r\n")) {
 		n, err := c.Read(buf)
 		require.NoError(t, err)
 		seen = append(seen, buf[:n]...)
@@ -47,43 +48,52 @@ func openIdle(t testing.TB, addr string, key replay.Key) net.Conn {
 // after a collection.
 func inUse() uint64 {
 	runtime.GC()
+	runtime.GC() // the second frees the stacks of goroutines the first found dead
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse + ms.StackInuse
 }
 
-func stackInUse() uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.StackInuse
+// idleCost opens n connections to a live turn served with opts, each
+// waiting once it has had the turn's three frames, and returns the heap
+// and stack they hold, per connection: server side (goroutines, buffers,
+// the handler's state) plus the test's raw client socket.
+func idleCost(t *testing.T, n int, opts *stream.HandlerOptions) float64 {
+	w := newWindow()
+	appendAll(t, w, keyT1, script(keyT1, 3, 3)[:3])
+	h := newHandler(t, w, opts)
+	srv := httptest.NewServer(mux(h))
+	openIdle(t, srv.Listener.Addr().String(), keyT1, 3).Close() // warm up
+	before := inUse()
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = openIdle(t, srv.Listener.Addr().String(), keyT1, 3)
+	}
+	per := (float64(inUse()) - float64(before)) / float64(n)
+	for _, c := range conns {
+		c.Close()
+	}
+	h.Close()
+	srv.Close() // waits for the handlers still running
+	return per
 }
 
-// TestIdleSubscriberMemory measures what one idle subscriber costs: 1,000
-// connections waiting on a live turn, server side (connection goroutine,
-// bufio buffers, the handler's wait) plus the test's raw client socket.
+// TestIdleSubscriberMemory measures what one idle subscriber costs over
+// 1,000 connections, parked (the default) and, as the baseline, waiting
+// on its request's goroutine (WaitOnRequest), and holds the parked one to
+// 16 KiB.
 func TestIdleSubscriberMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 1,000 connections")
 	}
 	const n = 1000
-	w := newWindow()
-	appendAll(t, w, keyT1, script(keyT1, 3, 3)[:3])
-	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{HeartbeatInterval: time.Hour}))
-	openIdle(t, srv.Listener.Addr().String(), keyT1).Close() // warm up
-	before, bs := inUse(), stackInUse()
-	conns := make([]net.Conn, n)
-	for i := range conns {
-		conns[i] = openIdle(t, srv.Listener.Addr().String(), keyT1)
-	}
-	after, as := inUse(), stackInUse()
-	t.Logf("stacks %.0f bytes each, %d goroutines", float64(as-bs)/n, runtime.NumGoroutine())
-	per := float64(after-before) / n
-	t.Logf("idle subscriber: %.0f bytes (%.1f KiB) of heap and stack each, over %d connections", per, per/1024, n)
+	parked := idleCost(t, n, &stream.HandlerOptions{HeartbeatInterval: time.Hour})
+	onRequest := idleCost(t, n, &stream.HandlerOptions{HeartbeatInterval: time.Hour, WaitOnRequest: true})
+	t.Logf("idle subscriber over %d connections: parked %.0f bytes (%.1f KiB), on its request goroutine %.0f bytes (%.1f KiB): %.1f%% of it",
+		n, parked, parked/1024, onRequest, onRequest/1024, 100*parked/onRequest)
 	if !raceEnabled {
-		assert.LessOrEqual(t, per, 16.0*1024, "at most 16 KiB per idle subscriber")
-	}
-	for _, c := range conns {
-		c.Close()
+		assert.LessOrEqual(t, parked, 16.0*1024, "at most 16 KiB per idle subscriber")
+		assert.Less(t, parked, onRequest/4)
 	}
 }
 
@@ -205,7 +215,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	require.NoError(t, err)
 	go srv.Serve(ln)
 
-	c := openIdle(t, ln.Addr().String(), keyT1) // live, waiting for seq 3
+	c := openIdle(t, ln.Addr().String(), keyT1, 2) // live, waiting for seq 3
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
