@@ -14,9 +14,8 @@ const maxCursorDigits = 16
 // sign, spaces, a leading zero (but "0" itself) or any other byte. "" is
 // not a cursor: a request without one starts from 0.
 //
-// Anything else is refused with a *refusal.Error of code invalid-frame
-// (refusal.ErrInvalidFrame) and path "/lastEventId": the id the client
-// echoes is the one of an SSE frame this module never writes that way.
+// Anything else is refused with a *refusal.Error of code invalid-cursor
+// (ErrInvalidCursor) and path "/lastEventId".
 func ParseCursor(s string) (uint64, error) {
 	if s == "" || len(s) > maxCursorDigits {
 		return 0, errBadCursor("a cursor is 1 to 16 decimal digits")
@@ -39,5 +38,5 @@ func ParseCursor(s string) (uint64, error) {
 }
 
 func errBadCursor(msg string) error {
-	return &refusal.Error{Code: refusal.CodeInvalidFrame, Path: "/lastEventId", Message: msg}
+	return &refusal.Error{Code: CodeInvalidCursor, Path: "/lastEventId", Message: msg}
 }

@@ -33,7 +33,7 @@ func Example() {
 		// tells an unknown one: both get the same 404.
 		Authorize: func(r *http.Request, key replay.Key) error {
 			if !sessions.MayRead(r, key.ConversationID) {
-				return refusal.ErrUnauthorized
+				return stream.ErrTurnNotFound
 			}
 			return nil
 		},
@@ -69,5 +69,5 @@ func Example() {
 	fmt.Println(refusal.CodeOf(err))
 	// Output:
 	// Hello completed <nil>
-	// unauthorized
+	// turn-not-found
 }

@@ -29,8 +29,8 @@ const (
 type HandlerOptions struct {
 	// Authorize decides, on every connection, whether the caller may read
 	// key's turn; it is called before the window is read. It returns nil to
-	// allow, an error of code unauthorized (refusal.ErrUnauthorized) to
-	// deny, and any other error when it cannot decide (its store is down).
+	// allow, an error of code turn-not-found (ErrTurnNotFound) or
+	// unauthorized (refusal.ErrUnauthorized) to deny, and any other error when it cannot decide (its store is down).
 	//
 	// The hook is also what tells an unknown turn: a window treats a turn
 	// it has never seen as empty and waits for its first frame, so the hook
@@ -49,7 +49,7 @@ type HandlerOptions struct {
 	Retry time.Duration
 
 	// HeartbeatInterval is the time an idle stream waits before it sends a
-	// heartbeat frame (sse.AppendHeartbeat); 0 means
+	// heartbeat, the comment ": heartbeat" (sse.AppendComment); 0 means
 	// DefaultHeartbeatInterval and a negative value sends none (a parked
 	// client that went away is then noticed only at the turn's next frame).
 	HeartbeatInterval time.Duration
@@ -88,23 +88,25 @@ type HandlerOptions struct {
 //   - after Close: 503, code store-unavailable;
 //   - the turn (HandlerOptions.Key) must be a well-formed key, and
 //     HandlerOptions.Authorize must allow the caller: else 404 with the
-//     same headers and body, {"code":"unauthorized","message":"no such
+//     same headers and body, {"code":"turn-not-found","message":"no such
 //     turn"}, whether the turn is unknown, malformed or not the caller's;
 //     a hook that fails otherwise gives 503, code store-unavailable;
 //   - the cursor is the Last-Event-ID header, else the lastEventId query
 //     parameter (for clients that cannot set a header), else 0: an empty
 //     value counts as absent, and a value that ParseCursor refuses (or a
-//     repeated one) is 400, code invalid-frame;
+//     repeated one) is 400, code invalid-cursor;
 //   - a cursor below the window's retained lower bound is 410 Gone, code
 //     stale-cursor, and one beyond its latest seq is 409 Conflict, code
 //     cursor-ahead, both with the bounds: {"code", "message", "lower",
 //     "latest"}; the stream never skips frames silently;
 //   - a cursor at the latest seq of a turn that has ended is 204 No
 //     Content, which stops an EventSource from reconnecting;
-//   - otherwise 200 and the event stream: first a heartbeat frame with a
-//     retry line (HandlerOptions.Retry), then every retained frame after
+//   - otherwise 200 and the event stream: first a heartbeat event
+//     (sse.EventHeartbeat, data {"tsMs":N}) with a retry line
+//     (HandlerOptions.Retry), then every retained frame after
 //     the cursor, then the frames as they are appended (read, write, wait,
-//     read: none is skipped or sent twice), and heartbeats while idle. A
+//     read: none is skipped or sent twice), and heartbeat comments while
+//     idle. A
 //     frame is written as stored, never parsed again: id is its decimal
 //     seq, event its type, data its bytes. The response ends after the
 //     frame that ends the turn, when the window fails, and when a write
@@ -212,7 +214,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.authorize(r, key); err != nil {
-		if refusal.CodeOf(err) == refusal.CodeUnauthorized {
+		if code := refusal.CodeOf(err); code == CodeTurnNotFound || code == refusal.CodeUnauthorized {
 			writeBody(w, http.StatusNotFound, bodyNotFound)
 			return
 		}

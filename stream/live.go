@@ -107,7 +107,7 @@ func (h *Handler) wait(ctx context.Context, key replay.Key, cursor uint64, sw *s
 			return b, err
 		}
 		deadline()
-		if err := sw.Heartbeat(time.Now()); err != nil {
+		if err := sw.Comment(heartbeatComment); err != nil {
 			return b, err
 		}
 	}
@@ -126,9 +126,13 @@ func (h *Handler) waitOnce(ctx context.Context, key replay.Key, cursor uint64) (
 	return b, idle, err
 }
 
-// heartbeatData is the data of a heartbeat frame (sse.AppendHeartbeat):
-// {"tsMs":N}. The opening frame is a heartbeat that also carries the retry
-// line, since the sse package writes no retry line on its own.
+// heartbeatComment is the text of the comment an idle stream sends.
+const heartbeatComment = "heartbeat"
+
+// heartbeatData is the data of a heartbeat event (sse.AppendHeartbeat):
+// {"tsMs":N}. The opening frame is a heartbeat event, since a retry line
+// needs a frame of fields (the sse package writes none on its own) and one
+// of type heartbeat is what readers skip.
 func heartbeatData(now time.Time) []byte {
 	b := append(make([]byte, 0, 32), `{"tsMs":`...)
 	return append(strconv.AppendInt(b, now.UnixMilli(), 10), '}')

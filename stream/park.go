@@ -127,7 +127,7 @@ func (h *Handler) run(s *subscriber, beat bool) {
 func (h *Handler) writeFrames(s *subscriber, bp *[]byte, frames []replay.Frame, beat bool) error {
 	buf := (*bp)[:0]
 	if len(frames) == 0 && beat {
-		buf = sse.AppendHeartbeat(beginChunk(buf), time.Now().UnixMilli())
+		buf = sse.AppendComment(beginChunk(buf), heartbeatComment)
 	}
 	for _, f := range frames {
 		if !h.contiguous(h.closing, s.cursor, f) {

@@ -16,8 +16,9 @@ const maxRefusalBytes = 64 << 10
 // HTTP status and the Refusal of its JSON body (docs/contract.md section
 // 14). Its Unwrap is a *refusal.Error of the refusal's code, so that
 // refusal.CodeOf(err) and errors.Is(err, refusal.ErrStaleCursor)
-// work on it. A body without a code gets one from the status: 404, 401 and
-// 403 unauthorized, 409 cursor-ahead, 410 stale-cursor, 400 invalid-frame.
+// work on it. A body without a code gets one from the status: 404
+// turn-not-found, 401 and 403 unauthorized, 409 cursor-ahead, 410
+// stale-cursor, 400 invalid-cursor.
 type RefusedError struct {
 	// StatusCode is the response's HTTP status.
 	StatusCode int
@@ -39,14 +40,16 @@ func (e *RefusedError) Unwrap() error {
 // statusCode gives the code of a refusal whose body carries none.
 func statusCode(status int) refusal.Code {
 	switch status {
-	case http.StatusNotFound, http.StatusUnauthorized, http.StatusForbidden:
+	case http.StatusNotFound:
+		return CodeTurnNotFound
+	case http.StatusUnauthorized, http.StatusForbidden:
 		return refusal.CodeUnauthorized
 	case http.StatusConflict:
 		return refusal.CodeCursorAhead
 	case http.StatusGone:
 		return refusal.CodeStaleCursor
 	case http.StatusBadRequest:
-		return refusal.CodeInvalidFrame
+		return CodeInvalidCursor
 	}
 	return ""
 }

@@ -83,7 +83,7 @@ func TestFollowCommandReportsRefusals(t *testing.T) {
 	code, stdout, stderr := runCmd([]string{"follow", url}, "") // no credentials
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, stdout)
-	assert.Regexp(t, `^chatwire follow: http://[^ ]+: unauthorized: 404 [^\n]+\n$`, stderr)
+	assert.Regexp(t, `^chatwire follow: http://[^ ]+: turn-not-found: 404 [^\n]+\n$`, stderr)
 }
 
 func TestFollowCommandUsage(t *testing.T) {

@@ -46,7 +46,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -157,7 +156,7 @@ func mayRead(turns int) func(*http.Request, replay.Key) error {
 	}
 	return func(_ *http.Request, key replay.Key) error {
 		if !known[key] {
-			return refusal.ErrUnauthorized
+			return stream.ErrTurnNotFound
 		}
 		return nil
 	}
