@@ -112,7 +112,8 @@ type HandlerOptions struct {
 //     frame that ends the turn, when the window fails, and when a write
 //     takes longer than HandlerOptions.WriteTimeout.
 //
-// Refusal bodies are JSON (see Refusal). A client that goes away is a
+// A HEAD request (which a GET pattern also matches) gets the 200 headers
+// only. Refusal bodies are JSON (see Refusal). A client that goes away is a
 // disconnect, never a cancellation: the Handler only reads the window and
 // never touches the turn.
 //

@@ -288,3 +288,14 @@ func TestNewHandlerNeedsAWindowAndAHook(t *testing.T) {
 	_, err = stream.NewHandler(newWindow(), &stream.HandlerOptions{Authorize: authorize, Retry: -time.Second})
 	assert.Error(t, err)
 }
+
+func TestHandlerAnswersHEADWithTheHeadersOnly(t *testing.T) {
+	w := newWindow()
+	appendAll(t, w, keyT1, script(keyT1, 3, 3)[:2]) // live: a GET would wait
+	srv := newServer(t, newHandler(t, w, nil))
+	resp, err := http.Head(srv.URL + path(keyT1))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, sse.ContentType, resp.Header.Get("Content-Type"))
+}

@@ -51,6 +51,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 		return
 	}
 	defer sw.Close()
+	if r.Method == http.MethodHead {
+		return // the headers only (a GET pattern also matches HEAD)
+	}
 	if sw.Send(sse.Frame{Event: sse.EventHeartbeat, Data: heartbeatData(time.Now()), Retry: h.retry}) != nil {
 		return
 	}
