@@ -26,7 +26,7 @@ func classifyWrite(err error) writeOutcome {
 		return writeApplied
 	}
 	switch refusal.CodeOf(err) {
-	case refusal.CodeClaimConflict, refusal.CodeTurnNotRunning, refusal.CodeUnauthorized, refusal.CodeUnknownEffect, refusal.CodeInvalidTurn:
+	case refusal.CodeClaimConflict, refusal.CodeTurnNotRunning, refusal.CodeUnauthorized, refusal.CodeUnknownEffect, refusal.CodeInvalidTurn, refusal.CodeInvalidInput:
 		return writeRefused
 	case refusal.CodeCheckpointWriteFailed:
 		return writeNotApplied

@@ -54,6 +54,7 @@ func TestCheckFailsEachBrokenStore(t *testing.T) {
 		recoverytest.FlawIgnoresRevision: {"cas-revision", "cas-concurrent", "admit-refusals", "admit-durable-before-launch"},
 		recoverytest.FlawUnfenced:        {"admit-fences-end"},
 		recoverytest.FlawSwallowsLostAck: {},
+		recoverytest.FlawSkipsAuthorize:  {"admit-refusals"},
 	}
 	for _, fp := range recoverytest.Failpoints() {
 		if strings.HasSuffix(string(fp), ".ack-lost") {
