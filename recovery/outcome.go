@@ -28,7 +28,8 @@ func classifyWrite(err error) writeOutcome {
 	switch refusal.CodeOf(err) {
 	case refusal.CodeClaimConflict, refusal.CodeTurnNotRunning, refusal.CodeUnauthorized, refusal.CodeUnknownEffect, refusal.CodeInvalidTurn, refusal.CodeInvalidInput:
 		return writeRefused
-	case refusal.CodeCheckpointWriteFailed:
+	case refusal.CodeCheckpointWriteFailed, refusal.CodeStoreUnavailable:
+		// store-unavailable: a Dispatcher's read failed, nothing written.
 		return writeNotApplied
 	}
 	return writeUncertain
