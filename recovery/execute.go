@@ -197,10 +197,10 @@ type launchOnce struct {
 	// unauthorized records a launch the store asked for without having
 	// called Authorize (or after it refused).
 	unauthorized bool
-	exec     Execution
-	err      error
-	launcher Launcher
-	effect   EffectRef
+	exec         Execution
+	err          error
+	launcher     Launcher
+	effect       EffectRef
 }
 
 var (
