@@ -77,22 +77,31 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 	if err := s.fault(ctx, write{op: "cas", next: &claim}); err != nil {
 		return recovery.Claimed{}, err
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return recovery.Claimed{}, writeFailed("no connection", err)
-	}
 	key := TurnLockKey(turn)
 	var (
+		conn        *pgxpool.Conn
 		newRevision int64
 		locked      bool
+		err         error
 	)
-	err = s.set.retry(ctx, func() error {
-		if err := sendable(ctx, conn.Conn()); err != nil {
-			return err
+	// A retry runs on a new connection: the statement that failed may have
+	// taken the lock (session-level, it outlives the rollback), and taking
+	// it twice would hold it after the one release. Closing the session
+	// releases it.
+	for attempt := 0; ; attempt++ {
+		if conn, err = s.pool.Acquire(ctx); err != nil {
+			return recovery.Claimed{}, writeFailed("no connection", err)
 		}
-		return conn.QueryRow(ctx, sqlClaimEffect, turn.Conversation, turn.Turn, c.Effect.Effect, c.Holder,
-			claim.LeaseUntil, c.Now, key).Scan(&newRevision, &locked)
-	})
+		if err = sendable(ctx, conn.Conn()); err == nil {
+			err = conn.QueryRow(ctx, sqlClaimEffect, turn.Conversation, turn.Turn, c.Effect.Effect, c.Holder,
+				claim.LeaseUntil, c.Now, key).Scan(&newRevision, &locked)
+		}
+		if !retryable(err) || attempt >= s.set.retries || ctx.Err() != nil {
+			break
+		}
+		_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		conn.Release()
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Nothing written: the record says why (a result, a live lease, a
 		// turn that ended, a race lost).
@@ -220,7 +229,7 @@ func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next reco
 		return err
 	}
 	if err := sendable(ctx, f.conn.Conn()); err != nil {
-		f.held = false // a closed connection holds nothing
+		f.releaseLocked(ctx) // past ctx's end, bounded by UnlockTimeout
 		return err
 	}
 	var lease *time.Time
