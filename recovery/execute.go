@@ -25,20 +25,30 @@ import (
 // result with a compare-and-swap. Launch is never called any other way, so
 // a delayed snapshot, a retry or the abort hook can never cause a launch.
 //
-// Errors, each an *Error:
-//   - ErrInvalidTurn, ErrUnauthorized, ErrStoreUnavailable, ErrUnknownEffect;
+// When the Store is also a Dispatcher, the read and the claim are one call
+// (ClaimEffect), and the admission and the completion go through the fence
+// it hands out: three round trips for a networked store, with the same
+// guarantees. Before any launch, Execute checks that the store's
+// AdmitDispatch called the Authorize it was handed and that it allowed: a
+// store that skips it gets no launch (ErrAuthorizeSkipped).
+//
+// Errors, each an *Error or wrapping one (refusal.CodeOf reads the code):
+//   - ErrInvalidTurn, ErrInvalidInput (an id no store can hold),
+//     ErrUnauthorized, ErrStoreUnavailable, ErrUnknownEffect;
 //   - ErrTurnNotRunning: the turn was cancelled or finished before
 //     admission; nothing launched;
 //   - ErrAdmissionUnavailable: the Store has no Admitter; nothing launched;
-//   - ErrClaimConflict: another worker holds a live claim on the effect, or
-//     won the claim; nothing launched by this call;
+//   - ErrClaimConflict: another worker holds a live claim on the effect
+//     (then the error is a *LeaseError whose Until says when that lease
+//     ends: retry then), or won the claim; nothing launched by this call;
 //   - ErrCheckpointWriteFailed: a claim or admission write was not applied
 //     (nothing launched; a claim that was written keeps other workers out
 //     until its lease expires), or the result could not be stored (the
 //     effect launched: the host reconciles it);
 //   - ErrNeedsReconciliation: the outcome is unknown: Launch or Wait
 //     failed, an acknowledgement was lost, the effect was admitted earlier
-//     and has no result, or ctx ended while waiting. A later Execute of the
+//     and has no result, ctx ended while waiting, or the store skipped the
+//     authorization (ErrAuthorizeSkipped; nothing launched). A later Execute of the
 //     effect returns it again, never relaunching; the host looks the effect
 //     up through its own idempotency records from Reconcile's lookup.
 //

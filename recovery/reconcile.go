@@ -30,7 +30,7 @@ type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 //   - completed: returns the stored result, changing nothing (terminal
 //     records never change; the stored result wins);
 //   - admitted under a live lease: refuses with ErrClaimConflict, the effect
-//     is in flight under another worker;
+//     is in flight under another worker (a *LeaseError: retry after Until);
 //   - admitted after its lease: first passes the admission fence (an
 //     AdmitDispatch the store must refuse, see Admitter), so that a worker
 //     paused inside launch has returned before the lookup;
