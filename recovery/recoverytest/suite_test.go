@@ -80,6 +80,17 @@ func TestCheckPassesTheSoundStore(t *testing.T) {
 	assert.NoError(t, recoverytest.Check(t.Context(), fakeSubject(recoverytest.Sound)))
 }
 
+// The Dispatcher of Dispatching passes the suite too, the dispatch check
+// included.
+func TestCheckPassesDispatching(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	db := recoverytest.NewDB(nil)
+	sub := func(context.Context) (recoverytest.Subject, error) {
+		return recoverytest.Subject{Store: recoverytest.Dispatching(db.Open("w"))}, nil
+	}
+	assert.NoError(t, recoverytest.Check(t.Context(), sub))
+}
+
 func TestFailpointsAreNamedAndArmable(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	fps := recoverytest.Failpoints()
