@@ -107,6 +107,9 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 		// turn that ended, a race lost).
 		conn.Release()
 		rec, err := s.LoadTurn(ctx, turn)
+		if err != nil && refusal.CodeOf(err) == "" {
+			err = &refusal.Error{Code: refusal.CodeStoreUnavailable, Message: "pgstore: nothing claimed; reading why failed", Err: err}
+		}
 		if err != nil {
 			return recovery.Claimed{}, err
 		}

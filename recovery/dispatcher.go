@@ -28,6 +28,7 @@ type Dispatcher interface {
 	// fence of the turn for this claim (the caller Closes it); otherwise it
 	// is nil. Errors: ErrTurnNotRunning for a turn that does not exist,
 	// ErrUnknownEffect for an effect the turn does not have,
+	// ErrStoreUnavailable when a read failed and nothing was written,
 	// ErrClaimConflict when a concurrent write of the effect won, and the
 	// write errors of CompareAndSwapEffect (ErrCheckpointWriteFailed: not
 	// claimed; ErrNeedsReconciliation: the claim may have been written).
