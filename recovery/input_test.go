@@ -61,3 +61,14 @@ func TestUnstorableIDsRefusedBeforeTheStore(t *testing.T) {
 		assert.Zero(t, e.host.MaxLaunches())
 	}
 }
+
+// A worker name no store can hold is refused before the store, too: it is
+// stored in every claim.
+func TestUnstorableWorkerRefused(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	st := &askedStore{Store: e.db.Open("w")}
+	rec := recovery.New(recovery.Host{Store: st, Authorizer: e.host}, &recovery.Options{Worker: "host\x00boot"})
+	_, err := rec.Start(t.Context(), caller, turn, []string{"a"})
+	require.ErrorIs(t, err, refusal.ErrInvalidInput)
+	assert.Zero(t, st.asked.Load())
+}
