@@ -38,8 +38,8 @@ type CardPresentation struct {
 	Options         []CardOption
 	Placeholder     *string
 	Multiline       *bool
-	Min             *Bound
-	Max             *Bound
+	Min             *CardBound
+	Max             *CardBound
 	Step            *float64
 	VoiceAnswerable *bool
 }
@@ -55,10 +55,10 @@ type CardOption struct {
 	Style       *string
 }
 
-// Bound is the min or max of a card presentation, the reference's
+// CardBound is the min or max of a card presentation, the reference's
 // number | string: a JSON number when IsString is false, else the string
 // String ("" included; whether it is an ISO date is a card rule).
-type Bound struct {
+type CardBound struct {
 	Number   float64
 	String   string
 	IsString bool

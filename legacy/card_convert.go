@@ -69,7 +69,7 @@ func (p *CardPresentation) toV1() (*chatprotocol.CardPresentation, error) {
 	return out, nil
 }
 
-func (b *Bound) toV1(path string) (*chatprotocol.CardBound, error) {
+func (b *CardBound) toV1(path string) (*chatprotocol.CardBound, error) {
 	switch {
 	case b == nil:
 		return nil, nil
@@ -139,14 +139,14 @@ func cardV0(c *chatprotocol.OpenCardSnapshot) (*Card, error) {
 	return out, nil
 }
 
-func boundV0(b *chatprotocol.CardBound) *Bound {
+func boundV0(b *chatprotocol.CardBound) *CardBound {
 	switch {
 	case b == nil:
 		return nil
 	case b.IsDate():
-		return &Bound{String: b.Date, IsString: true}
+		return &CardBound{String: b.Date, IsString: true}
 	}
-	return &Bound{Number: b.Number}
+	return &CardBound{Number: b.Number}
 }
 
 // wholeNumber gives f as the integer version 1 needs, or refuses it with

@@ -66,15 +66,15 @@ func readPresentation(s *shape) *CardPresentation {
 }
 
 // readBound reads min or max: the reference's number | string.
-func readBound(s *shape, name string) *Bound {
+func readBound(s *shape, name string) *CardBound {
 	v, ok := s.member(name, false)
 	if !ok {
 		return nil
 	}
 	if str, isString := v.(string); isString {
-		return &Bound{String: str, IsString: true}
+		return &CardBound{String: str, IsString: true}
 	}
-	return &Bound{Number: s.asNumber(name, v)}
+	return &CardBound{Number: s.asNumber(name, v)}
 }
 
 func readReport(s *shape) *Report {

@@ -21,23 +21,22 @@ import (
 //     and only ParseEnvelope reads it (section 1).
 //   - invalid-event: not a JSON object (path ""), no string "type" (path
 //     /type), or a type of the dialect whose members do not fit it (the
-//     path of the first member that does not; /card or /usage when the
-//     fault is inside that object).
-//   - missing-call-id: a callId that is present but not a string.
+//     path of the first member that does not, however deep:
+//     /card/createdAt, /card/presentation/options/1/label, /usage/costUsd).
+//   - missing-call-id: a callId that is present but not a string (null
+//     included).
 //   - unknown-result-status: a Papercusp tool_result status that is present
 //     but not a string.
 //
 // A type the dialect does not define (a product's own type such as Scout's
 // products, or a type of the other dialect) is returned as a
 // *AppFrame holding the frame; whether it upgrades is the
-// host's registry's decision. The frame types and the members each needs
-// are those of ParseChatEvent (a null member counts as absent), plus the
-// Papercusp types described on DeltaFrame, ToolCallFrame and ToolResultFrame. One
-// difference: a member that may hold any JSON value (a state's snapshot, a
-// tool call's input, a tool result's output) keeps an explicit null as the
-// JSON null, where ParseChatEvent reads a null snapshot as absent, since
-// version 1 tells a null snapshot, which it accepts, from a missing one,
-// which it refuses.
+// host's registry's decision. The frame types and what fits them are
+// ParseChatEvent's (docs/contract.md section 2.4), plus the Papercusp types
+// described on DeltaFrame, ToolCallFrame and ToolResultFrame, whose members
+// fit by the same rules. A member that may hold any JSON value (a state's
+// snapshot, a tool call's input, a tool result's output) keeps an explicit
+// null as the JSON null.
 //
 // The bytes are read as a browser's JSON.parse reads them, like
 // ParseChatEvent: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,

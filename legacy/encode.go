@@ -58,9 +58,8 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 		return nil, err
 	}
 	if _, err := MarshalChatEvent(f); err != nil {
-		// Valid in version 1, but version 0 cannot carry it exactly: an
-		// integer beyond 2^53-1, which JavaScript would round and
-		// DecodeLegacyChatFrame refuses.
+		// Valid in version 1, but the legacy frame cannot be written (a
+		// number JSON cannot hold): no legacy form.
 		path := "/event"
 		if e, ok := err.(*refusal.Error); ok {
 			path += e.Path

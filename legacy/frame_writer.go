@@ -169,7 +169,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	w.at = at
 }
 
-func (w *frameWriter) bound(name string, b *Bound) {
+func (w *frameWriter) bound(name string, b *CardBound) {
 	switch {
 	case b == nil:
 	case b.IsString:

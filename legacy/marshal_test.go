@@ -25,7 +25,7 @@ func TestMarshalChatEventRefusals(t *testing.T) {
 		{&StateFrame{Version: math.NaN(), Snapshot: raw(`1`)}, "/version"},
 		{&DoneFrame{Usage: &Usage{TotalTokens: new(math.Inf(-1))}}, "/usage/totalTokens"},
 		{&CardFrame{Card: Card{CorrelationID: "k", CreatedAt: math.Inf(1), Prompt: "p"}}, "/card/createdAt"},
-		{&CardFrame{Card: Card{CorrelationID: "k", CreatedAt: 1, Prompt: "p", Presentation: &CardPresentation{Kind: "slider", Max: &Bound{Number: math.NaN()}}}}, "/card/presentation/max"},
+		{&CardFrame{Card: Card{CorrelationID: "k", CreatedAt: 1, Prompt: "p", Presentation: &CardPresentation{Kind: "slider", Max: &CardBound{Number: math.NaN()}}}}, "/card/presentation/max"},
 		{&CardFrame{Card: Card{CorrelationID: "k", CreatedAt: 1, Prompt: "p", DataSchemaJSON: raw(`"{}"`)}}, "/card/dataSchemaJson"},
 		{&CardFrame{Card: Card{CorrelationID: "k", CreatedAt: 1, Prompt: "p", DataSchemaJSON: raw(`{`)}}, "/card/dataSchemaJson"},
 		{&ToolCallFrame{Name: "x", Input: json.RawMessage(`{`)}, "/input"},

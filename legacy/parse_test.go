@@ -36,7 +36,7 @@ func TestParseChatEventRoundTrip(t *testing.T) {
 		{`{"type":"card","card":{"correlationId":"","createdAt":0,"prompt":"","presentation":{"kind":"text","options":[],"placeholder":"","multiline":false,"min":"","max":-0.5,"step":0,"voiceAnswerable":false},"allowDecline":false,"timeoutMs":0,"fallbackText":"","report":{"plans":[]},"dataSchemaJson":{"type":"object"}}}`,
 			&CardFrame{Card: Card{
 				Presentation: &CardPresentation{Kind: "text", Options: []CardOption{}, Placeholder: new(""), Multiline: new(false),
-					Min: &Bound{IsString: true}, Max: &Bound{Number: -0.5}, Step: new(0.0), VoiceAnswerable: new(false)},
+					Min: &CardBound{IsString: true}, Max: &CardBound{Number: -0.5}, Step: new(0.0), VoiceAnswerable: new(false)},
 				AllowDecline: new(false), TimeoutMs: new(0.0), FallbackText: new(""), Report: &Report{Plans: []ReportPlan{}},
 				DataSchemaJSON: raw(`{"type":"object"}`),
 			}}},
