@@ -130,7 +130,8 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	case TypeToolStart:
 		f := &ToolStartFrame{Tool: strs[0]}
 		if has[1] {
-			f.CallID = &strs[1]
+			callID := strs[1] // a copy: taking strs' address would move it to the heap for every frame
+			f.CallID = &callID
 		}
 		return f, true
 	case TypeCardClosed:
