@@ -148,9 +148,11 @@ type Handler struct {
 	closing context.Context // done once Close is called
 	close   context.CancelFunc
 
-	mu   sync.Mutex
-	hubs map[replay.Key]*hub // the turns that have parked subscribers
-	bufs sync.Pool           // *[]byte write buffers of woken subscribers
+	mu      sync.Mutex
+	hubs    map[replay.Key]*hub // the turns that have parked subscribers
+	streams int                 // the streams begun and not yet ended
+	drained chan struct{}       // closed when streams drops to 0, for Shutdown
+	bufs    sync.Pool           // *[]byte write buffers of woken subscribers
 }
 
 // NewHandler returns a Handler serving turns from window. It fails when
@@ -196,12 +198,57 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // Close ends every stream the Handler is serving, each after the frame it
 // is writing, with the end of its chunked body (its client resumes
-// elsewhere by Last-Event-ID), and answers every later request 503. It does
-// not wait for the streams to end. http.Server.Shutdown neither ends long
-// responses nor knows the parked streams, whose connections the Handler
-// took over: register Close with http.Server.RegisterOnShutdown. Close may
-// be called more than once.
+// elsewhere by Last-Event-ID), and answers every later request 503. It
+// does not wait for the streams to end; Shutdown does.
+// http.Server.Shutdown neither ends long responses nor knows the parked
+// streams, whose connections the Handler took over: register Close with
+// http.Server.RegisterOnShutdown. Close may be called more than once.
 func (h *Handler) Close() { h.close() }
+
+// Shutdown calls Close, then waits until every stream has ended (its last
+// chunk written, its connection closed) or ctx ends, and returns ctx's
+// error then. Call it after http.Server.Shutdown, so that the process
+// exits only once the parked streams have ended too.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.Close()
+	h.mu.Lock()
+	if h.streams == 0 {
+		h.mu.Unlock()
+		return nil
+	}
+	if h.drained == nil {
+		h.drained = make(chan struct{})
+	}
+	drained := h.drained
+	h.mu.Unlock()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// begin counts a stream that starts, or reports false once closing.
+func (h *Handler) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing.Err() != nil {
+		return false
+	}
+	h.streams++
+	return true
+}
+
+// ended counts a stream that ended.
+func (h *Handler) ended() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.streams--; h.streams == 0 && h.drained != nil {
+		close(h.drained)
+		h.drained = nil
+	}
+}
 
 // ServeHTTP answers one request for a turn's stream; see Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -246,6 +293,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.Ended && cursor == b.Latest {
 		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if !h.begin() {
+		writeBody(w, http.StatusServiceUnavailable, bodyClosed)
 		return
 	}
 	h.serve(w, r, key, cursor, b, frames)

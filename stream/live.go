@@ -33,8 +33,15 @@ func (h *Handler) contiguous(ctx context.Context, cursor uint64, f replay.Frame)
 // frame, the frames Read returned after cursor with bounds b, then the
 // frames as they come, until the turn ends. Once caught up, it parks the
 // stream (see Handler) when the connection can be taken over, and else
-// waits on this goroutine.
+// waits on this goroutine. The stream was counted by begin; it is counted
+// out here, unless it was handed to a subscriber, which does it.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor uint64, b replay.Bounds, frames []replay.Frame) {
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			h.ended()
+		}
+	}()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(h.closing, cancel)()
@@ -80,6 +87,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 			// the connection is the subscriber's alone; the bufio.ReadWriter
 			// Hijack returns is dropped: every frame so far was flushed.
 			if conn, _, err := rc.Hijack(); err == nil {
+				handedOff = true
 				h.run(&subscriber{conn: conn, key: key, cursor: cursor}, false)
 				return
 			}

@@ -202,8 +202,8 @@ func TestSlowReaderIsDropped(t *testing.T) {
 }
 
 // TestShutdownEndsStreams shuts a server down while a stream is live: the
-// handler registered with RegisterOnShutdown ends it, Shutdown returns in
-// time, and the turn is untouched.
+// handler registered with RegisterOnShutdown ends it, its Shutdown returns
+// once the stream has ended, and the turn is untouched.
 func TestShutdownEndsStreams(t *testing.T) {
 	w := newWindow()
 	envs := script(keyT1, 3, 3)
@@ -219,7 +219,9 @@ func TestShutdownEndsStreams(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, srv.Shutdown(ctx), "Shutdown returns once the stream has ended")
+	require.NoError(t, srv.Shutdown(ctx))
+	require.NoError(t, h.Shutdown(ctx), "returns once the stream has ended")
+	c.SetReadDeadline(time.Now().Add(time.Second)) // the end is there already: no wait
 	rest, err := io.ReadAll(c)
 	require.NoError(t, err)
 	assert.Contains(t, string(rest), "0\r\n\r\n", "the response ended cleanly (last chunk)")

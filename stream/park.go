@@ -104,7 +104,7 @@ func (h *Handler) run(s *subscriber, beat bool) {
 			return
 		}
 		if err := h.writeFrames(s, bp, frames, beat); err != nil {
-			s.conn.Close()
+			h.drop(s)
 			return
 		}
 		if b.Ended && s.cursor >= b.Latest {
@@ -196,5 +196,11 @@ const lastChunk = "0\r\n\r\n"
 // end ends s's response with the last chunk and closes its connection.
 func (h *Handler) end(s *subscriber) {
 	h.write(s, []byte(lastChunk))
+	h.drop(s)
+}
+
+// drop closes s's connection: the stream has ended.
+func (h *Handler) drop(s *subscriber) {
 	s.conn.Close()
+	h.ended()
 }

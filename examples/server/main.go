@@ -133,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopModel()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	err = errors.Join(srv.Shutdown(shutdownCtx), events.Shutdown(shutdownCtx)) // the parked streams too
 	if merr := <-modelDone; merr != nil && !errors.Is(merr, context.Canceled) {
 		err = errors.Join(err, merr)
 	}
