@@ -57,7 +57,9 @@ type HandlerOptions struct {
 	// WriteTimeout bounds each write of a frame: the handler sets it as the
 	// connection's write deadline (http.ResponseController) before every
 	// frame, and a client that does not take a frame in that time is
-	// dropped; it resumes by Last-Event-ID. 0 means DefaultWriteTimeout
+	// dropped; it resumes by Last-Event-ID. Beyond the kernel's socket
+	// buffer, a stream holds at most one write of its own: one frame, or
+	// up to 32 KiB of frames once parked. 0 means DefaultWriteTimeout
 	// and a negative value sets no deadline. It overrides the server's
 	// http.Server.WriteTimeout for the stream's responses.
 	WriteTimeout time.Duration
