@@ -1,0 +1,195 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// listener holds a Window's one listening connection: LISTEN on
+// notifyChannel, a notification wakes the readers of its turn in this
+// process, and a reconnect, or CatchUpInterval without one, wakes all of
+// them for a catch-up read, since notifications sent while the connection
+// was away, or queued behind a slow one, are not waited for.
+type listener struct {
+	cfg       *pgx.ConnConfig
+	log       interface{ Warn(string, ...any) }
+	catchUp   time.Duration // <0: no periodic catch-up
+	noCatchUp bool          // the noCatchUp flaw
+
+	mu      sync.Mutex
+	watches map[replay.Key]*watch
+	all     chan struct{} // closed and replaced to wake every reader
+
+	connects      atomic.Int64 // LISTENs that succeeded
+	notifications atomic.Int64
+	catchUps      atomic.Int64
+	conn          atomic.Pointer[pgx.Conn] // the live connection, for tests
+}
+
+// watch is the readers of one turn waiting in this process.
+type watch struct {
+	refs int
+	ch   chan struct{} // closed and replaced on each notification
+}
+
+func newListener(cfg *pgx.ConnConfig, log interface{ Warn(string, ...any) }, catchUp time.Duration, noCatchUp bool) *listener {
+	return &listener{cfg: cfg, log: log, catchUp: catchUp, noCatchUp: noCatchUp,
+		watches: make(map[replay.Key]*watch), all: make(chan struct{})}
+}
+
+// watch registers a reader of key; unwatch with the result.
+func (l *listener) watch(key replay.Key) *watch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	wt := l.watches[key]
+	if wt == nil {
+		wt = &watch{ch: make(chan struct{})}
+		l.watches[key] = wt
+	}
+	wt.refs++
+	return wt
+}
+
+func (l *listener) unwatch(key replay.Key, wt *watch) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if wt.refs--; wt.refs == 0 {
+		delete(l.watches, key)
+	}
+}
+
+// signals returns the channels that will be closed on the next
+// notification of wt's turn and on the next wake of every reader (nil with
+// the noCatchUp flaw). Take them before reading, then wait on them.
+func (l *listener) signals(wt *watch) (key, all <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.noCatchUp {
+		return wt.ch, nil
+	}
+	return wt.ch, l.all
+}
+
+func (l *listener) wakeKey(key replay.Key) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if wt := l.watches[key]; wt != nil {
+		close(wt.ch)
+		wt.ch = make(chan struct{})
+	}
+}
+
+func (l *listener) wakeAll() {
+	l.catchUps.Add(1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	close(l.all)
+	l.all = make(chan struct{})
+}
+
+func (l *listener) warn(msg string, args ...any) {
+	if l.log != nil {
+		l.log.Warn(msg, args...)
+	}
+}
+
+// run holds the listening connection until ctx ends, reconnecting with a
+// growing pause (20 ms to 1 s) whenever it breaks.
+func (l *listener) run(ctx context.Context) {
+	for pause := 20 * time.Millisecond; ctx.Err() == nil; pause = min(2*pause, time.Second) {
+		if l.listen(ctx) {
+			pause = 20 * time.Millisecond
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// listen connects, LISTENs and dispatches notifications until the
+// connection breaks or ctx ends; it reports whether LISTEN succeeded.
+func (l *listener) listen(ctx context.Context) bool {
+	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.warn("pgstore: window listener: connect failed", "err", err)
+		}
+		return false
+	}
+	defer func() {
+		l.conn.Store(nil)
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = conn.Close(cctx)
+		cancel()
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		if ctx.Err() == nil {
+			l.warn("pgstore: window listener: LISTEN failed", "err", err)
+		}
+		return false
+	}
+	l.conn.Store(conn)
+	l.connects.Add(1)
+	if !l.noCatchUp {
+		l.wakeAll() // what was notified while no connection listened
+	}
+	last := time.Now()
+	for {
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if l.catchUp > 0 && !l.noCatchUp {
+			wctx, cancel = context.WithDeadline(ctx, last.Add(l.catchUp))
+		}
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			l.notifications.Add(1)
+			if key, ok := parseNotification(n.Payload); ok {
+				l.wakeKey(key)
+			}
+		case ctx.Err() != nil:
+			return true
+		case wctx.Err() == nil || conn.IsClosed():
+			l.warn("pgstore: window listener: connection lost", "err", err)
+			return true
+		}
+		if l.catchUp > 0 && !l.noCatchUp && time.Since(last) >= l.catchUp {
+			l.wakeAll()
+			last = time.Now()
+		}
+	}
+}
+
+// encodeNotification is the payload naming key: the byte length of the
+// conversation id in decimal, a colon, the conversation id, then the turn
+// id. Ids only, at most 256 bytes each, far below the server's 8,000-byte
+// limit on a payload.
+func encodeNotification(key replay.Key) string {
+	return strconv.Itoa(len(key.ConversationID)) + ":" + key.ConversationID + key.TurnID
+}
+
+// parseNotification is encodeNotification's inverse; ok is false for a
+// payload it did not write (anyone may NOTIFY on the channel).
+func parseNotification(payload string) (key replay.Key, ok bool) {
+	n, rest, found := strings.Cut(payload, ":")
+	if !found || len(n) == 0 || len(n) > 3 {
+		return key, false
+	}
+	size, err := strconv.Atoi(n)
+	if err != nil || size < 1 || size > len(rest) || strconv.Itoa(size) != n {
+		return key, false
+	}
+	key = replay.Key{ConversationID: rest[:size], TurnID: rest[size:]}
+	return key, key.TurnID != ""
+}
