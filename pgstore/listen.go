@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ import (
 // was away, or queued behind a slow one, are not waited for.
 type listener struct {
 	cfg       *pgx.ConnConfig
-	log       interface{ Warn(string, ...any) }
+	log       *slog.Logger
 	catchUp   time.Duration // <0: no periodic catch-up
 	noCatchUp bool          // the noCatchUp flaw
 
@@ -40,7 +41,7 @@ type watch struct {
 	ch   chan struct{} // closed and replaced on each notification
 }
 
-func newListener(cfg *pgx.ConnConfig, log interface{ Warn(string, ...any) }, catchUp time.Duration, noCatchUp bool) *listener {
+func newListener(cfg *pgx.ConnConfig, log *slog.Logger, catchUp time.Duration, noCatchUp bool) *listener {
 	return &listener{cfg: cfg, log: log, catchUp: catchUp, noCatchUp: noCatchUp,
 		watches: make(map[replay.Key]*watch), all: make(chan struct{})}
 }
@@ -64,6 +65,13 @@ func (l *listener) unwatch(key replay.Key, wt *watch) {
 	if wt.refs--; wt.refs == 0 {
 		delete(l.watches, key)
 	}
+}
+
+// watching reports whether a reader of key waits, for tests.
+func (l *listener) watching(key replay.Key) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.watches[key] != nil
 }
 
 // signals returns the channels that will be closed on the next
@@ -102,8 +110,26 @@ func (l *listener) warn(msg string, args ...any) {
 }
 
 // run holds the listening connection until ctx ends, reconnecting with a
-// growing pause (20 ms to 1 s) whenever it breaks.
+// growing pause (20 ms to 1 s) whenever it breaks, and wakes every reader
+// each catch-up interval whether or not the connection is up.
 func (l *listener) run(ctx context.Context) {
+	if l.catchUp > 0 && !l.noCatchUp {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			t := time.NewTicker(l.catchUp)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					l.wakeAll()
+				}
+			}
+		}()
+	}
 	for pause := 20 * time.Millisecond; ctx.Err() == nil; pause = min(2*pause, time.Second) {
 		if l.listen(ctx) {
 			pause = 20 * time.Millisecond
@@ -144,29 +170,17 @@ func (l *listener) listen(ctx context.Context) bool {
 	if !l.noCatchUp {
 		l.wakeAll() // what was notified while no connection listened
 	}
-	last := time.Now()
 	for {
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if l.catchUp > 0 && !l.noCatchUp {
-			wctx, cancel = context.WithDeadline(ctx, last.Add(l.catchUp))
-		}
-		n, err := conn.WaitForNotification(wctx)
-		cancel()
-		switch {
-		case err == nil:
-			l.notifications.Add(1)
-			if key, ok := parseNotification(n.Payload); ok {
-				l.wakeKey(key)
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				l.warn("pgstore: window listener: connection lost", "err", err)
 			}
-		case ctx.Err() != nil:
-			return true
-		case wctx.Err() == nil || conn.IsClosed():
-			l.warn("pgstore: window listener: connection lost", "err", err)
 			return true
 		}
-		if l.catchUp > 0 && !l.noCatchUp && time.Since(last) >= l.catchUp {
-			l.wakeAll()
-			last = time.Now()
+		l.notifications.Add(1)
+		if key, ok := parseNotification(n.Payload); ok {
+			l.wakeKey(key)
 		}
 	}
 }

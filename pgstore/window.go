@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -64,14 +65,22 @@ type WindowOptions struct {
 	// QueryTimeout bounds one read of the database; 0 means
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
+	// MaxAge is how long a turn's frames are kept after its newest one;
+	// 0 means DefaultWindowMaxAge. EndedTTL is the same for a turn that has
+	// ended; 0 means DefaultWindowEndedTTL. TombstoneTTL is how long the
+	// bounds of a trimmed turn are kept after its newest frame; 0 means
+	// DefaultTombstoneTTL, a negative value forever. See Trim.
+	MaxAge, EndedTTL, TombstoneTTL time.Duration
+	// TrimInterval is the time between two runs of Trim by this Window; 0
+	// means DefaultTrimInterval, a negative value never (the host calls
+	// Trim).
+	TrimInterval time.Duration
 	// Retries is how many times an Append the server rolled back with a
 	// serialization failure or a deadlock is run again; 0 means 16.
 	Retries int
 	// Logger receives the listener's connection failures; nil logs
 	// nothing.
-	Logger interface {
-		Warn(msg string, args ...any)
-	}
+	Logger *slog.Logger
 
 	// flaws are known-broken behaviours, set by this package's tests only
 	// to prove that the tests catch them.
@@ -113,6 +122,11 @@ type Window struct {
 	patience      time.Duration
 	queryTimeout  time.Duration
 	retries       int
+	maxAge        time.Duration
+	endedTTL      time.Duration
+	tombstoneTTL  time.Duration
+	trimInterval  time.Duration
+	log           *slog.Logger
 	flaws         windowFlaws
 
 	appendSQL string
@@ -139,6 +153,9 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if o.MaxAge < 0 || o.EndedTTL < 0 {
+		return nil, errors.New("pgstore: negative WindowOptions.MaxAge or EndedTTL")
+	}
 	if o.Retries < 0 {
 		return nil, errors.New("pgstore: negative WindowOptions.Retries")
 	}
@@ -150,6 +167,11 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 		patience:      o.Patience,
 		queryTimeout:  o.QueryTimeout,
 		retries:       o.Retries,
+		maxAge:        orDuration(o.MaxAge, DefaultWindowMaxAge),
+		endedTTL:      orDuration(o.EndedTTL, DefaultWindowEndedTTL),
+		tombstoneTTL:  orDuration(o.TombstoneTTL, DefaultTombstoneTTL),
+		trimInterval:  orDuration(o.TrimInterval, DefaultTrimInterval),
+		log:           o.Logger,
 		flaws:         o.flaws,
 		fetchers:      make(map[replay.Key]*fetcher),
 	}
@@ -176,7 +198,18 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.lis = newListener(cfg.Copy(), o.Logger, w.catchUp, w.flaws.noCatchUp)
 	w.wg.Go(func() { w.lis.run(w.ctx) })
+	if w.trimInterval > 0 {
+		w.wg.Go(w.trimLoop)
+	}
 	return w, nil
+}
+
+// orDuration is d, or def when d is 0.
+func orDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // Close stops the listener and ends every Wait in progress with an error.
