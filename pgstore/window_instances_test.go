@@ -468,5 +468,3 @@ func TestWindowAcrossInstances(t *testing.T) {
 	require.Positive(t, fs.Cuts)
 	require.Positive(t, listenerCuts)
 }
-
-
