@@ -41,8 +41,15 @@ SELECT count(*) FROM old`
 
 // tombstoneStatement deletes the turns, and their frames, whose newest
 // frame is older than $1 seconds: the window forgets them (a reconnect is
-// an unknown turn).
-const tombstoneStatement = `DELETE FROM pgstore_replay_turns WHERE appended_at < now() - make_interval(secs => $1)`
+// an unknown turn). It returns the turns deleted.
+const tombstoneStatement = `WITH forgotten AS (
+	DELETE FROM pgstore_replay_turns WHERE appended_at < now() - make_interval(secs => $1)
+	RETURNING conversation_id, turn_id
+), gone AS (
+	DELETE FROM pgstore_replay_frames f USING forgotten
+	WHERE f.conversation_id = forgotten.conversation_id AND f.turn_id = forgotten.turn_id
+)
+SELECT count(*) FROM forgotten`
 
 // TrimResult is what one Trim did.
 type TrimResult struct {
@@ -63,11 +70,9 @@ func (w *Window) Trim(ctx context.Context) (TrimResult, error) {
 		return r, fmt.Errorf("pgstore: trim: %w", err)
 	}
 	if w.tombstoneTTL > 0 {
-		tag, err := w.pool.Exec(ctx, tombstoneStatement, w.tombstoneTTL.Seconds())
-		if err != nil {
+		if err := w.pool.QueryRow(ctx, tombstoneStatement, w.tombstoneTTL.Seconds()).Scan(&r.Forgotten); err != nil {
 			return r, fmt.Errorf("pgstore: trim: %w", err)
 		}
-		r.Forgotten = tag.RowsAffected()
 	}
 	return r, nil
 }

@@ -20,18 +20,23 @@ CREATE TABLE pgstore_replay_turns (
     PRIMARY KEY (conversation_id, turn_id)
 );
 
-CREATE INDEX pgstore_replay_turns_appended_at ON pgstore_replay_turns (appended_at);
+-- No index on appended_at: every append updates it, and an index would
+-- make each of those updates write index entries (no HOT update); Trim,
+-- once a minute, scans the turns instead.
 
 -- One row per retained frame. The key (conversation, turn, seq) makes a
 -- duplicate impossible to store; the turn row's latest makes a reorder or a
 -- gap impossible. data is the envelope's canonical JSON as it was appended,
 -- resent byte for byte, never parsed again; type is its SSE event name.
+-- There is no foreign key to the turn: the append statement moves the turn
+-- row in the same statement that inserts the frame (a frame is never
+-- without its turn), and a foreign key's check would cost every append a
+-- second look at that row. Trim deletes a forgotten turn's frames with it.
 CREATE TABLE pgstore_replay_frames (
     conversation_id text   NOT NULL,
     turn_id         text   NOT NULL,
     seq             bigint NOT NULL CHECK (seq >= 1),
     type            text   NOT NULL,
     data            bytea  NOT NULL,
-    PRIMARY KEY (conversation_id, turn_id, seq),
-    FOREIGN KEY (conversation_id, turn_id) REFERENCES pgstore_replay_turns ON DELETE CASCADE
+    PRIMARY KEY (conversation_id, turn_id, seq)
 );
