@@ -59,7 +59,7 @@ func TestWindowFlawNotifyEarlyCaught(t *testing.T) {
 	needDB(t)
 	err := replaytest.Check(t, replaytest.Config{
 		NewWindow: func(t *testing.T) replay.Window {
-			return newTestWindow(t, pgx.ReadCommitted, WindowOptions{flaws: windowFlaws{notifyEarly: true, notifyEarlyBy: 100 * time.Millisecond}})
+			return newTestWindow(t, pgx.ReadCommitted, WindowOptions{flaws: windowFlaws{notifyEarly: true, notifyEarlyBy: 30 * time.Millisecond}})
 		},
 		Readers: 20,
 		Timeout: time.Second,
@@ -97,6 +97,9 @@ func lostNotification(t *testing.T, flaws windowFlaws, catchUp time.Duration, re
 	key := replay.Key{ConversationID: "c-lost-" + randomSuffix(), TurnID: "t"}
 	_, err := writer.Append(t.Context(), key, testEnvelope(key, 1, "one"))
 	require.NoError(t, err)
+	// The notification of seq 1 is in before the Wait starts: nothing
+	// but a catch-up read can wake it.
+	require.Eventually(t, func() bool { return reader.lis.notifications.Load() == 1 }, 5*time.Second, time.Millisecond)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	done := make(chan waitOutcome, 1)
