@@ -79,7 +79,7 @@ type serverProc struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:port
 	addr   string
-	stderr bytes.Buffer
+	stderr lockedBuffer
 	done   chan struct{}
 
 	mu       sync.Mutex
@@ -154,6 +154,24 @@ func (s *serverProc) ackedCount(key replay.Key) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.acked[key])
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // kill SIGKILLs the process and waits for it to be gone.

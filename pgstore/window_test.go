@@ -145,23 +145,32 @@ func TestWindowCatchUpAfterListenerCut(t *testing.T) {
 	})
 }
 
-// TestWindowFlawNoCatchUpKit: the kit alone catches the window without
-// catch-up reads: a Wait at the end of an ended turn, which no
-// notification will follow, blocks instead of returning at once ("ended").
-// The listener-cut test above catches the other half of the flaw.
-func TestWindowFlawNoCatchUpKit(t *testing.T) {
+// TestWindowWaitReadsFirst: a Wait that starts after the frame it waits
+// for was committed, and its notification already delivered, returns at
+// once, from its first catch-up read; the window without catch-up reads
+// blocks. (The kit catches that flaw too, but only when a notification
+// lands after the Wait registered, a race: its "ended", "wait-lost-wakeup"
+// and "wait-wakes-on-end" checks fail in most runs, not all.)
+func TestWindowWaitReadsFirst(t *testing.T) {
 	needDB(t)
-	err := replaytest.Check(t, replaytest.Config{
-		NewWindow: func(t *testing.T) replay.Window {
-			return newTestWindow(t, pgx.ReadCommitted, WindowOptions{flaws: windowFlaws{noCatchUp: true}})
-		},
-		Readers: 20,
-		Timeout: time.Second,
-	})
-	require.Error(t, err, "the kit passes a window without catch-up reads")
-	failed := failedChecks(err)
-	t.Logf("checks failed by the window without catch-up reads: %v", failed)
-	require.Contains(t, failed, "ended")
+	wait := func(t *testing.T, flaws windowFlaws) (replay.Bounds, error) {
+		w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{flaws: flaws})
+		require.Eventually(t, func() bool { return w.lis.connects.Load() == 1 }, 5*time.Second, time.Millisecond)
+		key := replay.Key{ConversationID: "c-first-" + randomSuffix(), TurnID: "t"}
+		_, err := w.Append(t.Context(), key, testEnvelope(key, 1, "one"))
+		require.NoError(t, err)
+		_, err = w.Append(t.Context(), key, testEnvelope(key, 2, "")) // the end
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return w.lis.notifications.Load() == 2 }, 5*time.Second, time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		return w.Wait(ctx, key, 1)
+	}
+	b, err := wait(t, windowFlaws{})
+	require.NoError(t, err)
+	require.Equal(t, replay.Bounds{Latest: 2, Ended: true}, b)
+	_, err = wait(t, windowFlaws{noCatchUp: true})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "without its first read, a Wait blocks on a committed frame")
 }
 
 // listenProxy is a cutting proxy in front of the test server and the
