@@ -108,11 +108,12 @@ type windowFlaws struct {
 //
 // # Tables
 //
-// Migration 4 creates pgstore_replay_turns, one row per turn with its
-// bounds (lower, latest, ended, appended_at), and pgstore_replay_frames,
-// keyed by (conversation_id, turn_id, seq), holding each frame's SSE event
-// type and its canonical envelope bytes (bytea) exactly as appended: Read
-// returns them, and the handler writes them, without parsing them again.
+// Migration 3 (replay_window) creates pgstore_replay_turns, one row per
+// turn with its bounds (lower, latest, ended, appended_at), and
+// pgstore_replay_frames, keyed by (conversation_id, turn_id, seq), holding
+// each frame's SSE event type and its canonical envelope bytes (bytea)
+// exactly as appended: Read returns them, and the handler writes them,
+// without parsing them again.
 //
 // # Append
 //
