@@ -16,6 +16,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/tcpcut"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/replay/replaytest"
 )
@@ -233,7 +234,7 @@ func TestWindowTrim(t *testing.T) {
 	require.GreaterOrEqual(t, r.Trimmed, int64(1))
 
 	b, frames, err := w.Read(ctx, ended, 0)
-	require.ErrorIs(t, err, chatprotocol.ErrStaleCursor)
+	require.ErrorIs(t, err, refusal.ErrStaleCursor)
 	require.Empty(t, frames)
 	require.Equal(t, replay.Bounds{Lower: 3, Latest: 3, Ended: true}, b, "the trimmed turn is a tombstone")
 	b, frames, err = w.Read(ctx, live, 0)

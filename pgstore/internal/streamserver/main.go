@@ -33,9 +33,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/pgstore"
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/turnscript"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -148,7 +148,7 @@ func produce(w replay.Window, key replay.Key, n int64, pace time.Duration, out *
 			if err == nil {
 				break
 			}
-			if ae, ok := errors.AsType[*replay.AppendError](err); ok && chatprotocol.CodeOf(err) == chatprotocol.CodeSequenceReordered && ae.Bounds.Latest >= uint64(seq) {
+			if ae, ok := errors.AsType[*replay.AppendError](err); ok && refusal.CodeOf(err) == refusal.CodeSequenceReordered && ae.Bounds.Latest >= uint64(seq) {
 				outcome = "recovered" // stored by the attempt whose answer was lost
 				break
 			}
