@@ -128,7 +128,13 @@ func (w *Window) runFetches(key replay.Key, f *fetcher) {
 			from = min(from, r.after)
 		}
 		ctx, cancel := context.WithTimeout(w.ctx, w.queryTimeout)
-		b, frames, err := w.query(ctx, key, from)
+		var b replay.Bounds
+		var frames []replay.Frame
+		err := w.retry(ctx, func() error { // a serializable read may be rolled back too
+			var err error
+			b, frames, err = w.query(ctx, key, from)
+			return err
+		})
 		cancel()
 		if err != nil && w.ctx.Err() != nil {
 			err = errClosed
