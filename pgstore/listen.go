@@ -31,14 +31,30 @@ type listener struct {
 
 	connects      atomic.Int64 // LISTENs that succeeded
 	notifications atomic.Int64
-	catchUps      atomic.Int64
-	conn          atomic.Pointer[pgx.Conn] // the live connection, for tests
+	// onNotify is called with the turn of each notification that readers
+	// of this process wait for; it must not block: it starts the read of
+	// the turn's bounds that is then published.
+	onNotify func(key replay.Key)
+	catchUps atomic.Int64
+	conn     atomic.Pointer[pgx.Conn] // the live connection, for tests
 }
 
 // watch is the readers of one turn waiting in this process.
 type watch struct {
 	refs int
-	ch   chan struct{} // closed and replaced on each notification
+	cur  *wake // the next wake, not yet published
+}
+
+// wake is one wake of a turn's readers, after a notification: the bounds
+// read by a statement that started after the notification arrived (ok
+// false when that read failed), published by closing ch. Wakes form a
+// chain, so that a reader that was busy while several were published
+// sees each of them in turn.
+type wake struct {
+	ch   chan struct{}
+	b    replay.Bounds
+	ok   bool
+	next *wake // set before ch is closed
 }
 
 func newListener(cfg *pgx.ConnConfig, log *slog.Logger, catchUp time.Duration, noCatchUp bool) *listener {
@@ -52,7 +68,7 @@ func (l *listener) watch(key replay.Key) *watch {
 	defer l.mu.Unlock()
 	wt := l.watches[key]
 	if wt == nil {
-		wt = &watch{ch: make(chan struct{})}
+		wt = &watch{cur: &wake{ch: make(chan struct{})}}
 		l.watches[key] = wt
 	}
 	wt.refs++
@@ -74,25 +90,36 @@ func (l *listener) watching(key replay.Key) bool {
 	return l.watches[key] != nil
 }
 
-// signals returns the channels that will be closed on the next
-// notification of wt's turn and on the next wake of every reader (nil with
-// the noCatchUp flaw). Take them before reading, then wait on them.
-func (l *listener) signals(wt *watch) (key, all <-chan struct{}) {
+// next returns wt's next wake, to wait on from now.
+func (l *listener) next(wt *watch) *wake {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return wt.cur
+}
+
+// allSignal returns the channel closed on the next wake of every reader
+// (nil, never closed, with the noCatchUp flaw). Take it before a read.
+func (l *listener) allSignal() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.noCatchUp {
-		return wt.ch, nil
+		return nil
 	}
-	return wt.ch, l.all
+	return l.all
 }
 
-func (l *listener) wakeKey(key replay.Key) {
+// publish wakes key's readers with bounds b, read after a notification.
+func (l *listener) publish(key replay.Key, b replay.Bounds, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if wt := l.watches[key]; wt != nil {
-		close(wt.ch)
-		wt.ch = make(chan struct{})
+	wt := l.watches[key]
+	if wt == nil {
+		return
 	}
+	w := wt.cur
+	w.b, w.ok, w.next = b, ok, &wake{ch: make(chan struct{})}
+	wt.cur = w.next
+	close(w.ch)
 }
 
 func (l *listener) wakeAll() {
@@ -179,8 +206,8 @@ func (l *listener) listen(ctx context.Context) bool {
 			return true
 		}
 		l.notifications.Add(1)
-		if key, ok := parseNotification(n.Payload); ok {
-			l.wakeKey(key)
+		if key, ok := parseNotification(n.Payload); ok && l.onNotify != nil && l.watching(key) {
+			l.onNotify(key)
 		}
 	}
 }

@@ -271,6 +271,7 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.lis = newListener(cfg.Copy(), o.Logger, w.catchUp, w.flaws.noCatchUp)
+	w.lis.onNotify = w.notified
 	w.wg.Go(func() { w.lis.run(w.ctx) })
 	if w.trimInterval > 0 {
 		w.wg.Go(w.trimLoop)

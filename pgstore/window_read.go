@@ -229,24 +229,29 @@ func (w *Window) Read(ctx context.Context, key replay.Key, after uint64) (replay
 // ctx is done (its error), and returns the bounds then (see
 // replay.Window.Wait). It registers with the listener first, then reads
 // the bounds (the catch-up read: a frame committed before the call returns
-// at once), then reads again on every notification of key, on every
-// reconnect of the listener (notifications may have been lost while it
-// was away) and every WindowOptions.CatchUpInterval. While the database
-// cannot be reached it keeps waiting, for WindowOptions.Patience.
+// at once). On each notification of key, the Window reads the bounds once
+// for all of its readers of key, in a statement that starts after the
+// notification arrived, and wakes them with the result. On every reconnect
+// of the listener (notifications may have been lost while it was away)
+// and every WindowOptions.CatchUpInterval, each reader reads again. While
+// the database cannot be reached it keeps waiting, for
+// WindowOptions.Patience.
 func (w *Window) Wait(ctx context.Context, key replay.Key, after uint64) (replay.Bounds, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
 	wt := w.lis.watch(key)
 	defer w.lis.unwatch(key, wt)
+	wk := w.lis.next(wt)
 	var b replay.Bounds
+	var all <-chan struct{}
 	var since time.Time // the start of a run of unreachable reads
 	check := !w.flaws.noCatchUp
 	pause := 20 * time.Millisecond
 	for {
-		keyCh, allCh := w.lis.signals(wt)
 		var retry *time.Timer
 		if check {
+			all = w.lis.allSignal()
 			nb, _, err := w.fetch(ctx, key, boundsOnly)
 			switch {
 			case err == nil:
@@ -268,14 +273,21 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after uint64) (replay
 				pause = min(2*pause, 500*time.Millisecond)
 			}
 		}
-		check = true
 		var retryCh <-chan time.Time
 		if retry != nil {
 			retryCh = retry.C
 		}
+		check = true
 		select {
-		case <-keyCh:
-		case <-allCh:
+		case <-wk.ch:
+			if wk.ok { // bounds read after the notification: no read of our own
+				if wk.b.Latest > after || wk.b.Ended {
+					return wk.b, nil
+				}
+				b, check = wk.b, false
+			}
+			wk = wk.next
+		case <-all:
 		case <-retryCh:
 		case <-ctx.Done():
 			return b, ctx.Err()
@@ -286,4 +298,13 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after uint64) (replay
 			retry.Stop()
 		}
 	}
+}
+
+// notified starts the read of key's bounds that a notification of key
+// calls for, and publishes the result to key's readers (see Wait).
+func (w *Window) notified(key replay.Key) {
+	w.wg.Go(func() {
+		b, _, err := w.fetch(w.ctx, key, boundsOnly)
+		w.lis.publish(key, b, err == nil)
+	})
 }
