@@ -88,14 +88,15 @@ type serverProc struct {
 	produced map[replay.Key]chan struct{}
 }
 
-// startServer starts bin serving on addr ("127.0.0.1:0" for any port).
-func startServer(t *testing.T, bin, addr, dsn, listenAddr string, produce ...replay.Key) *serverProc {
+// startServer starts bin serving on addr ("127.0.0.1:0" for any port),
+// with extra flags, producing the turns of produce when asked.
+func startServer(t *testing.T, bin, addr, dsn, listenAddr string, extra []string, produce ...replay.Key) *serverProc {
 	t.Helper()
 	s := &serverProc{acked: map[replay.Key][]int64{}, stored: map[replay.Key][]int64{}, produced: map[replay.Key]chan struct{}{}, done: make(chan struct{})}
 	for _, k := range produce {
 		s.produced[k] = make(chan struct{})
 	}
-	s.cmd = exec.Command(bin, "-addr", addr, "-dsn", dsn, "-listen-addr", listenAddr)
+	s.cmd = exec.Command(bin, append([]string{"-addr", addr, "-dsn", dsn, "-listen-addr", listenAddr}, extra...)...)
 	s.cmd.Stderr = &s.stderr
 	stdout, err := s.cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -349,7 +350,7 @@ func TestWindowAcrossInstances(t *testing.T) {
 	bin := buildStreamServer(t)
 	var servers [3]*serverProc
 	for i := range servers {
-		servers[i] = startServer(t, bin, "127.0.0.1:0", pg.dsn, lis.Addr(), keyA, keyB)
+		servers[i] = startServer(t, bin, "127.0.0.1:0", pg.dsn, lis.Addr(), nil, keyA, keyB)
 	}
 	front, err := tcpcut.Start(tcpcut.Options{CutAfterMin: 300, CutAfterMax: 6000, Seed: uint64(time.Now().UnixNano())},
 		servers[0].addr, servers[1].addr, servers[2].addr)
@@ -427,7 +428,7 @@ func TestWindowAcrossInstances(t *testing.T) {
 	servers[1].kill()
 	serverKills++
 	time.Sleep(300 * time.Millisecond) // the instance stays down a while: reconnects land on the others
-	servers[1] = startServer(t, bin, addr, pg.dsn, lis.Addr())
+	servers[1] = startServer(t, bin, addr, pg.dsn, lis.Addr(), nil)
 	at(0.4)
 	for range 3 {
 		listenerCuts += lis.CutAll()

@@ -23,6 +23,7 @@ var (
 	flagLatencyFollowers = flag.Int("pgstore.latency.followers", 1000, "followers of TestWindowDeliveryLatency, spread over three servers")
 	flagLatencyFrames    = flag.Int("pgstore.latency.frames", 200, "frames of TestWindowDeliveryLatency's turn")
 	flagLatencyPace      = flag.Duration("pgstore.latency.pace", 20*time.Millisecond, "time between two appends of TestWindowDeliveryLatency")
+	flagLatencyOnRequest = flag.Bool("pgstore.latency.wait-on-request", false, "TestWindowDeliveryLatency's servers keep each stream on its request goroutine (stream.HandlerOptions.WaitOnRequest) instead of parking it")
 )
 
 // TestWindowDeliveryLatency measures cross-instance append-to-delivery
@@ -43,7 +44,11 @@ func TestWindowDeliveryLatency(t *testing.T) {
 	bin := buildStreamServer(t)
 	var servers [3]*serverProc
 	for i := range servers {
-		servers[i] = startServer(t, bin, "127.0.0.1:0", testDSN, "")
+		var extra []string
+		if *flagLatencyOnRequest {
+			extra = []string{"-wait-on-request"}
+		}
+		servers[i] = startServer(t, bin, "127.0.0.1:0", testDSN, "", extra)
 	}
 	w := newTestWindow(t, "", WindowOptions{})
 	key := replay.Key{ConversationID: "c-latency-" + randomSuffix(), TurnID: "t"}
@@ -118,8 +123,8 @@ func TestWindowDeliveryLatency(t *testing.T) {
 	slices.Sort(lat)
 	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
-	t.Logf("append-to-delivery latency over %d followers on 3 instances, %d frames every %s: p50 %s, p90 %s, p99 %s, max %s (%d deliveries); the appends themselves: p50 %s, p99 %s",
-		followers, n, *flagLatencyPace, r(p(0.5)), r(p(0.9)), r(p(0.99)), r(lat[len(lat)-1]), len(lat),
+	t.Logf("append-to-delivery latency (wait on request %v) over %d followers on 3 instances, %d frames every %s: p50 %s, p90 %s, p99 %s, max %s (%d deliveries); the appends themselves: p50 %s, p99 %s",
+		*flagLatencyOnRequest, followers, n, *flagLatencyPace, r(p(0.5)), r(p(0.9)), r(p(0.99)), r(lat[len(lat)-1]), len(lat),
 		r(appendTook[len(appendTook)/2]), r(appendTook[len(appendTook)*99/100]))
 	require.LessOrEqual(t, p(0.99), 100*time.Millisecond, "p99 append-to-delivery latency")
 }

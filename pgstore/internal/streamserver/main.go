@@ -53,6 +53,7 @@ func run() error {
 	dsn := flag.String("dsn", "", "PostgreSQL DSN (with -window postgres)")
 	listenAddr := flag.String("listen-addr", "", "host:port the window's listener connects through (a proxy); empty: the DSN's")
 	retry := flag.Duration("retry", 100*time.Millisecond, "the stream's reconnection delay")
+	waitOnRequest := flag.Bool("wait-on-request", false, "stream.HandlerOptions.WaitOnRequest: no parked streams")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
@@ -63,9 +64,10 @@ func run() error {
 	defer closeWindow()
 
 	h, err := stream.NewHandler(window, &stream.HandlerOptions{
-		Authorize: func(*http.Request, replay.Key) error { return nil },
-		Retry:     *retry,
-		Logger:    log,
+		Authorize:     func(*http.Request, replay.Key) error { return nil },
+		Retry:         *retry,
+		WaitOnRequest: *waitOnRequest,
+		Logger:        log,
 	})
 	if err != nil {
 		return err
