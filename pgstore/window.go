@@ -135,6 +135,11 @@ type windowFlaws struct {
 // after the statement was sent, the outcome is unknown: the writer's retry
 // is refused as sequence-reordered when the frame was stored.
 //
+// PostgreSQL serializes the commits of transactions that notify (one lock
+// per database keeps notifications in commit order), so concurrent appends
+// of many turns scale less than plain inserts: BenchmarkWindowAppend
+// measures the ratio at 1, 4 and 16 producers.
+//
 // # Notifications and the listener
 //
 // PostgreSQL delivers a NOTIFY when its transaction commits, never before,
