@@ -23,7 +23,9 @@ type Options struct {
 	// connection after a number of bytes from the server drawn uniformly
 	// in [CutAfterMin, CutAfterMax].
 	CutAfterMin, CutAfterMax int
-	// MaxCuts bounds the byte-count cuts; 0 means no bound.
+	// MaxCuts stops the byte-count cuts once the proxy has cut that many
+	// connections, of either kind (byte count or CutAll); 0 means no
+	// bound.
 	MaxCuts int
 	// Seed seeds the draws.
 	Seed uint64
