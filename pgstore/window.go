@@ -108,7 +108,7 @@ type windowFlaws struct {
 //
 // # Tables
 //
-// Migration 3 (replay_window) creates pgstore_replay_turns, one row per
+// Migration 5 (replay_window) creates pgstore_replay_turns, one row per
 // turn with its bounds (lower, latest, ended, appended_at), and
 // pgstore_replay_frames, keyed by (conversation_id, turn_id, seq), holding
 // each frame's SSE event type and its canonical envelope bytes (bytea)

@@ -1,4 +1,4 @@
--- pgstore migration 3: the replay window shared by every instance of a host
+-- pgstore migration 5: the replay window shared by every instance of a host
 -- (package replay, docs/contract.md section 11; Window in window.go).
 --
 -- One row per turn: its bounds. lower is the retained lower bound as a
