@@ -111,37 +111,23 @@ func (r *reader) array(code Code, path, member string) error {
 
 // str reads a string member value into dst.
 func (r *reader) str(dst *string, code Code, path, member string) error {
-	s, err := r.d.String()
-	if err != nil {
-		return r.fail(err, code, path, member)
-	}
-	*dst = s
-	return nil
-}
-
-// boolean reads a true or false member value into dst.
-func (r *reader) boolean(dst *bool, code Code, path, member string) error {
-	b, err := r.d.Bool()
-	if err != nil {
-		return r.fail(err, code, path, member)
-	}
-	*dst = b
-	return nil
+	return readValue(r, r.d.String, dst, code, path, member)
 }
 
 // integer reads an integer member value (exactly, see strictjson.ParseInteger).
 func (r *reader) integer(dst *int64, code Code, path, member string) error {
-	n, err := r.d.Integer()
-	if err != nil {
-		return r.fail(err, code, path, member)
-	}
-	*dst = n
-	return nil
+	return readValue(r, r.d.Integer, dst, code, path, member)
 }
 
 // raw reads any member value and keeps a copy of its bytes.
 func (r *reader) raw(dst *[]byte, code Code, path, member string) error {
-	v, err := r.d.Raw()
+	return readValue(r, r.d.Raw, dst, code, path, member)
+}
+
+// readValue reads a member value with read into dst, refusing a value of
+// the wrong type with code at path+"/"+member.
+func readValue[T any](r *reader, read func() (T, error), dst *T, code Code, path, member string) error {
+	v, err := read()
 	if err != nil {
 		return r.fail(err, code, path, member)
 	}

@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"io"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
@@ -278,19 +279,16 @@ func (w *writer) result(status string, output []byte, blocks []ResultBlock) {
 	}
 }
 
-// usage writes a Usage object.
+// usage writes a Usage object (its descriptor, usageSpec).
 func (w *writer) usage(u *Usage) {
-	w.punct('{')
-	if u.TotalTokens != nil {
-		w.int("totalTokens", *u.TotalTokens)
+	w.object(usageSpec, reflect.ValueOf(u).Elem(), w.path)
+}
+
+// float writes a number.
+func (w *writer) float(x float64) {
+	if !w.check {
+		w.dst = strictjson.AppendFloat(w.dst, x)
 	}
-	if u.CostUSD != nil {
-		w.name("costUsd")
-		if !w.check {
-			w.dst = strictjson.AppendFloat(w.dst, *u.CostUSD)
-		}
-	}
-	w.close(u.Unknown, usageNames)
 }
 
 // blocks writes grounded result blocks.
@@ -307,13 +305,7 @@ func (w *writer) block(b *ResultBlock, i int) {
 		w.str("text", b.Text)
 		if b.Sources != nil {
 			w.name("sources")
-			w.list(len(b.Sources), func(i int) {
-				s := &b.Sources[i]
-				w.punct('{')
-				w.str("ref", s.Ref)
-				w.optStr("label", s.Label)
-				w.close(s.Unknown, sourceNames)
-			})
+			w.list(len(b.Sources), func(i int) { w.object(sourceSpec, reflect.ValueOf(&b.Sources[i]).Elem(), w.path) })
 		}
 	case ResultBlockReport:
 		w.name("report")
@@ -322,5 +314,5 @@ func (w *writer) block(b *ResultBlock, i int) {
 		w.name("ask")
 		writeKept(w, b.Ask, b.kept, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/ask")
 	}
-	w.close(b.Unknown, blockNames)
+	w.close(b.Unknown, blockSpec.names)
 }

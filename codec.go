@@ -1,0 +1,390 @@
+package chatprotocol
+
+import (
+	"math"
+	"reflect"
+)
+
+// The version-1 codec is table-driven: every object of sections 5 to 7
+// that this package reads member by member (an event, Usage, Source,
+// ChatCapabilities) is described once by an objectSpec, and one walk reads
+// it (reader.readMembers), one checks its values (objectSpec.check) and
+// one writes it (writer.members). Adding an event type is one entry of
+// eventSpecs (event_v1_json.go) and its tests.
+
+// memberKind is the JSON shape of a member and the Go field that holds it.
+type memberKind uint8
+
+const (
+	kindString  memberKind = iota // a JSON string; a field of string kind
+	kindInteger                   // an integer, read exactly (section 5); int64 or *int64
+	kindNumber                    // a JSON number; *float64
+	kindBool                      // true or false; bool
+	kindRaw                       // any JSON value, kept as read; json.RawMessage
+	kindObject                    // an object described by sub; a struct or a pointer to one
+	kindList                      // an array of objects described by sub; a slice of structs
+	kindBlocks                    // grounded result blocks (section 6); []ResultBlock
+	kindCard                      // an open card (section 3), its JSON kept; OpenCardSnapshot
+)
+
+// valueRule is the rule of section 6 a member's value obeys beyond its
+// JSON shape. The parser applies it after reading the whole object and
+// checking presence; Marshal applies it before writing anything.
+type valueRule uint8
+
+const (
+	ruleNone        valueRule = iota
+	ruleNonEmpty              // a non-empty string
+	ruleID                    // the id rule of section 5 (checkID); when required, "" is missing
+	ruleOneOf                 // one of the values valid accepts (an enum)
+	ruleNonNegative           // an integer >= 0, when present
+	ruleFinite                // a non-negative finite number, when present
+	ruleSet                   // not nil: required, though read as optional (a state's snapshot)
+)
+
+// memberSpec describes one member of an object: its wire name, the Go
+// field that holds it, its kind, whether it is required, its value rule
+// and the code of its refusals ("" means invalid-event).
+type memberSpec struct {
+	name     string
+	field    string
+	kind     memberKind
+	required bool
+	rule     valueRule
+	code     Code
+	valid    func(string) bool // ruleOneOf
+	sub      *objectSpec       // kindObject, kindList
+
+	index int // of field in the struct, set by objectOf
+}
+
+// member returns the spec of an optional member without a value rule.
+func member(name, field string, kind memberKind) memberSpec {
+	return memberSpec{name: name, field: field, kind: kind}
+}
+
+// need makes the member required: a missing one is refused.
+func (m memberSpec) need() memberSpec { m.required = true; return m }
+
+// is sets the member's value rule.
+func (m memberSpec) is(rule valueRule) memberSpec { m.rule = rule; return m }
+
+// oneOf sets the rule that the value is one valid accepts.
+func (m memberSpec) oneOf(valid func(string) bool) memberSpec {
+	m.rule, m.valid = ruleOneOf, valid
+	return m
+}
+
+// coded sets the code of the member's refusals.
+func (m memberSpec) coded(code Code) memberSpec { m.code = code; return m }
+
+// of sets the spec of a nested object or of a list's elements.
+func (m memberSpec) of(sub *objectSpec) memberSpec { m.sub = sub; return m }
+
+// refusalCode returns the code of the member's refusals.
+func (m *memberSpec) refusalCode() Code {
+	if m.code == "" {
+		return CodeInvalidEvent
+	}
+	return m.code
+}
+
+// objectSpec describes an object: its members in canonical order and the
+// Go struct that holds it, whose field Unknown keeps the members this
+// version does not define (section 5).
+type objectSpec struct {
+	typ     reflect.Type
+	members []memberSpec
+	names   []string // every member name in canonical order, "type" first in an event
+	unknown int      // index of the Unknown field
+	typed   bool     // an event: "type" is its first member, read by the dispatch
+}
+
+// objectOf returns the spec of the struct T with members. A field name
+// that T lacks is a mistake in the table, reported on the package's
+// first use by any test.
+func objectOf[T any](members ...memberSpec) *objectSpec {
+	t := reflect.TypeFor[T]()
+	s := &objectSpec{typ: t, members: members, unknown: fieldIndex(t, "Unknown")}
+	for i := range s.members {
+		s.members[i].index = fieldIndex(t, s.members[i].field)
+		s.names = append(s.names, s.members[i].name)
+	}
+	return s
+}
+
+// eventOf returns the spec of the event struct T: members after "type".
+func eventOf[T any](members ...memberSpec) *objectSpec {
+	s := objectOf[T](members...)
+	s.names = append([]string{"type"}, s.names...)
+	s.typed = true
+	return s
+}
+
+// fieldIndex returns the index of the field name of t.
+func fieldIndex(t reflect.Type, name string) int {
+	f, ok := t.FieldByName(name)
+	if !ok || len(f.Index) != 1 {
+		panic("chatprotocol: " + t.Name() + " has no field " + name)
+	}
+	return f.Index[0]
+}
+
+// find returns the index of the member called name, or -1.
+func (s *objectSpec) find(name []byte) int {
+	for i := range s.members {
+		if s.members[i].name == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// unknownOf returns the Unknown field of v, an object of s.
+func (s *objectSpec) unknownOf(v reflect.Value) *[]Member {
+	return v.Field(s.unknown).Addr().Interface().(*[]Member)
+}
+
+// readMembers reads the members of the object at path described by s,
+// whose '{' the decoder just read, into v (an addressable struct of s),
+// and its '}'. A member's value of the wrong shape is refused with the
+// member's code; a name s does not define is kept in Unknown unless it
+// is a case variant of one it does (section 5). It then refuses the first
+// required member, in canonical order, that is missing, and decodes the
+// kept JSON of a card. It returns the set of members read, bit i for the
+// i-th. The value rules are left to check.
+func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen uint32, err error) {
+	for r.d.More() {
+		name, err := r.d.Name()
+		if err != nil {
+			return 0, r.fail(err, CodeInvalidEvent, path, "")
+		}
+		i := s.find(name)
+		switch {
+		case i >= 0:
+			seen |= 1 << i
+			err = r.member(&s.members[i], v, path)
+		case s.typed && string(name) == "type":
+			if err = r.d.Skip(); err != nil {
+				err = r.fail(err, CodeInvalidEvent, path, "type")
+			}
+		default:
+			err = r.keep(name, CodeInvalidEvent, path, s.names, s.unknownOf(v))
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if err := r.d.End(); err != nil {
+		return 0, r.fail(err, CodeInvalidEvent, path, "")
+	}
+	for i := range s.members {
+		m := &s.members[i]
+		if m.required && (seen&(1<<i) == 0 || m.rule == ruleID && v.Field(m.index).Len() == 0) {
+			return 0, missing(m.refusalCode(), path, m.name)
+		}
+	}
+	for i := range s.members {
+		if m := &s.members[i]; m.kind == kindCard && seen&(1<<i) != 0 {
+			if err := decodeCardMember(m, v, path); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return seen, nil
+}
+
+// member reads the value of m into its field of v.
+func (r *reader) member(m *memberSpec, v reflect.Value, path string) error {
+	f := v.Field(m.index)
+	code := m.refusalCode()
+	var err error
+	switch m.kind {
+	case kindString:
+		var s string
+		if s, err = r.d.String(); err == nil {
+			f.SetString(s)
+		}
+	case kindInteger:
+		var n int64
+		if n, err = r.d.Integer(); err == nil {
+			settable(f).SetInt(n)
+		}
+	case kindNumber:
+		var x float64
+		if x, err = r.d.Float(); err == nil {
+			settable(f).SetFloat(x)
+		}
+	case kindBool:
+		var b bool
+		if b, err = r.d.Bool(); err == nil {
+			f.SetBool(b)
+		}
+	case kindRaw:
+		var raw []byte
+		if raw, err = r.d.Raw(); err == nil {
+			f.SetBytes(raw)
+		}
+	case kindCard:
+		var raw []byte
+		if raw, err = r.d.RawObject(); err == nil {
+			*keptOf(v) = raw
+		}
+	case kindObject:
+		p := path + "/" + m.name
+		if err := r.object(code, p, ""); err != nil {
+			return err
+		}
+		_, err := r.readMembers(m.sub, settable(f), p)
+		return err
+	case kindList:
+		return r.list(m, f, path+"/"+m.name)
+	case kindBlocks:
+		bs, err := r.blocks(path + "/" + m.name)
+		*f.Addr().Interface().(*[]ResultBlock) = bs
+		return err
+	}
+	if err != nil {
+		return r.fail(err, code, path, m.name)
+	}
+	return nil
+}
+
+// list reads an array of objects of m.sub into the slice f; the array
+// read is never nil, even when empty.
+func (r *reader) list(m *memberSpec, f reflect.Value, path string) error {
+	code := m.refusalCode()
+	if err := r.array(code, path, ""); err != nil {
+		return err
+	}
+	elems := reflect.MakeSlice(f.Type(), 0, 0)
+	for i := 0; r.d.More(); i++ {
+		p := path + "/" + itoa(i)
+		if err := r.object(code, p, ""); err != nil {
+			return err
+		}
+		elems = reflect.Append(elems, reflect.New(m.sub.typ).Elem())
+		if _, err := r.readMembers(m.sub, elems.Index(i), p); err != nil {
+			return err
+		}
+	}
+	if err := r.d.End(); err != nil {
+		return r.fail(err, code, path, "")
+	}
+	f.Set(elems)
+	return nil
+}
+
+// settable returns f, or for a pointer field a new value f points to.
+func settable(f reflect.Value) reflect.Value {
+	if f.Kind() != reflect.Pointer {
+		return f
+	}
+	p := reflect.New(f.Type().Elem())
+	f.Set(p)
+	return p.Elem()
+}
+
+// cardKeeper is an object with a card member (kindCard), whose JSON as
+// read it keeps beside the decoded card (kept.go).
+type cardKeeper interface{ keptCard() *[]byte }
+
+// keptOf returns the kept card JSON of v, an object with a card member.
+func keptOf(v reflect.Value) *[]byte { return v.Addr().Interface().(cardKeeper).keptCard() }
+
+// decodeCardMember decodes the kept JSON of the card member m of v into its
+// field: invalid-card at the member's path (section 3).
+func decodeCardMember(m *memberSpec, v reflect.Value, path string) error {
+	return decodeKept(*keptOf(v), v.Field(m.index).Addr().Interface(), CodeInvalidCard, path+"/"+m.name)
+}
+
+// check applies the value rules of s to v, an object at path, member by
+// member in canonical order, nested objects included (section 6).
+func (s *objectSpec) check(v reflect.Value, path string) error {
+	for i := range s.members {
+		if err := s.members[i].check(v.Field(s.members[i].index), path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check applies m's value rule to its field f.
+func (m *memberSpec) check(f reflect.Value, path string) error {
+	code := m.refusalCode()
+	present := f.Kind() != reflect.Pointer || !f.IsNil()
+	switch {
+	case m.rule == ruleNonEmpty && f.Len() == 0:
+		return refusef(code, path+"/"+m.name, "must be a non-empty string")
+	case m.rule == ruleID:
+		return checkID(code, path, m.name, f.String())
+	case m.rule == ruleOneOf && !m.valid(f.String()):
+		return refusef(code, path+"/"+m.name, "%q is not one of the values of section 6", f.String())
+	case m.rule == ruleNonNegative && present && reflect.Indirect(f).Int() < 0:
+		return refusef(code, path+"/"+m.name, "must not be negative")
+	case m.rule == ruleFinite && present && !finiteNonNegative(reflect.Indirect(f).Float()):
+		return refusef(code, path+"/"+m.name, "must be a non-negative finite number")
+	case m.rule == ruleSet && f.IsNil():
+		return refusef(code, path+"/"+m.name, "missing")
+	}
+	switch m.kind {
+	case kindObject:
+		if present {
+			return m.sub.check(reflect.Indirect(f), path+"/"+m.name)
+		}
+	case kindBlocks:
+		return validateBlocks(*f.Addr().Interface().(*[]ResultBlock), path)
+	case kindCard:
+		return prefixed(validateCardSnapshot(f.Addr().Interface().(*OpenCardSnapshot)), path+"/"+m.name)
+	}
+	return nil
+}
+
+// finiteNonNegative reports whether x is a finite number >= 0.
+func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
+
+// members writes the members of v, an object of s at path, in canonical
+// order: a required member always, an optional one unless its field is
+// zero ("", nil). The caller writes the braces and the kept members.
+func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
+	for i := range s.members {
+		m := &s.members[i]
+		f := v.Field(m.index)
+		if !m.required && f.IsZero() {
+			continue
+		}
+		switch m.kind {
+		case kindString:
+			w.str(m.name, f.String())
+		case kindInteger:
+			w.int(m.name, reflect.Indirect(f).Int())
+		case kindNumber:
+			w.name(m.name)
+			w.float(reflect.Indirect(f).Float())
+		case kindBool:
+			w.bool(m.name, f.Bool())
+		case kindRaw:
+			w.optRaw(m.name, f.Bytes())
+		case kindObject:
+			w.name(m.name)
+			w.within(path+"/"+m.name, w.code, func() { w.object(m.sub, reflect.Indirect(f), path+"/"+m.name) })
+		case kindList:
+			w.name(m.name)
+			w.list(f.Len(), func(i int) { w.object(m.sub, f.Index(i), path+"/"+m.name+"/"+itoa(i)) })
+		case kindBlocks:
+			w.name(m.name)
+			w.blocks(*f.Addr().Interface().(*[]ResultBlock))
+		case kindCard:
+			w.name(m.name)
+			writeKept(w, f.Addr().Interface().(*OpenCardSnapshot), *keptOf(v), CodeInvalidCard, path+"/"+m.name)
+		}
+	}
+}
+
+// object writes v, an object of s at path: its members, its kept
+// unknown members, its braces.
+func (w *writer) object(s *objectSpec, v reflect.Value, path string) {
+	w.punct('{')
+	w.members(s, v, path)
+	w.close(*s.unknownOf(v), s.names)
+}
