@@ -25,6 +25,8 @@ const (
 	kindList                      // an array of objects described by sub; a slice of structs
 	kindBlocks                    // grounded result blocks (section 6); []ResultBlock
 	kindCard                      // an open card (section 3), its JSON kept; OpenCardSnapshot
+	kindStrings                   // an array of strings; []string
+	kindBound                     // a card's min or max (section 3); *CardBound
 )
 
 // valueRule is the rule of section 6 a member's value obeys beyond its
@@ -55,7 +57,7 @@ type memberSpec struct {
 	valid    func(string) bool // ruleOneOf
 	sub      *objectSpec       // kindObject, kindList
 
-	index int // of field in the struct, set by objectOf
+	index []int // of field in the struct, set by objectOf
 }
 
 // member returns the spec of an optional member without a value rule.
@@ -92,11 +94,18 @@ func (m *memberSpec) refusalCode() Code {
 // objectSpec describes an object: its members in canonical order and the
 // Go struct that holds it, whose field Unknown keeps the members this
 // version does not define (section 5).
+//
+// A kept object (a card or a report or ask block, see kept.go) has no
+// Unknown field: its JSON is kept whole instead. It is read as the card
+// types' JSON tags say: no member is required, null leaves a member zero
+// (but for an integer, which must be a number), a member of another name
+// is skipped. Its required members are those written even when zero; the
+// others are omitted when zero, a list when empty.
 type objectSpec struct {
 	typ     reflect.Type
 	members []memberSpec
 	names   []string // every member name in canonical order, "type" first in an event
-	unknown int      // index of the Unknown field
+	unknown []int    // index of the Unknown field; nil in a kept object
 	typed   bool     // an event: "type" is its first member, read by the dispatch
 }
 
@@ -104,8 +113,15 @@ type objectSpec struct {
 // that T lacks is a mistake in the table, reported on the package's
 // first use by any test.
 func objectOf[T any](members ...memberSpec) *objectSpec {
+	s := keptObjectOf[T](members...)
+	s.unknown = fieldIndex(s.typ, "Unknown")
+	return s
+}
+
+// keptObjectOf returns the spec of the struct T, a kept object.
+func keptObjectOf[T any](members ...memberSpec) *objectSpec {
 	t := reflect.TypeFor[T]()
-	s := &objectSpec{typ: t, members: members, unknown: fieldIndex(t, "Unknown")}
+	s := &objectSpec{typ: t, members: members}
 	for i := range s.members {
 		s.members[i].index = fieldIndex(t, s.members[i].field)
 		s.names = append(s.names, s.members[i].name)
@@ -121,13 +137,14 @@ func eventOf[T any](members ...memberSpec) *objectSpec {
 	return s
 }
 
-// fieldIndex returns the index of the field name of t.
-func fieldIndex(t reflect.Type, name string) int {
+// fieldIndex returns the index of the field name of t, which may be the
+// field of an embedded struct.
+func fieldIndex(t reflect.Type, name string) []int {
 	f, ok := t.FieldByName(name)
-	if !ok || len(f.Index) != 1 {
+	if !ok {
 		panic("chatprotocol: " + t.Name() + " has no field " + name)
 	}
-	return f.Index[0]
+	return f.Index
 }
 
 // find returns the index of the member called name, or -1.
@@ -142,7 +159,7 @@ func (s *objectSpec) find(name []byte) int {
 
 // unknownOf returns the Unknown field of v, an object of s.
 func (s *objectSpec) unknownOf(v reflect.Value) *[]Member {
-	return v.Field(s.unknown).Addr().Interface().(*[]Member)
+	return v.FieldByIndex(s.unknown).Addr().Interface().(*[]Member)
 }
 
 // readMembers reads the members of the object at path described by s,
@@ -163,10 +180,14 @@ func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen 
 		switch {
 		case i >= 0:
 			seen |= 1 << i
-			err = r.member(&s.members[i], v, path)
+			err = r.member(s, &s.members[i], v, path)
 		case s.typed && string(name) == "type":
 			if err = r.d.Skip(); err != nil {
 				err = r.fail(err, CodeInvalidEvent, path, "type")
+			}
+		case s.unknown == nil:
+			if err = r.d.Skip(); err != nil {
+				err = r.fail(err, CodeInvalidEvent, path, "")
 			}
 		default:
 			err = r.keep(name, CodeInvalidEvent, path, s.names, s.unknownOf(v))
@@ -180,7 +201,7 @@ func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen 
 	}
 	for i := range s.members {
 		m := &s.members[i]
-		if m.required && (seen&(1<<i) == 0 || m.rule == ruleID && v.Field(m.index).Len() == 0) {
+		if s.unknown != nil && m.required && (seen&(1<<i) == 0 || m.rule == ruleID && v.FieldByIndex(m.index).Len() == 0) {
 			return 0, missing(m.refusalCode(), path, m.name)
 		}
 	}
@@ -194,10 +215,13 @@ func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen 
 	return seen, nil
 }
 
-// member reads the value of m into its field of v.
-func (r *reader) member(m *memberSpec, v reflect.Value, path string) error {
-	f := v.Field(m.index)
+// member reads the value of m, a member of s, into its field of v.
+func (r *reader) member(s *objectSpec, m *memberSpec, v reflect.Value, path string) error {
+	f := v.FieldByIndex(m.index)
 	code := m.refusalCode()
+	if s.unknown == nil && m.kind != kindInteger && r.d.Peek() == 'n' {
+		return r.skip(code, path, m.name) // null leaves a kept object's member zero
+	}
 	var err error
 	switch m.kind {
 	case kindString:
@@ -237,8 +261,13 @@ func (r *reader) member(m *memberSpec, v reflect.Value, path string) error {
 		}
 		_, err := r.readMembers(m.sub, settable(f), p)
 		return err
-	case kindList:
+	case kindList, kindStrings:
 		return r.list(m, f, path+"/"+m.name)
+	case kindBound:
+		var raw []byte
+		if raw, err = r.d.Raw(); err == nil {
+			err = settable(f).Addr().Interface().(*CardBound).UnmarshalJSON(raw)
+		}
 	case kindBlocks:
 		bs, err := r.blocks(path + "/" + m.name)
 		*f.Addr().Interface().(*[]ResultBlock) = bs
@@ -250,8 +279,9 @@ func (r *reader) member(m *memberSpec, v reflect.Value, path string) error {
 	return nil
 }
 
-// list reads an array of objects of m.sub into the slice f; the array
-// read is never nil, even when empty.
+// list reads an array of objects of m.sub, or of strings, into the slice
+// f; the array read is never nil, even when empty. In a kept object a null
+// element is a zero one.
 func (r *reader) list(m *memberSpec, f reflect.Value, path string) error {
 	code := m.refusalCode()
 	if err := r.array(code, path, ""); err != nil {
@@ -259,12 +289,18 @@ func (r *reader) list(m *memberSpec, f reflect.Value, path string) error {
 	}
 	elems := reflect.MakeSlice(f.Type(), 0, 0)
 	for i := 0; r.d.More(); i++ {
-		p := path + "/" + itoa(i)
-		if err := r.object(code, p, ""); err != nil {
-			return err
+		elems = reflect.Append(elems, reflect.New(f.Type().Elem()).Elem())
+		elem, p := elems.Index(i), path+"/"+itoa(i)
+		var err error
+		switch {
+		case m.sub == nil || m.sub.unknown == nil && r.d.Peek() == 'n':
+			err = r.element(elem, code, p)
+		default:
+			if err = r.object(code, p, ""); err == nil {
+				_, err = r.readMembers(m.sub, elem, p)
+			}
 		}
-		elems = reflect.Append(elems, reflect.New(m.sub.typ).Elem())
-		if _, err := r.readMembers(m.sub, elems.Index(i), p); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -272,6 +308,28 @@ func (r *reader) list(m *memberSpec, f reflect.Value, path string) error {
 		return r.fail(err, code, path, "")
 	}
 	f.Set(elems)
+	return nil
+}
+
+// element reads an element of a kept list that is null (left zero) or a
+// string of a list of strings.
+func (r *reader) element(elem reflect.Value, code Code, path string) error {
+	if r.d.Peek() == 'n' {
+		return r.skip(code, path, "")
+	}
+	s, err := r.d.String()
+	if err != nil {
+		return r.fail(err, code, path, "")
+	}
+	elem.SetString(s)
+	return nil
+}
+
+// skip reads and discards the value of member.
+func (r *reader) skip(code Code, path, member string) error {
+	if err := r.d.Skip(); err != nil {
+		return r.fail(err, code, path, member)
+	}
 	return nil
 }
 
@@ -295,14 +353,14 @@ func keptOf(v reflect.Value) *[]byte { return v.Addr().Interface().(cardKeeper).
 // decodeCardMember decodes the kept JSON of the card member m of v into its
 // field: invalid-card at the member's path (section 3).
 func decodeCardMember(m *memberSpec, v reflect.Value, path string) error {
-	return decodeKept(*keptOf(v), v.Field(m.index).Addr().Interface(), CodeInvalidCard, path+"/"+m.name)
+	return decodeKept(*keptOf(v), v.FieldByIndex(m.index).Addr().Interface(), CodeInvalidCard, path+"/"+m.name)
 }
 
 // check applies the value rules of s to v, an object at path, member by
 // member in canonical order, nested objects included (section 6).
 func (s *objectSpec) check(v reflect.Value, path string) error {
 	for i := range s.members {
-		if err := s.members[i].check(v.Field(s.members[i].index), path); err != nil {
+		if err := s.members[i].check(v.FieldByIndex(s.members[i].index), path); err != nil {
 			return err
 		}
 	}
@@ -345,12 +403,13 @@ func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 
 // members writes the members of v, an object of s at path, in canonical
 // order: a required member always, an optional one unless its field is
-// zero ("", nil). The caller writes the braces and the kept members.
+// zero ("", nil), or, in a kept object, a list that is empty. The caller
+// writes the braces and the kept members.
 func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
 	for i := range s.members {
 		m := &s.members[i]
-		f := v.Field(m.index)
-		if !m.required && f.IsZero() {
+		f := v.FieldByIndex(m.index)
+		if !m.required && (f.IsZero() || s.unknown == nil && f.Kind() == reflect.Slice && f.Len() == 0) {
 			continue
 		}
 		switch m.kind {
@@ -359,8 +418,7 @@ func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
 		case kindInteger:
 			w.int(m.name, reflect.Indirect(f).Int())
 		case kindNumber:
-			w.name(m.name)
-			w.float(reflect.Indirect(f).Float())
+			w.float(m.name, reflect.Indirect(f).Float())
 		case kindBool:
 			w.bool(m.name, f.Bool())
 		case kindRaw:
@@ -370,7 +428,19 @@ func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
 			w.within(path+"/"+m.name, w.code, func() { w.object(m.sub, reflect.Indirect(f), path+"/"+m.name) })
 		case kindList:
 			w.name(m.name)
-			w.list(f.Len(), func(i int) { w.object(m.sub, f.Index(i), path+"/"+m.name+"/"+itoa(i)) })
+			w.list(f.Len(), func(i int) {
+				p := path + "/" + m.name + "/" + itoa(i)
+				w.within(p, w.code, func() { w.object(m.sub, f.Index(i), p) })
+			})
+		case kindStrings:
+			w.name(m.name)
+			w.list(f.Len(), func(i int) { w.strElem(f.Index(i).String(), path+"/"+m.name+"/"+itoa(i)) })
+		case kindBound:
+			if b := f.Interface().(*CardBound); b.IsDate() {
+				w.str(m.name, b.Date)
+			} else {
+				w.float(m.name, b.Number)
+			}
 		case kindBlocks:
 			w.name(m.name)
 			w.blocks(*f.Addr().Interface().(*[]ResultBlock))
@@ -382,9 +452,25 @@ func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
 }
 
 // object writes v, an object of s at path: its members, its kept
-// unknown members, its braces.
+// unknown members, its braces. A kept object whose type writes its own
+// JSON (a report or ask block: JSON.stringify's form, section 4) is
+// written by its MarshalJSON.
 func (w *writer) object(s *objectSpec, v reflect.Value, path string) {
+	if s.unknown == nil {
+		if m, ok := v.Addr().Interface().(interface{ MarshalJSON() ([]byte, error) }); ok {
+			b, err := m.MarshalJSON()
+			if err == nil {
+				w.rawValue(b)
+			}
+			w.fail(err)
+			return
+		}
+	}
 	w.punct('{')
 	w.members(s, v, path)
-	w.close(*s.unknownOf(v), s.names)
+	if s.unknown != nil {
+		w.close(*s.unknownOf(v), s.names)
+	} else {
+		w.punct('}')
+	}
 }

@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"io"
+	"math"
 	"reflect"
 	"unicode/utf8"
 
@@ -130,15 +131,24 @@ func appendName(dst []byte, name string) []byte {
 
 // str writes a string member.
 func (w *writer) str(name, s string) {
-	var err error
-	if w.check {
-		err = strictjson.CheckString(s)
-	} else {
-		w.dst, err = strictjson.AppendString(appendName(w.dst, name), s)
-	}
-	if err != nil {
+	if err := w.quote(name, s); err != nil {
 		w.fail(w.refuse(name, "not valid UTF-8", err))
 	}
+}
+
+// quote writes s as a JSON string, after the member name unless name is
+// "" (an array's element); in check mode it only checks s.
+func (w *writer) quote(name, s string) error {
+	if w.check {
+		return strictjson.CheckString(s)
+	}
+	dst := w.dst
+	if name != "" {
+		dst = appendName(dst, name)
+	}
+	var err error
+	w.dst, err = strictjson.AppendString(dst, s)
+	return err
 }
 
 // longStr writes a string member that may be long (a turn's text): to a
@@ -284,10 +294,22 @@ func (w *writer) usage(u *Usage) {
 	w.object(usageSpec, reflect.ValueOf(u).Elem(), w.path)
 }
 
-// float writes a number.
-func (w *writer) float(x float64) {
+// float writes a number member. NaN and the infinities, which JSON has
+// no number for, are refused.
+func (w *writer) float(name string, x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		w.fail(w.refuse(name, "not a finite number", nil))
+		return
+	}
 	if !w.check {
-		w.dst = strictjson.AppendFloat(w.dst, x)
+		w.dst = strictjson.AppendFloat(appendName(w.dst, name), x)
+	}
+}
+
+// strElem writes a string element of an array; path is its pointer.
+func (w *writer) strElem(s, path string) {
+	if err := w.quote("", s); err != nil {
+		w.fail(refuseWrap(w.refusalCode(), path, "not valid UTF-8", err))
 	}
 }
 
