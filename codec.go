@@ -107,6 +107,13 @@ type objectSpec struct {
 	names   []string // every member name in canonical order, "type" first in an event
 	unknown []int    // index of the Unknown field; nil in a kept object
 	typed   bool     // an event: "type" is its first member, read by the dispatch
+
+	// Sets of members, bit i for the i-th, so that the walks pass over
+	// the others at no cost.
+	required uint32 // required
+	ids      uint32 // required ids, missing when ""
+	checked  uint32 // with a value rule, or nested rules
+	cards    uint32 // of kindCard
 }
 
 // objectOf returns the spec of the struct T with members. A field name
@@ -123,8 +130,22 @@ func keptObjectOf[T any](members ...memberSpec) *objectSpec {
 	t := reflect.TypeFor[T]()
 	s := &objectSpec{typ: t, members: members}
 	for i := range s.members {
-		s.members[i].index = fieldIndex(t, s.members[i].field)
-		s.names = append(s.names, s.members[i].name)
+		m := &s.members[i]
+		m.index = fieldIndex(t, m.field)
+		s.names = append(s.names, m.name)
+		bit := uint32(1) << i
+		if m.required {
+			s.required |= bit
+			if m.rule == ruleID {
+				s.ids |= bit
+			}
+		}
+		if m.rule != ruleNone || m.kind == kindCard || m.kind == kindBlocks || m.kind == kindObject && m.sub.checked != 0 {
+			s.checked |= bit
+		}
+		if m.kind == kindCard {
+			s.cards |= bit
+		}
 	}
 	return s
 }
@@ -160,6 +181,16 @@ func (s *objectSpec) find(name []byte) int {
 // unknownOf returns the Unknown field of v, an object of s.
 func (s *objectSpec) unknownOf(v reflect.Value) *[]Member {
 	return v.FieldByIndex(s.unknown).Addr().Interface().(*[]Member)
+}
+
+// keptMembers returns the kept unknown members of v, an object of s,
+// without taking the field's address when there are none (Addr costs more
+// than the rest of writing a small event).
+func (s *objectSpec) keptMembers(v reflect.Value) []Member {
+	if v.FieldByIndex(s.unknown).Len() == 0 {
+		return nil
+	}
+	return *s.unknownOf(v)
 }
 
 // readMembers reads the members of the object at path described by s,
@@ -199,15 +230,17 @@ func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen 
 	if err := r.d.End(); err != nil {
 		return 0, r.fail(err, CodeInvalidEvent, path, "")
 	}
-	for i := range s.members {
-		m := &s.members[i]
-		if s.unknown != nil && m.required && (seen&(1<<i) == 0 || m.rule == ruleID && v.FieldByIndex(m.index).Len() == 0) {
-			return 0, missing(m.refusalCode(), path, m.name)
+	if s.unknown != nil && (s.required&^seen != 0 || s.ids != 0) {
+		for i := range s.members {
+			m := &s.members[i]
+			if m.required && (seen&(1<<i) == 0 || s.ids&(1<<i) != 0 && v.FieldByIndex(m.index).Len() == 0) {
+				return 0, missing(m.refusalCode(), path, m.name)
+			}
 		}
 	}
 	for i := range s.members {
-		if m := &s.members[i]; m.kind == kindCard && seen&(1<<i) != 0 {
-			if err := decodeCardMember(m, v, path); err != nil {
+		if s.cards&seen&(1<<i) != 0 {
+			if err := decodeCardMember(&s.members[i], v, path); err != nil {
 				return 0, err
 			}
 		}
@@ -359,7 +392,13 @@ func decodeCardMember(m *memberSpec, v reflect.Value, path string) error {
 // check applies the value rules of s to v, an object at path, member by
 // member in canonical order, nested objects included (section 6).
 func (s *objectSpec) check(v reflect.Value, path string) error {
-	for i := range s.members {
+	if s.checked == 0 {
+		return nil
+	}
+	for i := 0; s.checked>>i != 0; i++ {
+		if s.checked&(1<<i) == 0 {
+			continue
+		}
 		if err := s.members[i].check(v.FieldByIndex(s.members[i].index), path); err != nil {
 			return err
 		}
@@ -469,7 +508,7 @@ func (w *writer) object(s *objectSpec, v reflect.Value, path string) {
 	w.punct('{')
 	w.members(s, v, path)
 	if s.unknown != nil {
-		w.close(*s.unknownOf(v), s.names)
+		w.close(s.keptMembers(v), s.names)
 	} else {
 		w.punct('}')
 	}

@@ -322,7 +322,8 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 // the rules of its type, with path as the event's pointer, before writing
 // any of it.
 func (w *writer) event(ev Event, path string) {
-	if ev == nil || reflect.ValueOf(ev).IsNil() {
+	ptr := reflect.ValueOf(ev)
+	if ev == nil || ptr.IsNil() {
 		w.fail(refusef(CodeInvalidEnvelope, path, "missing"))
 		return
 	}
@@ -335,7 +336,7 @@ func (w *writer) event(ev Event, path string) {
 		return
 	}
 	s := eventSpecOf(ev.EventType())
-	v := reflect.ValueOf(ev).Elem()
+	v := ptr.Elem()
 	if err := s.obj.check(v, path); err != nil {
 		w.fail(err)
 		return
@@ -343,7 +344,7 @@ func (w *writer) event(ev Event, path string) {
 	w.within(path, "", func() {
 		w.open(s.typ)
 		w.members(s.obj, v, path)
-		w.close(*s.obj.unknownOf(v), s.obj.names)
+		w.close(s.obj.keptMembers(v), s.obj.names)
 	})
 }
 
