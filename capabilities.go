@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"fmt"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 	"strings"
 
@@ -104,7 +105,7 @@ func RequireChatCapabilities(declared *ChatCapabilities, wanted ...Capability) e
 		return nil
 	}
 	cause := &MissingCapabilitiesError{Missing: missing}
-	return refuseWrap(CodeUnsupportedCapability, "", fmt.Sprintf("the host does not declare %d wanted capabilities", len(missing)), cause)
+	return refuseWrap(refusal.CodeUnsupportedCapability, "", fmt.Sprintf("the host does not declare %d wanted capabilities", len(missing)), cause)
 }
 
 func containsCapability(cs []Capability, c Capability) bool {
@@ -130,7 +131,7 @@ func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
 		return ChatCapabilities{}, err
 	}
 	if err := d.Finish(); err != nil {
-		return ChatCapabilities{}, r.fail(err, CodeInvalidEvent, "", "")
+		return ChatCapabilities{}, r.fail(err, refusal.CodeInvalidEvent, "", "")
 	}
 	return c, nil
 }
@@ -146,7 +147,7 @@ var capabilitiesSpec = objectOf[ChatCapabilities](
 
 // chatCapabilities reads a declaration object at path into c.
 func (r *reader) chatCapabilities(c *ChatCapabilities, path string) error {
-	if err := r.object(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return err
 	}
 	_, err := r.readMembers(capabilitiesSpec, reflect.ValueOf(c).Elem(), path)

@@ -3,6 +3,8 @@ package chatprotocol
 import (
 	"bytes"
 	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // FuzzParseChatCapabilities checks that ParseChatCapabilities never panics,
@@ -18,7 +20,7 @@ func FuzzParseChatCapabilities(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := ParseChatCapabilities(in)
 		if err != nil {
-			if code := CodeOf(err); code != CodeInvalidEnvelope && code != CodeInvalidEvent {
+			if code := refusal.CodeOf(err); code != refusal.CodeInvalidEnvelope && code != refusal.CodeInvalidEvent {
 				t.Fatalf("ParseChatCapabilities(%q): %v", in, err)
 			}
 			return

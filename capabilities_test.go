@@ -1,8 +1,10 @@
 package chatprotocol
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,14 +16,14 @@ func TestRequireChatCapabilitiesNamesEveryMissingOne(t *testing.T) {
 	require.NoError(t, RequireChatCapabilities(nil))
 
 	err := RequireChatCapabilities(light, CapabilityInterruptedTurnRecovery, CapabilityConnectionReplay, CapabilityPersistedHistory, CapabilityInterruptedTurnRecovery, "teleport")
-	require.ErrorIs(t, err, ErrUnsupportedCapability)
+	require.ErrorIs(t, err, refusal.ErrUnsupportedCapability)
 	missing, ok := errorsAsMissing(err)
 	require.True(t, ok)
 	assert.Equal(t, []Capability{CapabilityInterruptedTurnRecovery, CapabilityPersistedHistory, "teleport"}, missing.Missing)
 	assert.Contains(t, err.Error(), "interruptedTurnRecovery, persistedHistory, teleport")
 
 	err = RequireChatCapabilities(nil, CapabilityConnectionReplay)
-	require.ErrorIs(t, err, ErrUnsupportedCapability)
+	require.ErrorIs(t, err, refusal.ErrUnsupportedCapability)
 }
 
 func TestCapabilitiesAreIndependent(t *testing.T) {
@@ -33,7 +35,7 @@ func TestCapabilitiesAreIndependent(t *testing.T) {
 		}
 	}
 	history := &ChatCapabilities{PersistedHistory: true}
-	require.ErrorIs(t, RequireChatCapabilities(history, CapabilityInterruptedTurnRecovery), ErrUnsupportedCapability,
+	require.ErrorIs(t, RequireChatCapabilities(history, CapabilityInterruptedTurnRecovery), refusal.ErrUnsupportedCapability,
 		"persisted history never implies restart recovery")
 }
 
@@ -66,11 +68,11 @@ func TestParseChatCapabilities(t *testing.T) {
 		`{"connectionReplay":1,"persistedHistory":false,"persistedDecisions":true,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}`: "/connectionReplay",
 	} {
 		_, err := ParseChatCapabilities([]byte(in))
-		require.ErrorIs(t, err, ErrInvalidEvent, in)
-		assert.Equal(t, path, err.(*Error).Path)
+		require.ErrorIs(t, err, refusal.ErrInvalidEvent, in)
+		assert.Equal(t, path, err.(*refusal.Error).Path)
 	}
 	_, err = ParseChatCapabilities([]byte(`{"ConnectionReplay":true,"connectionReplay":true,"persistedHistory":false,"persistedDecisions":true,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}`))
-	require.ErrorIs(t, err, ErrInvalidEnvelope)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	_, err = ParseChatCapabilities([]byte(`{"connectionReplay":true,"persistedHistory":false,"persistedDecisions":true,"completedToolCheckpoints":false,"interruptedTurnRecovery":false} {}`))
-	require.ErrorIs(t, err, ErrInvalidEnvelope)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 }

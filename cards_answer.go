@@ -4,7 +4,10 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // ValidateCardAnswer checks a person's response against the open card it
@@ -27,13 +30,14 @@ import (
 // Hosts that validate against a server-owned JSON Schema do that as well,
 // not instead (seed 000, interactions). Safe for concurrent use.
 func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
-	vs := structViolations(r)
-	vs = append(vs, responseViolations(r)...)
-	if r.CorrelationID != "" && r.CorrelationID != card.CorrelationID {
-		vs = append(vs, violation("/correlationId", "answers another card"))
-	}
-	if r.Action == CardActionDecline && !card.AllowDecline {
-		vs = append(vs, violation("/action", "the card does not allow a decline"))
+	vs := responseViolations(r)
+	for _, v := range []*refusal.Error{
+		wire.CheckCorrelation(wire.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
+		wire.CheckDecline(wire.CodeInvalidCard, card.CardSpec, r.Action),
+	} {
+		if v != nil {
+			vs = append(vs, v)
+		}
 	}
 	if r.Action == CardActionSubmit && card.Presentation != nil {
 		if v, ok := jsjson.Parse(r.Value); ok {
@@ -46,7 +50,7 @@ func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
 }
 
 // answerViolations checks a submitted value object against a presentation.
-func answerViolations(p *CardPresentation, value map[string]any) []*Error {
+func answerViolations(p *CardPresentation, value map[string]any) []*refusal.Error {
 	ids := make(map[string]bool, len(p.Options))
 	for _, o := range p.Options {
 		ids[o.ID] = true
@@ -56,16 +60,16 @@ func answerViolations(p *CardPresentation, value map[string]any) []*Error {
 		id, ok := value["optionId"].(string)
 		switch {
 		case !ok:
-			return []*Error{violation("/value/optionId", "a "+string(p.Kind)+" answer is {\"optionId\": string}")}
+			return []*refusal.Error{violation("/value/optionId", "a "+string(p.Kind)+" answer is {\"optionId\": string}")}
 		case !ids[id]:
-			return []*Error{violation("/value/optionId", "names no option of the card")}
+			return []*refusal.Error{violation("/value/optionId", "names no option of the card")}
 		}
 	case CardKindCheckbox:
 		list, ok := value["optionIds"].([]any)
 		if !ok {
-			return []*Error{violation("/value/optionIds", "a checkbox answer is {\"optionIds\": [string]}")}
+			return []*refusal.Error{violation("/value/optionIds", "a checkbox answer is {\"optionIds\": [string]}")}
 		}
-		var vs []*Error
+		var vs []*refusal.Error
 		picked := make(map[string]bool, len(list))
 		for i, e := range list {
 			at := "/value/optionIds/" + strconv.Itoa(i)
@@ -81,28 +85,28 @@ func answerViolations(p *CardPresentation, value map[string]any) []*Error {
 		return vs
 	case CardKindText:
 		if _, ok := value["text"].(string); !ok {
-			return []*Error{violation("/value/text", "a text answer is {\"text\": string}")}
+			return []*refusal.Error{violation("/value/text", "a text answer is {\"text\": string}")}
 		}
 	case CardKindSlider:
 		n, ok := value["value"].(float64)
 		if !ok || math.IsInf(n, 0) {
-			return []*Error{violation("/value/value", "a slider answer is {\"value\": number}")}
+			return []*refusal.Error{violation("/value/value", "a slider answer is {\"value\": number}")}
 		}
 		if outOfBounds(n, p.Min, p.Max, func(b *CardBound) (float64, bool) { return b.Number, !b.IsDate() }) {
-			return []*Error{violation("/value/value", "is outside the card's min and max")}
+			return []*refusal.Error{violation("/value/value", "is outside the card's min and max")}
 		}
 	case CardKindDate:
 		s, ok := value["date"].(string)
 		t, isDate := parseISODate(s)
 		if !ok || !isDate {
-			return []*Error{violation("/value/date", "a date answer is {\"date\": ISO 8601 date}")}
+			return []*refusal.Error{violation("/value/date", "a date answer is {\"date\": ISO 8601 date}")}
 		}
 		bound := func(b *CardBound) (float64, bool) {
 			bt, ok := parseISODate(b.Date)
 			return float64(bt.UnixMilli()), ok
 		}
 		if outOfBounds(float64(t.UnixMilli()), p.Min, p.Max, bound) {
-			return []*Error{violation("/value/date", "is outside the card's min and max")}
+			return []*refusal.Error{violation("/value/date", "is outside the card's min and max")}
 		}
 	}
 	return nil

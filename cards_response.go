@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // cardResponseNames are the members of a CardResponse (section 3).
@@ -46,11 +47,11 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 // is linear in len(data).
 func ParseCardResponse(data []byte) (CardResponse, error) {
 	if len(data) > DefaultMaxFrameBytes {
-		return CardResponse{}, refusef(CodeFrameTooLarge, "", "card response of %d bytes exceeds the limit of %d", len(data), DefaultMaxFrameBytes)
+		return CardResponse{}, refusef(refusal.CodeFrameTooLarge, "", "card response of %d bytes exceeds the limit of %d", len(data), DefaultMaxFrameBytes)
 	}
 	d := strictjson.Get(data, string(data), 0, 0, DefaultMaxDepth)
 	defer strictjson.Put(d)
-	r := reader{d: d, maxDepth: DefaultMaxDepth, whole: CodeInvalidCard}
+	r := reader{d: d, maxDepth: DefaultMaxDepth, whole: refusal.CodeInvalidCard}
 	resp, err := r.cardResponse()
 	if err != nil {
 		return CardResponse{}, err
@@ -67,23 +68,23 @@ func (r *reader) cardResponse() (CardResponse, error) {
 	var resp CardResponse
 	err := r.d.Begin('{')
 	if err == strictjson.ErrWrongType {
-		return resp, refusef(CodeInvalidCard, "", "a card response is one JSON object")
+		return resp, refusef(refusal.CodeInvalidCard, "", "a card response is one JSON object")
 	}
 	if err != nil {
-		return resp, r.fail(err, CodeInvalidCard, "", "")
+		return resp, r.fail(err, refusal.CodeInvalidCard, "", "")
 	}
 	var ignored []Member
-	err = r.members(CodeInvalidCard, "", cardResponseNames, &ignored, func(name []byte) (bool, error) {
+	err = r.members(refusal.CodeInvalidCard, "", cardResponseNames, &ignored, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "action":
 			var action string
-			err := r.str(&action, CodeInvalidCard, "", "action")
+			err := r.str(&action, refusal.CodeInvalidCard, "", "action")
 			resp.Action = CardAction(action)
 			return true, err
 		case "correlationId":
-			return true, r.str(&resp.CorrelationID, CodeInvalidCard, "", "correlationId")
+			return true, r.str(&resp.CorrelationID, refusal.CodeInvalidCard, "", "correlationId")
 		case "value":
-			return true, r.raw((*[]byte)(&resp.Value), CodeInvalidCard, "", "value")
+			return true, r.raw((*[]byte)(&resp.Value), refusal.CodeInvalidCard, "", "value")
 		}
 		return false, nil
 	})
@@ -91,15 +92,15 @@ func (r *reader) cardResponse() (CardResponse, error) {
 		return resp, err
 	}
 	if err := r.d.Finish(); err != nil {
-		return resp, r.fail(err, CodeInvalidCard, "", "")
+		return resp, r.fail(err, refusal.CodeInvalidCard, "", "")
 	}
 	if resp.Value != nil {
 		p, found, err := foldCollision(resp.Value, nil)
 		if err != nil {
-			return resp, refuseWrap(CodeInvalidCard, "/value", "not one strict JSON value", err)
+			return resp, refuseWrap(refusal.CodeInvalidCard, "/value", "not one strict JSON value", err)
 		}
 		if found {
-			return resp, refusef(CodeInvalidCard, "/value"+p, "member name differs from another name of the object only by case")
+			return resp, refusef(refusal.CodeInvalidCard, "/value"+p, "member name differs from another name of the object only by case")
 		}
 	}
 	return resp, nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // FuzzParseCardResponse checks that ParseCardResponse never panics, refuses
@@ -16,7 +18,7 @@ func FuzzParseCardResponse(f *testing.F) {
 		f.Add([]byte(c.in))
 	}
 	for _, c := range cardResponseRefused {
-		if c.code != CodeFrameTooLarge {
+		if c.code != refusal.CodeFrameTooLarge {
 			f.Add([]byte(c.in))
 		}
 	}
@@ -32,7 +34,7 @@ func FuzzParseCardResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		resp, err := ParseCardResponse(in)
 		if err != nil {
-			if code := CodeOf(err); code != CodeInvalidCard && code != CodeFrameTooLarge {
+			if code := refusal.CodeOf(err); code != refusal.CodeInvalidCard && code != refusal.CodeFrameTooLarge {
 				t.Fatalf("ParseCardResponse(%q): %v", in, err)
 			}
 			return

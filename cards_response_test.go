@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,44 +34,44 @@ var cardResponseAccepted = []struct {
 // and the JSON pointer of the first refusal.
 var cardResponseRefused = []struct {
 	name, in string
-	code     Code
+	code     refusal.Code
 	path     string
 }{
-	{"not an object", `["submit"]`, CodeInvalidCard, ""},
-	{"null", `null`, CodeInvalidCard, ""},
-	{"empty", ``, CodeInvalidCard, ""},
-	{"broken", `{"action":"submit",`, CodeInvalidCard, ""},
-	{"trailing data", `{"action":"cancel","correlationId":"c"}{}`, CodeInvalidCard, ""},
-	{"upper-case name", `{"ACTION":"submit","correlationId":"c","value":{}}`, CodeInvalidCard, "/ACTION"},
-	{"case variant beside the name", `{"action":"cancel","Action":"submit","correlationId":"c"}`, CodeInvalidCard, "/Action"},
-	{"escaped duplicate", `{"action":"submit","correlationId":"c","value":{},"valu\u0065":{}}`, CodeInvalidCard, "/value"},
-	{"long s folds to s inside the value", `{"action":"submit","correlationId":"c","value":{"ſ":1,"s":2}}`, CodeInvalidCard, "/value/s"},
-	{"duplicated action", `{"action":"cancel","action":"submit","correlationId":"c","value":{}}`, CodeInvalidCard, "/action"},
-	{"duplicated inside the value", `{"action":"submit","correlationId":"c","value":{"optionId":"a","optionId":"b"}}`, CodeInvalidCard, "/value/optionId"},
-	{"case collision inside the value", `{"action":"submit","correlationId":"c","value":{"x":{"optionId":"a","OptionId":"b"}}}`, CodeInvalidCard, "/value/x/OptionId"},
-	{"invalid UTF-8", "{\"action\":\"submit\",\"correlationId\":\"c\xff\",\"value\":{}}", CodeInvalidCard, "/correlationId"},
-	{"action not a string", `{"action":1,"correlationId":"c"}`, CodeInvalidCard, "/action"},
-	{"correlationId not a string", `{"action":"cancel","correlationId":["c"]}`, CodeInvalidCard, "/correlationId"},
-	{"unknown action", `{"action":"skip","correlationId":"c"}`, CodeInvalidCard, "/action"},
-	{"action by case", `{"action":"Submit","correlationId":"c","value":{}}`, CodeInvalidCard, "/action"},
-	{"no action", `{"correlationId":"c"}`, CodeInvalidCard, "/action"},
-	{"no correlationId", `{"action":"cancel"}`, CodeInvalidCard, "/correlationId"},
-	{"empty correlationId", `{"action":"cancel","correlationId":""}`, CodeInvalidCard, "/correlationId"},
-	{"submit without value", `{"action":"submit","correlationId":"c"}`, CodeInvalidCard, "/value"},
-	{"submit of a string", `{"action":"submit","correlationId":"c","value":"yes"}`, CodeInvalidCard, "/value"},
-	{"submit of null", `{"action":"submit","correlationId":"c","value":null}`, CodeInvalidCard, "/value"},
-	{"submit of an array", `{"action":"submit","correlationId":"c","value":[{}]}`, CodeInvalidCard, "/value"},
-	{"decline with a value", `{"action":"decline","correlationId":"c","value":{}}`, CodeInvalidCard, "/value"},
-	{"cancel with null", `{"action":"cancel","correlationId":"c","value":null}`, CodeInvalidCard, "/value"},
-	{"too deep", `{"action":"submit","correlationId":"c","value":` + strings.Repeat(`{"a":`, 64) + `1` + strings.Repeat(`}`, 64) + `}`, CodeInvalidCard, "/value"},
-	{"too large", `{"action":"submit","correlationId":"c","value":{"t":"` + strings.Repeat("x", DefaultMaxFrameBytes) + `"}}`, CodeFrameTooLarge, ""},
+	{"not an object", `["submit"]`, refusal.CodeInvalidCard, ""},
+	{"null", `null`, refusal.CodeInvalidCard, ""},
+	{"empty", ``, refusal.CodeInvalidCard, ""},
+	{"broken", `{"action":"submit",`, refusal.CodeInvalidCard, ""},
+	{"trailing data", `{"action":"cancel","correlationId":"c"}{}`, refusal.CodeInvalidCard, ""},
+	{"upper-case name", `{"ACTION":"submit","correlationId":"c","value":{}}`, refusal.CodeInvalidCard, "/ACTION"},
+	{"case variant beside the name", `{"action":"cancel","Action":"submit","correlationId":"c"}`, refusal.CodeInvalidCard, "/Action"},
+	{"escaped duplicate", `{"action":"submit","correlationId":"c","value":{},"valu\u0065":{}}`, refusal.CodeInvalidCard, "/value"},
+	{"long s folds to s inside the value", `{"action":"submit","correlationId":"c","value":{"ſ":1,"s":2}}`, refusal.CodeInvalidCard, "/value/s"},
+	{"duplicated action", `{"action":"cancel","action":"submit","correlationId":"c","value":{}}`, refusal.CodeInvalidCard, "/action"},
+	{"duplicated inside the value", `{"action":"submit","correlationId":"c","value":{"optionId":"a","optionId":"b"}}`, refusal.CodeInvalidCard, "/value/optionId"},
+	{"case collision inside the value", `{"action":"submit","correlationId":"c","value":{"x":{"optionId":"a","OptionId":"b"}}}`, refusal.CodeInvalidCard, "/value/x/OptionId"},
+	{"invalid UTF-8", "{\"action\":\"submit\",\"correlationId\":\"c\xff\",\"value\":{}}", refusal.CodeInvalidCard, "/correlationId"},
+	{"action not a string", `{"action":1,"correlationId":"c"}`, refusal.CodeInvalidCard, "/action"},
+	{"correlationId not a string", `{"action":"cancel","correlationId":["c"]}`, refusal.CodeInvalidCard, "/correlationId"},
+	{"unknown action", `{"action":"skip","correlationId":"c"}`, refusal.CodeInvalidCard, "/action"},
+	{"action by case", `{"action":"Submit","correlationId":"c","value":{}}`, refusal.CodeInvalidCard, "/action"},
+	{"no action", `{"correlationId":"c"}`, refusal.CodeInvalidCard, "/action"},
+	{"no correlationId", `{"action":"cancel"}`, refusal.CodeInvalidCard, "/correlationId"},
+	{"empty correlationId", `{"action":"cancel","correlationId":""}`, refusal.CodeInvalidCard, "/correlationId"},
+	{"submit without value", `{"action":"submit","correlationId":"c"}`, refusal.CodeInvalidCard, "/value"},
+	{"submit of a string", `{"action":"submit","correlationId":"c","value":"yes"}`, refusal.CodeInvalidCard, "/value"},
+	{"submit of null", `{"action":"submit","correlationId":"c","value":null}`, refusal.CodeInvalidCard, "/value"},
+	{"submit of an array", `{"action":"submit","correlationId":"c","value":[{}]}`, refusal.CodeInvalidCard, "/value"},
+	{"decline with a value", `{"action":"decline","correlationId":"c","value":{}}`, refusal.CodeInvalidCard, "/value"},
+	{"cancel with null", `{"action":"cancel","correlationId":"c","value":null}`, refusal.CodeInvalidCard, "/value"},
+	{"too deep", `{"action":"submit","correlationId":"c","value":` + strings.Repeat(`{"a":`, 64) + `1` + strings.Repeat(`}`, 64) + `}`, refusal.CodeInvalidCard, "/value"},
+	{"too large", `{"action":"submit","correlationId":"c","value":{"t":"` + strings.Repeat("x", DefaultMaxFrameBytes) + `"}}`, refusal.CodeFrameTooLarge, ""},
 }
 
 // firstRefusal returns the code and path of the first refusal of err: the
 // *Error itself, or the first of a CardViolations.
-func firstRefusal(t *testing.T, err error) (Code, string) {
+func firstRefusal(t *testing.T, err error) (refusal.Code, string) {
 	t.Helper()
-	e, ok := errors.AsType[*Error](err)
+	e, ok := errors.AsType[*refusal.Error](err)
 	require.True(t, ok, "%v is a refusal", err)
 	return e.Code, e.Path
 }
@@ -87,8 +89,8 @@ func TestParseCardResponse(t *testing.T) {
 			assert.Equal(t, c.code, code)
 			assert.Equal(t, c.path, path)
 			assert.Zero(t, got)
-			if c.code == CodeInvalidCard {
-				assert.ErrorIs(t, err, ErrInvalidCard)
+			if c.code == refusal.CodeInvalidCard {
+				assert.ErrorIs(t, err, refusal.ErrInvalidCard)
 			}
 		})
 	}
@@ -107,7 +109,7 @@ func TestParseCardResponseStricterThanEncodingJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(in), &loose), in)
 		require.Equal(t, CardActionSubmit, loose.Action, in)
 		_, err := ParseCardResponse([]byte(in))
-		assert.ErrorIs(t, err, ErrInvalidCard, in)
+		assert.ErrorIs(t, err, refusal.ErrInvalidCard, in)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-playground/validator/v10"
 
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
@@ -24,7 +26,7 @@ import (
 //
 // errors.Is(err, ErrInvalidCard) holds for a CardViolations, and
 // errors.AsType[CardViolations](err) gives every violation.
-type CardViolations []*Error
+type CardViolations []*refusal.Error
 
 // Error lists the violations, one per line after a count.
 func (v CardViolations) Error() string {
@@ -88,33 +90,31 @@ func ValidateOpenCardSnapshot(card OpenCardSnapshot) error {
 // object, and a decline or cancel carries none. It returns nil or a
 // CardViolations. ValidateCardAnswer also checks the value against the card.
 func ValidateCardResponse(r CardResponse) error {
-	return violations(structViolations(r), responseViolations(r))
+	return violations(responseViolations(r))
 }
 
-func responseViolations(r CardResponse) []*Error {
-	switch r.Action {
-	case CardActionSubmit:
-		if len(r.Value) == 0 {
-			return []*Error{violation("/value", "a submit carries a value")}
-		}
-		if v, ok := jsjson.Parse(r.Value); !ok || !isObject(v) {
-			return []*Error{violation("/value", "is not a JSON object")}
-		}
-	case CardActionDecline, CardActionCancel:
-		if len(r.Value) != 0 {
-			return []*Error{violation("/value", "a "+string(r.Action)+" carries no value")}
+// responseViolations applies the shape rules of internal/wire, which
+// interactions applies too, and reads a submit's value as a browser does.
+func responseViolations(r CardResponse) []*refusal.Error {
+	vs := wire.ResponseViolations(wire.CodeInvalidCard, r)
+	if len(vs) == 0 && r.Action == CardActionSubmit {
+		if _, ok := jsjson.Parse(r.Value); !ok {
+			vs = append(vs, violation("/value", "is not a JSON object"))
 		}
 	}
-	return nil
+	return vs
 }
 
 // specViolations applies the rules of a CardSpec that depend on the kind.
-func specViolations(spec CardSpec, prefix string) []*Error {
+func specViolations(spec CardSpec, prefix string) []*refusal.Error {
+	var vs []*refusal.Error
+	if v := wire.CheckTimeout(wire.CodeInvalidCard, spec); v != nil {
+		vs = append(vs, v)
+	}
 	p := spec.Presentation
 	if p == nil {
-		return nil
+		return vs
 	}
-	var vs []*Error
 	at := prefix + "/presentation"
 	switch p.Kind {
 	case CardKindRadio, CardKindCheckbox, CardKindSelect:
@@ -140,8 +140,8 @@ func specViolations(spec CardSpec, prefix string) []*Error {
 
 // boundViolations checks min and max of a slider (numbers) or a date card
 // (dates), and that min is not above max.
-func boundViolations(p *CardPresentation, at string, dates bool) []*Error {
-	var vs []*Error
+func boundViolations(p *CardPresentation, at string, dates bool) []*refusal.Error {
+	var vs []*refusal.Error
 	var lo, hi float64
 	var haveLo, haveHi bool
 	for _, side := range []struct {
@@ -189,13 +189,13 @@ func isObject(v any) bool {
 	return ok
 }
 
-func violation(path, message string) *Error {
+func violation(path, message string) *refusal.Error {
 	return wire.New(wire.CodeInvalidCard, path, message)
 }
 
 // violations joins lists of violations into a sorted CardViolations, or
 // nil when there are none.
-func violations(lists ...[]*Error) error {
+func violations(lists ...[]*refusal.Error) error {
 	var all CardViolations
 	for _, l := range lists {
 		all = append(all, l...)
@@ -203,7 +203,7 @@ func violations(lists ...[]*Error) error {
 	if len(all) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(all, func(a, b *Error) int { return cmp.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(all, func(a, b *refusal.Error) int { return cmp.Compare(a.Path, b.Path) })
 	return all
 }
 
@@ -227,16 +227,16 @@ var cardValidator = sync.OnceValue(func() *validator.Validate {
 // structViolations runs the validate tags of internal/wire's card types
 // (and of blocks' report types) over v and converts each failure into a
 // violation at its JSON pointer.
-func structViolations(v any) []*Error {
+func structViolations(v any) []*refusal.Error {
 	err := cardValidator().Struct(v)
 	if err == nil {
 		return nil
 	}
 	fes, ok := err.(validator.ValidationErrors)
 	if !ok {
-		return []*Error{wire.Wrap(wire.CodeInvalidCard, "", "cannot validate", err)}
+		return []*refusal.Error{wire.Wrap(wire.CodeInvalidCard, "", "cannot validate", err)}
 	}
-	vs := make([]*Error, 0, len(fes))
+	vs := make([]*refusal.Error, 0, len(fes))
 	for _, fe := range fes {
 		vs = append(vs, violation(namespacePointer(fe.Namespace()), ruleMessage(fe)))
 	}

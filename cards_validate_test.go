@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,12 +18,12 @@ import (
 // a CardViolations of code invalid-card.
 func paths(t *testing.T, err error) []string {
 	t.Helper()
-	require.ErrorIs(t, err, ErrInvalidCard)
+	require.ErrorIs(t, err, refusal.ErrInvalidCard)
 	vs, ok := errors.AsType[CardViolations](err)
 	require.True(t, ok)
 	var out []string
 	for _, v := range vs {
-		assert.Equal(t, CodeInvalidCard, v.Code)
+		assert.Equal(t, refusal.CodeInvalidCard, v.Code)
 		out = append(out, v.Path)
 	}
 	return out
@@ -124,10 +126,10 @@ func TestValidateCardResponse(t *testing.T) {
 func TestCardViolationsError(t *testing.T) {
 	err := ValidateCardSpec(CardSpec{})
 	require.Error(t, err)
-	first, ok := errors.AsType[*Error](err)
+	first, ok := errors.AsType[*refusal.Error](err)
 	require.True(t, ok)
 	assert.Equal(t, "/prompt", first.Path)
-	assert.Equal(t, CodeInvalidCard, CodeOf(err))
+	assert.Equal(t, refusal.CodeInvalidCard, refusal.CodeOf(err))
 	assert.NotEmpty(t, err.Error())
 }
 

@@ -1,6 +1,7 @@
 package chatprotocol
 
 import (
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"math"
 	"reflect"
 )
@@ -53,7 +54,7 @@ type memberSpec struct {
 	kind     memberKind
 	required bool
 	rule     valueRule
-	code     Code
+	code     refusal.Code
 	valid    func(string) bool // ruleOneOf
 	sub      *objectSpec       // kindObject, kindList
 
@@ -78,15 +79,15 @@ func (m memberSpec) oneOf(valid func(string) bool) memberSpec {
 }
 
 // coded sets the code of the member's refusals.
-func (m memberSpec) coded(code Code) memberSpec { m.code = code; return m }
+func (m memberSpec) coded(code refusal.Code) memberSpec { m.code = code; return m }
 
 // of sets the spec of a nested object or of a list's elements.
 func (m memberSpec) of(sub *objectSpec) memberSpec { m.sub = sub; return m }
 
 // refusalCode returns the code of the member's refusals.
-func (m *memberSpec) refusalCode() Code {
+func (m *memberSpec) refusalCode() refusal.Code {
 	if m.code == "" {
-		return CodeInvalidEvent
+		return refusal.CodeInvalidEvent
 	}
 	return m.code
 }
@@ -205,7 +206,7 @@ func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen 
 	for r.d.More() {
 		name, err := r.d.Name()
 		if err != nil {
-			return 0, r.fail(err, CodeInvalidEvent, path, "")
+			return 0, r.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 		i := s.find(name)
 		switch {
@@ -214,21 +215,21 @@ func (r *reader) readMembers(s *objectSpec, v reflect.Value, path string) (seen 
 			err = r.member(s, &s.members[i], v, path)
 		case s.typed && string(name) == "type":
 			if err = r.d.Skip(); err != nil {
-				err = r.fail(err, CodeInvalidEvent, path, "type")
+				err = r.fail(err, refusal.CodeInvalidEvent, path, "type")
 			}
 		case s.unknown == nil:
 			if err = r.d.Skip(); err != nil {
-				err = r.fail(err, CodeInvalidEvent, path, "")
+				err = r.fail(err, refusal.CodeInvalidEvent, path, "")
 			}
 		default:
-			err = r.keep(name, CodeInvalidEvent, path, s.names, s.unknownOf(v))
+			err = r.keep(name, refusal.CodeInvalidEvent, path, s.names, s.unknownOf(v))
 		}
 		if err != nil {
 			return 0, err
 		}
 	}
 	if err := r.d.End(); err != nil {
-		return 0, r.fail(err, CodeInvalidEvent, path, "")
+		return 0, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	if s.unknown != nil && (s.required&^seen != 0 || s.ids != 0) {
 		for i := range s.members {
@@ -346,7 +347,7 @@ func (r *reader) list(m *memberSpec, f reflect.Value, path string) error {
 
 // element reads an element of a kept list that is null (left zero) or a
 // string of a list of strings.
-func (r *reader) element(elem reflect.Value, code Code, path string) error {
+func (r *reader) element(elem reflect.Value, code refusal.Code, path string) error {
 	if r.d.Peek() == 'n' {
 		return r.skip(code, path, "")
 	}
@@ -359,7 +360,7 @@ func (r *reader) element(elem reflect.Value, code Code, path string) error {
 }
 
 // skip reads and discards the value of member.
-func (r *reader) skip(code Code, path, member string) error {
+func (r *reader) skip(code refusal.Code, path, member string) error {
 	if err := r.d.Skip(); err != nil {
 		return r.fail(err, code, path, member)
 	}
@@ -386,7 +387,7 @@ func keptOf(v reflect.Value) *[]byte { return v.Addr().Interface().(cardKeeper).
 // decodeCardMember decodes the kept JSON of the card member m of v into its
 // field: invalid-card at the member's path (section 3).
 func decodeCardMember(m *memberSpec, v reflect.Value, path string) error {
-	return decodeKept(*keptOf(v), v.FieldByIndex(m.index).Addr().Interface(), CodeInvalidCard, path+"/"+m.name)
+	return decodeKept(*keptOf(v), v.FieldByIndex(m.index).Addr().Interface(), refusal.CodeInvalidCard, path+"/"+m.name)
 }
 
 // check applies the value rules of s to v, an object at path, member by
@@ -485,7 +486,7 @@ func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
 			w.blocks(*f.Addr().Interface().(*[]ResultBlock))
 		case kindCard:
 			w.name(m.name)
-			writeKept(w, f.Addr().Interface().(*OpenCardSnapshot), *keptOf(v), CodeInvalidCard, path+"/"+m.name)
+			writeKept(w, f.Addr().Interface().(*OpenCardSnapshot), *keptOf(v), refusal.CodeInvalidCard, path+"/"+m.name)
 		}
 	}
 }

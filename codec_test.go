@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"encoding/json"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 	"testing"
 
@@ -31,13 +32,13 @@ func TestKeptMembersOfNestedObjectsAreRefusedAtTheirPath(t *testing.T) {
 	shadow := []Member{{Name: "TotalTokens", Value: json.RawMessage(`1`)}}
 	_, err := appendEvent(nil, &LifecycleEvent{Status: LifecycleCompleted, Usage: &Usage{TotalTokens: &n, Unknown: shadow}}, "/event")
 	require.Error(t, err)
-	assert.Equal(t, CodeInvalidEvent, CodeOf(err))
-	assert.Equal(t, "/event/usage/TotalTokens", err.(*Error).Path)
+	assert.Equal(t, refusal.CodeInvalidEvent, refusal.CodeOf(err))
+	assert.Equal(t, "/event/usage/TotalTokens", err.(*refusal.Error).Path)
 
 	caps := []Member{{Name: "PERSISTEDHISTORY", Value: json.RawMessage(`true`)}}
 	_, err = appendEvent(nil, &CapabilitiesEvent{Capabilities: ChatCapabilities{Unknown: caps}}, "/event")
 	require.Error(t, err)
-	assert.Equal(t, "/event/capabilities/PERSISTEDHISTORY", err.(*Error).Path)
+	assert.Equal(t, "/event/capabilities/PERSISTEDHISTORY", err.(*refusal.Error).Path)
 }
 
 // TestListOfStringsIsWrittenAsTheBlockWritesItself: the walk writes an
@@ -59,6 +60,6 @@ func TestListOfStringsIsWrittenAsTheBlockWritesItself(t *testing.T) {
 		w = writer{check: check}
 		w.members(askSpec, reflect.ValueOf(&a).Elem(), "/ask")
 		require.Error(t, w.err)
-		assert.Equal(t, "/ask/refs/1", w.err.(*Error).Path)
+		assert.Equal(t, "/ask/refs/1", w.err.(*refusal.Error).Path)
 	}
 }

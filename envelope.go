@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ChatEventEnvelope is one version-1 frame (contract-v1.md section 5):
@@ -143,7 +144,7 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 // delta frame: the copy and the event.
 func (p *EnvelopeParser) Parse(data []byte) (ChatEventEnvelope, error) {
 	if p.maxFrame >= 0 && len(data) > p.maxFrame {
-		return ChatEventEnvelope{}, refusef(CodeFrameTooLarge, "", "frame of %d bytes exceeds the limit of %d", len(data), p.maxFrame)
+		return ChatEventEnvelope{}, refusef(refusal.CodeFrameTooLarge, "", "frame of %d bytes exceeds the limit of %d", len(data), p.maxFrame)
 	}
 	if !strictjson.StartsWithMember(data, "schemaVersion") {
 		if err := p.findSchemaVersion(data); err != nil {
@@ -174,19 +175,19 @@ func (p *EnvelopeParser) findSchemaVersion(data []byte) error {
 	for d.More() {
 		name, err := d.Name()
 		if err != nil {
-			return r.fail(err, CodeInvalidEnvelope, "", "")
+			return r.fail(err, refusal.CodeInvalidEnvelope, "", "")
 		}
 		if string(name) == "schemaVersion" {
 			return r.schemaVersion()
 		}
 		if err := d.Skip(); err != nil {
-			return r.fail(err, CodeInvalidEnvelope, "", "")
+			return r.fail(err, refusal.CodeInvalidEnvelope, "", "")
 		}
 	}
 	if err := d.End(); err != nil {
-		return r.fail(err, CodeInvalidEnvelope, "", "")
+		return r.fail(err, refusal.CodeInvalidEnvelope, "", "")
 	}
-	return refusef(CodeUnsupportedVersion, "/schemaVersion", "missing: an unversioned frame is legacy0, read only by the legacy adapters")
+	return refusef(refusal.CodeUnsupportedVersion, "/schemaVersion", "missing: an unversioned frame is legacy0, read only by the legacy adapters")
 }
 
 // schemaVersion reads the value of schemaVersion, which must be the JSON
@@ -195,12 +196,12 @@ func (r *reader) schemaVersion() error {
 	v, err := r.d.Integer()
 	if err != nil {
 		if _, syntax := err.(*strictjson.SyntaxError); syntax {
-			return r.fail(err, CodeInvalidEnvelope, "", "schemaVersion")
+			return r.fail(err, refusal.CodeInvalidEnvelope, "", "schemaVersion")
 		}
-		return refuseWrap(CodeUnsupportedVersion, "/schemaVersion", "schemaVersion must be the number 1", err)
+		return refuseWrap(refusal.CodeUnsupportedVersion, "/schemaVersion", "schemaVersion must be the number 1", err)
 	}
 	if v != SchemaVersion {
-		return refusef(CodeUnsupportedVersion, "/schemaVersion", "schemaVersion %d is not supported; this reader speaks 1", v)
+		return refusef(refusal.CodeUnsupportedVersion, "/schemaVersion", "schemaVersion %d is not supported; this reader speaks 1", v)
 	}
 	return nil
 }
@@ -211,7 +212,7 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 		return err
 	}
 	var hasVersion, hasConv, hasTurn, hasEvent, hasSeq, hasID bool
-	err := r.members(CodeInvalidEnvelope, "", envelopeNames, &env.Unknown, func(name []byte) (bool, error) {
+	err := r.members(refusal.CodeInvalidEnvelope, "", envelopeNames, &env.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "schemaVersion":
 			hasVersion = true
@@ -227,12 +228,12 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 			return true, r.id(&env.EventID, "eventId")
 		case "seq":
 			hasSeq = true
-			if err := r.integer(&env.Seq, CodeInvalidEnvelope, "", "seq"); err != nil {
+			if err := r.integer(&env.Seq, refusal.CodeInvalidEnvelope, "", "seq"); err != nil {
 				return true, err
 			}
 			return true, checkSeq(env.Seq)
 		case "at":
-			if err := r.str(&env.At, CodeInvalidEnvelope, "", "at"); err != nil {
+			if err := r.str(&env.At, refusal.CodeInvalidEnvelope, "", "at"); err != nil {
 				return true, err
 			}
 			return true, checkAt(env.At)
@@ -248,21 +249,21 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 		return err
 	}
 	if err := r.d.Finish(); err != nil {
-		return r.fail(err, CodeInvalidEnvelope, "", "")
+		return r.fail(err, refusal.CodeInvalidEnvelope, "", "")
 	}
 	switch {
 	case !hasVersion:
-		return refusef(CodeUnsupportedVersion, "/schemaVersion", "missing")
+		return refusef(refusal.CodeUnsupportedVersion, "/schemaVersion", "missing")
 	case !hasConv:
-		return missing(CodeInvalidEnvelope, "", "conversationId")
+		return missing(refusal.CodeInvalidEnvelope, "", "conversationId")
 	case !hasTurn:
-		return missing(CodeInvalidEnvelope, "", "turnId")
+		return missing(refusal.CodeInvalidEnvelope, "", "turnId")
 	case !hasID:
-		return missing(CodeInvalidEnvelope, "", "eventId")
+		return missing(refusal.CodeInvalidEnvelope, "", "eventId")
 	case !hasSeq:
-		return missing(CodeInvalidEnvelope, "", "seq")
+		return missing(refusal.CodeInvalidEnvelope, "", "seq")
 	case !hasEvent:
-		return missing(CodeInvalidEnvelope, "", "event")
+		return missing(refusal.CodeInvalidEnvelope, "", "event")
 	}
 	return nil
 }
@@ -271,26 +272,26 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 func (r *reader) frameObject() error {
 	err := r.d.Begin('{')
 	if err == strictjson.ErrWrongType {
-		return refusef(CodeInvalidEnvelope, "", "a frame is one JSON object")
+		return refusef(refusal.CodeInvalidEnvelope, "", "a frame is one JSON object")
 	}
 	if err != nil {
-		return r.fail(err, CodeInvalidEnvelope, "", "")
+		return r.fail(err, refusal.CodeInvalidEnvelope, "", "")
 	}
 	return nil
 }
 
 // id reads one of the envelope's ids (section 5).
 func (r *reader) id(dst *string, member string) error {
-	if err := r.str(dst, CodeInvalidEnvelope, "", member); err != nil {
+	if err := r.str(dst, refusal.CodeInvalidEnvelope, "", member); err != nil {
 		return err
 	}
-	return checkID(CodeInvalidEnvelope, "", member, *dst)
+	return checkID(refusal.CodeInvalidEnvelope, "", member, *dst)
 }
 
 // checkSeq enforces 1 <= seq <= MaxSeq (section 5).
 func checkSeq(seq int64) error {
 	if seq < 1 || seq > MaxSeq {
-		return refusef(CodeInvalidEnvelope, "/seq", "seq %d is outside 1..2^53-1", seq)
+		return refusef(refusal.CodeInvalidEnvelope, "/seq", "seq %d is outside 1..2^53-1", seq)
 	}
 	return nil
 }
@@ -299,7 +300,7 @@ func checkSeq(seq int64) error {
 // parseRFC3339).
 func checkAt(at string) error {
 	if _, ok := parseRFC3339(at); !ok {
-		return refusef(CodeInvalidEnvelope, "/at", "%.64q is not an RFC 3339 timestamp", at)
+		return refusef(refusal.CodeInvalidEnvelope, "/at", "%.64q is not an RFC 3339 timestamp", at)
 	}
 	return nil
 }
@@ -340,7 +341,7 @@ func (e *ChatEventEnvelope) write(w *writer) {
 	for _, id := range [...]struct{ member, id string }{
 		{"conversationId", e.ConversationID}, {"turnId", e.TurnID}, {"eventId", e.EventID},
 	} {
-		if err := checkID(CodeInvalidEnvelope, "", id.member, id.id); err != nil {
+		if err := checkID(refusal.CodeInvalidEnvelope, "", id.member, id.id); err != nil {
 			w.fail(err)
 			return
 		}
@@ -355,7 +356,7 @@ func (e *ChatEventEnvelope) write(w *writer) {
 			return
 		}
 	}
-	w.code = CodeInvalidEnvelope
+	w.code = refusal.CodeInvalidEnvelope
 	w.punct('{')
 	w.int("schemaVersion", SchemaVersion)
 	w.str("conversationId", e.ConversationID)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
 )
 
 // benchDelta is a typical delta envelope as a host streams it.

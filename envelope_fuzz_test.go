@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -168,12 +170,12 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("AppendJSON: %v, Validate: %v", aerr, verr)
 		}
 		if aerr == nil {
-			if _, err := ParseEnvelope(out); err != nil && CodeOf(err) != CodeUnsupportedEvent {
+			if _, err := ParseEnvelope(out); err != nil && refusal.CodeOf(err) != refusal.CodeUnsupportedEvent {
 				t.Fatalf("written %q does not parse back: %v", out, err)
 			}
 			return
 		}
-		a, v := aerr.(*Error), verr.(*Error)
+		a, v := aerr.(*refusal.Error), verr.(*refusal.Error)
 		if a.Code != v.Code || a.Path != v.Path {
 			t.Fatalf("AppendJSON refuses %s at %q, Validate %s at %q", a.Code, a.Path, v.Code, v.Path)
 		}

@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"encoding/json"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
 )
@@ -65,7 +66,7 @@ const maxIDBytes = 256
 
 // checkID enforces the id rule of section 5 (non-empty, at most 256 bytes)
 // on the id in member of the object at path, refusing with code.
-func checkID(code Code, path, member, id string) error {
+func checkID(code refusal.Code, path, member, id string) error {
 	if id == "" {
 		return refusef(code, path+"/"+member, "must be a non-empty string")
 	}
@@ -371,7 +372,7 @@ func validateBlocks(bs []ResultBlock, path string) error {
 
 // prefixed puts path in front of the path of a refusal.
 func prefixed(err error, path string) error {
-	if e, ok := err.(*Error); ok {
+	if e, ok := err.(*refusal.Error); ok {
 		e.Path = path + e.Path
 	}
 	return err
@@ -383,32 +384,32 @@ func (b *ResultBlock) validate() error {
 	switch b.Kind {
 	case ResultBlockText:
 		if b.Report != nil || b.Ask != nil {
-			return refusef(CodeInvalidEvent, path, "a text block carries only text and sources")
+			return refusef(refusal.CodeInvalidEvent, path, "a text block carries only text and sources")
 		}
 		for i := range b.Sources {
 			if b.Sources[i].Ref == "" {
-				return refusef(CodeInvalidEvent, path+"/sources/"+itoa(i)+"/ref", "must be a non-empty string")
+				return refusef(refusal.CodeInvalidEvent, path+"/sources/"+itoa(i)+"/ref", "must be a non-empty string")
 			}
 		}
 		return nil
 	case ResultBlockReport:
 		if b.Text != "" || b.Sources != nil || b.Ask != nil {
-			return refusef(CodeInvalidEvent, path, "a report block carries only its report")
+			return refusef(refusal.CodeInvalidEvent, path, "a report block carries only its report")
 		}
 		if b.Report == nil {
-			return refusef(CodeInvalidEvent, path+"/report", "missing")
+			return refusef(refusal.CodeInvalidEvent, path+"/report", "missing")
 		}
 		return prefixed(validateReport(b.Report), "/report")
 	case ResultBlockAsk:
 		if b.Text != "" || b.Sources != nil || b.Report != nil {
-			return refusef(CodeInvalidEvent, path, "an ask block carries only its ask")
+			return refusef(refusal.CodeInvalidEvent, path, "an ask block carries only its ask")
 		}
 		if b.Ask == nil {
-			return refusef(CodeInvalidEvent, path+"/ask", "missing")
+			return refusef(refusal.CodeInvalidEvent, path+"/ask", "missing")
 		}
 		return validateAsk(b.Ask, path+"/ask")
 	}
-	return refusef(CodeInvalidEvent, path+"/kind", "unknown result block kind %q", b.Kind)
+	return refusef(refusal.CodeInvalidEvent, path+"/kind", "unknown result block kind %q", b.Kind)
 }
 
 // validateReport enforces what a ReportBlock's parser guarantees (section
@@ -416,39 +417,39 @@ func (b *ResultBlock) validate() error {
 // are ReportBlock's validate tags, shared with the card validators; a
 // violation is refused as invalid-event at its path relative to the report.
 func validateReport(r *blocks.ReportBlock) error {
-	if err := firstViolation(violations(structViolations(*r)), CodeInvalidEvent); err != nil {
+	if err := firstViolation(violations(structViolations(*r)), refusal.CodeInvalidEvent); err != nil {
 		return err
 	}
-	return checkKeptStrings(r, CodeInvalidEvent)
+	return checkKeptStrings(r, refusal.CodeInvalidEvent)
 }
 
 // validateAsk enforces what an AskBlock's parser guarantees (section 4): a
 // question, and an id and a label on every option.
 func validateAsk(a *blocks.AskBlock, path string) error {
 	if a.Question == "" {
-		return refusef(CodeInvalidEvent, path+"/question", "must be a non-empty string")
+		return refusef(refusal.CodeInvalidEvent, path+"/question", "must be a non-empty string")
 	}
 	for i, o := range a.Options {
 		if o.ID == "" || o.Label == "" {
-			return refusef(CodeInvalidEvent, path+"/options/"+itoa(i), "an option has a non-empty id and label")
+			return refusef(refusal.CodeInvalidEvent, path+"/options/"+itoa(i), "an option has a non-empty id and label")
 		}
 	}
-	return prefixed(checkKeptStrings(a, CodeInvalidEvent), path)
+	return prefixed(checkKeptStrings(a, refusal.CodeInvalidEvent), path)
 }
 
 // validateCardSnapshot checks an open card with ValidateOpenCardSnapshot
 // (section 3) and refuses with the first violation, its path relative to
 // the card; every violation is in the refusal's cause.
 func validateCardSnapshot(c *OpenCardSnapshot) error {
-	if err := firstViolation(ValidateOpenCardSnapshot(*c), CodeInvalidCard); err != nil {
+	if err := firstViolation(ValidateOpenCardSnapshot(*c), refusal.CodeInvalidCard); err != nil {
 		return err
 	}
-	return checkKeptStrings(c, CodeInvalidCard)
+	return checkKeptStrings(c, refusal.CodeInvalidCard)
 }
 
 // firstViolation turns the CardViolations of a validator into one refusal
 // of code: the first violation's path and message, wrapping them all.
-func firstViolation(err error, code Code) error {
+func firstViolation(err error, code refusal.Code) error {
 	vs, ok := err.(CardViolations)
 	if !ok || len(vs) == 0 {
 		return err

@@ -1,6 +1,7 @@
 package chatprotocol
 
 import (
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
@@ -31,12 +32,12 @@ var eventSpecs = [...]eventSpec{
 	{EventTypeDelta, ChannelEvent, eventOf[DeltaEvent](
 		member("text", "Text", kindString).need())},
 	{EventTypeToolCall, ChannelEvent, eventOf[ToolCallEvent](
-		member("callId", "CallID", kindString).need().is(ruleID).coded(CodeMissingCallID),
+		member("callId", "CallID", kindString).need().is(ruleID).coded(refusal.CodeMissingCallID),
 		member("name", "Name", kindString).need().is(ruleNonEmpty),
 		member("input", "Input", kindRaw))},
 	{EventTypeToolResult, ChannelEvent, eventOf[ToolResultEvent](
-		member("callId", "CallID", kindString).need().is(ruleID).coded(CodeMissingCallID),
-		member("status", "Status", kindString).oneOf(isToolResultStatus).coded(CodeUnknownResultStatus),
+		member("callId", "CallID", kindString).need().is(ruleID).coded(refusal.CodeMissingCallID),
+		member("status", "Status", kindString).oneOf(isToolResultStatus).coded(refusal.CodeUnknownResultStatus),
 		member("output", "Output", kindRaw),
 		member("blocks", "Blocks", kindBlocks))},
 	{EventTypeResult, ChannelEvent, eventOf[ResultEvent](
@@ -125,10 +126,10 @@ func (r *reader) event(path string) (Event, error) {
 func (r *reader) eventAnyOrder(path string) (Event, error) {
 	v, start, err := r.d.View()
 	if err != nil {
-		return nil, r.fail(err, CodeInvalidEnvelope, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEnvelope, path, "")
 	}
 	if v[0] != '{' {
-		return nil, refusef(CodeInvalidEnvelope, path, "must be an object")
+		return nil, refusef(refusal.CodeInvalidEnvelope, path, "must be an object")
 	}
 	depth := r.d.Depth()
 	find := strictjson.Get(v, r.d.Src(), start, depth, r.maxDepth)
@@ -139,7 +140,7 @@ func (r *reader) eventAnyOrder(path string) (Event, error) {
 		return nil, err
 	}
 	if !found {
-		return nil, missing(CodeInvalidEvent, path, "type")
+		return nil, missing(refusal.CodeInvalidEvent, path, "type")
 	}
 	second := strictjson.Get(v, r.d.Src(), start, depth, r.maxDepth)
 	defer strictjson.Put(second)
@@ -153,27 +154,27 @@ func (r *reader) eventAnyOrder(path string) (Event, error) {
 // findType reads the top-level members of an object and returns its
 // "type" string.
 func (r *reader) findType(path string) (typ string, found bool, err error) {
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return "", false, err
 	}
 	for r.d.More() {
 		name, err := r.d.Name()
 		if err != nil {
-			return "", false, r.fail(err, CodeInvalidEvent, path, "")
+			return "", false, r.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 		if string(name) == "type" {
-			if err := r.str(&typ, CodeInvalidEvent, path, "type"); err != nil {
+			if err := r.str(&typ, refusal.CodeInvalidEvent, path, "type"); err != nil {
 				return "", false, err
 			}
 			found = true
 			continue
 		}
 		if err := r.d.Skip(); err != nil {
-			return "", false, r.fail(err, CodeInvalidEvent, path, "")
+			return "", false, r.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 	}
 	if err := r.d.End(); err != nil {
-		return "", false, r.fail(err, CodeInvalidEvent, path, "")
+		return "", false, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	return typ, found, nil
 }
@@ -186,7 +187,7 @@ func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
 	if s == nil {
 		return nil, false, nil
 	}
-	if err := r.object(CodeInvalidEnvelope, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return nil, true, err
 	}
 	p := reflect.New(s.obj.typ)
@@ -201,7 +202,7 @@ func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
 
 // blocks reads an array of grounded result blocks (section 6).
 func (r *reader) blocks(path string) ([]ResultBlock, error) {
-	if err := r.array(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.array(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return nil, err
 	}
 	bs := []ResultBlock{}
@@ -213,7 +214,7 @@ func (r *reader) blocks(path string) ([]ResultBlock, error) {
 		bs = append(bs, b)
 	}
 	if err := r.d.End(); err != nil {
-		return nil, r.fail(err, CodeInvalidEvent, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	return bs, nil
 }
@@ -222,7 +223,7 @@ func (r *reader) blocks(path string) ([]ResultBlock, error) {
 // block carries only the members of its kind, and a report or ask keeps
 // its JSON beside its value (kept.go).
 func (r *reader) block(path string) (ResultBlock, error) {
-	if err := r.object(CodeInvalidEvent, path, ""); err != nil {
+	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return ResultBlock{}, err
 	}
 	var in blockWire
@@ -235,10 +236,10 @@ func (r *reader) block(path string) (ResultBlock, error) {
 	switch b.Kind {
 	case ResultBlockText:
 		if !hasText {
-			return b, missing(CodeInvalidEvent, path, "text")
+			return b, missing(refusal.CodeInvalidEvent, path, "text")
 		}
 		if in.Report != nil || in.Ask != nil {
-			return b, refusef(CodeInvalidEvent, path, "a text block carries only text and sources")
+			return b, refusef(refusal.CodeInvalidEvent, path, "a text block carries only text and sources")
 		}
 	case ResultBlockReport:
 		b.Report, err = keptBlock[blocks.ReportBlock](in.Report, hasText || b.Sources != nil || in.Ask != nil, path, "report")
@@ -258,13 +259,13 @@ func (r *reader) block(path string) (ResultBlock, error) {
 // carries another kind's member (other).
 func keptBlock[T any](raw []byte, other bool, path, member string) (*T, error) {
 	if raw == nil {
-		return nil, missing(CodeInvalidEvent, path, member)
+		return nil, missing(refusal.CodeInvalidEvent, path, member)
 	}
 	if other {
-		return nil, refusef(CodeInvalidEvent, path, "a %s block carries only its %s", member, member)
+		return nil, refusef(refusal.CodeInvalidEvent, path, "a %s block carries only its %s", member, member)
 	}
 	v := new(T)
-	if err := decodeKept(raw, v, CodeInvalidEvent, path+"/"+member); err != nil {
+	if err := decodeKept(raw, v, refusal.CodeInvalidEvent, path+"/"+member); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -275,11 +276,11 @@ func keptBlock[T any](raw []byte, other bool, path, member string) (*T, error) {
 // type is unsupported-event (section 6).
 func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	if r.reg == nil || !r.reg.has(typ) {
-		return nil, refusef(CodeUnsupportedEvent, path+"/type", "event type %q is neither of version 1 nor registered by the host", typ)
+		return nil, refusef(refusal.CodeUnsupportedEvent, path+"/type", "event type %q is neither of version 1 nor registered by the host", typ)
 	}
 	v, err := r.d.Raw()
 	if err != nil {
-		return nil, r.fail(err, CodeInvalidEvent, path, "")
+		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
 	// The members other than "type" are the product's; only a case variant
 	// of "type" is refused, since a case-folding consumer would read it as
@@ -287,19 +288,19 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	check := strictjson.Get(v, "", 0, r.d.Depth(), r.maxDepth)
 	defer strictjson.Put(check)
 	sub := reader{d: check, prefix: r.prefix + path, maxDepth: r.maxDepth}
-	if err := sub.object(CodeInvalidEnvelope, path, ""); err != nil {
+	if err := sub.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return nil, err
 	}
 	for check.More() {
 		name, err := check.Name()
 		if err != nil {
-			return nil, sub.fail(err, CodeInvalidEvent, path, "")
+			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 		if isCaseVariant(name, []string{"type"}) {
-			return nil, refusef(CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
+			return nil, refusef(refusal.CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
 		}
 		if err := check.Skip(); err != nil {
-			return nil, sub.fail(err, CodeInvalidEvent, path, "")
+			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 	}
 	return &AppEvent{Type: string(typ), Raw: v}, nil
@@ -324,7 +325,7 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 func (w *writer) event(ev Event, path string) {
 	ptr := reflect.ValueOf(ev)
 	if ev == nil || ptr.IsNil() {
-		w.fail(refusef(CodeInvalidEnvelope, path, "missing"))
+		w.fail(refusef(refusal.CodeInvalidEnvelope, path, "missing"))
 		return
 	}
 	if app, ok := ev.(*AppEvent); ok {
@@ -352,11 +353,11 @@ func (w *writer) event(ev Event, path string) {
 // whose "type" is e.Type and not a type of section 6.
 func (e *AppEvent) validate(path string) error {
 	if _, core := EventChannel(e.Type); core || e.Type == "" {
-		return refusef(CodeUnsupportedEvent, path+"/type", "an app event has a product type of its own")
+		return refusef(refusal.CodeUnsupportedEvent, path+"/type", "an app event has a product type of its own")
 	}
 	typ, err := appEventType(e.Raw)
 	if err != nil || typ != e.Type {
-		return refuseWrap(CodeInvalidEvent, path, "Raw must be a strict JSON object whose type is Type", err)
+		return refuseWrap(refusal.CodeInvalidEvent, path, "Raw must be a strict JSON object whose type is Type", err)
 	}
 	return nil
 }
@@ -368,11 +369,11 @@ func appEventType(raw []byte) (string, error) {
 	r := reader{d: d, maxDepth: DefaultMaxDepth}
 	typ, found, err := r.findType("")
 	if err == nil && !found {
-		err = missing(CodeInvalidEvent, "", "type")
+		err = missing(refusal.CodeInvalidEvent, "", "type")
 	}
 	if err == nil {
 		if err = d.Finish(); err != nil {
-			err = r.fail(err, CodeInvalidEvent, "", "")
+			err = r.fail(err, refusal.CodeInvalidEvent, "", "")
 		}
 	}
 	return typ, err

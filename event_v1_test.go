@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -134,7 +136,7 @@ func TestResultBlockRulesForHandBuiltBlocks(t *testing.T) {
 			require.Error(t, err)
 			e, ok := errorsAsError(err)
 			require.True(t, ok, "%v", err)
-			assert.Equal(t, CodeInvalidEvent, e.Code)
+			assert.Equal(t, refusal.CodeInvalidEvent, e.Code)
 			assert.Equal(t, tt.path, "/event"+e.Path)
 		})
 	}
@@ -147,36 +149,36 @@ func TestEventValueRules(t *testing.T) {
 	tests := []struct {
 		name string
 		ev   Event
-		code Code
+		code refusal.Code
 		path string
 	}{
-		{"session id empty", &SessionEvent{}, CodeInvalidEvent, "/sessionId"},
-		{"lifecycle status", &LifecycleEvent{Status: "paused"}, CodeInvalidEvent, "/status"},
-		{"usage negative", &LifecycleEvent{Status: LifecycleCompleted, Usage: &Usage{TotalTokens: &neg}}, CodeInvalidEvent, "/usage/totalTokens"},
-		{"usage NaN", &LifecycleEvent{Status: LifecycleCompleted, Usage: &Usage{CostUSD: &nan}}, CodeInvalidEvent, "/usage/costUsd"},
-		{"tool call name", &ToolCallEvent{CallID: "c"}, CodeInvalidEvent, "/name"},
-		{"provenance provider", &ProvenanceEvent{}, CodeInvalidEvent, "/provider"},
-		{"error code", &ErrorEvent{Message: "m"}, CodeInvalidEvent, "/code"},
-		{"error retry negative", &ErrorEvent{Code: "c", RetryAfterMs: &neg}, CodeInvalidEvent, "/retryAfterMs"},
-		{"card correlation", &CardEvent{Card: OpenCardSnapshot{CardSpec: CardSpec{Prompt: "p"}}}, CodeInvalidCard, "/card/correlationId"},
-		{"card created negative", &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: -1, CardSpec: CardSpec{Prompt: "p"}}}, CodeInvalidCard, "/card/createdAt"},
-		{"card closed id", &CardClosedEvent{}, CodeInvalidEvent, "/correlationId"},
-		{"state version", &StateEvent{Version: -1, Snapshot: json.RawMessage(`{}`)}, CodeInvalidEvent, "/version"},
-		{"state snapshot", &StateEvent{Version: 1}, CodeInvalidEvent, "/snapshot"},
-		{"navigate href", &NavigateEvent{}, CodeInvalidEvent, "/href"},
-		{"kept unknown shadows type", &DeltaEvent{Unknown: []Member{{Name: "Type", Value: json.RawMessage(`"x"`)}}}, CodeInvalidEvent, "/Type"},
+		{"session id empty", &SessionEvent{}, refusal.CodeInvalidEvent, "/sessionId"},
+		{"lifecycle status", &LifecycleEvent{Status: "paused"}, refusal.CodeInvalidEvent, "/status"},
+		{"usage negative", &LifecycleEvent{Status: LifecycleCompleted, Usage: &Usage{TotalTokens: &neg}}, refusal.CodeInvalidEvent, "/usage/totalTokens"},
+		{"usage NaN", &LifecycleEvent{Status: LifecycleCompleted, Usage: &Usage{CostUSD: &nan}}, refusal.CodeInvalidEvent, "/usage/costUsd"},
+		{"tool call name", &ToolCallEvent{CallID: "c"}, refusal.CodeInvalidEvent, "/name"},
+		{"provenance provider", &ProvenanceEvent{}, refusal.CodeInvalidEvent, "/provider"},
+		{"error code", &ErrorEvent{Message: "m"}, refusal.CodeInvalidEvent, "/code"},
+		{"error retry negative", &ErrorEvent{Code: "c", RetryAfterMs: &neg}, refusal.CodeInvalidEvent, "/retryAfterMs"},
+		{"card correlation", &CardEvent{Card: OpenCardSnapshot{CardSpec: CardSpec{Prompt: "p"}}}, refusal.CodeInvalidCard, "/card/correlationId"},
+		{"card created negative", &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: -1, CardSpec: CardSpec{Prompt: "p"}}}, refusal.CodeInvalidCard, "/card/createdAt"},
+		{"card closed id", &CardClosedEvent{}, refusal.CodeInvalidEvent, "/correlationId"},
+		{"state version", &StateEvent{Version: -1, Snapshot: json.RawMessage(`{}`)}, refusal.CodeInvalidEvent, "/version"},
+		{"state snapshot", &StateEvent{Version: 1}, refusal.CodeInvalidEvent, "/snapshot"},
+		{"navigate href", &NavigateEvent{}, refusal.CodeInvalidEvent, "/href"},
+		{"kept unknown shadows type", &DeltaEvent{Unknown: []Member{{Name: "Type", Value: json.RawMessage(`"x"`)}}}, refusal.CodeInvalidEvent, "/Type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := appendEvent(nil, tt.ev, "")
 			require.Error(t, err)
-			assert.Equal(t, tt.code, CodeOf(err), "%v", err)
-			assert.Equal(t, tt.path, err.(*Error).Path)
+			assert.Equal(t, tt.code, refusal.CodeOf(err), "%v", err)
+			assert.Equal(t, tt.path, err.(*refusal.Error).Path)
 			check := writer{check: true}
 			check.event(tt.ev, "")
 			require.Error(t, check.err, "the check refuses what the encoding refuses")
-			assert.Equal(t, tt.code, CodeOf(check.err))
-			assert.Equal(t, tt.path, check.err.(*Error).Path)
+			assert.Equal(t, tt.code, refusal.CodeOf(check.err))
+			assert.Equal(t, tt.path, check.err.(*refusal.Error).Path)
 		})
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func ExampleParseEnvelope() {
 	frame := []byte(`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":{"type":"delta","text":"Hel","hint":"from a newer producer"}}`)
 	env, err := chatprotocol.ParseEnvelope(frame)
 	if err != nil {
-		fmt.Println(chatprotocol.CodeOf(err))
+		fmt.Println(refusal.CodeOf(err))
 		return
 	}
 	if d, ok := env.Event.(*chatprotocol.DeltaEvent); ok {
@@ -21,9 +22,9 @@ func ExampleParseEnvelope() {
 	fmt.Println(string(line))
 
 	_, err = chatprotocol.ParseEnvelope([]byte(`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-2","seq":2,"seq":3,"event":{"type":"delta","text":"lo"}}`))
-	var refusal *chatprotocol.Error
-	if errors.As(err, &refusal) {
-		fmt.Println(refusal.Code, refusal.Path)
+	var refused *refusal.Error
+	if errors.As(err, &refused) {
+		fmt.Println(refused.Code, refused.Path)
 	}
 	// Output:
 	// turn t-1 seq 1: "Hel"
@@ -45,7 +46,7 @@ func ExampleChatStateV1_Apply() {
 			err = state.Apply(env)
 		}
 		if err != nil {
-			fmt.Println(env.Seq, "refused:", chatprotocol.CodeOf(err))
+			fmt.Println(env.Seq, "refused:", refusal.CodeOf(err))
 			continue
 		}
 		fmt.Println(env.Seq, "applied")
@@ -65,7 +66,7 @@ func ExampleNegotiateChatVersion() {
 	for _, v := range []string{"1", "0", "2", `"1"`, ""} {
 		got, err := chatprotocol.NegotiateChatVersion([]byte(v))
 		if err != nil {
-			fmt.Printf("%q: %s\n", v, chatprotocol.CodeOf(err))
+			fmt.Printf("%q: %s\n", v, refusal.CodeOf(err))
 			continue
 		}
 		fmt.Printf("%q: version %s\n", v, got)
@@ -84,7 +85,7 @@ func ExampleRequireChatCapabilities() {
 		chatprotocol.CapabilityConnectionReplay, chatprotocol.CapabilityInterruptedTurnRecovery, chatprotocol.CapabilityPersistedHistory)
 	var missing *chatprotocol.MissingCapabilitiesError
 	if errors.As(err, &missing) {
-		fmt.Println(chatprotocol.CodeOf(err), missing.Missing)
+		fmt.Println(refusal.CodeOf(err), missing.Missing)
 	}
 	// Output:
 	// unsupported-capability [interruptedTurnRecovery persistedHistory]

@@ -3,6 +3,7 @@ package chatprotocol
 import (
 	"cmp"
 	"errors"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"maps"
 	"reflect"
 	"slices"
@@ -96,13 +97,13 @@ func keptSpecOf(t reflect.Type) *objectSpec {
 // "type". Those refusals, and JSON that is not strict, are
 // invalid-envelope; a member of the wrong type or value is code, at the
 // member's path.
-func decodeKept(raw []byte, dst any, code Code, path string) error {
+func decodeKept(raw []byte, dst any, code refusal.Code, path string) error {
 	p, ok, err := foldCollision(raw, reflect.TypeOf(dst))
 	if err != nil {
-		return refuseWrap(CodeInvalidEnvelope, path, "not one strict JSON value", err)
+		return refuseWrap(refusal.CodeInvalidEnvelope, path, "not one strict JSON value", err)
 	}
 	if ok {
-		return refusef(CodeInvalidEnvelope, path+p, "member name differs from another name of the object, or from a member of the contract, only by case")
+		return refusef(refusal.CodeInvalidEnvelope, path+p, "member name differs from another name of the object, or from a member of the contract, only by case")
 	}
 	return decodeInto(raw, dst, code, path)
 }
@@ -112,7 +113,7 @@ func decodeKept(raw []byte, dst any, code Code, path string) error {
 // is read by its value, exactly, as ParseEnvelope reads seq: 1.0 and 1e3
 // are integers, 1.5 is not (strictjson.ParseInteger). A member of the
 // wrong type is refused with code at its path.
-func decodeInto(raw []byte, dst any, code Code, path string) error {
+func decodeInto(raw []byte, dst any, code refusal.Code, path string) error {
 	v := reflect.ValueOf(dst).Elem()
 	s := keptSpecOf(v.Type())
 	if s == nil {
@@ -143,9 +144,9 @@ const maxKeptDepth = 10000
 
 // recoded returns the refusal of reading a kept object: the reader's own,
 // a member's value refused with code in place of invalid-event.
-func recoded(err error, code Code, path string) error {
-	if e, ok := err.(*Error); ok {
-		if e.Code == CodeInvalidEvent {
+func recoded(err error, code refusal.Code, path string) error {
+	if e, ok := err.(*refusal.Error); ok {
+		if e.Code == refusal.CodeInvalidEvent {
 			e.Code = code
 		}
 		return e
@@ -298,7 +299,7 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 // kept JSON that still matches was strict when it was read, and any other
 // value is checked by the same walk that would encode it. A member that
 // cannot be written is refused with code at its pointer under path.
-func writeKept[T any](w *writer, v *T, kept []byte, code Code, path string) {
+func writeKept[T any](w *writer, v *T, kept []byte, code refusal.Code, path string) {
 	if kept != nil {
 		var orig T
 		if decodeInto(kept, &orig, code, path) == nil && reflect.DeepEqual(&orig, v) {
@@ -321,8 +322,8 @@ func writeKept[T any](w *writer, v *T, kept []byte, code Code, path string) {
 // into a refusal of code: a refusal of the walk is kept as it is; any
 // other error (the kept JSON, or a block's own JSON, is not strict) is
 // refused at path.
-func keptRefusal(err error, code Code, path string) error {
-	if e, ok := errors.AsType[*Error](err); ok {
+func keptRefusal(err error, code refusal.Code, path string) error {
+	if e, ok := errors.AsType[*refusal.Error](err); ok {
 		return e
 	}
 	return refuseWrap(code, path, "cannot encode: not valid UTF-8, or not a finite number", err)
@@ -333,7 +334,7 @@ func keptRefusal(err error, code Code, path string) error {
 // is not valid UTF-8: a hand-built value, or one a version-0 frame carried
 // (a lone surrogate escape). Version-1 text is UTF-8 (section 5), and the
 // blocks' own MarshalJSON would silently write U+FFFD in its place.
-func checkKeptStrings(v any, code Code) error {
+func checkKeptStrings(v any, code refusal.Code) error {
 	if p, bad := invalidString(reflect.ValueOf(v)); bad {
 		return refusef(code, p, "not valid UTF-8")
 	}

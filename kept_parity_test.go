@@ -3,6 +3,7 @@ package chatprotocol
 import (
 	"bytes"
 	"errors"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 	"testing"
 
@@ -82,7 +83,7 @@ func checkKeptParity[T any](t *testing.T, raw []byte) {
 		return err
 	})))
 	var got T
-	gerr := decodeInto(raw, &got, CodeInvalidCard, "/card")
+	gerr := decodeInto(raw, &got, refusal.CodeInvalidCard, "/card")
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("%s: json: %v, descriptor: %v", raw, werr, gerr)
 	}
@@ -91,8 +92,8 @@ func checkKeptParity[T any](t *testing.T, raw []byte) {
 		if !errors.As(werr, &se) {
 			t.Fatalf("%s: json error %v is not semantic", raw, werr)
 		}
-		if p := gerr.(*Error).Path; p != "/card"+string(se.JSONPointer) || CodeOf(gerr) != CodeInvalidCard {
-			t.Fatalf("%s: json refuses %q, descriptor %s at %q", raw, se.JSONPointer, CodeOf(gerr), p)
+		if p := gerr.(*refusal.Error).Path; p != "/card"+string(se.JSONPointer) || refusal.CodeOf(gerr) != refusal.CodeInvalidCard {
+			t.Fatalf("%s: json refuses %q, descriptor %s at %q", raw, se.JSONPointer, refusal.CodeOf(gerr), p)
 		}
 		return
 	}
@@ -101,9 +102,9 @@ func checkKeptParity[T any](t *testing.T, raw []byte) {
 	}
 	wout, werr := json.Marshal(&want)
 	w := writer{}
-	writeKept(&w, &got, nil, CodeInvalidCard, "/card")
+	writeKept(&w, &got, nil, refusal.CodeInvalidCard, "/card")
 	check := writer{check: true}
-	writeKept(&check, &got, nil, CodeInvalidCard, "/card")
+	writeKept(&check, &got, nil, refusal.CodeInvalidCard, "/card")
 	if (werr == nil) != (w.err == nil) || (w.err == nil) != (check.err == nil) {
 		t.Fatalf("%s: json writes %v, descriptor %v, check %v", raw, werr, w.err, check.err)
 	}

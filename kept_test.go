@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,13 +31,13 @@ func TestFoldCollision(t *testing.T) {
 		`{"x":{"K":1,"K":2},"y":{"a":1,"A":2}}`: "/x/K",
 	}
 	for in, want := range tests {
-		err := decodeKept([]byte(in), new(blocks.AskBlock), CodeInvalidEvent, "")
+		err := decodeKept([]byte(in), new(blocks.AskBlock), refusal.CodeInvalidEvent, "")
 		if want == "" {
 			assert.NoError(t, err, in)
 			continue
 		}
-		require.ErrorIs(t, err, ErrInvalidEnvelope, in)
-		assert.Equal(t, want, err.(*Error).Path, in)
+		require.ErrorIs(t, err, refusal.ErrInvalidEnvelope, in)
+		assert.Equal(t, want, err.(*refusal.Error).Path, in)
 	}
 }
 
@@ -67,39 +69,39 @@ func TestDecodeKeptRefusesVariantsOfKnownMembers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeKept([]byte(tt.in), tt.dst, CodeInvalidCard, "")
+			err := decodeKept([]byte(tt.in), tt.dst, refusal.CodeInvalidCard, "")
 			if tt.want == "" {
 				assert.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrInvalidEnvelope)
+			require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 			want, uerr := strconv.Unquote(`"` + tt.want + `"`)
 			require.NoError(t, uerr)
-			assert.Equal(t, want, err.(*Error).Path)
+			assert.Equal(t, want, err.(*refusal.Error).Path)
 		})
 	}
 }
 
 func TestDecodeKeptRefusesWrongTypesAtTheirPath(t *testing.T) {
 	var r blocks.ReportBlock
-	err := decodeKept([]byte(`{"plans":[{"title":5}]}`), &r, CodeInvalidEvent, "/event/blocks/0/report")
-	require.ErrorIs(t, err, ErrInvalidEvent)
-	assert.Equal(t, "/event/blocks/0/report/plans/0/title", err.(*Error).Path)
-	err = decodeKept([]byte(`{"plans":[],"plans":[]}`), &r, CodeInvalidEvent, "/r")
-	require.ErrorIs(t, err, ErrInvalidEnvelope)
+	err := decodeKept([]byte(`{"plans":[{"title":5}]}`), &r, refusal.CodeInvalidEvent, "/event/blocks/0/report")
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
+	assert.Equal(t, "/event/blocks/0/report/plans/0/title", err.(*refusal.Error).Path)
+	err = decodeKept([]byte(`{"plans":[],"plans":[]}`), &r, refusal.CodeInvalidEvent, "/r")
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 }
 
 // keptJSON writes v with writeKept after prefix, or only checks it.
 func keptJSON[T any](prefix string, v *T, kept []byte, check bool) ([]byte, error) {
 	w := writer{dst: []byte(prefix), check: check}
-	writeKept(&w, v, kept, CodeInvalidCard, "/card")
+	writeKept(&w, v, kept, refusal.CodeInvalidCard, "/card")
 	return w.dst, w.err
 }
 
 func TestWriteKept(t *testing.T) {
 	kept := []byte(`{ "question":"Go?", "later":{"x":1} }`)
 	var a blocks.AskBlock
-	require.NoError(t, decodeKept(kept, &a, CodeInvalidEvent, ""))
+	require.NoError(t, decodeKept(kept, &a, refusal.CodeInvalidEvent, ""))
 	out, err := keptJSON("[", &a, kept, false)
 	require.NoError(t, err)
 	assert.Equal(t, `[{"question":"Go?","later":{"x":1}}`, string(out), "unchanged: the kept JSON, compacted")
@@ -119,10 +121,10 @@ func TestWriteKept(t *testing.T) {
 	_, cerr := keptJSON("", &card, nil, true)
 	require.Error(t, werr, "the encoder refuses NaN")
 	require.Error(t, cerr)
-	assert.Equal(t, CodeInvalidCard, CodeOf(werr))
-	assert.Equal(t, CodeOf(werr), CodeOf(cerr))
-	assert.Equal(t, "/card/presentation/step", werr.(*Error).Path)
-	assert.Equal(t, werr.(*Error).Path, cerr.(*Error).Path)
+	assert.Equal(t, refusal.CodeInvalidCard, refusal.CodeOf(werr))
+	assert.Equal(t, refusal.CodeOf(werr), refusal.CodeOf(cerr))
+	assert.Equal(t, "/card/presentation/step", werr.(*refusal.Error).Path)
+	assert.Equal(t, werr.(*refusal.Error).Path, cerr.(*refusal.Error).Path)
 }
 
 // FuzzFoldCollision compares foldCollision, which groups names by foldKey,
@@ -169,22 +171,22 @@ func FuzzFoldCollision(f *testing.F) {
 func TestCheckKeptStrings(t *testing.T) {
 	card := OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "p", Presentation: &CardPresentation{
 		Kind: CardKindDate, Options: []CardOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B", Hint: "\xff"}}, Min: &CardBound{Date: "2025-\xff"}}}}
-	err := checkKeptStrings(&card, CodeInvalidCard)
-	require.ErrorIs(t, err, ErrInvalidCard)
-	assert.Equal(t, "/presentation/options/1/hint", err.(*Error).Path, "fields by their JSON names, the embedded spec inlined")
+	err := checkKeptStrings(&card, refusal.CodeInvalidCard)
+	require.ErrorIs(t, err, refusal.ErrInvalidCard)
+	assert.Equal(t, "/presentation/options/1/hint", err.(*refusal.Error).Path, "fields by their JSON names, the embedded spec inlined")
 	card.Presentation.Options[1].Hint = ""
-	err = checkKeptStrings(&card, CodeInvalidCard)
+	err = checkKeptStrings(&card, refusal.CodeInvalidCard)
 	require.Error(t, err)
-	assert.Equal(t, "/presentation/min", err.(*Error).Path, "a bound is one value")
+	assert.Equal(t, "/presentation/min", err.(*refusal.Error).Path, "a bound is one value")
 	card.Presentation.Min = nil
 	card.DataSchemaJSON = "\xed\xa0\x80" // a lone surrogate as jsjson keeps it
-	err = checkKeptStrings(&card, CodeInvalidCard)
+	err = checkKeptStrings(&card, refusal.CodeInvalidCard)
 	require.Error(t, err)
-	assert.Equal(t, "/dataSchemaJson", err.(*Error).Path)
+	assert.Equal(t, "/dataSchemaJson", err.(*refusal.Error).Path)
 	card.DataSchemaJSON = ""
-	assert.NoError(t, checkKeptStrings(&card, CodeInvalidCard))
-	assert.NoError(t, checkKeptStrings(&blocks.AskBlock{Question: "q", Refs: []string{"é"}}, CodeInvalidEvent))
-	err = checkKeptStrings(&blocks.AskBlock{Question: "q", Refs: []string{"é", "\xc3"}}, CodeInvalidEvent)
-	require.ErrorIs(t, err, ErrInvalidEvent)
-	assert.Equal(t, "/refs/1", err.(*Error).Path)
+	assert.NoError(t, checkKeptStrings(&card, refusal.CodeInvalidCard))
+	assert.NoError(t, checkKeptStrings(&blocks.AskBlock{Question: "q", Refs: []string{"é"}}, refusal.CodeInvalidEvent))
+	err = checkKeptStrings(&blocks.AskBlock{Question: "q", Refs: []string{"é", "\xc3"}}, refusal.CodeInvalidEvent)
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
+	assert.Equal(t, "/refs/1", err.(*refusal.Error).Path)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,8 +43,8 @@ func TestUnknownMembersAreKeptInOrderAndReemitted(t *testing.T) {
 
 	delta.Unknown = []Member{{Name: "bad/name", Value: json.RawMessage(`{`)}}
 	_, err = env.MarshalJSON()
-	require.ErrorIs(t, err, ErrInvalidEvent)
-	assert.Equal(t, "/event/bad~1name", err.(*Error).Path)
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
+	assert.Equal(t, "/event/bad~1name", err.(*refusal.Error).Path)
 }
 
 func TestEscapePointer(t *testing.T) {

@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"errors"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
@@ -18,13 +19,13 @@ type reader struct {
 	// whole is the code of the refusals that concern the input as a whole
 	// rather than one member's value (not strict JSON, nested too deep, a
 	// case-variant member name); "" means invalid-envelope, as for a frame.
-	whole Code
+	whole refusal.Code
 }
 
 // wholeCode returns the code of refusals of the input as a whole.
-func (r *reader) wholeCode() Code {
+func (r *reader) wholeCode() refusal.Code {
 	if r.whole == "" {
-		return CodeInvalidEnvelope
+		return refusal.CodeInvalidEnvelope
 	}
 	return r.whole
 }
@@ -33,8 +34,8 @@ func (r *reader) wholeCode() Code {
 // JSON, invalid UTF-8, duplicated names) and excessive nesting concern the
 // frame and are invalid-envelope (section 5), or r.whole; a value of the
 // wrong type or range is code at path+"/"+member (member may be "").
-func (r *reader) fail(err error, code Code, path, member string) error {
-	if _, ok := errors.AsType[*Error](err); ok {
+func (r *reader) fail(err error, code refusal.Code, path, member string) error {
+	if _, ok := errors.AsType[*refusal.Error](err); ok {
 		return err
 	}
 	if se, ok := errors.AsType[*strictjson.SyntaxError](err); ok {
@@ -57,7 +58,7 @@ func (r *reader) fail(err error, code Code, path, member string) error {
 // and its '}'. For each name, member reports whether it handled the member
 // (reading its value); an unhandled name is kept in unknown, unless it is a
 // case variant of a name in known (refused, section 5).
-func (r *reader) members(code Code, path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
+func (r *reader) members(code refusal.Code, path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
 	for r.d.More() {
 		name, err := r.d.Name()
 		if err != nil {
@@ -80,7 +81,7 @@ func (r *reader) members(code Code, path string, known []string, unknown *[]Memb
 }
 
 // keep reads the value of the unknown member name into dst.
-func (r *reader) keep(name []byte, code Code, path string, known []string, dst *[]Member) error {
+func (r *reader) keep(name []byte, code refusal.Code, path string, known []string, dst *[]Member) error {
 	if isCaseVariant(name, known) {
 		return refusef(r.wholeCode(), path+"/"+escapePointer(string(name)), "member name differs from a member of the contract only by case")
 	}
@@ -94,7 +95,7 @@ func (r *reader) keep(name []byte, code Code, path string, known []string, dst *
 }
 
 // object reads the '{' of an object member value.
-func (r *reader) object(code Code, path, member string) error {
+func (r *reader) object(code refusal.Code, path, member string) error {
 	if err := r.d.Begin('{'); err != nil {
 		return r.fail(err, code, path, member)
 	}
@@ -102,7 +103,7 @@ func (r *reader) object(code Code, path, member string) error {
 }
 
 // array reads the '[' of an array member value.
-func (r *reader) array(code Code, path, member string) error {
+func (r *reader) array(code refusal.Code, path, member string) error {
 	if err := r.d.Begin('['); err != nil {
 		return r.fail(err, code, path, member)
 	}
@@ -110,23 +111,23 @@ func (r *reader) array(code Code, path, member string) error {
 }
 
 // str reads a string member value into dst.
-func (r *reader) str(dst *string, code Code, path, member string) error {
+func (r *reader) str(dst *string, code refusal.Code, path, member string) error {
 	return readValue(r, r.d.String, dst, code, path, member)
 }
 
 // integer reads an integer member value (exactly, see strictjson.ParseInteger).
-func (r *reader) integer(dst *int64, code Code, path, member string) error {
+func (r *reader) integer(dst *int64, code refusal.Code, path, member string) error {
 	return readValue(r, r.d.Integer, dst, code, path, member)
 }
 
 // raw reads any member value and keeps a copy of its bytes.
-func (r *reader) raw(dst *[]byte, code Code, path, member string) error {
+func (r *reader) raw(dst *[]byte, code refusal.Code, path, member string) error {
 	return readValue(r, r.d.Raw, dst, code, path, member)
 }
 
 // readValue reads a member value with read into dst, refusing a value of
 // the wrong type with code at path+"/"+member.
-func readValue[T any](r *reader, read func() (T, error), dst *T, code Code, path, member string) error {
+func readValue[T any](r *reader, read func() (T, error), dst *T, code refusal.Code, path, member string) error {
 	v, err := read()
 	if err != nil {
 		return r.fail(err, code, path, member)
@@ -136,6 +137,6 @@ func readValue[T any](r *reader, read func() (T, error), dst *T, code Code, path
 }
 
 // missing is the refusal of an absent required member.
-func missing(code Code, path, member string) error {
+func missing(code refusal.Code, path, member string) error {
 	return refusef(code, path+"/"+member, "missing")
 }

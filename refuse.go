@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // refusef builds the *Error of a refusal with a formatted message.
-func refusef(code Code, path, format string, args ...any) *Error {
+func refusef(code refusal.Code, path, format string, args ...any) *refusal.Error {
 	return wire.New(code, path, fmt.Sprintf(format, args...))
 }
 
 // refuseWrap builds the *Error of a refusal that wraps its cause.
-func refuseWrap(code Code, path, message string, cause error) *Error {
+func refuseWrap(code refusal.Code, path, message string, cause error) *refusal.Error {
 	return wire.Wrap(code, path, message, cause)
 }
 

@@ -6,20 +6,22 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 )
 
 // errorsAsError is errors.AsType[*Error], named for the tests' brevity.
-func errorsAsError(err error) (*Error, bool) { return errors.AsType[*Error](err) }
+func errorsAsError(err error) (*refusal.Error, bool) { return errors.AsType[*refusal.Error](err) }
 
 func TestRefusalsCarryCodePathAndCause(t *testing.T) {
 	cause := errors.New("cause")
-	err := refuseWrap(CodeInvalidEvent, "/event/text", "bad", cause)
-	assert.ErrorIs(t, err, ErrInvalidEvent)
+	err := refuseWrap(refusal.CodeInvalidEvent, "/event/text", "bad", cause)
+	assert.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	assert.ErrorIs(t, err, cause)
 	assert.Equal(t, "/event/text", err.Path)
-	f := refusef(CodeSequenceGap, "/seq", "seq %d", 3)
-	assert.ErrorIs(t, f, ErrSequenceGap)
+	f := refusef(refusal.CodeSequenceGap, "/seq", "seq %d", 3)
+	assert.ErrorIs(t, f, refusal.ErrSequenceGap)
 	assert.Equal(t, "seq 3", f.Message)
 	assert.Equal(t, "12", itoa(12))
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -20,14 +22,19 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry of the product types in types (copied).
-// It refuses, with unsupported-event and the type as the path, a type that
-// is empty, longer than 256 bytes, contains a control character (the type
-// is the SSE event name, section 10), is a type of section 6 or a version-0
-// type the legacy adapters map ("token", "tool_start", "done"), or the SSE
-// event name of heartbeats ("heartbeat", which EnvelopeReader and other
-// stream readers skip, so such events would be lost), and, with
-// invalid-event, a channel that is not ChannelEvent, ChannelState or
-// ChannelTransient.
+//
+// A product type is 1 to 256 bytes of lower-case ASCII letters, digits,
+// '_', '.' and '-' ([a-z0-9_.-], docs/contract.md sections 6 and 10), so
+// that no two types, and no type and a type of section 6, differ only by
+// case, by a look-alike letter ("ſession"), or by an invisible or
+// line-breaking character (a zero-width space, a BOM, U+2028), and every
+// type is a safe SSE event name. NewRegistry refuses, with
+// unsupported-event and the type as the path, a type outside that set, a
+// type of section 6, a version-0 type the legacy adapters map ("token",
+// "tool_start", "done"), or the SSE event name of heartbeats ("heartbeat",
+// which EnvelopeReader and other stream readers skip, so such events would
+// be lost); and, with invalid-event, a channel that is not ChannelEvent,
+// ChannelState or ChannelTransient.
 func NewRegistry(types map[string]Channel) (*Registry, error) {
 	r := &Registry{types: make(map[string]Channel, len(types))}
 	for t, ch := range types {
@@ -35,7 +42,7 @@ func NewRegistry(types map[string]Channel) (*Registry, error) {
 			return nil, err
 		}
 		if ch.String() == "invalid" {
-			return nil, refusef(CodeInvalidEvent, "/"+escapePointer(t), "channel %d is not event, state or transient", ch)
+			return nil, refusef(refusal.CodeInvalidEvent, "/"+escapePointer(t), "channel %d is not event, state or transient", ch)
 		}
 		r.types[t] = ch
 	}
@@ -44,22 +51,28 @@ func NewRegistry(types map[string]Channel) (*Registry, error) {
 
 func checkProductType(t string) error {
 	path := "/" + escapePointer(t)
-	if err := checkID(CodeUnsupportedEvent, "", escapePointer(t), t); err != nil {
+	if err := checkID(refusal.CodeUnsupportedEvent, "", escapePointer(t), t); err != nil {
 		return err
 	}
-	if strings.ContainsFunc(t, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-		return refusef(CodeUnsupportedEvent, path, "a product type must not contain control characters")
+	if strings.ContainsFunc(t, func(c rune) bool { return !productTypeByte(c) }) {
+		return refusef(refusal.CodeUnsupportedEvent, path, "a product type is made of a-z, 0-9, '_', '.' and '-'")
 	}
 	if _, core := EventChannel(t); core {
-		return refusef(CodeUnsupportedEvent, path, "%q is an event type of version 1", t)
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is an event type of version 1", t)
 	}
 	switch t {
 	case "token", "tool_start", "done":
-		return refusef(CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
 	case sse.EventHeartbeat:
-		return refusef(CodeUnsupportedEvent, path, "%q is the SSE event name of heartbeats, which stream readers skip", t)
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is the SSE event name of heartbeats, which stream readers skip", t)
 	}
 	return nil
+}
+
+// productTypeByte reports whether c may appear in a product type:
+// [a-z0-9_.-]. Invalid UTF-8 reads as U+FFFD, which may not.
+func productTypeByte(c rune) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
 // Channel returns the channel of eventType: the one of section 6 for its

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,22 +35,38 @@ func TestRegistryChannels(t *testing.T) {
 }
 
 func TestNewRegistryRefusals(t *testing.T) {
-	for typ, code := range map[string]Code{
-		"":                       CodeUnsupportedEvent,
-		strings.Repeat("p", 257): CodeUnsupportedEvent,
-		"bad\nname":              CodeUnsupportedEvent,
-		"delta":                  CodeUnsupportedEvent,
-		"capabilities":           CodeUnsupportedEvent,
-		"token":                  CodeUnsupportedEvent,
-		"tool_start":             CodeUnsupportedEvent,
-		"done":                   CodeUnsupportedEvent,
-		"heartbeat":              CodeUnsupportedEvent, // an EnvelopeReader would skip its events
+	for typ, code := range map[string]refusal.Code{
+		"":                       refusal.CodeUnsupportedEvent,
+		strings.Repeat("p", 257): refusal.CodeUnsupportedEvent,
+		"bad\nname":              refusal.CodeUnsupportedEvent,
+		"delta":                  refusal.CodeUnsupportedEvent,
+		"capabilities":           refusal.CodeUnsupportedEvent,
+		"token":                  refusal.CodeUnsupportedEvent,
+		"tool_start":             refusal.CodeUnsupportedEvent,
+		"done":                   refusal.CodeUnsupportedEvent,
+		"heartbeat":              refusal.CodeUnsupportedEvent, // an EnvelopeReader would skip its events
+		// Types the strict parser could not tell from a type of section 6
+		// or from each other:
+		"Delta":               refusal.CodeUnsupportedEvent,
+		"DELTA":               refusal.CodeUnsupportedEvent,
+		"\u017fsession":       refusal.CodeUnsupportedEvent, // U+017F folds to s
+		"line\u2028separator": refusal.CodeUnsupportedEvent,
+		"zero\u200bwidth":     refusal.CodeUnsupportedEvent,
+		"\ufeffproducts":      refusal.CodeUnsupportedEvent,
+		"products\xff":        refusal.CodeUnsupportedEvent,
+		"cartMutate":          refusal.CodeUnsupportedEvent,
+		"with space":          refusal.CodeUnsupportedEvent,
+		"with:colon":          refusal.CodeUnsupportedEvent,
+		"\uff50roducts":       refusal.CodeUnsupportedEvent, // full-width p, NFKC-equal to products
 	} {
 		_, err := NewRegistry(map[string]Channel{typ: ChannelEvent})
-		assert.Equal(t, code, CodeOf(err), "%q", typ)
+		assert.Equal(t, code, refusal.CodeOf(err), "%q", typ)
 	}
-	_, err := NewRegistry(map[string]Channel{"products": 0})
-	require.ErrorIs(t, err, ErrInvalidEvent)
+	reg, err := NewRegistry(map[string]Channel{"cart_mutate": ChannelState, "v2.products-list": ChannelEvent, "x9": ChannelTransient})
+	require.NoError(t, err, "lower-case letters, digits, '_', '.' and '-'")
+	assert.Equal(t, []string{"cart_mutate", "v2.products-list", "x9"}, reg.Types())
+	_, err = NewRegistry(map[string]Channel{"products": 0})
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	_, err = NewRegistry(map[string]Channel{"products": 9})
-	require.ErrorIs(t, err, ErrInvalidEvent)
+	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 }

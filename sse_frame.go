@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -75,7 +77,7 @@ func (r *EnvelopeReader) NextFrame() (sse.Event, error) {
 	for {
 		ev, err := r.dec.Next()
 		if err != nil {
-			if _, ok := errors.AsType[*Error](err); ok || r.dec.Truncated() {
+			if _, ok := errors.AsType[*refusal.Error](err); ok || r.dec.Truncated() {
 				r.frame, _ = r.dec.Frame()
 			}
 			return sse.Event{}, err
@@ -85,7 +87,7 @@ func (r *EnvelopeReader) NextFrame() (sse.Event, error) {
 			continue
 		}
 		if r.parser.maxFrame >= 0 && len(ev.Data) > r.parser.maxFrame {
-			return sse.Event{}, refusef(CodeFrameTooLarge, "", "frame data of %d bytes exceeds the limit of %d", len(ev.Data), r.parser.maxFrame)
+			return sse.Event{}, refusef(refusal.CodeFrameTooLarge, "", "frame data of %d bytes exceeds the limit of %d", len(ev.Data), r.parser.maxFrame)
 		}
 		return ev, nil
 	}
@@ -115,7 +117,7 @@ func (r *EnvelopeReader) ParseFrame(ev sse.Event) (ChatEventEnvelope, error) {
 		return ChatEventEnvelope{}, err
 	}
 	if ev.Type != sse.EventMessage && ev.Type != env.Event.EventType() {
-		return ChatEventEnvelope{}, refusef(CodeInvalidFrame, "/event", "SSE event name %q is not the event type %q", ev.Type, env.Event.EventType())
+		return ChatEventEnvelope{}, refusef(refusal.CodeInvalidFrame, "/event", "SSE event name %q is not the event type %q", ev.Type, env.Event.EventType())
 	}
 	return env, nil
 }

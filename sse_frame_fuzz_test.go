@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // readAll reads every envelope and refusal of an EnvelopeReader, going on
@@ -16,7 +17,7 @@ import (
 // envelope's canonical JSON or the refusal's code and path.
 func readAll(t *testing.T, r io.Reader, opts *chatprotocol.ParserOptions) []string {
 	er := chatprotocol.NewEnvelopeReader(r, opts)
-	codes := chatprotocol.Codes()
+	codes := refusal.Codes()
 	var out []string
 	for {
 		env, err := er.Next()
@@ -24,7 +25,7 @@ func readAll(t *testing.T, r io.Reader, opts *chatprotocol.ParserOptions) []stri
 			return append(out, "EOF")
 		}
 		if err != nil {
-			e, ok := errors.AsType[*chatprotocol.Error](err)
+			e, ok := errors.AsType[*refusal.Error](err)
 			if !ok {
 				return append(out, "reader error: "+err.Error())
 			}

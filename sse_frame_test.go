@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -49,18 +50,18 @@ func TestEnvelopeFrameFields(t *testing.T) {
 
 	// The root package's sentinel matches the encoder's refusal.
 	f.Event = "delta\ndata: forged"
-	assert.ErrorIs(t, sse.NewEncoder(io.Discard).Encode(f), chatprotocol.ErrInvalidFrame)
+	assert.ErrorIs(t, sse.NewEncoder(io.Discard).Encode(f), refusal.ErrInvalidFrame)
 }
 
 func TestEnvelopeFrameRefusesWhatAppendJSONRefuses(t *testing.T) {
 	env := envelopes(t)[0]
 	env.Seq = 0
 	_, err := chatprotocol.EnvelopeFrame(&env)
-	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	env = envelopes(t)[0]
 	env.Event = nil
 	f, err := chatprotocol.EnvelopeFrame(&env)
-	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	assert.Equal(t, sse.Frame{}, f)
 }
 
@@ -113,20 +114,20 @@ func TestEnvelopeReaderRefusalsAndGoingOn(t *testing.T) {
 	}, "\n\n") + "\n\ndata: cut"
 	r := chatprotocol.NewEnvelopeReader(strings.NewReader(stream), &chatprotocol.ParserOptions{MaxFrameBytes: 200})
 	want := []struct {
-		code  chatprotocol.Code
+		code  refusal.Code
 		frame int64
 	}{
 		{"", 1},
-		{chatprotocol.CodeUnsupportedVersion, 2},
-		{chatprotocol.CodeInvalidFrame, 3},
-		{chatprotocol.CodeFrameTooLarge, 4},
-		{chatprotocol.CodeFrameTooLarge, 5},
+		{refusal.CodeUnsupportedVersion, 2},
+		{refusal.CodeInvalidFrame, 3},
+		{refusal.CodeFrameTooLarge, 4},
+		{refusal.CodeFrameTooLarge, 5},
 		{"", 6},
-		{chatprotocol.CodeInvalidEnvelope, 7},
+		{refusal.CodeInvalidEnvelope, 7},
 	}
 	for _, w := range want {
 		env, err := r.Next()
-		assert.Equal(t, w.code, chatprotocol.CodeOf(err), "frame %d: %v", w.frame, err)
+		assert.Equal(t, w.code, refusal.CodeOf(err), "frame %d: %v", w.frame, err)
 		assert.Equal(t, w.frame, r.Frame())
 		if w.code == "" {
 			assert.Equal(t, "ok", env.Event.(*chatprotocol.DeltaEvent).Text)
@@ -156,7 +157,7 @@ func TestEnvelopeReaderKeepsReturningTheReadersError(t *testing.T) {
 	for range 2 {
 		_, err := r.Next()
 		require.ErrorIs(t, err, boom)
-		assert.Equal(t, chatprotocol.Code(""), chatprotocol.CodeOf(err))
+		assert.Equal(t, refusal.Code(""), refusal.CodeOf(err))
 	}
 }
 
@@ -164,7 +165,7 @@ func TestEnvelopeReaderUnlimited(t *testing.T) {
 	text := strings.Repeat("z", 3<<20)
 	stream := `data: {"schemaVersion":1,"conversationId":"c","turnId":"t","eventId":"e","seq":1,"event":{"type":"delta","text":"` + text + "\"}}\n\n"
 	_, err := chatprotocol.NewEnvelopeReader(strings.NewReader(stream), nil).Next()
-	require.ErrorIs(t, err, chatprotocol.ErrFrameTooLarge)
+	require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 	env, err := chatprotocol.NewEnvelopeReader(strings.NewReader(stream), &chatprotocol.ParserOptions{MaxFrameBytes: -1}).Next()
 	require.NoError(t, err)
 	assert.Len(t, env.Event.(*chatprotocol.DeltaEvent).Text, 3<<20)
@@ -199,7 +200,7 @@ func ExampleEnvelopeReader() {
 			break
 		}
 		if err != nil {
-			fmt.Printf("frame %d: %s\n", r.Frame(), chatprotocol.CodeOf(err))
+			fmt.Printf("frame %d: %s\n", r.Frame(), refusal.CodeOf(err))
 			continue
 		}
 	}
@@ -228,12 +229,12 @@ func TestEnvelopeReaderReconnectState(t *testing.T) {
 	assert.False(t, ok, "no retry before the stream asks")
 
 	want := []struct {
-		code chatprotocol.Code
+		code refusal.Code
 		id   string
-	}{{"", "1"}, {chatprotocol.CodeUnsupportedVersion, "2"}, {"", "3"}}
+	}{{"", "1"}, {refusal.CodeUnsupportedVersion, "2"}, {"", "3"}}
 	for _, w := range want {
 		_, err := r.Next()
-		assert.Equal(t, w.code, chatprotocol.CodeOf(err))
+		assert.Equal(t, w.code, refusal.CodeOf(err))
 		assert.Equal(t, w.id, r.LastEventID())
 		d, ok := r.Retry()
 		assert.True(t, ok)

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
-	"slices"
 	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ChatStateV1 is a conversation as the version-1 envelopes of its turns
@@ -75,10 +76,25 @@ type TurnState struct {
 	// Reason is the reason of the last lifecycle event that had one, or "".
 	Reason string
 
-	text    strings.Builder
-	calls   map[string]*ToolCallState
-	digests []uint64 // digests[i] identifies the envelope of seq i+1
+	text  strings.Builder
+	calls map[string]*ToolCallState
+	// digests identifies the envelopes of the last RedeliveryWindow seqs
+	// (all of them while LastSeq is below it): digests[(seq-1) %
+	// RedeliveryWindow] is the digest of seq's envelope.
+	digests []uint64
 }
+
+// RedeliveryWindow is how many of a turn's most recent seqs Apply
+// recognises an identical redelivery of (docs/contract.md section 7): an
+// envelope whose seq is among the turn's last RedeliveryWindow is a no-op
+// when it is the identical envelope again, and an envelope at an older seq
+// is refused as sequence-reordered whatever it holds. Apply thus keeps at
+// most 8 KiB per turn to tell redeliveries apart, however many envelopes a
+// producer sends: a hostile producer cannot choose a client's memory. A
+// reconnecting client resumes from its last seq (section 11), so what is
+// redelivered is the few envelopes around the cursor, well inside the
+// window.
+const RedeliveryWindow = 1024
 
 // Text returns the concatenation of the turn's delta texts, in seq order.
 func (t *TurnState) Text() string { return t.text.String() }
@@ -146,8 +162,9 @@ func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
 //   - sequence-gap (/seq): a seq beyond the turn's last plus one (the first
 //     envelope of a turn has seq 1);
 //   - sequence-reordered (/seq): a seq at or below the turn's last that is
-//     not the identical envelope again; the identical envelope (same
-//     canonical JSON) is a no-op and returns nil;
+//     not the identical envelope again, or that is older than the turn's
+//     last RedeliveryWindow seqs; the identical envelope (same canonical
+//     JSON) at one of those seqs is a no-op and returns nil;
 //   - turn-terminated (/event): anything but a late tool_result once the
 //     turn is completed, failed or cancelled. A late tool_result of a call
 //     still pending is recorded and the turn stays terminal; interrupted and
@@ -163,7 +180,7 @@ func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 	}
 	s.scratch = canon
 	if s.ConversationID != "" && env.ConversationID != s.ConversationID {
-		return refusef(CodeForeignFrame, "/conversationId", "frame of conversation %q applied to conversation %q", env.ConversationID, s.ConversationID)
+		return refusef(refusal.CodeForeignFrame, "/conversationId", "frame of conversation %q applied to conversation %q", env.ConversationID, s.ConversationID)
 	}
 	if !s.seeded {
 		s.seed, s.seeded = maphash.MakeSeed(), true
@@ -176,12 +193,15 @@ func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 	}
 	switch {
 	case env.Seq > last+1:
-		return refusef(CodeSequenceGap, "/seq", "seq %d follows %d in turn %q", env.Seq, last, env.TurnID)
+		return refusef(refusal.CodeSequenceGap, "/seq", "seq %d follows %d in turn %q", env.Seq, last, env.TurnID)
 	case env.Seq <= last:
-		if t.digests[env.Seq-1] == digest {
+		if last-env.Seq < int64(len(t.digests)) && t.digests[(env.Seq-1)%RedeliveryWindow] == digest {
 			return nil
 		}
-		return refusef(CodeSequenceReordered, "/seq", "seq %d is at or below %d, the last of turn %q, and is not the same envelope again", env.Seq, last, env.TurnID)
+		if last-env.Seq >= RedeliveryWindow {
+			return refusef(refusal.CodeSequenceReordered, "/seq", "seq %d is more than %d below %d, the last of turn %q: too old to be recognised as a redelivery", env.Seq, RedeliveryWindow, last, env.TurnID)
+		}
+		return refusef(refusal.CodeSequenceReordered, "/seq", "seq %d is at or below %d, the last of turn %q, and is not the same envelope again", env.Seq, last, env.TurnID)
 	}
 	isNew := t == nil
 	if isNew {
@@ -201,10 +221,15 @@ func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 		s.turns[t.TurnID] = t
 		s.Turns = append(s.Turns, t)
 	}
-	if len(t.digests) == cap(t.digests) {
-		t.digests = slices.Grow(t.digests, len(t.digests)+1) // double it, as fold does the text
+	if len(t.digests) < RedeliveryWindow {
+		if len(t.digests) == cap(t.digests) { // double it, up to the window
+			grown := make([]uint64, len(t.digests), min(max(2*cap(t.digests), 8), RedeliveryWindow))
+			t.digests = grown[:copy(grown, t.digests)]
+		}
+		t.digests = append(t.digests, digest)
+	} else {
+		t.digests[(env.Seq-1)%RedeliveryWindow] = digest
 	}
-	t.digests = append(t.digests, digest)
 	t.LastSeq = env.Seq
 	s.fold(t, env.Event)
 	return nil
@@ -218,19 +243,19 @@ func (t *TurnState) admit(ev Event) error {
 		call := t.calls[result.CallID]
 		switch {
 		case call == nil:
-			return refusef(CodeUnknownCall, "/event/callId", "no tool_call of turn %q opened call %q", t.TurnID, result.CallID)
+			return refusef(refusal.CodeUnknownCall, "/event/callId", "no tool_call of turn %q opened call %q", t.TurnID, result.CallID)
 		case call.Status != ToolCallPending && t.Status.Terminal():
-			return refusef(CodeTurnTerminated, "/event", "turn %q is %s and call %q already has its result", t.TurnID, t.Status, result.CallID)
+			return refusef(refusal.CodeTurnTerminated, "/event", "turn %q is %s and call %q already has its result", t.TurnID, t.Status, result.CallID)
 		case call.Status != ToolCallPending:
-			return refusef(CodeInvalidEvent, "/event/callId", "call %q already has its result", result.CallID)
+			return refusef(refusal.CodeInvalidEvent, "/event/callId", "call %q already has its result", result.CallID)
 		}
 		return nil
 	}
 	if t.Status.Terminal() {
-		return refusef(CodeTurnTerminated, "/event", "turn %q is %s; only a late tool_result may follow", t.TurnID, t.Status)
+		return refusef(refusal.CodeTurnTerminated, "/event", "turn %q is %s; only a late tool_result may follow", t.TurnID, t.Status)
 	}
 	if call, ok := ev.(*ToolCallEvent); ok && t.calls[call.CallID] != nil {
-		return refusef(CodeInvalidEvent, "/event/callId", "call id %q is already used in turn %q", call.CallID, t.TurnID)
+		return refusef(refusal.CodeInvalidEvent, "/event/callId", "call id %q is already used in turn %q", call.CallID, t.TurnID)
 	}
 	return nil
 }
@@ -298,8 +323,9 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 //
 // Why there is no reader: what Apply needs to go on from a state is not in
 // its JSON form. To tell an identical redelivery (a no-op) from a reordered
-// envelope (sequence-reordered) at any seq already applied, Apply keeps a
-// digest of every envelope it applied, which the JSON form does not carry;
+// envelope (sequence-reordered) at a recent seq, Apply keeps a digest of
+// each envelope of a turn's last RedeliveryWindow seqs, which the JSON form
+// does not carry;
 // a state read from JSON would refuse every redelivery that the state it
 // was written from accepts. encoding/json, which the JSON form would
 // otherwise be decoded with, would also drop each turn's text (an
@@ -359,7 +385,7 @@ func (s *ChatStateV1) write(w *writer) {
 		if i > 0 {
 			w.punct(',')
 		}
-		writeKept(w, c, nil, CodeInvalidCard, "/openCards/"+itoa(i))
+		writeKept(w, c, nil, refusal.CodeInvalidCard, "/openCards/"+itoa(i))
 		w.flush()
 	})
 	w.punct(']')

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
 )
 
 // benchTokens returns n delta envelopes of one turn, seqs 1..n, with the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,16 +45,16 @@ func twoTurns() []ChatEventEnvelope {
 // reaches by all of it, and neither sees the other's envelopes.
 func TestCloneGoesOnIndependently(t *testing.T) {
 	envs := twoTurns()
-	applyTo := func(s *ChatStateV1, envs []ChatEventEnvelope) []Code {
-		var codes []Code
+	applyTo := func(s *ChatStateV1, envs []ChatEventEnvelope) []refusal.Code {
+		var codes []refusal.Code
 		for _, e := range envs {
-			codes = append(codes, CodeOf(s.Apply(e)))
+			codes = append(codes, refusal.CodeOf(s.Apply(e)))
 		}
 		return codes
 	}
 	whole := NewChatStateV1("c-1")
 	wantCodes := applyTo(whole, envs)
-	require.Equal(t, CodeTurnTerminated, wantCodes[len(wantCodes)-1], "the stream ends with a refusal")
+	require.Equal(t, refusal.CodeTurnTerminated, wantCodes[len(wantCodes)-1], "the stream ends with a refusal")
 	want := stateJSON(t, whole)
 	for k := range len(envs) + 1 {
 		s := NewChatStateV1("c-1")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,31 +81,31 @@ func TestApplyRefusals(t *testing.T) {
 		name  string
 		prior []ChatEventEnvelope
 		next  ChatEventEnvelope
-		code  Code
+		code  refusal.Code
 		path  string
 	}{
 		{"foreign conversation", []ChatEventEnvelope{env(1, &DeltaEvent{})},
-			ChatEventEnvelope{ConversationID: "c-2", TurnID: "t-1", EventID: "e", Seq: 2, Event: &DeltaEvent{}}, CodeForeignFrame, "/conversationId"},
-		{"first seq not 1", nil, env(2, &DeltaEvent{}), CodeSequenceGap, "/seq"},
-		{"gap", []ChatEventEnvelope{env(1, &DeltaEvent{})}, env(3, &DeltaEvent{}), CodeSequenceGap, "/seq"},
-		{"reordered", []ChatEventEnvelope{env(1, &DeltaEvent{Text: "a"}), env(2, &DeltaEvent{Text: "b"})}, env(1, &DeltaEvent{Text: "c"}), CodeSequenceReordered, "/seq"},
+			ChatEventEnvelope{ConversationID: "c-2", TurnID: "t-1", EventID: "e", Seq: 2, Event: &DeltaEvent{}}, refusal.CodeForeignFrame, "/conversationId"},
+		{"first seq not 1", nil, env(2, &DeltaEvent{}), refusal.CodeSequenceGap, "/seq"},
+		{"gap", []ChatEventEnvelope{env(1, &DeltaEvent{})}, env(3, &DeltaEvent{}), refusal.CodeSequenceGap, "/seq"},
+		{"reordered", []ChatEventEnvelope{env(1, &DeltaEvent{Text: "a"}), env(2, &DeltaEvent{Text: "b"})}, env(1, &DeltaEvent{Text: "c"}), refusal.CodeSequenceReordered, "/seq"},
 		{"same seq other event id", []ChatEventEnvelope{env(1, &DeltaEvent{Text: "a"})},
-			ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: "other", Seq: 1, Event: &DeltaEvent{Text: "a"}}, CodeSequenceReordered, "/seq"},
-		{"unknown call", []ChatEventEnvelope{call}, env(2, &ToolResultEvent{CallID: "call-2", Status: ToolResultOK}), CodeUnknownCall, "/event/callId"},
+			ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: "other", Seq: 1, Event: &DeltaEvent{Text: "a"}}, refusal.CodeSequenceReordered, "/seq"},
+		{"unknown call", []ChatEventEnvelope{call}, env(2, &ToolResultEvent{CallID: "call-2", Status: ToolResultOK}), refusal.CodeUnknownCall, "/event/callId"},
 		{"result of a call of another turn", []ChatEventEnvelope{call},
-			ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-2", EventID: "e", Seq: 1, Event: &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}}, CodeUnknownCall, "/event/callId"},
+			ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-2", EventID: "e", Seq: 1, Event: &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}}, refusal.CodeUnknownCall, "/event/callId"},
 		{"second result", []ChatEventEnvelope{call, env(2, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK})},
-			env(3, &ToolResultEvent{CallID: "call-1", Status: ToolResultError}), CodeInvalidEvent, "/event/callId"},
-		{"call id reused", []ChatEventEnvelope{call}, env(2, &ToolCallEvent{CallID: "call-1", Name: "m"}), CodeInvalidEvent, "/event/callId"},
-		{"delta after completed", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleCompleted})}, env(2, &DeltaEvent{}), CodeTurnTerminated, "/event"},
-		{"lifecycle after failed", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleFailed})}, env(2, &LifecycleEvent{Status: LifecycleStarted}), CodeTurnTerminated, "/event"},
+			env(3, &ToolResultEvent{CallID: "call-1", Status: ToolResultError}), refusal.CodeInvalidEvent, "/event/callId"},
+		{"call id reused", []ChatEventEnvelope{call}, env(2, &ToolCallEvent{CallID: "call-1", Name: "m"}), refusal.CodeInvalidEvent, "/event/callId"},
+		{"delta after completed", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleCompleted})}, env(2, &DeltaEvent{}), refusal.CodeTurnTerminated, "/event"},
+		{"lifecycle after failed", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleFailed})}, env(2, &LifecycleEvent{Status: LifecycleStarted}), refusal.CodeTurnTerminated, "/event"},
 		{"card after cancelled", []ChatEventEnvelope{env(1, &LifecycleEvent{Status: LifecycleCancelled})},
-			env(2, &CardClosedEvent{CorrelationID: "k"}), CodeTurnTerminated, "/event"},
+			env(2, &CardClosedEvent{CorrelationID: "k"}), refusal.CodeTurnTerminated, "/event"},
 		{"new call after cancelled", []ChatEventEnvelope{call, env(2, &LifecycleEvent{Status: LifecycleCancelled})},
-			env(3, &ToolCallEvent{CallID: "call-2", Name: "n"}), CodeTurnTerminated, "/event"},
+			env(3, &ToolCallEvent{CallID: "call-2", Name: "n"}), refusal.CodeTurnTerminated, "/event"},
 		{"second result after cancelled", []ChatEventEnvelope{call, env(2, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}), env(3, &LifecycleEvent{Status: LifecycleCancelled})},
-			env(4, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}), CodeTurnTerminated, "/event"},
-		{"invalid envelope", nil, ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: "e", Seq: 1}, CodeInvalidEnvelope, "/event"},
+			env(4, &ToolResultEvent{CallID: "call-1", Status: ToolResultOK}), refusal.CodeTurnTerminated, "/event"},
+		{"invalid envelope", nil, ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1", EventID: "e", Seq: 1}, refusal.CodeInvalidEnvelope, "/event"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,8 +114,8 @@ func TestApplyRefusals(t *testing.T) {
 			before := stateJSON(t, s)
 			err := s.Apply(tt.next)
 			require.Error(t, err)
-			assert.Equal(t, tt.code, CodeOf(err), "%v", err)
-			assert.Equal(t, tt.path, err.(*Error).Path)
+			assert.Equal(t, tt.code, refusal.CodeOf(err), "%v", err)
+			assert.Equal(t, tt.path, err.(*refusal.Error).Path)
 			assert.Equal(t, before, stateJSON(t, s), "a refused envelope changes nothing")
 		})
 	}
@@ -154,7 +156,7 @@ func TestApplyLateToolResultAfterCancellation(t *testing.T) {
 	assert.Equal(t, int64(5), turn.LastSeq)
 	assert.Equal(t, ToolCallStatus(ToolResultOK), turn.ToolCalls[0].Status)
 	assert.JSONEq(t, `{"charged":true}`, string(turn.ToolCalls[0].Output))
-	require.ErrorIs(t, s.Apply(env(6, &DeltaEvent{Text: "x"})), ErrTurnTerminated)
+	require.ErrorIs(t, s.Apply(env(6, &DeltaEvent{Text: "x"})), refusal.ErrTurnTerminated)
 }
 
 func TestApplyInterruptedAndReconciliationAreNotTerminal(t *testing.T) {
@@ -175,7 +177,7 @@ func TestApplyTurnsAreIndependent(t *testing.T) {
 	require.Len(t, s.Turns, 2)
 	assert.Equal(t, "a", s.Turns[0].TurnID)
 	assert.Equal(t, "b", s.Turns[1].TurnID)
-	require.ErrorIs(t, s.Apply(ChatEventEnvelope{ConversationID: "c-8", TurnID: "a", EventID: "3", Seq: 2, Event: &DeltaEvent{}}), ErrForeignFrame)
+	require.ErrorIs(t, s.Apply(ChatEventEnvelope{ConversationID: "c-8", TurnID: "a", EventID: "3", Seq: 2, Event: &DeltaEvent{}}), refusal.ErrForeignFrame)
 }
 
 func TestEmptyStateJSON(t *testing.T) {
@@ -290,6 +292,6 @@ func TestWriteJSONStopsAtTheFirstWriteError(t *testing.T) {
 	log := writeLog{failAfter: 3 * flushBytes}
 	err := s.WriteJSON(&log)
 	require.ErrorIs(t, err, errWriteFailed)
-	assert.Equal(t, CodeOf(err), Code(""), "a write error is not a refusal")
+	assert.Equal(t, refusal.CodeOf(err), refusal.Code(""), "a write error is not a refusal")
 	assert.Less(t, log.Len(), 3*flushBytes+2*flushBytes, "nothing is written after the error")
 }

@@ -3,17 +3,19 @@ package chatprotocol
 import (
 	"bytes"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
-// ChatVersion is a version of the chat wire contract (contract-v1.md
+// ChatVersion is a version of the chat wire contract (docs/contract.md
 // section 1): 0 for the unversioned legacy frames, 1 for envelopes.
 type ChatVersion int
 
 // The two versions of the contract.
 const (
-	// ChatVersionLegacy0 is the unversioned ChatEvent union ("legacy0"),
-	// read only by the explicit adapters of legacy/.
+	// ChatVersionLegacy0 is the unversioned frame union ("legacy0",
+	// legacy.Frame), read only by the explicit adapters of package legacy.
 	ChatVersionLegacy0 ChatVersion = 0
 	// ChatVersion1 is the ChatEventEnvelope with "schemaVersion": 1.
 	ChatVersion1 ChatVersion = 1
@@ -40,11 +42,11 @@ func (v ChatVersion) String() string {
 func NegotiateChatVersion(v []byte) (ChatVersion, error) {
 	v = bytes.Trim(v, " \t\r\n")
 	if len(v) == 0 {
-		return 0, refusef(CodeUnsupportedVersion, "", "no version given: versions are explicit, 0 or 1")
+		return 0, refusef(refusal.CodeUnsupportedVersion, "", "no version given: versions are explicit, 0 or 1")
 	}
 	n, err := strictjson.ParseInteger(v)
 	if err != nil || (n != 0 && n != 1) {
-		return 0, refusef(CodeUnsupportedVersion, "", "version %.32q is not 0 or 1", v)
+		return 0, refusef(refusal.CodeUnsupportedVersion, "", "version %.32q is not 0 or 1", v)
 	}
 	return ChatVersion(n), nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -24,7 +26,7 @@ func FuzzNegotiateChatVersion(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got, err := NegotiateChatVersion(in)
-		if err != nil && CodeOf(err) != CodeUnsupportedVersion {
+		if err != nil && refusal.CodeOf(err) != refusal.CodeUnsupportedVersion {
 			t.Fatalf("NegotiateChatVersion(%q): %v, not unsupported-version", in, err)
 		}
 		v := strings.Trim(string(in), " \t\r\n")

@@ -3,6 +3,8 @@ package chatprotocol
 import (
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,12 +18,12 @@ func TestNegotiateChatVersion(t *testing.T) {
 	}
 	for _, in := range []string{"", "  ", "null", "2", "3", `"1"`, "true", "0.5", "-1", "1.5", "01", "[1]", "{}", "1 1", "1e400", "NaN", "1.0000000000000001", "\ufeff1"} {
 		_, err := NegotiateChatVersion([]byte(in))
-		require.ErrorIs(t, err, ErrUnsupportedVersion, "%q", in)
+		require.ErrorIs(t, err, refusal.ErrUnsupportedVersion, "%q", in)
 	}
 	_, err := NegotiateChatVersion(nil)
-	require.ErrorIs(t, err, ErrUnsupportedVersion)
+	require.ErrorIs(t, err, refusal.ErrUnsupportedVersion)
 	_, err = NegotiateChatVersion([]byte(hugeFraction))
-	require.ErrorIs(t, err, ErrUnsupportedVersion, "a fraction whose exponent is longer than its zeros is not 1")
+	require.ErrorIs(t, err, refusal.ErrUnsupportedVersion, "a fraction whose exponent is longer than its zeros is not 1")
 }
 
 func TestChatVersionString(t *testing.T) {

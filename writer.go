@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"unicode/utf8"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
@@ -23,7 +25,7 @@ import (
 type writer struct {
 	dst   []byte
 	path  string
-	code  Code
+	code  refusal.Code
 	err   error
 	check bool // write nothing, only check
 	// out, when set, receives dst whenever it holds flushBytes or more at
@@ -61,15 +63,15 @@ func (w *writer) flushAll() {
 }
 
 // refusalCode is the code of the writer's refusals.
-func (w *writer) refusalCode() Code {
+func (w *writer) refusalCode() refusal.Code {
 	if w.code == "" {
-		return CodeInvalidEvent
+		return refusal.CodeInvalidEvent
 	}
 	return w.code
 }
 
 // refuse builds the refusal of a member that cannot be written.
-func (w *writer) refuse(member, message string, cause error) *Error {
+func (w *writer) refuse(member, message string, cause error) *refusal.Error {
 	code := w.refusalCode()
 	path := w.path
 	if member != "" {
@@ -86,7 +88,7 @@ func (w *writer) fail(err error) {
 
 // within runs body with the writer's refusals at path with code, then
 // restores the writer's own.
-func (w *writer) within(path string, code Code, body func()) {
+func (w *writer) within(path string, code refusal.Code, body func()) {
 	outerPath, outerCode := w.path, w.code
 	w.path, w.code = path, code
 	body()
@@ -235,7 +237,7 @@ func (w *writer) bool(name string, b bool) {
 // keptErr takes the error of writing the kept value at path (a card or
 // block): a refusal is kept as it is, any other error becomes one of code
 // (keptRefusal).
-func (w *writer) keptErr(err error, code Code, path string) {
+func (w *writer) keptErr(err error, code refusal.Code, path string) {
 	if err != nil {
 		w.fail(keptRefusal(err, code, path))
 	}

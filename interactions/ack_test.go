@@ -2,8 +2,10 @@ package interactions_test
 
 import (
 	"context"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,8 +27,8 @@ func TestI4UncertainAcknowledgement(t *testing.T) {
 		wantStored string // submission id stored at the end, "" for none
 	}{
 		{"committed", interactionstest.FaultLostAckCommitted, nil, nil, "s-1"},
-		{"nothing committed", interactionstest.FaultLostAckNotCommitted, nil, interactions.ErrNeedsReconciliation, ""},
-		{"competitor committed", interactionstest.FaultLostAckNotCommitted, ptr(submit("s-2", "b")), interactions.ErrNeedsReconciliation, "s-2"},
+		{"nothing committed", interactionstest.FaultLostAckNotCommitted, nil, refusal.ErrNeedsReconciliation, ""},
+		{"competitor committed", interactionstest.FaultLostAckNotCommitted, ptr(submit("s-2", "b")), refusal.ErrNeedsReconciliation, "s-2"},
 		{"competitor committed the same submission", interactionstest.FaultLostAckNotCommitted, ptr(submit("s-1", "a")), nil, "s-1"},
 	}
 	for _, w := range worlds {
@@ -73,14 +75,14 @@ func TestI4UncertainAcknowledgement(t *testing.T) {
 			e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
 		}})
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.ErrorIs(t, err, interactionstest.ErrAckLost)
 		assert.ErrorIs(t, err, interactionstest.ErrUnavailable)
 		assert.Equal(t, 2, e.store.Reads(), "the early read and the one read")
 		assert.Equal(t, 1, e.store.Transacts()-transacts)
 		// The answer did commit; a retry of the same submission finds it.
 		res, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrDuplicateAnswer)
+		require.ErrorIs(t, err, refusal.ErrDuplicateAnswer)
 		assert.Equal(t, "s-1", res.Record.Answer.SubmissionID)
 	})
 
@@ -95,7 +97,7 @@ func TestI4UncertainAcknowledgement(t *testing.T) {
 		e = newEnv(t)
 		e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpTransact, Fault: interactionstest.FaultLostAckNotCommitted})
 		_, err = e.res.Cancel(ctx, cardKey, "turn cancelled")
-		require.ErrorIs(t, err, interactions.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, interactions.StatusPending, e.stored().Status)
 	})
 }
@@ -108,7 +110,7 @@ func TestDefiniteWriteFailure(t *testing.T) {
 		e := newEnv(t)
 		e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpTransact, Fault: f})
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrCheckpointWriteFailed, "fault %d", f)
+		require.ErrorIs(t, err, refusal.ErrCheckpointWriteFailed, "fault %d", f)
 		assert.Equal(t, 1, e.store.Reads(), "only the early read")
 		assert.Equal(t, interactions.StatusPending, e.stored().Status)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
@@ -119,8 +121,36 @@ func TestDefiniteWriteFailure(t *testing.T) {
 	transacts := e.store.Transacts()
 	e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
 	_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-	require.ErrorIs(t, err, interactions.ErrStoreUnavailable)
+	require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 	assert.Equal(t, transacts, e.store.Transacts())
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A lost acknowledgement followed by a revocation: the answer committed,
+// but the one read no longer authorizes the caller. The outcome is unknown
+// to that caller, never "no such card" or "unauthorized".
+func TestLostAckThenRevoked(t *testing.T) {
+	ctx := context.Background()
+	for _, revoke := range []struct {
+		name string
+		do   func(e *env)
+	}{
+		{"membership revoked", func(e *env) { e.db.Revoke(alice, conv) }},
+		{"caller suspended", func(e *env) { e.db.Suspend(alice) }},
+	} {
+		t.Run(revoke.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpTransact, Fault: interactionstest.FaultLostAckCommitted, Then: func() {
+				revoke.do(e)
+			}})
+			res, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
+			require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
+			assert.Equal(t, refusal.CodeNeedsReconciliation, refusal.CodeOf(err))
+			assert.ErrorIs(t, err, interactionstest.ErrAckLost)
+			assert.Zero(t, res)
+			assert.Equal(t, interactions.StatusAnswered, e.stored().Status, "the answer did commit")
+			assert.Equal(t, "s-1", e.stored().Answer.SubmissionID)
+		})
+	}
+}

@@ -3,6 +3,8 @@ package interactions
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -29,8 +31,10 @@ import (
 // ErrCheckpointWriteFailed (nothing was written; the request may be
 // repeated). When the store loses the commit's acknowledgement, Answer
 // reads once: it returns the stored answer with Reconciled set when it is
-// this submission, and ErrNeedsReconciliation otherwise; it never writes
-// again.
+// this submission, and ErrNeedsReconciliation otherwise, also when the
+// caller's authority was revoked or the card's scope changed before that
+// read (never ErrUnauthorized or ErrCardNotFound: the answer may have
+// committed); it never writes again.
 func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (Result, error) {
 	if err := checkCaller(caller); err != nil {
 		return Result{}, err
@@ -44,11 +48,11 @@ func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submi
 	}
 	cur, err := r.store.Read(ctx, key, &caller)
 	if err != nil {
-		return Result{}, wire.Wrap(CodeStoreUnavailable, "", "reading the card failed", err)
+		return Result{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
 	}
 	rec, err := checkAnswer(r.now(), key, caller, sub, ans, cur, nil)
 	if err != nil {
-		if CodeOf(err) == CodeDuplicateAnswer {
+		if refusal.CodeOf(err) == refusal.CodeDuplicateAnswer {
 			return Result{Record: *cloneRecord(rec)}, err
 		}
 		return Result{}, err
@@ -94,22 +98,22 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 		return nil, err
 	}
 	if rec.Status.Terminal() && rec.Answer != nil && rec.Answer.sameSubmission(ans) {
-		return rec, wire.New(CodeDuplicateAnswer, "", "this submission is already stored")
+		return rec, wire.New(refusal.CodeDuplicateAnswer, "", "this submission is already stored")
 	}
 	if err := closedRefusal(rec, now); err != nil {
 		return nil, err
 	}
-	if ans.Action == CardActionDecline && !rec.Spec.AllowDecline {
-		return nil, wire.New(CodeInvalidAnswer, "/action", "the card does not allow a decline")
+	if err := wire.CheckDecline(refusal.CodeInvalidAnswer, rec.Spec, ans.Action); err != nil {
+		return nil, err
 	}
 	if want != nil && rec.Schema != want.schema {
-		return nil, wire.New(CodeSchemaMismatch, "", "the card's schema changed after validation")
+		return nil, wire.New(refusal.CodeSchemaMismatch, "", "the card's schema changed after validation")
 	}
 	if want != nil && rec.Revision != want.revision {
-		return nil, wire.New(CodeStaleRevision, "", "the card changed after validation")
+		return nil, wire.New(refusal.CodeStaleRevision, "", "the card changed after validation")
 	}
 	if sub.Revision != 0 && sub.Revision != rec.Revision {
-		return nil, wire.New(CodeStaleRevision, "", "the card changed after it was shown")
+		return nil, wire.New(refusal.CodeStaleRevision, "", "the card changed after it was shown")
 	}
 	return rec, nil
 }
@@ -118,10 +122,10 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 // error a code.
 func (r *Resolver) validate(ctx context.Context, ref SchemaRef, ans Answer) error {
 	err := r.validator.Validate(ctx, ref, ans.Value)
-	if err == nil || CodeOf(err) != "" {
+	if err == nil || refusal.CodeOf(err) != "" {
 		return err
 	}
-	return wire.Wrap(CodeInvalidAnswer, "/value", "the value does not match the card's schema", err)
+	return wire.Wrap(refusal.CodeInvalidAnswer, "/value", "the value does not match the card's schema", err)
 }
 
 // statusOf is the terminal status a response action reaches.

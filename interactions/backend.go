@@ -3,6 +3,8 @@ package interactions
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -36,7 +38,7 @@ func (r *Resolver) Open(ctx context.Context, card NewCard) (Record, error) {
 	}
 	decide := func(now int64, cur Current) (Change, error) {
 		if cur.Record != nil {
-			return Change{}, wire.New(CodeCardExists, "", "a card is already stored under this key")
+			return Change{}, wire.New(refusal.CodeCardExists, "", "a card is already stored under this key")
 		}
 		next := &Record{
 			Version: RecordVersion, Key: card.Key,
@@ -98,7 +100,7 @@ func (r *Resolver) Cancel(ctx context.Context, key Key, reason string) (Result, 
 // those of Cancel.
 func (r *Resolver) Supersede(ctx context.Context, key Key, by string) (Result, error) {
 	if !validID(by) || by == key.CorrelationID {
-		return Result{}, wire.New(CodeInvalidCard, "", "a card is superseded by another card's correlation id")
+		return Result{}, wire.New(refusal.CodeInvalidCard, "", "a card is superseded by another card's correlation id")
 	}
 	return r.close(ctx, key, func(next *Record) {
 		next.Status, next.SupersededBy = StatusSuperseded, by
@@ -125,7 +127,7 @@ func (r *Resolver) Expire(ctx context.Context, key Key) (Result, error) {
 			return Change{}, closedRefusal(rec, now)
 		}
 		if !rec.Expired(now) {
-			return Change{}, wire.New(CodeNotExpired, "", "the card's deadline has not passed")
+			return Change{}, wire.New(refusal.CodeNotExpired, "", "the card's deadline has not passed")
 		}
 		next := cloneRecord(rec)
 		next.Revision++
@@ -186,7 +188,7 @@ func expiresAt(createdAt int64, spec CardSpec) int64 {
 // checkNewCard refuses a card the rules of Record do not allow.
 func checkNewCard(c NewCard) error {
 	if checkCaller(c.Answerer) != nil {
-		return wire.New(CodeInvalidCard, "", "a card is bound to a principal or a public owner, each at most 256 bytes")
+		return wire.New(refusal.CodeInvalidCard, "", "a card is bound to a principal or a public owner, each at most 256 bytes")
 	}
 	return checkMetadata(c.Key, c.Spec, c.Schema)
 }
@@ -196,11 +198,12 @@ func checkNewCard(c NewCard) error {
 func checkMetadata(key Key, spec CardSpec, schema SchemaRef) error {
 	switch {
 	case !validKey(key):
-		return wire.New(CodeInvalidCard, "", "conversation and correlation id must be 1 to 256 bytes")
+		return wire.New(refusal.CodeInvalidCard, "", "conversation and correlation id must be 1 to 256 bytes")
 	case !validID(schema.ID) || schema.Revision < 1:
-		return wire.New(CodeInvalidCard, "", "a card needs a schema id and a revision of at least 1")
-	case spec.TimeoutMs < 0:
-		return wire.New(CodeInvalidCard, "/timeoutMs", "negative timeout")
+		return wire.New(refusal.CodeInvalidCard, "", "a card needs a schema id and a revision of at least 1")
+	}
+	if err := wire.CheckTimeout(refusal.CodeInvalidCard, spec); err != nil {
+		return err
 	}
 	return nil
 }

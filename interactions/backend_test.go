@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestOpen(t *testing.T) {
@@ -24,7 +25,7 @@ func TestOpen(t *testing.T) {
 	assert.Empty(t, e.db.Transitions(cardKey), "opening stores no transition")
 
 	_, err := e.res.Open(ctx, interactions.NewCard{Key: cardKey, Answerer: alice, Spec: radioSpec(true), Schema: radioV1})
-	require.ErrorIs(t, err, interactions.ErrCardExists)
+	require.ErrorIs(t, err, refusal.ErrCardExists)
 
 	long := strings.Repeat("x", interactions.MaxIDBytes+1)
 	good := interactions.NewCard{Key: interactions.Key{Conversation: conv, CorrelationID: "new"}, Answerer: alice, Spec: radioSpec(true), Schema: radioV1}
@@ -40,7 +41,7 @@ func TestOpen(t *testing.T) {
 		c := good
 		mutate(&c)
 		_, err := e.res.Open(ctx, c)
-		require.ErrorIs(t, err, interactions.ErrInvalidCard, name)
+		require.ErrorIs(t, err, refusal.ErrInvalidCard, name)
 	}
 	// A card without a timeout never expires; a public card is bound to its
 	// public owner.
@@ -72,13 +73,13 @@ func TestReviseAdvancesTheRevision(t *testing.T) {
 	assert.Empty(t, e.db.Transitions(cardKey), "a metadata change has no workflow effect")
 
 	_, err = e.res.Revise(ctx, cardKey, spec, interactions.SchemaRef{})
-	require.ErrorIs(t, err, interactions.ErrInvalidCard)
+	require.ErrorIs(t, err, refusal.ErrInvalidCard)
 	_, err = e.res.Revise(ctx, interactions.Key{Conversation: conv, CorrelationID: "none"}, spec, radioV1)
-	require.ErrorIs(t, err, interactions.ErrCardNotFound)
+	require.ErrorIs(t, err, refusal.ErrCardNotFound)
 	_, err = e.res.Cancel(ctx, cardKey, "")
 	require.NoError(t, err)
 	_, err = e.res.Revise(ctx, cardKey, spec, radioV1)
-	require.ErrorIs(t, err, interactions.ErrCardCancelled, "a terminal record never changes")
+	require.ErrorIs(t, err, refusal.ErrCardCancelled, "a terminal record never changes")
 }
 
 func TestSupersedeAndLookup(t *testing.T) {
@@ -86,7 +87,7 @@ func TestSupersedeAndLookup(t *testing.T) {
 	e := newEnv(t)
 	for _, by := range []string{"", cardKey.CorrelationID, strings.Repeat("x", interactions.MaxIDBytes+1)} {
 		_, err := e.res.Supersede(ctx, cardKey, by)
-		require.ErrorIs(t, err, interactions.ErrInvalidCard)
+		require.ErrorIs(t, err, refusal.ErrInvalidCard)
 	}
 	res, err := e.res.Supersede(ctx, cardKey, "card-2")
 	require.NoError(t, err)
@@ -98,16 +99,16 @@ func TestSupersedeAndLookup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, res.Record, view.Record)
 	_, err = e.res.Lookup(ctx, interactions.Key{Conversation: otherConv, CorrelationID: cardKey.CorrelationID})
-	require.ErrorIs(t, err, interactions.ErrCardNotFound)
+	require.ErrorIs(t, err, refusal.ErrCardNotFound)
 	_, err = e.res.Lookup(ctx, interactions.Key{})
-	require.ErrorIs(t, err, interactions.ErrCardNotFound)
+	require.ErrorIs(t, err, refusal.ErrCardNotFound)
 	for _, op := range []func() error{
 		func() error { _, err := e.res.Cancel(ctx, interactions.Key{}, ""); return err },
 		func() error { _, err := e.res.Expire(ctx, interactions.Key{}); return err },
 		func() error { _, err := e.res.Read(ctx, alice, interactions.Key{}); return err },
 		func() error { _, err := e.res.Answer(ctx, alice, interactions.Key{}, submit("s", "a")); return err },
 	} {
-		require.ErrorIs(t, op(), interactions.ErrCardNotFound)
+		require.ErrorIs(t, op(), refusal.ErrCardNotFound)
 	}
 }
 
@@ -143,9 +144,9 @@ func TestUnknownRecordsFailClosed(t *testing.T) {
 			r, err := interactions.New(store, interactions.ValidatorFunc(e.schemas.Validate), nil)
 			require.NoError(t, err)
 			_, err = r.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-			require.ErrorIs(t, err, interactions.ErrUnsupportedVersion)
+			require.ErrorIs(t, err, refusal.ErrUnsupportedVersion)
 			_, err = r.Cancel(ctx, cardKey, "")
-			require.ErrorIs(t, err, interactions.ErrUnsupportedVersion)
+			require.ErrorIs(t, err, refusal.ErrUnsupportedVersion)
 		})
 	}
 }
@@ -161,5 +162,5 @@ func (s fixedStore) Transact(_ context.Context, _ interactions.Key, _ *interacti
 	if _, err := fn(s.cur); err != nil {
 		return err
 	}
-	return &interactions.Error{Code: interactions.CodeCheckpointWriteFailed}
+	return &refusal.Error{Code: refusal.CodeCheckpointWriteFailed}
 }

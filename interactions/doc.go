@@ -23,6 +23,8 @@
 // encoding/json, which matches "ACTION" to action and keeps the last of
 // duplicated names, so that the answer stored is the one every later
 // reader sees. (This package does not call it: it imports no validator.)
+// The subpackage answerhttp is that HTTP handler, with one mapping from
+// refusal code to status; use it rather than writing one.
 //
 // Answer reads the card, validates a submit's value against the card's
 // server-owned schema outside any transaction, then runs one Store.Transact
@@ -110,7 +112,9 @@
 // change (for an answer: the same submission id, action and digest), it is
 // returned with Result.Reconciled set; otherwise the call fails with
 // ErrNeedsReconciliation, also when the card is still pending, because a
-// commit in flight may still land. It never writes again, so a loser never
+// commit in flight may still land, and when the caller's authority was
+// revoked before that read (the answer may have committed; a revoked
+// caller is not told which). It never writes again, so a loser never
 // advances a card another call closed. The client may repeat the request
 // with the same submission id: a stored submission then comes back as
 // ErrDuplicateAnswer with the stored record.
@@ -137,4 +141,9 @@
 // validator, the store and the workflow read one value. The backend methods
 // (Open, Revise, Cancel, Supersede, Expire, Lookup) check no person's
 // authority: a host must not expose them to requests.
+//
+// A refusal's Code and Path are safe to send to a client; its Message and
+// its cause (Unwrap) are not, since they wrap the store's own error text
+// (a PostgreSQL message included): log them, never write err.Error() into
+// a response.
 package interactions

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // FuzzAnswer feeds arbitrary response bodies and submission ids to Answer:
@@ -36,7 +37,7 @@ func FuzzAnswer(f *testing.F) {
 		e := newEnv(t)
 		res, err := e.res.Answer(context.Background(), alice, cardKey, interactions.Submission{ID: id, Response: resp})
 		if err != nil {
-			assert.NotEmpty(t, interactions.CodeOf(err), "untyped error %v", err)
+			assert.NotEmpty(t, refusal.CodeOf(err), "untyped error %v", err)
 			assert.Equal(t, interactions.StatusPending, e.stored().Status)
 			return
 		}

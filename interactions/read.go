@@ -3,6 +3,8 @@ package interactions
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -32,7 +34,7 @@ func (r *Resolver) Read(ctx context.Context, caller Caller, key Key) (View, erro
 	}
 	cur, err := r.store.Read(ctx, key, &caller)
 	if err != nil {
-		return View{}, wire.Wrap(CodeStoreUnavailable, "", "reading the card failed", err)
+		return View{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
 	}
 	rec, err := authorize(key, caller, cur)
 	if err != nil {
@@ -51,7 +53,7 @@ func (r *Resolver) Lookup(ctx context.Context, key Key) (View, error) {
 	}
 	cur, err := r.store.Read(ctx, key, nil)
 	if err != nil {
-		return View{}, wire.Wrap(CodeStoreUnavailable, "", "reading the card failed", err)
+		return View{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
 	}
 	rec, err := backendRecord(key, cur)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -94,7 +96,7 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 		mu      sync.Mutex
 		calls   int
 		change  Change
-		refusal error
+		refused error
 		seen    *Record
 	)
 	err := r.store.Transact(ctx, key, caller, func(cur Current) (Change, error) {
@@ -105,12 +107,12 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 			// A store that re-runs the callback may already have committed
 			// the first run: refuse this one and treat the outcome as
 			// unknown below.
-			return Change{}, wire.New(CodeNeedsReconciliation, "", "store invoked the callback twice")
+			return Change{}, wire.New(refusal.CodeNeedsReconciliation, "", "store invoked the callback twice")
 		}
 		seen = cloneRecord(cur.Record)
-		change, refusal = decide(r.now(), cur)
-		if refusal != nil {
-			return Change{}, refusal
+		change, refused = decide(r.now(), cur)
+		if refused != nil {
+			return Change{}, refused
 		}
 		return change, nil
 	})
@@ -118,14 +120,14 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 	defer mu.Unlock()
 	switch {
 	case calls == 0 && err == nil:
-		return Result{}, wire.New(CodeCheckpointWriteFailed, "", "store returned without invoking the callback; nothing was written")
+		return Result{}, wire.New(refusal.CodeCheckpointWriteFailed, "", "store returned without invoking the callback; nothing was written")
 	case calls == 0:
-		return Result{}, wire.Wrap(CodeCheckpointWriteFailed, "", "store failed before the callback; nothing was written", err)
-	case calls == 1 && refusal != nil:
-		if CodeOf(refusal) == CodeDuplicateAnswer && seen != nil {
-			return Result{Record: *seen}, refusal
+		return Result{}, wire.Wrap(refusal.CodeCheckpointWriteFailed, "", "store failed before the callback; nothing was written", err)
+	case calls == 1 && refused != nil:
+		if refusal.CodeOf(refused) == refusal.CodeDuplicateAnswer && seen != nil {
+			return Result{Record: *seen}, refused
 		}
-		return Result{}, refusal
+		return Result{}, refused
 	case calls == 1 && err == nil:
 		if change.Next == nil {
 			if seen == nil {
@@ -134,29 +136,32 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 			return Result{Record: *seen}, nil
 		}
 		return Result{Record: *cloneRecord(change.Next), Transition: change.Transition}, nil
-	case calls == 1 && CodeOf(err) == CodeCheckpointWriteFailed:
+	case calls == 1 && refusal.CodeOf(err) == refusal.CodeCheckpointWriteFailed:
 		return Result{}, err
 	}
 	return r.reconcile(ctx, key, caller, change, recognise, err)
 }
 
 // reconcile is the one read after a write whose outcome is unknown: it
-// returns the stored change when it is this call's, and
+// returns the stored change when it is this call's and the caller (when
+// there is one) is still authorized to read the card, and
 // ErrNeedsReconciliation otherwise. It never writes.
 func (r *Resolver) reconcile(ctx context.Context, key Key, caller *Caller, change Change, recognise recogniseFunc, cause error) (Result, error) {
 	cur, err := r.store.Read(ctx, key, caller)
 	if err != nil {
-		return Result{}, wire.Wrap(CodeNeedsReconciliation, "", "write acknowledgement lost and the read that follows failed", errors.Join(cause, err))
+		return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the read that follows failed", errors.Join(cause, err))
 	}
 	if caller != nil {
 		if _, err := authorize(key, *caller, cur); err != nil {
-			return Result{}, err
+			// The write may have committed; a caller whose authority went
+			// away meanwhile learns only that the outcome is unknown.
+			return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the caller may no longer read the card", cause)
 		}
 	}
 	if change.Next != nil && recognise(cur.Record, change.Next) {
 		return Result{Record: *cloneRecord(cur.Record), Transition: change.Transition, Reconciled: true}, nil
 	}
-	return Result{}, wire.Wrap(CodeNeedsReconciliation, "", "write acknowledgement lost and this change is not stored", cause)
+	return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and this change is not stored", cause)
 }
 
 // cloneRecord returns a deep copy of rec (nil for nil), so that a Result
@@ -179,11 +184,11 @@ func cloneRecord(rec *Record) *Record {
 
 // errNotFound is the refusal for a missing card and for a card bound to
 // another scope alike: same code, same message, no path.
-func errNotFound() error { return wire.New(CodeCardNotFound, "", "no such card") }
+func errNotFound() error { return wire.New(refusal.CodeCardNotFound, "", "no such card") }
 
 // errUnauthorized is the refusal for a caller without current authority.
 func errUnauthorized() error {
-	return wire.New(CodeUnauthorized, "", "the caller has no current authorization")
+	return wire.New(refusal.CodeUnauthorized, "", "the caller has no current authorization")
 }
 
 // validID reports whether s is a non-empty id of at most MaxIDBytes.
@@ -226,7 +231,7 @@ func authorize(key Key, caller Caller, cur Current) (*Record, error) {
 // checkVersion refuses a record of a version other than RecordVersion.
 func checkVersion(rec *Record) error {
 	if rec.Version != RecordVersion {
-		return wire.New(CodeUnsupportedVersion, "/version", "stored record is not version 1")
+		return wire.New(refusal.CodeUnsupportedVersion, "/version", "stored record is not version 1")
 	}
 	return nil
 }
@@ -238,17 +243,17 @@ func closedRefusal(rec *Record, now int64) error {
 	switch rec.Status {
 	case StatusPending:
 		if rec.Expired(now) {
-			return wire.New(CodeAnswerExpired, "", "the card's deadline has passed")
+			return wire.New(refusal.CodeAnswerExpired, "", "the card's deadline has passed")
 		}
 		return nil
 	case StatusAnswered, StatusDeclined:
-		return wire.New(CodeAlreadyAnswered, "", "the card was already answered")
+		return wire.New(refusal.CodeAlreadyAnswered, "", "the card was already answered")
 	case StatusCancelled:
-		return wire.New(CodeCardCancelled, "", "the card was cancelled")
+		return wire.New(refusal.CodeCardCancelled, "", "the card was cancelled")
 	case StatusExpired:
-		return wire.New(CodeAnswerExpired, "", "the card expired")
+		return wire.New(refusal.CodeAnswerExpired, "", "the card expired")
 	case StatusSuperseded:
-		return wire.New(CodeCardSuperseded, "", "the card was superseded by "+rec.SupersededBy)
+		return wire.New(refusal.CodeCardSuperseded, "", "the card was superseded by "+rec.SupersededBy)
 	}
-	return wire.New(CodeUnsupportedVersion, "/status", "stored record has an unknown status")
+	return wire.New(refusal.CodeUnsupportedVersion, "/status", "stored record has an unknown status")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestNewNeedsStoreAndValidator(t *testing.T) {
@@ -50,7 +51,7 @@ func TestMisbehavingStores(t *testing.T) {
 	}{
 		{"returns without the callback", func(interactions.Store) func(context.Context, interactions.Key, *interactions.Caller, interactions.TxFunc) error {
 			return func(context.Context, interactions.Key, *interactions.Caller, interactions.TxFunc) error { return nil }
-		}, interactions.ErrCheckpointWriteFailed, interactions.StatusPending},
+		}, refusal.ErrCheckpointWriteFailed, interactions.StatusPending},
 		{"invokes the callback twice after committing", func(inner interactions.Store) func(context.Context, interactions.Key, *interactions.Caller, interactions.TxFunc) error {
 			return func(ctx context.Context, k interactions.Key, c *interactions.Caller, fn interactions.TxFunc) error {
 				if err := inner.Transact(ctx, k, c, fn); err != nil {
@@ -64,7 +65,7 @@ func TestMisbehavingStores(t *testing.T) {
 				_, _ = fn(interactions.Current{})
 				return inner.Transact(ctx, k, c, fn)
 			}
-		}, interactions.ErrNeedsReconciliation, interactions.StatusPending},
+		}, refusal.ErrNeedsReconciliation, interactions.StatusPending},
 		{"swallows the callback's refusal", func(inner interactions.Store) func(context.Context, interactions.Key, *interactions.Caller, interactions.TxFunc) error {
 			return func(ctx context.Context, k interactions.Key, c *interactions.Caller, fn interactions.TxFunc) error {
 				_ = inner.Transact(ctx, k, c, func(cur interactions.Current) (interactions.Change, error) {
@@ -73,7 +74,7 @@ func TestMisbehavingStores(t *testing.T) {
 				})
 				return nil
 			}
-		}, interactions.ErrUnauthorized, interactions.StatusPending},
+		}, refusal.ErrUnauthorized, interactions.StatusPending},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,29 +107,29 @@ func TestSubmissionShape(t *testing.T) {
 	cases := []struct {
 		name string
 		sub  interactions.Submission
-		code interactions.Code
+		code refusal.Code
 		path string
 	}{
-		{"no id", submit("", "a"), interactions.CodeInvalidAnswer, ""},
-		{"long id", submit(long, "a"), interactions.CodeInvalidAnswer, ""},
-		{"unknown action", interactions.Submission{ID: "s-1", Response: interactions.CardResponse{Action: "approve", CorrelationID: cardKey.CorrelationID}}, interactions.CodeInvalidAnswer, "/action"},
-		{"submit without value", value(""), interactions.CodeInvalidAnswer, "/value"},
-		{"submit of an array", value(`["a"]`), interactions.CodeInvalidAnswer, "/value"},
-		{"submit of null", value(`null`), interactions.CodeInvalidAnswer, "/value"},
-		{"duplicate member names", value(`{"optionId":"a","optionId":"c"}`), interactions.CodeInvalidAnswer, "/value"},
-		{"invalid UTF-8", value("{\"optionId\":\"\xff\"}"), interactions.CodeInvalidAnswer, "/value"},
-		{"trailing data", value(`{"optionId":"a"} {}`), interactions.CodeInvalidAnswer, "/value"},
-		{"too large", value(`{"optionId":"` + strings.Repeat("a", interactions.DefaultMaxValueBytes) + `"}`), interactions.CodeFrameTooLarge, "/value"},
-		{"schema refuses", submit("s-1", "z"), interactions.CodeInvalidAnswer, "/value/optionId"},
-		{"decline with a value", interactions.Submission{ID: "s-1", Response: interactions.CardResponse{Action: interactions.CardActionDecline, CorrelationID: cardKey.CorrelationID, Value: json.RawMessage(`{}`)}}, interactions.CodeInvalidAnswer, "/value"},
-		{"negative revision", interactions.Submission{ID: "s-1", Revision: -1, Response: submit("s-1", "a").Response}, interactions.CodeInvalidAnswer, ""},
+		{"no id", submit("", "a"), refusal.CodeInvalidAnswer, ""},
+		{"long id", submit(long, "a"), refusal.CodeInvalidAnswer, ""},
+		{"unknown action", interactions.Submission{ID: "s-1", Response: interactions.CardResponse{Action: "approve", CorrelationID: cardKey.CorrelationID}}, refusal.CodeInvalidAnswer, "/action"},
+		{"submit without value", value(""), refusal.CodeInvalidAnswer, "/value"},
+		{"submit of an array", value(`["a"]`), refusal.CodeInvalidAnswer, "/value"},
+		{"submit of null", value(`null`), refusal.CodeInvalidAnswer, "/value"},
+		{"duplicate member names", value(`{"optionId":"a","optionId":"c"}`), refusal.CodeInvalidAnswer, "/value"},
+		{"invalid UTF-8", value("{\"optionId\":\"\xff\"}"), refusal.CodeInvalidAnswer, "/value"},
+		{"trailing data", value(`{"optionId":"a"} {}`), refusal.CodeInvalidAnswer, "/value"},
+		{"too large", value(`{"optionId":"` + strings.Repeat("a", interactions.DefaultMaxValueBytes) + `"}`), refusal.CodeFrameTooLarge, "/value"},
+		{"schema refuses", submit("s-1", "z"), refusal.CodeInvalidAnswer, "/value/optionId"},
+		{"decline with a value", interactions.Submission{ID: "s-1", Response: interactions.CardResponse{Action: interactions.CardActionDecline, CorrelationID: cardKey.CorrelationID, Value: json.RawMessage(`{}`)}}, refusal.CodeInvalidAnswer, "/value"},
+		{"negative revision", interactions.Submission{ID: "s-1", Revision: -1, Response: submit("s-1", "a").Response}, refusal.CodeInvalidAnswer, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.res.Answer(ctx, alice, cardKey, tc.sub)
 			require.Error(t, err)
-			assert.Equal(t, tc.code, interactions.CodeOf(err))
-			werr, ok := errors.AsType[*interactions.Error](err)
+			assert.Equal(t, tc.code, refusal.CodeOf(err))
+			werr, ok := errors.AsType[*refusal.Error](err)
 			require.True(t, ok)
 			assert.Equal(t, tc.path, werr.Path)
 		})
@@ -146,7 +147,7 @@ func TestDeclineNeedsPermission(t *testing.T) {
 	sub := respond("s-1", interactions.CardActionDecline)
 	sub.Response.CorrelationID = k.CorrelationID
 	_, err = e.res.Answer(ctx, alice, k, sub)
-	require.ErrorIs(t, err, interactions.ErrInvalidAnswer)
+	require.ErrorIs(t, err, refusal.ErrInvalidAnswer)
 	// A null value on a decline is no value.
 	sub = respond("s-1", interactions.CardActionDecline)
 	sub.Response.Value = json.RawMessage("null")
@@ -172,7 +173,7 @@ func TestCanonicalValue(t *testing.T) {
 	assert.Len(t, res.Record.Answer.Digest, 64)
 	sub.Response.Value = json.RawMessage(`{"a":"A","b":1.50}`)
 	_, err = e.res.Answer(ctx, alice, cardKey, sub)
-	require.ErrorIs(t, err, interactions.ErrDuplicateAnswer)
+	require.ErrorIs(t, err, refusal.ErrDuplicateAnswer)
 }
 
 func TestUnknownSchemaRefusesAnswers(t *testing.T) {
@@ -181,7 +182,7 @@ func TestUnknownSchemaRefusesAnswers(t *testing.T) {
 	_, err := e.res.Revise(ctx, cardKey, radioSpec(true), interactions.SchemaRef{ID: "unregistered", Revision: 1})
 	require.NoError(t, err)
 	_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-	require.ErrorIs(t, err, interactions.ErrUnknownSchema)
+	require.ErrorIs(t, err, refusal.ErrUnknownSchema)
 	// A decline carries no value and needs no schema.
 	_, err = e.res.Answer(ctx, alice, cardKey, respond("s-2", interactions.CardActionDecline))
 	require.NoError(t, err)
@@ -193,5 +194,5 @@ func TestUncodedValidatorErrorIsInvalidAnswer(t *testing.T) {
 	r, err := interactions.New(e.store, v, &interactions.Options{Clock: e.clock.Now})
 	require.NoError(t, err)
 	_, err = r.Answer(context.Background(), alice, cardKey, submit("s-1", "a"))
-	require.ErrorIs(t, err, interactions.ErrInvalidAnswer)
+	require.ErrorIs(t, err, refusal.ErrInvalidAnswer)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // I1: a duplicate answer — (a) the same submission again, (b) a different
@@ -28,7 +29,7 @@ func TestI1DuplicateAnswer(t *testing.T) {
 		// gets the stored record; nothing more is written.
 		_, other := e.worker()
 		again, err := other.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrDuplicateAnswer)
+		require.ErrorIs(t, err, refusal.ErrDuplicateAnswer)
 		assert.Equal(t, first.Record, again.Record)
 		assert.Nil(t, again.Transition)
 		assert.Len(t, e.db.History(cardKey), 2)
@@ -46,7 +47,7 @@ func TestI1DuplicateAnswer(t *testing.T) {
 			"same id, other verb": respond("s-1", interactions.CardActionCancel),
 		} {
 			res, err := e.res.Answer(ctx, alice, cardKey, sub)
-			require.ErrorIs(t, err, interactions.ErrAlreadyAnswered, name)
+			require.ErrorIs(t, err, refusal.ErrAlreadyAnswered, name)
 			assert.Zero(t, res, name)
 		}
 		assert.Equal(t, "s-1", e.stored().Answer.SubmissionID)
@@ -74,9 +75,9 @@ func TestI1DuplicateAnswer(t *testing.T) {
 			}
 			close(start)
 			wg.Wait()
-			loser := interactions.ErrAlreadyAnswered
+			loser := refusal.ErrAlreadyAnswered
 			if identical {
-				loser = interactions.ErrDuplicateAnswer
+				loser = refusal.ErrDuplicateAnswer
 			}
 			wins := 0
 			for _, err := range errs {
@@ -104,7 +105,7 @@ func TestI1DuplicateAnswer(t *testing.T) {
 		}
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-a", "a"))
 		require.NoError(t, bErr)
-		require.ErrorIs(t, err, interactions.ErrAlreadyAnswered)
+		require.ErrorIs(t, err, refusal.ErrAlreadyAnswered)
 		assert.Equal(t, "s-b", e.stored().Answer.SubmissionID)
 		assert.Len(t, e.db.Transitions(cardKey), 1)
 	})
@@ -122,11 +123,11 @@ func TestI2LateAnswer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, interactions.StatusPending, view.Status)
 		_, err = e.res.Expire(ctx, cardKey)
-		require.ErrorIs(t, err, interactions.ErrNotExpired)
+		require.ErrorIs(t, err, refusal.ErrNotExpired)
 
 		e.clock.Advance(1e6) // exactly the deadline
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrAnswerExpired)
+		require.ErrorIs(t, err, refusal.ErrAnswerExpired)
 		view, err = e.res.Read(ctx, alice, cardKey)
 		require.NoError(t, err)
 		assert.Equal(t, interactions.StatusExpired, view.Status, "effective status")
@@ -137,9 +138,9 @@ func TestI2LateAnswer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, interactions.StatusExpired, closed.Transition.Status)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrAnswerExpired)
+		require.ErrorIs(t, err, refusal.ErrAnswerExpired)
 		_, err = e.res.Cancel(ctx, cardKey, "turn cancelled")
-		require.ErrorIs(t, err, interactions.ErrAnswerExpired)
+		require.ErrorIs(t, err, refusal.ErrAnswerExpired)
 		assert.Len(t, e.db.Transitions(cardKey), 1)
 	})
 
@@ -147,7 +148,7 @@ func TestI2LateAnswer(t *testing.T) {
 		e := newEnv(t)
 		e.beforeValidate = func() { e.clock.Advance(cardTimeout) }
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrAnswerExpired)
+		require.ErrorIs(t, err, refusal.ErrAnswerExpired)
 		assert.Len(t, e.db.History(cardKey), 1)
 	})
 
@@ -157,9 +158,9 @@ func TestI2LateAnswer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "turn cancelled", res.Transition.Reason)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrCardCancelled)
+		require.ErrorIs(t, err, refusal.ErrCardCancelled)
 		_, err = e.res.Cancel(ctx, cardKey, "again")
-		require.ErrorIs(t, err, interactions.ErrCardCancelled)
+		require.ErrorIs(t, err, refusal.ErrCardCancelled)
 	})
 
 	t.Run("cancelled by the person", func(t *testing.T) {
@@ -170,7 +171,7 @@ func TestI2LateAnswer(t *testing.T) {
 		require.NotNil(t, res.Transition.Response)
 		assert.Equal(t, interactions.CardActionCancel, res.Transition.Response.Action)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-2", "a"))
-		require.ErrorIs(t, err, interactions.ErrCardCancelled)
+		require.ErrorIs(t, err, refusal.ErrCardCancelled)
 	})
 
 	t.Run("answered", func(t *testing.T) {
@@ -179,15 +180,15 @@ func TestI2LateAnswer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, interactions.StatusDeclined, e.stored().Status)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-2", "a"))
-		require.ErrorIs(t, err, interactions.ErrAlreadyAnswered)
+		require.ErrorIs(t, err, refusal.ErrAlreadyAnswered)
 		_, err = e.res.Cancel(ctx, cardKey, "turn cancelled")
-		require.ErrorIs(t, err, interactions.ErrAlreadyAnswered)
+		require.ErrorIs(t, err, refusal.ErrAlreadyAnswered)
 		_, err = e.res.Expire(ctx, cardKey)
-		require.ErrorIs(t, err, interactions.ErrAlreadyAnswered)
+		require.ErrorIs(t, err, refusal.ErrAlreadyAnswered)
 	})
 
 	t.Run("told apart", func(t *testing.T) {
-		codes := map[interactions.Code]bool{}
+		codes := map[refusal.Code]bool{}
 		for _, close := range []func(e *env) error{
 			func(e *env) error { e.clock.Advance(cardTimeout); return nil },
 			func(e *env) error { _, err := e.res.Cancel(ctx, cardKey, ""); return err },
@@ -198,11 +199,11 @@ func TestI2LateAnswer(t *testing.T) {
 			require.NoError(t, close(e))
 			_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
 			require.Error(t, err)
-			codes[interactions.CodeOf(err)] = true
+			codes[refusal.CodeOf(err)] = true
 		}
-		assert.Equal(t, map[interactions.Code]bool{
-			interactions.CodeAnswerExpired: true, interactions.CodeCardCancelled: true,
-			interactions.CodeAlreadyAnswered: true, interactions.CodeCardSuperseded: true,
+		assert.Equal(t, map[refusal.Code]bool{
+			refusal.CodeAnswerExpired: true, refusal.CodeCardCancelled: true,
+			refusal.CodeAlreadyAnswered: true, refusal.CodeCardSuperseded: true,
 		}, codes)
 	})
 }
@@ -221,7 +222,7 @@ func TestI3Binding(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "card-2", res.Transition.SupersededBy)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrCardSuperseded)
+		require.ErrorIs(t, err, refusal.ErrCardSuperseded)
 		// The answer did not land on the replacement either.
 		view, err := e.res.Read(ctx, alice, next)
 		require.NoError(t, err)
@@ -235,7 +236,7 @@ func TestI3Binding(t *testing.T) {
 		sub := submit("s-1", "a")
 		sub.Revision = 1
 		_, err = e.res.Answer(ctx, alice, cardKey, sub)
-		require.ErrorIs(t, err, interactions.ErrStaleRevision)
+		require.ErrorIs(t, err, refusal.ErrStaleRevision)
 		sub.Revision = 2
 		_, err = e.res.Answer(ctx, alice, cardKey, sub)
 		require.NoError(t, err)
@@ -251,7 +252,7 @@ func TestI3Binding(t *testing.T) {
 			require.NoError(t, err)
 		}
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrStaleRevision)
+		require.ErrorIs(t, err, refusal.ErrStaleRevision)
 		assert.Equal(t, interactions.StatusPending, e.stored().Status)
 		// A fresh attempt validates against the current revision and lands.
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
@@ -267,7 +268,7 @@ func TestI3Binding(t *testing.T) {
 			require.NoError(t, err)
 		}
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "b"))
-		require.ErrorIs(t, err, interactions.ErrSchemaMismatch)
+		require.ErrorIs(t, err, refusal.ErrSchemaMismatch)
 		// The new schema is what the next attempt is validated against.
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "c"))
 		require.NoError(t, err)
@@ -279,7 +280,7 @@ func TestI3Binding(t *testing.T) {
 		missingSub := submit("s-1", "a")
 		missingSub.Response.CorrelationID = "no-such-card"
 		_, missing := e.res.Answer(ctx, alice, interactions.Key{Conversation: conv, CorrelationID: "no-such-card"}, missingSub)
-		require.ErrorIs(t, missing, interactions.ErrCardNotFound)
+		require.ErrorIs(t, missing, refusal.ErrCardNotFound)
 
 		e.db.Grant(visitor, conv)
 		e.db.Grant(alice, otherConv)
@@ -305,10 +306,10 @@ func TestI3Binding(t *testing.T) {
 				sub := submit("s-1", "a")
 				sub.Response.CorrelationID = tc.key.CorrelationID
 				_, err := e.res.Answer(ctx, tc.caller, tc.key, sub)
-				require.ErrorIs(t, err, interactions.ErrCardNotFound)
+				require.ErrorIs(t, err, refusal.ErrCardNotFound)
 				assert.Equal(t, missing.Error(), err.Error(), "same refusal as a missing card")
 				_, err = e.res.Read(ctx, tc.caller, tc.key)
-				require.ErrorIs(t, err, interactions.ErrCardNotFound)
+				require.ErrorIs(t, err, refusal.ErrCardNotFound)
 				assert.Equal(t, interactions.StatusPending, e.stored().Status)
 			})
 		}
@@ -320,30 +321,30 @@ func TestI3Binding(t *testing.T) {
 		// alice moved to tenant t2: a session still claiming t1 is refused.
 		e.db.Grant(aliceT2, conv)
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 
 		e = newEnv(t)
 		e.db.Suspend(alice)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 		_, err = e.res.Read(ctx, alice, cardKey)
-		require.ErrorIs(t, err, interactions.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 
 		_, err = e.res.Answer(ctx, interactions.Caller{Tenant: "t1"}, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrUnauthorized, "a caller naming nobody")
+		require.ErrorIs(t, err, refusal.ErrUnauthorized, "a caller naming nobody")
 	})
 
 	t.Run("revoked while validating", func(t *testing.T) {
 		e := newEnv(t)
 		e.beforeValidate = func() { e.db.Revoke(alice, conv) }
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrCardNotFound)
+		require.ErrorIs(t, err, refusal.ErrCardNotFound)
 		assert.Equal(t, interactions.StatusPending, e.stored().Status)
 
 		e = newEnv(t)
 		e.beforeValidate = func() { e.db.Suspend(alice) }
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
-		require.ErrorIs(t, err, interactions.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 		assert.Equal(t, interactions.StatusPending, e.stored().Status)
 	})
 
@@ -354,10 +355,10 @@ func TestI3Binding(t *testing.T) {
 		sub := submit("s-1", "a")
 		sub.Revision = 1
 		_, err := e.res.Answer(ctx, bob, cardKey, sub)
-		require.ErrorIs(t, err, interactions.ErrCardNotFound)
+		require.ErrorIs(t, err, refusal.ErrCardNotFound)
 		// A body naming another card than the request is malformed.
 		sub.Response.CorrelationID = "card-9"
 		_, err = e.res.Answer(ctx, alice, cardKey, sub)
-		require.ErrorIs(t, err, interactions.ErrInvalidAnswer)
+		require.ErrorIs(t, err, refusal.ErrInvalidAnswer)
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The simulation's flags. go test ./interactions -run TestSimulation
@@ -262,7 +263,7 @@ func (s *sim) resolver(st interactions.Store, id string, a ...*actor) *interacti
 		}
 		s.validations[id] = append(s.validations[id], ref)
 		if !simValid(ref, value) {
-			return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: "/value/optionId"}
+			return &refusal.Error{Code: refusal.CodeInvalidAnswer, Path: "/value/optionId"}
 		}
 		return nil
 	})
@@ -305,13 +306,13 @@ func simValid(ref interactions.SchemaRef, value json.RawMessage) bool {
 func (s *sim) record(a *actor, op string, key interactions.Key, o simOutcome) {
 	o.actor, o.op, o.key = a.name, op, key
 	s.outcomes = append(s.outcomes, o)
-	s.trace = append(s.trace, fmt.Sprintf("%s %s %s -> %v", a.name, op, key.CorrelationID, interactions.CodeOf(o.err)))
+	s.trace = append(s.trace, fmt.Sprintf("%s %s %s -> %v", a.name, op, key.CorrelationID, refusal.CodeOf(o.err)))
 }
 
 // retryable reports whether an answerer tries the same submission again.
 func retryable(err error) bool {
-	switch interactions.CodeOf(err) {
-	case interactions.CodeNeedsReconciliation, interactions.CodeCheckpointWriteFailed, interactions.CodeStoreUnavailable:
+	switch refusal.CodeOf(err) {
+	case refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed, refusal.CodeStoreUnavailable:
 		return true
 	}
 	return false
@@ -470,13 +471,13 @@ func (s *sim) check() []string {
 	}
 	won := map[interactions.Key]map[string]bool{}
 	for _, o := range s.outcomes {
-		code := interactions.CodeOf(o.err)
+		code := refusal.CodeOf(o.err)
 		if o.err != nil && code == "" {
 			bad("%s %s: untyped error %v", o.actor, o.op, o.err)
 			continue
 		}
 		fin := final[o.key]
-		if !s.faults && (code == interactions.CodeNeedsReconciliation || code == interactions.CodeCheckpointWriteFailed || code == interactions.CodeStoreUnavailable) {
+		if !s.faults && (code == refusal.CodeNeedsReconciliation || code == refusal.CodeCheckpointWriteFailed || code == refusal.CodeStoreUnavailable) {
 			bad("%s %s: %s without a store fault", o.actor, o.op, code)
 		}
 		switch o.op {
@@ -508,11 +509,11 @@ func (s *sim) check() []string {
 func (s *sim) checkAnswer(o simOutcome, fin interactions.Record, won map[interactions.Key]map[string]bool, bad func(string, ...any)) {
 	id := o.sub.ID
 	stored := fin.Answer != nil && fin.Answer.SubmissionID == id
-	if o.caller == bob && (o.err == nil || interactions.CodeOf(o.err) != interactions.CodeCardNotFound) && !retryable(o.err) {
+	if o.caller == bob && (o.err == nil || refusal.CodeOf(o.err) != refusal.CodeCardNotFound) && !retryable(o.err) {
 		bad("%s: bob, a foreign principal, got %v", o.actor, o.err)
 		return
 	}
-	switch code := interactions.CodeOf(o.err); code {
+	switch code := refusal.CodeOf(o.err); code {
 	case "":
 		if !stored || o.res.Record.Answer == nil || o.res.Record.Answer.SubmissionID != id || o.res.Record.Revision != fin.Revision {
 			bad("%s: %s reported landed on %s, stored %+v", o.actor, id, o.key.CorrelationID, fin.Answer)
@@ -521,41 +522,41 @@ func (s *sim) checkAnswer(o simOutcome, fin interactions.Record, won map[interac
 			won[o.key] = map[string]bool{}
 		}
 		won[o.key][id] = true
-	case interactions.CodeDuplicateAnswer:
+	case refusal.CodeDuplicateAnswer:
 		if !stored {
 			bad("%s: duplicate-answer but %s is not stored", o.actor, id)
 		}
-	case interactions.CodeAlreadyAnswered:
+	case refusal.CodeAlreadyAnswered:
 		if stored || (fin.Status != interactions.StatusAnswered && fin.Status != interactions.StatusDeclined) {
 			bad("%s: already-answered but the card is %s", o.actor, fin.Status)
 		}
-	case interactions.CodeCardCancelled:
+	case refusal.CodeCardCancelled:
 		if fin.Status != interactions.StatusCancelled || stored {
 			bad("%s: card-cancelled but the card is %s", o.actor, fin.Status)
 		}
-	case interactions.CodeCardSuperseded:
+	case refusal.CodeCardSuperseded:
 		if fin.Status != interactions.StatusSuperseded {
 			bad("%s: card-superseded but the card is %s", o.actor, fin.Status)
 		}
-	case interactions.CodeAnswerExpired:
+	case refusal.CodeAnswerExpired:
 		if fin.Status != interactions.StatusExpired && !(fin.Status == interactions.StatusPending && fin.Expired(s.clock.Now().UnixMilli())) {
 			bad("%s: answer-expired but the card is %s, deadline %d", o.actor, fin.Status, fin.ExpiresAt)
 		}
-	case interactions.CodeCardNotFound:
+	case refusal.CodeCardNotFound:
 		if o.caller == alice && !s.revoked {
 			bad("%s: card-not-found for alice who was never revoked", o.actor)
 		}
-	case interactions.CodeUnauthorized:
+	case refusal.CodeUnauthorized:
 		if !s.suspended {
 			bad("%s: unauthorized for a caller never suspended", o.actor)
 		}
-	case interactions.CodeInvalidAnswer:
+	case refusal.CodeInvalidAnswer:
 		a := o.sub.Response
 		if !(a.Action == interactions.CardActionDecline || (a.Action == interactions.CardActionSubmit && !simValid(radioV1, a.Value))) {
 			bad("%s: invalid-answer for a valid %s", o.actor, a.Action)
 		}
-	case interactions.CodeStaleRevision, interactions.CodeSchemaMismatch, interactions.CodeNeedsReconciliation,
-		interactions.CodeCheckpointWriteFailed, interactions.CodeStoreUnavailable:
+	case refusal.CodeStaleRevision, refusal.CodeSchemaMismatch, refusal.CodeNeedsReconciliation,
+		refusal.CodeCheckpointWriteFailed, refusal.CodeStoreUnavailable:
 	default:
 		bad("%s: unexpected refusal %v", o.actor, o.err)
 	}

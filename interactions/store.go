@@ -1,6 +1,10 @@
 package interactions
 
-import "context"
+import (
+	"context"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
 
 // Store is the seam to the host's existing card/session store: the one
 // interface a host implements (seed 000; contract-v1.md section 13). The
@@ -87,7 +91,7 @@ type Change struct {
 // fence, before writing.
 func (ch Change) Check(key Key, cur *Record) error {
 	refuse := func(msg string) error {
-		return &Error{Code: CodeCheckpointWriteFailed, Message: "store refused the change: " + msg}
+		return &refusal.Error{Code: refusal.CodeCheckpointWriteFailed, Message: "store refused the change: " + msg}
 	}
 	next, tr := ch.Next, ch.Transition
 	if next == nil {

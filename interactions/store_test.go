@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // TestChangeCheck covers every change a Store must refuse, and the ones it
@@ -49,8 +50,8 @@ func TestChangeCheck(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, interactions.ErrCheckpointWriteFailed)
-			assert.Equal(t, interactions.CodeCheckpointWriteFailed, interactions.CodeOf(err))
+			require.ErrorIs(t, err, refusal.ErrCheckpointWriteFailed)
+			assert.Equal(t, refusal.CodeCheckpointWriteFailed, refusal.CodeOf(err))
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -17,8 +19,10 @@ import (
 // Idempotency-Key header, or an id the renderer generated when it showed the
 // card): non-empty, at most MaxIDBytes. The same ID with the same action
 // and value is the same submission (a retry), anything else a different
-// one. Response is the CardResponse of contract-v1.md section 3; its
-// CorrelationID must equal the key's. Revision, when not 0, is the card
+// one. Response is the CardResponse of contract-v1.md section 3, checked
+// by the same shape rules as chatprotocol.ValidateCardResponse (a decline
+// or cancel whose Value is JSON null, encoding/json's form of an absent
+// member, carries no value); its CorrelationID must equal the key's. Revision, when not 0, is the card
 // revision the person saw; the answer is refused with ErrStaleRevision if
 // the card has moved since.
 //
@@ -38,49 +42,47 @@ const DefaultMaxValueBytes = 64 << 10
 // ErrInvalidAnswer or ErrFrameTooLarge; it never panics.
 func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 	if sub.ID == "" || len(sub.ID) > MaxIDBytes {
-		return Answer{}, wire.New(CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
+		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
 	}
-	if sub.Response.CorrelationID != key.CorrelationID {
-		return Answer{}, wire.New(CodeInvalidAnswer, "/correlationId", "response names another card than the request")
+	resp := sub.Response
+	if resp.Action != CardActionSubmit && string(resp.Value) == "null" {
+		resp.Value = nil // encoding/json's form of an absent value
+	}
+	if err := wire.CheckCorrelation(refusal.CodeInvalidAnswer, key.CorrelationID, resp.CorrelationID); err != nil {
+		return Answer{}, err
 	}
 	if sub.Revision < 0 {
-		return Answer{}, wire.New(CodeInvalidAnswer, "", "negative revision")
+		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "", "negative revision")
 	}
-	a := Answer{SubmissionID: sub.ID, Action: sub.Response.Action}
-	switch a.Action {
-	case CardActionSubmit:
-		if len(sub.Response.Value) > maxValueBytes {
-			return Answer{}, wire.New(CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
-		}
-		v, err := canonicalObject(sub.Response.Value)
+	if resp.Action == CardActionSubmit && len(resp.Value) > maxValueBytes {
+		return Answer{}, wire.New(refusal.CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
+	}
+	if vs := wire.ResponseViolations(refusal.CodeInvalidAnswer, resp); len(vs) > 0 {
+		return Answer{}, vs[0]
+	}
+	a := Answer{SubmissionID: sub.ID, Action: resp.Action}
+	if a.Action == CardActionSubmit {
+		v, err := canonicalObject(resp.Value)
 		if err != nil {
 			return Answer{}, err
 		}
 		a.Value = v
-	case CardActionDecline, CardActionCancel:
-		if v := sub.Response.Value; len(v) != 0 && string(v) != "null" {
-			return Answer{}, wire.New(CodeInvalidAnswer, "/value", "a "+string(a.Action)+" carries no value")
-		}
-	default:
-		return Answer{}, wire.New(CodeInvalidAnswer, "/action", "action must be submit, decline or cancel")
 	}
 	a.Digest = digest(a.Action, a.Value)
 	return a, nil
 }
 
-// canonicalObject returns raw as a canonical JSON object: members sorted by
+// canonicalObject returns raw, which opens an object (the rule of
+// wire.ResponseViolations), as a canonical JSON object: members sorted by
 // name, no insignificant whitespace, strings in their shortest form, number
-// literals kept as sent. It refuses anything but one JSON object, a
+// literals kept as sent. It refuses anything but one JSON value, a
 // duplicated member name and invalid UTF-8 (RFC 7493), so that the value
 // validated, digested and stored is the one every later reader parses the
 // same way.
 func canonicalObject(raw json.RawMessage) (json.RawMessage, error) {
 	v := jsontext.Value(raw).Clone()
 	if err := v.Format(jsontext.ReorderRawObjects(true)); err != nil {
-		return nil, wire.Wrap(CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
-	}
-	if v.Kind() != '{' {
-		return nil, wire.New(CodeInvalidAnswer, "/value", "a submit's value must be a JSON object")
+		return nil, wire.Wrap(refusal.CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
 	}
 	return json.RawMessage(v), nil
 }

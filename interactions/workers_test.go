@@ -9,6 +9,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Fresh workers over the same fake database recover pending and terminal
@@ -37,7 +38,7 @@ func TestFreshWorkersRecover(t *testing.T) {
 			e.store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
 		}})
 	_, err = e.res.Answer(ctx, alice, keys["crashed"], sub("s-2", "crashed"))
-	require.ErrorIs(t, err, interactions.ErrNeedsReconciliation)
+	require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 	before := map[string]interactions.Record{}
 	for id, k := range keys {
 		v, err := e.res.Lookup(ctx, k)
@@ -52,7 +53,7 @@ func TestFreshWorkersRecover(t *testing.T) {
 			require.NoError(t, err, id)
 			assert.Equal(t, before[id], v.Record, id)
 			_, err = fresh.Read(ctx, bob, k)
-			require.ErrorIs(t, err, interactions.ErrCardNotFound, "authority is rechecked on every read")
+			require.ErrorIs(t, err, refusal.ErrCardNotFound, "authority is rechecked on every read")
 		}
 	}
 	assert.Equal(t, interactions.StatusPending, before["pending"].Status)
@@ -64,7 +65,7 @@ func TestFreshWorkersRecover(t *testing.T) {
 	_, err = fresh.Answer(ctx, alice, keys["pending"], sub("s-3", "pending"))
 	require.NoError(t, err)
 	res, err := fresh.Answer(ctx, alice, keys["crashed"], sub("s-2", "crashed"))
-	require.ErrorIs(t, err, interactions.ErrDuplicateAnswer)
+	require.ErrorIs(t, err, refusal.ErrDuplicateAnswer)
 	assert.Equal(t, before["crashed"], res.Record)
 	// Reads never advanced anything: each card has its open and its one
 	// closing version.

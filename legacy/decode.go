@@ -7,11 +7,12 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // DecodeLegacyChatFrame reads one unversioned frame (the JSON text of an SSE
-// data field) of dialect d into a typed legacy Frame (contract-v1.md
-// section 9). Unlike chatprotocol.ParseChatEvent, which never fails, it
+// data field) of dialect d into a typed legacy Frame (docs/contract.md
+// section 9). Unlike ParseChatEvent, which never fails, it
 // refuses what cannot be upgraded faithfully, so that a host learns why:
 //
 //   - unsupported-version: d is not Scout or Papercusp; or the frame is an
@@ -28,10 +29,10 @@ import (
 //
 // A type the dialect does not define (a product's own type such as Scout's
 // products, or a type of the other dialect) is returned as a
-// *chatprotocol.ChatAppEvent holding the frame; whether it upgrades is the
+// *AppFrame holding the frame; whether it upgrades is the
 // host's registry's decision. The frame types and the members each needs
 // are those of ParseChatEvent (a null member counts as absent), plus the
-// Papercusp types described on Delta, ToolCall and ToolResult. One
+// Papercusp types described on DeltaFrame, ToolCallFrame and ToolResultFrame. One
 // difference: a member that may hold any JSON value (a state's snapshot, a
 // tool call's input, a tool result's output) keeps an explicit null as the
 // JSON null, where ParseChatEvent reads a null snapshot as absent, since
@@ -58,49 +59,49 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 	text := jsjson.DecodeUTF8(data)
 	obj, spans, ok := jsjson.ParseObject(text)
 	if !ok {
-		return nil, wire.New(chatprotocol.CodeInvalidEvent, "", "a legacy frame is one JSON object")
+		return nil, wire.New(refusal.CodeInvalidEvent, "", "a legacy frame is one JSON object")
 	}
 	if _, versioned := obj["schemaVersion"]; versioned {
-		return nil, wire.New(chatprotocol.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
+		return nil, wire.New(refusal.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
 	}
 	typ, ok := obj["type"].(string)
 	if !ok {
-		return nil, wire.New(chatprotocol.CodeInvalidEvent, "/type", "a legacy frame has a string type")
+		return nil, wire.New(refusal.CodeInvalidEvent, "/type", "a legacy frame has a string type")
 	}
 	specs, defined := vocabulary(d)[typ]
 	if !defined {
-		return &chatprotocol.ChatAppEvent{Type: typ, Raw: bytes.Clone(bytes.Trim(text, " \t\r\n"))}, nil
+		return &AppFrame{Type: typ, Raw: bytes.Clone(bytes.Trim(text, " \t\r\n"))}, nil
 	}
 	switch typ {
 	case TypeDelta:
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
-		return &Delta{Text: obj["text"].(string)}, nil
+		return &DeltaFrame{Text: obj["text"].(string)}, nil
 	case TypeToolCall:
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
 		callID, _ := obj["callId"].(string)
-		return &ToolCall{CallID: callID, Name: obj["name"].(string), Input: rawMember(obj, spans, "input")}, nil
+		return &ToolCallFrame{CallID: callID, Name: obj["name"].(string), Input: rawMember(obj, spans, "input")}, nil
 	case TypeToolResult:
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
 		callID, _ := obj["callId"].(string)
 		status, _ := obj["status"].(string)
-		return &ToolResult{CallID: callID, Status: chatprotocol.ToolResultStatus(status), Output: rawMember(obj, spans, "output")}, nil
+		return &ToolResultFrame{CallID: callID, Status: chatprotocol.ToolResultStatus(status), Output: rawMember(obj, spans, "output")}, nil
 	}
-	ev := chatprotocol.ParseChatEvent(text)
-	if app, ok := ev.(*chatprotocol.ChatAppEvent); ok && app.Type == typ {
+	ev := ParseChatEvent(text)
+	if app, ok := ev.(*AppFrame); ok && app.Type == typ {
 		// ParseChatEvent keeps a union frame whose members do not fit as an
-		// app event; the adapter refuses it instead, at the faulty member.
+		// app frame; the adapter refuses it instead, at the faulty member.
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
-		return nil, wire.New(chatprotocol.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
+		return nil, wire.New(refusal.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
 	}
-	if state, ok := ev.(*chatprotocol.ChatStateSnapshot); ok && state.Snapshot == nil {
+	if state, ok := ev.(*StateFrame); ok && state.Snapshot == nil {
 		state.Snapshot = rawMember(obj, spans, "snapshot")
 	}
 	return ev, nil
@@ -131,42 +132,42 @@ type member struct {
 	name     string
 	kind     kind
 	required bool
-	code     chatprotocol.Code
+	code     refusal.Code
 }
 
 func req(name string, k kind) member {
-	return member{name: name, kind: k, required: true, code: chatprotocol.CodeInvalidEvent}
+	return member{name: name, kind: k, required: true, code: refusal.CodeInvalidEvent}
 }
 
 func opt(name string, k kind) member {
-	return member{name: name, kind: k, code: chatprotocol.CodeInvalidEvent}
+	return member{name: name, kind: k, code: refusal.CodeInvalidEvent}
 }
 
 // callID is the optional callId of a tool frame; a wrong type is refused as
 // missing-call-id, as ParseEnvelope refuses it.
-var callID = member{name: "callId", kind: kindString, code: chatprotocol.CodeMissingCallID}
+var callID = member{name: "callId", kind: kindString, code: refusal.CodeMissingCallID}
 
 // The vocabularies of the two dialects: each type the dialect defines with
-// its members (contract-v1.md section 2; the package documentation for
+// its members (docs/contract.md section 2; the package documentation for
 // Papercusp). Members not listed are ignored.
 var (
 	shared = map[string][]member{
-		chatprotocol.ChatEventSession:    {req("sessionId", kindString)},
-		chatprotocol.ChatEventCard:       {req("card", kindObject)},
-		chatprotocol.ChatEventCardClosed: {req("correlationId", kindString)},
-		chatprotocol.ChatEventState:      {opt("version", kindInteger), opt("snapshot", kindAny)},
-		chatprotocol.ChatEventDone:       {opt("usage", kindObject)},
-		chatprotocol.ChatEventError:      {req("message", kindString)},
-		chatprotocol.ChatEventNavigate:   {req("href", kindString)},
+		TypeSession:    {req("sessionId", kindString)},
+		TypeCard:       {req("card", kindObject)},
+		TypeCardClosed: {req("correlationId", kindString)},
+		TypeState:      {opt("version", kindInteger), opt("snapshot", kindAny)},
+		TypeDone:       {opt("usage", kindObject)},
+		TypeError:      {req("message", kindString)},
+		TypeNavigate:   {req("href", kindString)},
 	}
 	scoutOnly = map[string][]member{
-		chatprotocol.ChatEventToken:     {req("content", kindString)},
-		chatprotocol.ChatEventToolStart: {req("tool", kindString), callID},
+		TypeToken:     {req("content", kindString)},
+		TypeToolStart: {req("tool", kindString), callID},
 	}
 	papercuspOnly = map[string][]member{
 		TypeDelta:    {req("text", kindString)},
 		TypeToolCall: {callID, req("name", kindString), opt("input", kindAny)},
-		TypeToolResult: {callID, {name: "status", kind: kindString, code: chatprotocol.CodeUnknownResultStatus},
+		TypeToolResult: {callID, {name: "status", kind: kindString, code: refusal.CodeUnknownResultStatus},
 			opt("output", kindAny)},
 	}
 )

@@ -71,7 +71,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	typ := t.value[1 : len(t.value)-1]
 	specs, defined := vocabulary(d)[string(typ)]
 	if !defined {
-		return &chatprotocol.ChatAppEvent{Type: string(typ), Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}, true
+		return &AppFrame{Type: string(typ), Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}, true
 	}
 	// The members the type reads, by their place in specs: a string, a
 	// whole number, or any JSON value as its text.
@@ -112,33 +112,33 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		// parse of the whole frame it makes first to look for
 		// schemaVersion and the type, which the scan has done: the typed
 		// event ParseChatEvent reads, or else a refusal, left to it.
-		ev := chatprotocol.ParseChatEvent(data)
-		if _, app := ev.(*chatprotocol.ChatAppEvent); app || ev == nil || ev.ChatEventType() != string(typ) {
+		ev := ParseChatEvent(data)
+		if _, app := ev.(*AppFrame); app || ev == nil || ev.FrameType() != string(typ) {
 			return nil, false
 		}
 		return ev, true
 	}
 	switch string(typ) {
-	case chatprotocol.ChatEventToken:
-		return &chatprotocol.ChatToken{Content: strs[0]}, true
+	case TypeToken:
+		return &TokenFrame{Content: strs[0]}, true
 	case TypeDelta:
-		return &Delta{Text: strs[0]}, true
-	case chatprotocol.ChatEventSession:
-		return &chatprotocol.ChatSession{SessionID: strs[0]}, true
-	case chatprotocol.ChatEventToolStart:
-		return &chatprotocol.ChatToolStart{Tool: strs[0], CallID: strs[1]}, true
-	case chatprotocol.ChatEventCardClosed:
-		return &chatprotocol.ChatCardClosed{CorrelationID: strs[0]}, true
-	case chatprotocol.ChatEventError:
-		return &chatprotocol.ChatError{Message: strs[0]}, true
-	case chatprotocol.ChatEventNavigate:
-		return &chatprotocol.ChatNavigate{Href: strs[0]}, true
-	case chatprotocol.ChatEventState:
-		return &chatprotocol.ChatStateSnapshot{Version: ints[0], Snapshot: raws[1]}, true
+		return &DeltaFrame{Text: strs[0]}, true
+	case TypeSession:
+		return &SessionFrame{SessionID: strs[0]}, true
+	case TypeToolStart:
+		return &ToolStartFrame{Tool: strs[0], CallID: strs[1]}, true
+	case TypeCardClosed:
+		return &CardClosedFrame{CorrelationID: strs[0]}, true
+	case TypeError:
+		return &ErrorFrame{Message: strs[0]}, true
+	case TypeNavigate:
+		return &NavigateFrame{Href: strs[0]}, true
+	case TypeState:
+		return &StateFrame{Version: ints[0], Snapshot: raws[1]}, true
 	case TypeToolCall:
-		return &ToolCall{CallID: strs[0], Name: strs[1], Input: raws[2]}, true
+		return &ToolCallFrame{CallID: strs[0], Name: strs[1], Input: raws[2]}, true
 	case TypeToolResult:
-		return &ToolResult{CallID: strs[0], Status: chatprotocol.ToolResultStatus(strs[1]), Output: raws[2]}, true
+		return &ToolResultFrame{CallID: strs[0], Status: chatprotocol.ToolResultStatus(strs[1]), Output: raws[2]}, true
 	}
 	return nil, false
 }

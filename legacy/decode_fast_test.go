@@ -1,14 +1,13 @@
 package legacy
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/stretchr/testify/assert"
 )
 
 // strictCases are frames with whether decodeStrict takes them.
@@ -78,7 +77,7 @@ func TestDecodeStrictTakesOnlyWhatItReadsExactly(t *testing.T) {
 	}
 	f, ok := decodeStrict([]byte(`{"type":"token","content":"a\nb"}`), Scout)
 	assert.True(t, ok)
-	assert.Equal(t, &chatprotocol.ChatToken{Content: "a\nb"}, f)
+	assert.Equal(t, &TokenFrame{Content: "a\nb"}, f)
 }
 
 // FuzzDecodeStrict compares the fast path with the general one: whenever

@@ -1,45 +1,63 @@
-// Package legacy holds the explicit adapters between unversioned (legacy0)
-// chat frames and version-1 envelopes (contract-v1.md section 9; seed 000,
-// the paragraph on decodeLegacyChatFrame, upgradeLegacyChatFrame and
-// encodeLegacyChatFrame). They are the only code of the module that reads
-// or writes unversioned frames for version 1, and only when a host selects
-// them: nothing guesses an unversioned frame into version 1.
+// Package legacy is version 0 of the chat wire contract: the unversioned
+// (legacy0) frame union and the explicit adapters between it and version-1
+// envelopes. It is the only code of the module that reads or writes
+// unversioned frames, and it does so for version 1 only when a host selects
+// it: nothing guesses an unversioned frame into version 1.
+//
+// # The union
+//
+// Frame is the sealed union of docs/contract.md section 2: *SessionFrame,
+// *TokenFrame, *ToolStartFrame, *CardFrame, *CardClosedFrame, *StateFrame,
+// *DoneFrame, *ErrorFrame and *NavigateFrame, the Papercusp dialect's
+// *DeltaFrame, *ToolCallFrame and *ToolResultFrame, and *AppFrame for a
+// product's own type. Type names are the Type* constants.
+//
+// ParseChatEvent reads a frame tolerantly, as the TypeScript reference
+// does: never an error, never a panic; nil for anything but a JSON object
+// with a string type; a product's own types, and union frames whose members
+// do not fit, come back whole as an *AppFrame. MarshalChatEvent writes any
+// Frame. FrameChannel, IsStateFrame and IsReplayableFrame give the section-2
+// channel partition: only EVENT-channel frames are replayable.
+//
+// # Adapters
+//
+// The adapters of docs/contract.md section 9:
 //
 //   - DecodeLegacyChatFrame reads one frame of a dialect the host names
 //     into a typed Frame, refusing what cannot be upgraded faithfully.
 //   - UpgradeLegacyChatFrame maps a Frame to one or more envelopes, with
-//     the identity, tool call ids and product types a Host supplies.
-//     StreamHost is a ready-made Host for one stream.
+//     the identity, tool call ids and product types a Host supplies;
+//     AppendUpgradedLegacyChatFrame appends them to a slice the caller
+//     reuses. StreamHost is a ready-made Host for one stream.
 //   - EncodeLegacyChatFrame maps an envelope back to a Frame where a legacy
 //     form exists, and refuses with unsupported-event where none does, so
-//     the host chooses its fallback; MarshalFrame writes a Frame's bytes.
+//     the host chooses its fallback.
 //
 // # Dialects
 //
 // The host says which vocabulary a stream speaks (Dialect); the bytes are
 // never sniffed.
 //
-// Scout is the shipped version-0 union of contract-v1.md section 2, as
-// chatprotocol.ParseChatEvent reads it: session{sessionId},
-// token{content}, tool_start{tool, callId?}, card{card},
-// card_closed{correlationId}, state{version?, snapshot?}, done{usage?},
-// error{message}, navigate{href}. Upgrading renames token/content to
-// delta/text and tool_start/tool to tool_call/name (seed 000).
+// Scout is the shipped version-0 union, as ParseChatEvent reads it:
+// session{sessionId}, token{content}, tool_start{tool, callId?},
+// card{card}, card_closed{correlationId}, state{version?, snapshot?},
+// done{usage?}, error{message}, navigate{href}. Upgrading renames
+// token/content to delta/text and tool_start/tool to tool_call/name.
 //
-// Papercusp "retains its existing vocabulary" (seed 000), which neither the
-// seed nor the contract spells out. This package assumes, and its fixtures
+// Papercusp keeps its existing vocabulary, which the contract does not
+// spell out. This package assumes, and its fixtures
 // (testdata/legacy/papercusp) pin, that the existing Papercusp vocabulary is
 // the one version 1 adopted, without the envelope: delta{text} and
 // tool_call{callId?, name, input?} where Scout has token and tool_start,
 // plus tool_result{callId?, status, output?}, the only legacy tool result
-// (the seed's "unknown result status is refused" needs one); every other
-// type is the same as Scout's (session, card, card_closed, state,
-// done{usage?}, error{message}, navigate). Such frames upgrade without any
-// renaming. In the Papercusp dialect token and tool_start are not
-// vocabulary, and in the Scout dialect delta, tool_call and tool_result are
-// not: each is read as a product type, which no registry can list, so it is
-// refused on upgrade with unsupported-event. Should Papercusp's actual
-// wire names differ, the vocabulary is one table in decode.go.
+// (an unknown result status must be refusable); every other type is the
+// same as Scout's (session, card, card_closed, state, done{usage?},
+// error{message}, navigate). Such frames upgrade without any renaming. In
+// the Papercusp dialect token and tool_start are not vocabulary, and in the
+// Scout dialect delta, tool_call and tool_result are not: each is read as a
+// product type, which no registry can list, so it is refused on upgrade
+// with unsupported-event. Should Papercusp's actual wire names differ, the
+// vocabulary is one table in decode.go.
 //
 // # Nothing is invented
 //
@@ -61,11 +79,11 @@
 //
 // # Refusals
 //
-// Every refusal is a *chatprotocol.Error with a stable code of the root
-// package (contract-v1.md section 12) and, where one applies, a JSON
+// Every refusal is a *refusal.Error with a stable code of package refusal
+// (docs/contract.md section 12) and, where one applies, a JSON
 // pointer into the legacy frame (decode, upgrade) or the envelope
-// (encode). Branch with errors.Is against chatprotocol.ErrMissingCallID
-// and the other sentinels, or with chatprotocol.CodeOf. The package adds
+// (encode). Branch with errors.Is against refusal.ErrMissingCallID
+// and the other sentinels, or with refusal.CodeOf. The package adds
 // no code of its own.
 //
 // A Host may keep its mappings in a store. When the host itself fails (its

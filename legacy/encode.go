@@ -5,11 +5,12 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // EncodeLegacyChatFrame returns the legacy frame of dialect d that env's
 // event stands for, the inverse of UpgradeLegacyChatFrame where one exists
-// (contract-v1.md section 9), for a host that serves version 1 to clients
+// (docs/contract.md section 9), for a host that serves version 1 to clients
 // still reading version 0:
 //
 //	delta{text}                      Scout token{content}; Papercusp delta{text}
@@ -26,7 +27,7 @@ import (
 // outcome, and every kept unknown member. The identity of env is not part
 // of a legacy frame; a host that writes SSE keeps env.Seq as the frame id.
 //
-// Refusals (*chatprotocol.Error): unsupported-event for an event without a
+// Refusals (*refusal.Error): unsupported-event for an event without a
 // legacy form, so that the host picks its fallback deliberately: lifecycle
 // other than completed (path /event/status), result, provenance,
 // capabilities, a Scout tool_result, a Papercusp tool_result with blocks
@@ -44,10 +45,10 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 	ev := env.Event
 	m, ok := ev.(json.Marshaler)
 	if ev == nil || !ok {
-		return nil, wire.New(chatprotocol.CodeInvalidEnvelope, "/event", "missing")
+		return nil, wire.New(refusal.CodeInvalidEnvelope, "/event", "missing")
 	}
 	if _, err := m.MarshalJSON(); err != nil {
-		if e, ok := err.(*chatprotocol.Error); ok {
+		if e, ok := err.(*refusal.Error); ok {
 			e.Path = "/event" + e.Path
 		}
 		return nil, err
@@ -56,12 +57,12 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 	if err != nil {
 		return nil, err
 	}
-	if _, err := MarshalFrame(f); err != nil {
+	if _, err := MarshalChatEvent(f); err != nil {
 		// Valid in version 1, but version 0 cannot carry it exactly: an
 		// integer beyond 2^53-1, which JavaScript would round and
 		// DecodeLegacyChatFrame refuses.
 		path := "/event"
-		if e, ok := err.(*chatprotocol.Error); ok {
+		if e, ok := err.(*refusal.Error); ok {
 			path += e.Path
 		}
 		return nil, noLegacyForm(path, "no exact legacy form: "+err.Error())
@@ -74,17 +75,17 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 	switch e := ev.(type) {
 	case *chatprotocol.SessionEvent:
-		return &chatprotocol.ChatSession{SessionID: e.SessionID}, nil
+		return &SessionFrame{SessionID: e.SessionID}, nil
 	case *chatprotocol.DeltaEvent:
 		if d == Papercusp {
-			return &Delta{Text: e.Text}, nil
+			return &DeltaFrame{Text: e.Text}, nil
 		}
-		return &chatprotocol.ChatToken{Content: e.Text}, nil
+		return &TokenFrame{Content: e.Text}, nil
 	case *chatprotocol.ToolCallEvent:
 		if d == Papercusp {
-			return &ToolCall{CallID: e.CallID, Name: e.Name, Input: e.Input}, nil
+			return &ToolCallFrame{CallID: e.CallID, Name: e.Name, Input: e.Input}, nil
 		}
-		return &chatprotocol.ChatToolStart{Tool: e.Name, CallID: e.CallID}, nil
+		return &ToolStartFrame{Tool: e.Name, CallID: e.CallID}, nil
 	case *chatprotocol.ToolResultEvent:
 		switch {
 		case d != Papercusp:
@@ -92,35 +93,35 @@ func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 		case len(e.Blocks) > 0:
 			return nil, noLegacyForm("/event/blocks", "a Papercusp tool_result has no blocks")
 		}
-		return &ToolResult{CallID: e.CallID, Status: e.Status, Output: e.Output}, nil
+		return &ToolResultFrame{CallID: e.CallID, Status: e.Status, Output: e.Output}, nil
 	case *chatprotocol.LifecycleEvent:
 		if e.Status != chatprotocol.LifecycleCompleted {
 			return nil, noLegacyForm("/event/status", "only a completed lifecycle has a legacy form (done), not "+quote(string(e.Status)))
 		}
-		return &chatprotocol.ChatDone{Usage: usageV0(e.Usage)}, nil
+		return &DoneFrame{Usage: usageV0(e.Usage)}, nil
 	case *chatprotocol.ErrorEvent:
-		return &chatprotocol.ChatError{Message: e.Message}, nil
+		return &ErrorFrame{Message: e.Message}, nil
 	case *chatprotocol.CardEvent:
-		return &chatprotocol.ChatCard{Card: e.Card}, nil
+		return &CardFrame{Card: e.Card}, nil
 	case *chatprotocol.CardClosedEvent:
-		return &chatprotocol.ChatCardClosed{CorrelationID: e.CorrelationID}, nil
+		return &CardClosedFrame{CorrelationID: e.CorrelationID}, nil
 	case *chatprotocol.StateEvent:
-		return &chatprotocol.ChatStateSnapshot{Version: e.Version, Snapshot: e.Snapshot}, nil
+		return &StateFrame{Version: e.Version, Snapshot: e.Snapshot}, nil
 	case *chatprotocol.NavigateEvent:
-		return &chatprotocol.ChatNavigate{Href: e.Href}, nil
+		return &NavigateFrame{Href: e.Href}, nil
 	case *chatprotocol.AppEvent:
-		return &chatprotocol.ChatAppEvent{Type: e.Type, Raw: e.Raw}, nil
+		return &AppFrame{Type: e.Type, Raw: e.Raw}, nil
 	}
 	return nil, noLegacyForm("/event/type", "a "+ev.EventType()+" event has no legacy form")
 }
 
 func noLegacyForm(path, message string) error {
-	return wire.New(chatprotocol.CodeUnsupportedEvent, path, message)
+	return wire.New(refusal.CodeUnsupportedEvent, path, message)
 }
 
-func usageV0(u *chatprotocol.Usage) *chatprotocol.ChatUsage {
+func usageV0(u *chatprotocol.Usage) *Usage {
 	if u == nil {
 		return nil
 	}
-	return &chatprotocol.ChatUsage{TotalTokens: u.TotalTokens, CostUsd: u.CostUSD}
+	return &Usage{TotalTokens: u.TotalTokens, CostUSD: u.CostUSD}
 }

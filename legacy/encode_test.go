@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // envelope parses one version-1 event into an envelope, with product types.
@@ -62,12 +63,12 @@ func TestEncodeTable(t *testing.T) {
 				if want[0] != '{' {
 					assert.Nil(t, f)
 					require.Error(t, err)
-					e := refusal(t, err)
+					e := refusalOf(t, err)
 					assert.Equal(t, want, string(e.Code)+" "+e.Path)
 					return
 				}
 				require.NoError(t, err)
-				got, err := MarshalFrame(f)
+				got, err := MarshalChatEvent(f)
 				require.NoError(t, err)
 				assert.Equal(t, want, string(got))
 				back, err := DecodeLegacyChatFrame(got, d)
@@ -81,33 +82,33 @@ func TestEncodeTable(t *testing.T) {
 func TestEncodeRefuses(t *testing.T) {
 	beyond := int64(1<<53 + 1) // a JavaScript number rounds it; DecodeLegacyChatFrame refuses it
 	_, err := EncodeLegacyChatFrame(envelope(t, `{"type":"delta","text":"x"}`), 0)
-	assert.ErrorIs(t, err, chatprotocol.ErrUnsupportedVersion)
+	assert.ErrorIs(t, err, refusal.ErrUnsupportedVersion)
 
 	for name, ev := range map[string]chatprotocol.Event{
 		"nil":         nil,
 		"nil pointer": (*chatprotocol.DeltaEvent)(nil),
 	} {
 		_, err := EncodeLegacyChatFrame(chatprotocol.ChatEventEnvelope{Event: ev}, Scout)
-		require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope, name)
-		assert.Equal(t, "/event", refusal(t, err).Path, name)
+		require.ErrorIs(t, err, refusal.ErrInvalidEnvelope, name)
+		assert.Equal(t, "/event", refusalOf(t, err).Path, name)
 	}
 
 	for name, tt := range map[string]struct {
 		ev   chatprotocol.Event
-		code chatprotocol.Code
+		code refusal.Code
 		path string
 	}{
-		"tool call without id":        {&chatprotocol.ToolCallEvent{Name: "x"}, chatprotocol.CodeMissingCallID, "/event/callId"},
-		"unknown result status":       {&chatprotocol.ToolResultEvent{CallID: "c", Status: "done"}, chatprotocol.CodeUnknownResultStatus, "/event/status"},
-		"empty href":                  {&chatprotocol.NavigateEvent{}, chatprotocol.CodeInvalidEvent, "/event/href"},
-		"app event of core type":      {&chatprotocol.AppEvent{Type: "delta", Raw: json.RawMessage(`{"type":"delta"}`)}, chatprotocol.CodeUnsupportedEvent, "/event/type"},
-		"bad utf-8":                   {&chatprotocol.DeltaEvent{Text: "\xff"}, chatprotocol.CodeInvalidEvent, "/event/text"},
-		"state version beyond 2^53-1": {&chatprotocol.StateEvent{Version: 1<<53 + 1, Snapshot: json.RawMessage(`{}`)}, chatprotocol.CodeUnsupportedEvent, "/event/version"},
+		"tool call without id":        {&chatprotocol.ToolCallEvent{Name: "x"}, refusal.CodeMissingCallID, "/event/callId"},
+		"unknown result status":       {&chatprotocol.ToolResultEvent{CallID: "c", Status: "done"}, refusal.CodeUnknownResultStatus, "/event/status"},
+		"empty href":                  {&chatprotocol.NavigateEvent{}, refusal.CodeInvalidEvent, "/event/href"},
+		"app event of core type":      {&chatprotocol.AppEvent{Type: "delta", Raw: json.RawMessage(`{"type":"delta"}`)}, refusal.CodeUnsupportedEvent, "/event/type"},
+		"bad utf-8":                   {&chatprotocol.DeltaEvent{Text: "\xff"}, refusal.CodeInvalidEvent, "/event/text"},
+		"state version beyond 2^53-1": {&chatprotocol.StateEvent{Version: 1<<53 + 1, Snapshot: json.RawMessage(`{}`)}, refusal.CodeUnsupportedEvent, "/event/version"},
 		"tokens beyond 2^53-1": {&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: &chatprotocol.Usage{TotalTokens: &beyond}},
-			chatprotocol.CodeUnsupportedEvent, "/event/usage/totalTokens"},
+			refusal.CodeUnsupportedEvent, "/event/usage/totalTokens"},
 	} {
 		_, err := EncodeLegacyChatFrame(chatprotocol.ChatEventEnvelope{Event: tt.ev}, Papercusp)
-		require.ErrorIs(t, err, &chatprotocol.Error{Code: tt.code}, name)
-		assert.Equal(t, tt.path, refusal(t, err).Path, name)
+		require.ErrorIs(t, err, refusal.Sentinel(tt.code), name)
+		assert.Equal(t, tt.path, refusalOf(t, err).Path, name)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func ExampleUpgradeLegacyChatFrame() {
@@ -26,8 +27,8 @@ func ExampleUpgradeLegacyChatFrame() {
 			continue
 		}
 		envs, err := legacy.UpgradeLegacyChatFrame(ctx, frame, host)
-		if errors.Is(err, chatprotocol.ErrUnsupportedEvent) {
-			fmt.Println("not registered:", frame.ChatEventType())
+		if errors.Is(err, refusal.ErrUnsupportedEvent) {
+			fmt.Println("not registered:", frame.FrameType())
 			continue
 		}
 		for _, env := range envs {
@@ -57,10 +58,10 @@ func ExampleEncodeLegacyChatFrame() {
 		}
 		frame, err := legacy.EncodeLegacyChatFrame(env, legacy.Scout)
 		if err != nil {
-			fmt.Printf("seq %d: %s, the host picks a fallback\n", env.Seq, chatprotocol.CodeOf(err))
+			fmt.Printf("seq %d: %s, the host picks a fallback\n", env.Seq, refusal.CodeOf(err))
 			continue
 		}
-		out, _ := legacy.MarshalFrame(frame)
+		out, _ := legacy.MarshalChatEvent(frame)
 		fmt.Printf("id: %d\ndata: %s\n", env.Seq, out)
 	}
 	// Output:
@@ -79,7 +80,52 @@ func ExampleDecodeLegacyChatFrame() {
 	_, err := legacy.DecodeLegacyChatFrame([]byte(`{"schemaVersion":1,"event":{"type":"delta","text":"Hel"}}`), legacy.Scout)
 	fmt.Println(err)
 	// Output:
-	// scout: *chatprotocol.ChatAppEvent <nil>
-	// papercusp: *legacy.Delta <nil>
+	// scout: *legacy.AppFrame <nil>
+	// papercusp: *legacy.DeltaFrame <nil>
 	// unsupported-version at /schemaVersion: a frame with schemaVersion is not legacy0: read it with ParseEnvelope
+}
+
+func ExampleParseChatEvent() {
+	frames := []string{
+		`{"type":"token","content":"Hel"}`,
+		`{"type":"navigate","href":"/products/A-100"}`,
+		`{"type":"cart_mutate","op":"add","sku":"A-100"}`,
+		`{"TYPE":"token","content":"x"}`,
+	}
+	for _, f := range frames {
+		switch ev := legacy.ParseChatEvent([]byte(f)).(type) {
+		case *legacy.TokenFrame:
+			fmt.Println("token:", ev.Content, "replayable:", legacy.IsReplayableFrame(ev.FrameType()))
+		case *legacy.NavigateFrame:
+			fmt.Println("navigate:", ev.Href, "replayable:", legacy.IsReplayableFrame(ev.FrameType()))
+		case *legacy.AppFrame:
+			fmt.Println("app frame:", ev.Type, string(ev.Raw))
+		case nil:
+			fmt.Println("not a frame")
+		}
+	}
+	// Output:
+	// token: Hel replayable: true
+	// navigate: /products/A-100 replayable: false
+	// app frame: cart_mutate {"type":"cart_mutate","op":"add","sku":"A-100"}
+	// not a frame
+}
+
+func ExampleMarshalChatEvent() {
+	total := int64(812)
+	out, err := legacy.MarshalChatEvent(&legacy.DoneFrame{Usage: &legacy.Usage{TotalTokens: &total}})
+	fmt.Println(string(out), err)
+	// Output: {"type":"done","usage":{"totalTokens":812}} <nil>
+}
+
+func ExampleFrameChannel() {
+	for _, t := range []string{"token", "card", "navigate", "products"} {
+		c, ok := legacy.FrameChannel(t)
+		fmt.Println(t, c, ok)
+	}
+	// Output:
+	// token event true
+	// card state true
+	// navigate transient true
+	// products invalid false
 }

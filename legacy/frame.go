@@ -1,233 +1,203 @@
 package legacy
 
 import (
-	"bytes"
 	"encoding/json"
-	"reflect"
-	"strconv"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// Dialect is the vocabulary of a legacy stream, chosen by the host: the
-// adapters never guess it from the bytes (contract-v1.md section 9, seed
-// 000: "Scout's measured token/content and tool_start/tool vocabulary maps
-// to delta/text and tool_call/name; Papercusp retains its existing
-// vocabulary"). The zero Dialect is not a dialect: every function refuses
-// it, so a host cannot read legacy frames without saying which.
-type Dialect uint8
-
-// The dialects. See the package documentation for the exact vocabulary of
-// each and for what this module assumes about the Papercusp one.
-const (
-	// Scout is the shipped version-0 union of contract-v1.md section 2:
-	// session, token{content}, tool_start{tool, callId?}, card,
-	// card_closed, state, done{usage?}, error{message}, navigate.
-	Scout Dialect = iota + 1
-	// Papercusp keeps its own vocabulary: delta{text},
-	// tool_call{callId?, name, input?} and tool_result{callId?, status,
-	// output?} in place of token and tool_start, and the other types of
-	// section 2 unchanged.
-	Papercusp
-)
-
-// String returns "scout", "papercusp", or "invalid".
-func (d Dialect) String() string {
-	switch d {
-	case Scout:
-		return "scout"
-	case Papercusp:
-		return "papercusp"
-	}
-	return "invalid"
-}
-
-// ParseDialect returns the dialect named s ("scout" or "papercusp", as
-// String writes them); ok is false for any other name.
-func ParseDialect(s string) (d Dialect, ok bool) {
-	for _, d := range []Dialect{Scout, Papercusp} {
-		if d.String() == s {
-			return d, true
-		}
-	}
-	return 0, false
-}
-
-// valid reports whether d is one of the dialects.
-func (d Dialect) valid() bool { return d == Scout || d == Papercusp }
-
-// check refuses an invalid dialect with unsupported-version: the host asked
-// for a legacy wire variant this module does not speak.
-func (d Dialect) check() error {
-	if !d.valid() {
-		return wire.New(chatprotocol.CodeUnsupportedVersion, "", "legacy dialect "+strconv.Itoa(int(d))+" is neither Scout nor Papercusp")
-	}
-	return nil
-}
-
-// Frame is one decoded legacy frame. In the Scout dialect it is one of the
-// version-0 union's types of the root package (*chatprotocol.ChatSession,
-// *ChatToken, *ChatToolStart, *ChatCard, *ChatCardClosed,
-// *ChatStateSnapshot, *ChatDone, *ChatError, *ChatNavigate) or a
-// *chatprotocol.ChatAppEvent for a product's own type. In the Papercusp
-// dialect it is one of the same types except *ChatToken and *ChatToolStart,
-// whose places are taken by *Delta, *ToolCall and *ToolResult.
-//
-// ChatEventType returns the frame's "type" member as it is on the wire.
-// The functions of this package refuse, with invalid-event, any other type
-// that implements the method.
+// Frame is one frame of the version-0 union (docs/contract.md section 2):
+// a *SessionFrame, *TokenFrame, *ToolStartFrame, *CardFrame,
+// *CardClosedFrame, *StateFrame, *DoneFrame, *ErrorFrame, *NavigateFrame,
+// the Papercusp dialect's *DeltaFrame, *ToolCallFrame and *ToolResultFrame,
+// or an *AppFrame for a product's own type. The union is sealed: only this
+// package's types implement it. Read one with ParseChatEvent (tolerant) or
+// DecodeLegacyChatFrame (for upgrading); write one with MarshalChatEvent.
 type Frame interface {
-	ChatEventType() string
+	// FrameType returns the frame's "type" member as it is on the wire,
+	// such as "token".
+	FrameType() string
+	isFrame()
 }
 
-// The type names of the Papercusp dialect that the Scout union does not
-// have.
+// The type names of the version-0 frames: the nine of the section-2 union
+// (docs/contract.md section 2), then the three of the Papercusp dialect.
 const (
+	TypeSession    = "session"
+	TypeToken      = "token"
+	TypeToolStart  = "tool_start"
+	TypeCard       = "card"
+	TypeCardClosed = "card_closed"
+	TypeState      = "state"
+	TypeDone       = "done"
+	TypeError      = "error"
+	TypeNavigate   = "navigate"
+
 	TypeDelta      = "delta"
 	TypeToolCall   = "tool_call"
 	TypeToolResult = "tool_result"
 )
 
-// Delta is a text fragment of the Papercusp dialect, appended by
+// SessionFrame opens a chat session: {"type":"session","sessionId":…}.
+type SessionFrame struct {
+	SessionID string
+}
+
+// TokenFrame is one streamed text fragment of the Scout dialect, appended
+// by consumers: {"type":"token","content":…}.
+type TokenFrame struct {
+	Content string
+}
+
+// ToolStartFrame says the model invoked a tool, in the Scout dialect:
+// {"type":"tool_start","tool":…,"callId":…}. CallID is "" when the frame
+// has none; the host's mapping then supplies it on upgrade
+// (docs/contract.md section 9).
+type ToolStartFrame struct {
+	Tool   string
+	CallID string
+}
+
+// CardFrame carries an open card on the STATE channel:
+// {"type":"card","card":{…}} (docs/contract.md section 3).
+type CardFrame struct {
+	Card chatprotocol.OpenCardSnapshot
+}
+
+// CardClosedFrame says an open card was answered or withdrawn:
+// {"type":"card_closed","correlationId":…}.
+type CardClosedFrame struct {
+	CorrelationID string
+}
+
+// StateFrame replaces the product's last state snapshot:
+// {"type":"state","version":N,"snapshot":…}. Version is an integer (0 when
+// the frame has none). Snapshot is the JSON text of the frame's "snapshot"
+// member as received, nil when the frame has none.
+type StateFrame struct {
+	Version  int64
+	Snapshot json.RawMessage
+}
+
+// DoneFrame ends a turn: {"type":"done","usage":{…}}. Usage is nil when the
+// frame has none.
+type DoneFrame struct {
+	Usage *Usage
+}
+
+// Usage is the optional usage of a done frame. Each member is nil when the
+// frame does not carry it, so an explicit 0 survives re-encoding.
+// TotalTokens counts tokens (any whole number of magnitude at most
+// 2^53-1); CostUSD is the "costUsd" member, in US dollars. Unlike
+// chatprotocol.Usage it keeps no unknown members and allows negatives, as
+// version 0 does; the upgrade applies the version-1 rules.
+type Usage struct {
+	TotalTokens *int64
+	CostUSD     *float64
+}
+
+// ErrorFrame reports a failure that ends the turn:
+// {"type":"error","message":…}.
+type ErrorFrame struct {
+	Message string
+}
+
+// NavigateFrame asks the client to go to Href, once (TRANSIENT channel):
+// {"type":"navigate","href":…}. Href is data: the host decides whether to
+// follow it.
+type NavigateFrame struct {
+	Href string
+}
+
+// DeltaFrame is a text fragment of the Papercusp dialect, appended by
 // consumers: {"type":"delta","text":…}. It upgrades to a version-1 delta.
-type Delta struct {
+type DeltaFrame struct {
 	Text string
 }
 
-// ToolCall says the model invoked a tool, in the Papercusp dialect:
+// ToolCallFrame says the model invoked a tool, in the Papercusp dialect:
 // {"type":"tool_call","callId":…,"name":…,"input":…}. CallID is "" when the
 // frame carries none (the host's mapping then supplies it on upgrade);
 // Input is the JSON text of the optional input (null included), nil when
 // absent.
-type ToolCall struct {
+type ToolCallFrame struct {
 	CallID string
 	Name   string
 	Input  json.RawMessage
 }
 
-// ToolResult closes a tool call, in the Papercusp dialect:
+// ToolResultFrame closes a tool call, in the Papercusp dialect:
 // {"type":"tool_result","callId":…,"status":…,"output":…}. CallID is "" when
 // the frame carries none. Status is "" when the frame has none; an absent
 // or unknown status is kept here and refused on upgrade
 // (unknown-result-status), never guessed. Output is the JSON text of the
 // optional output (null included), nil when absent.
-type ToolResult struct {
+type ToolResultFrame struct {
 	CallID string
 	Status chatprotocol.ToolResultStatus
 	Output json.RawMessage
 }
 
-// ChatEventType returns "delta".
-func (*Delta) ChatEventType() string { return TypeDelta }
-
-// ChatEventType returns "tool_call".
-func (*ToolCall) ChatEventType() string { return TypeToolCall }
-
-// ChatEventType returns "tool_result".
-func (*ToolResult) ChatEventType() string { return TypeToolResult }
-
-// MarshalJSON writes the frame; see MarshalFrame.
-func (f *Delta) MarshalJSON() ([]byte, error) { return MarshalFrame(f) }
-
-// MarshalJSON writes the frame; see MarshalFrame.
-func (f *ToolCall) MarshalJSON() ([]byte, error) { return MarshalFrame(f) }
-
-// MarshalJSON writes the frame; see MarshalFrame.
-func (f *ToolResult) MarshalJSON() ([]byte, error) { return MarshalFrame(f) }
-
-// MarshalFrame writes f as its legacy wire frame: the root package's types
-// as chatprotocol.MarshalChatEvent writes them, and the Papercusp types
-// with "type" first, then their members in the order of their doc comment,
-// absent optional members omitted, strings as JSON.stringify writes them.
-//
-// Errors: an *Error of code invalid-event when f is nil or of a type this
-// package does not know, when Input or Output is not JSON, or whatever
-// MarshalChatEvent refuses.
-func MarshalFrame(f Frame) ([]byte, error) {
-	if isNil(f) {
-		return nil, notAFrame(nil)
-	}
-	w := frameWriter{b: []byte(`{"type":`)}
-	switch f := f.(type) {
-	case chatprotocol.ChatEvent:
-		return chatprotocol.MarshalChatEvent(f)
-	case *Delta:
-		w.open(TypeDelta)
-		w.str("text", f.Text)
-	case *ToolCall:
-		w.open(TypeToolCall)
-		w.optStr("callId", f.CallID)
-		w.str("name", f.Name)
-		w.optRaw("input", f.Input)
-	case *ToolResult:
-		w.open(TypeToolResult)
-		w.optStr("callId", f.CallID)
-		w.optStr("status", string(f.Status))
-		w.optRaw("output", f.Output)
-	default:
-		return nil, notAFrame(f)
-	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return append(w.b, '}'), nil
+// AppFrame is a frame the union does not describe, kept whole so that
+// nothing is dropped (docs/contract.md section 2): a product's own type
+// (Scout's products, cart_mutate, open_drawer …), a type of the other
+// dialect, or a frame of a union type whose members do not fit that type
+// (see ParseChatEvent). Type is the frame's "type" member and Raw the
+// frame's JSON text.
+type AppFrame struct {
+	Type string
+	Raw  json.RawMessage
 }
 
-// isNil reports whether f is nil or a nil pointer, which no function of
-// this package dereferences.
-func isNil(f Frame) bool {
-	if f == nil {
-		return true
-	}
-	v := reflect.ValueOf(f)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
+// FrameType returns "session".
+func (*SessionFrame) FrameType() string { return TypeSession }
 
-// notAFrame refuses a value that is not one of the legacy frame types.
-func notAFrame(f Frame) error {
-	if f == nil {
-		return wire.New(chatprotocol.CodeInvalidEvent, "", "no frame")
-	}
-	return wire.New(chatprotocol.CodeInvalidEvent, "", "a "+f.ChatEventType()+" value of a type that is not a legacy frame")
-}
+// FrameType returns "token".
+func (*TokenFrame) FrameType() string { return TypeToken }
 
-// frameWriter appends one legacy frame object, remembering the first error.
-type frameWriter struct {
-	b   []byte
-	err error
-}
+// FrameType returns "tool_start".
+func (*ToolStartFrame) FrameType() string { return TypeToolStart }
 
-func (w *frameWriter) open(typ string) { w.b = jsjson.AppendString(w.b, typ, false) }
+// FrameType returns "card".
+func (*CardFrame) FrameType() string { return TypeCard }
 
-func (w *frameWriter) name(name string) {
-	w.b = append(w.b, ',', '"')
-	w.b = append(w.b, name...)
-	w.b = append(w.b, '"', ':')
-}
+// FrameType returns "card_closed".
+func (*CardClosedFrame) FrameType() string { return TypeCardClosed }
 
-func (w *frameWriter) str(name, s string) {
-	w.name(name)
-	w.b = jsjson.AppendString(w.b, s, false)
-}
+// FrameType returns "state".
+func (*StateFrame) FrameType() string { return TypeState }
 
-func (w *frameWriter) optStr(name, s string) {
-	if s != "" {
-		w.str(name, s)
-	}
-}
+// FrameType returns "done".
+func (*DoneFrame) FrameType() string { return TypeDone }
 
-func (w *frameWriter) optRaw(name string, raw json.RawMessage) {
-	if raw == nil {
-		return
-	}
-	if !jsjson.Valid(raw) {
-		if w.err == nil {
-			w.err = wire.New(chatprotocol.CodeInvalidEvent, "/"+name, "not JSON")
-		}
-		return
-	}
-	w.name(name)
-	w.b = append(w.b, bytes.Trim(raw, " \t\r\n")...)
-}
+// FrameType returns "error".
+func (*ErrorFrame) FrameType() string { return TypeError }
+
+// FrameType returns "navigate".
+func (*NavigateFrame) FrameType() string { return TypeNavigate }
+
+// FrameType returns "delta".
+func (*DeltaFrame) FrameType() string { return TypeDelta }
+
+// FrameType returns "tool_call".
+func (*ToolCallFrame) FrameType() string { return TypeToolCall }
+
+// FrameType returns "tool_result".
+func (*ToolResultFrame) FrameType() string { return TypeToolResult }
+
+// FrameType returns the frame's type, f.Type.
+func (f *AppFrame) FrameType() string { return f.Type }
+
+func (*SessionFrame) isFrame()    {}
+func (*TokenFrame) isFrame()      {}
+func (*ToolStartFrame) isFrame()  {}
+func (*CardFrame) isFrame()       {}
+func (*CardClosedFrame) isFrame() {}
+func (*StateFrame) isFrame()      {}
+func (*DoneFrame) isFrame()       {}
+func (*ErrorFrame) isFrame()      {}
+func (*NavigateFrame) isFrame()   {}
+func (*DeltaFrame) isFrame()      {}
+func (*ToolCallFrame) isFrame()   {}
+func (*ToolResultFrame) isFrame() {}
+func (*AppFrame) isFrame()        {}

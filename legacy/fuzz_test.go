@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // FuzzDecodeLegacyChatFrame: no input panics DecodeLegacyChatFrame,
-// UpgradeLegacyChatFrame, EncodeLegacyChatFrame or MarshalFrame, in either
+// UpgradeLegacyChatFrame, EncodeLegacyChatFrame or MarshalChatEvent, in either
 // dialect, with any of three hosts; every refusal carries a code of the
 // contract; and a decoded frame is written and read back as itself. The
 // committed corpus (testdata/fuzz/FuzzDecodeLegacyChatFrame) holds the
@@ -29,10 +29,10 @@ func FuzzDecodeLegacyChatFrame(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	codes := chatprotocol.Codes()
+	codes := refusal.Codes()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exercise(t, data, func(t *testing.T, err error) {
-			if err != nil && !slices.Contains(codes, chatprotocol.CodeOf(err)) {
+			if err != nil && !slices.Contains(codes, refusal.CodeOf(err)) {
 				t.Fatalf("%q: refusal without a contract code: %v", data, err)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // storeHost is a Host backed by a store that may fail: a StreamHost whose
@@ -45,21 +46,21 @@ type ctxKey struct{}
 // a *HostError wrapping it, without a contract code, while the host's own
 // refusals and a missing mapping stay refusals.
 func TestHostFailureIsNoRefusal(t *testing.T) {
-	toolStart := &chatprotocol.ChatToolStart{Tool: "search"}
-	refusal := &chatprotocol.Error{Code: chatprotocol.CodeMissingCallID, Path: "/callId", Message: "the host's own words"}
+	toolStart := &ToolStartFrame{Tool: "search"}
+	refused := &refusal.Error{Code: refusal.CodeMissingCallID, Path: "/callId", Message: "the host's own words"}
 	tests := []struct {
 		name                   string
 		callIDErr, identifyErr error
 		frame                  Frame
 		method                 string // of the *HostError, "" for a refusal
-		code                   chatprotocol.Code
+		code                   refusal.Code
 	}{
 		{"call id store down", errStoreDown, nil, toolStart, "ToolCallID", ""},
 		{"call id ctx ended", context.Canceled, nil, toolStart, "ToolCallID", ""},
 		{"identity store down", nil, errStoreDown, toolStart, "Identify", ""},
-		{"identity store down, no tool", nil, errStoreDown, &chatprotocol.ChatToken{Content: "x"}, "Identify", ""},
-		{"host refuses the call id", refusal, nil, toolStart, "", chatprotocol.CodeMissingCallID},
-		{"host refuses the identity", nil, refusal, toolStart, "", chatprotocol.CodeMissingCallID},
+		{"identity store down, no tool", nil, errStoreDown, &TokenFrame{Content: "x"}, "Identify", ""},
+		{"host refuses the call id", refused, nil, toolStart, "", refusal.CodeMissingCallID},
+		{"host refuses the identity", nil, refused, toolStart, "", refusal.CodeMissingCallID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,11 +69,11 @@ func TestHostFailureIsNoRefusal(t *testing.T) {
 			envs, err := UpgradeLegacyChatFrame(ctx, tt.frame, h)
 			require.Error(t, err)
 			assert.Nil(t, envs)
-			assert.Equal(t, tt.code, chatprotocol.CodeOf(err))
+			assert.Equal(t, tt.code, refusal.CodeOf(err))
 			hostErr, isHostErr := errors.AsType[*HostError](err)
 			if tt.method == "" {
 				assert.False(t, isHostErr, "a refusal is returned as it is")
-				assert.Same(t, refusal, err)
+				assert.Same(t, refused, err)
 			} else {
 				require.True(t, isHostErr, "%v", err)
 				assert.Equal(t, tt.method, hostErr.Method)
@@ -91,7 +92,7 @@ func TestHostFailureIsNoRefusal(t *testing.T) {
 // upgrades with the identity it would have had.
 func TestHostRecoversAfterFailure(t *testing.T) {
 	h := &storeHost{StreamHost: NewStreamHost(&StreamOptions{ConversationID: "c"}), callIDErr: errStoreDown}
-	frame := &chatprotocol.ChatToolStart{Tool: "search"}
+	frame := &ToolStartFrame{Tool: "search"}
 	_, err := UpgradeLegacyChatFrame(t.Context(), frame, h)
 	require.ErrorIs(t, err, errStoreDown)
 	h.callIDErr = nil

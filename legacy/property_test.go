@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The property tests run rapid's default 100 cases each; run more with
@@ -69,18 +70,18 @@ func drawValue(t *rapid.T, depth int) any {
 }
 
 // usage draws a legacy usage whose members are each present or not.
-func usage(t *rapid.T) *chatprotocol.ChatUsage {
+func usage(t *rapid.T) *Usage {
 	if rapid.Bool().Draw(t, "no usage") {
 		return nil
 	}
-	u := &chatprotocol.ChatUsage{}
+	u := &Usage{}
 	if rapid.Bool().Draw(t, "tokens") {
 		n := rapid.Int64Range(0, 1<<53-1).Draw(t, "totalTokens")
 		u.TotalTokens = &n
 	}
 	if rapid.Bool().Draw(t, "cost") {
 		f := rapid.Float64Range(0, 1e6).Draw(t, "costUsd")
-		u.CostUsd = &f
+		u.CostUSD = &f
 	}
 	return u
 }
@@ -112,7 +113,7 @@ func card(t *rapid.T) chatprotocol.OpenCardSnapshot {
 }
 
 // appEvent draws a frame of one of the registered product types.
-func appEvent(t *rapid.T) *chatprotocol.ChatAppEvent {
+func appEvent(t *rapid.T) *AppFrame {
 	typ := rapid.SampledFrom(productTypes).Draw(t, "product")
 	m := map[string]any{"type": typ}
 	for range rapid.IntRange(0, 3).Draw(t, "members") {
@@ -125,7 +126,7 @@ func appEvent(t *rapid.T) *chatprotocol.ChatAppEvent {
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
 	}
-	return &chatprotocol.ChatAppEvent{Type: typ, Raw: raw}
+	return &AppFrame{Type: typ, Raw: raw}
 }
 
 // goodFrame draws a frame of dialect d that has a version-1 form: its
@@ -133,17 +134,17 @@ func appEvent(t *rapid.T) *chatprotocol.ChatAppEvent {
 func goodFrame(d Dialect) *rapid.Generator[Frame] {
 	return rapid.Custom(func(t *rapid.T) Frame {
 		shared := []func() Frame{
-			func() Frame { return &chatprotocol.ChatSession{SessionID: id().Draw(t, "sessionId")} },
-			func() Frame { return &chatprotocol.ChatCard{Card: card(t)} },
+			func() Frame { return &SessionFrame{SessionID: id().Draw(t, "sessionId")} },
+			func() Frame { return &CardFrame{Card: card(t)} },
 			func() Frame {
-				return &chatprotocol.ChatCardClosed{CorrelationID: id().Draw(t, "correlationId")}
+				return &CardClosedFrame{CorrelationID: id().Draw(t, "correlationId")}
 			},
 			func() Frame {
-				return &chatprotocol.ChatStateSnapshot{Version: rapid.Int64Range(0, 1<<53-1).Draw(t, "version"), Snapshot: jsonValue(2).Draw(t, "snapshot")}
+				return &StateFrame{Version: rapid.Int64Range(0, 1<<53-1).Draw(t, "version"), Snapshot: jsonValue(2).Draw(t, "snapshot")}
 			},
-			func() Frame { return &chatprotocol.ChatDone{Usage: usage(t)} },
-			func() Frame { return &chatprotocol.ChatError{Message: text().Draw(t, "message")} },
-			func() Frame { return &chatprotocol.ChatNavigate{Href: id().Draw(t, "href")} },
+			func() Frame { return &DoneFrame{Usage: usage(t)} },
+			func() Frame { return &ErrorFrame{Message: text().Draw(t, "message")} },
+			func() Frame { return &NavigateFrame{Href: id().Draw(t, "href")} },
 			func() Frame { return appEvent(t) },
 		}
 		optID := func() string {
@@ -161,18 +162,18 @@ func goodFrame(d Dialect) *rapid.Generator[Frame] {
 		var own []func() Frame
 		if d == Scout {
 			own = []func() Frame{
-				func() Frame { return &chatprotocol.ChatToken{Content: text().Draw(t, "content")} },
-				func() Frame { return &chatprotocol.ChatToolStart{Tool: id().Draw(t, "tool"), CallID: optID()} },
+				func() Frame { return &TokenFrame{Content: text().Draw(t, "content")} },
+				func() Frame { return &ToolStartFrame{Tool: id().Draw(t, "tool"), CallID: optID()} },
 			}
 		} else {
 			own = []func() Frame{
-				func() Frame { return &Delta{Text: text().Draw(t, "text")} },
+				func() Frame { return &DeltaFrame{Text: text().Draw(t, "text")} },
 				func() Frame {
-					return &ToolCall{CallID: optID(), Name: id().Draw(t, "name"), Input: optRaw("input")}
+					return &ToolCallFrame{CallID: optID(), Name: id().Draw(t, "name"), Input: optRaw("input")}
 				},
 				func() Frame {
 					status := rapid.SampledFrom([]chatprotocol.ToolResultStatus{chatprotocol.ToolResultOK, chatprotocol.ToolResultError, chatprotocol.ToolResultCancelled}).Draw(t, "status")
-					return &ToolResult{CallID: id().Draw(t, "callId"), Status: status, Output: optRaw("output")}
+					return &ToolResultFrame{CallID: id().Draw(t, "callId"), Status: status, Output: optRaw("output")}
 				},
 			}
 		}
@@ -184,13 +185,13 @@ func goodFrame(d Dialect) *rapid.Generator[Frame] {
 // withCallID returns f with callID in place of its absent call id.
 func withCallID(f Frame, callID string) Frame {
 	switch f := f.(type) {
-	case *chatprotocol.ChatToolStart:
+	case *ToolStartFrame:
 		if f.CallID == "" {
 			g := *f
 			g.CallID = callID
 			return &g
 		}
-	case *ToolCall:
+	case *ToolCallFrame:
 		if f.CallID == "" {
 			g := *f
 			g.CallID = callID
@@ -209,7 +210,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 		t.Run(d.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				f := goodFrame(d).Draw(t, "frame")
-				data, err := MarshalFrame(f)
+				data, err := MarshalChatEvent(f)
 				require.NoError(t, err)
 				read, err := DecodeLegacyChatFrame(data, d)
 				require.NoError(t, err, "%s", data)
@@ -222,7 +223,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, withCallID(f, "turn-1-call-1"), back)
 
-				_, isError := f.(*chatprotocol.ChatError)
+				_, isError := f.(*ErrorFrame)
 				if !isError {
 					require.Len(t, envs, 1)
 					return
@@ -230,7 +231,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 				require.Len(t, envs, 2)
 				assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed}, envs[1].Event)
 				_, err = EncodeLegacyChatFrame(envs[1], d)
-				assert.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+				assert.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			})
 		})
 	}
@@ -274,8 +275,8 @@ func TestPropertyReplayIsDeterministic(t *testing.T) {
 // badCase is a legacy frame and the code its decode or upgrade must give.
 type badCase struct {
 	frame Frame
-	data  []byte // when set, the frame's bytes instead of MarshalFrame's
-	code  chatprotocol.Code
+	data  []byte // when set, the frame's bytes instead of MarshalChatEvent's
+	code  refusal.Code
 }
 
 // badFrame draws a frame of dialect d that has no version-1 form, with the
@@ -284,52 +285,52 @@ func badFrame(d Dialect) *rapid.Generator[badCase] {
 	return rapid.Custom(func(t *rapid.T) badCase {
 		cases := []func() badCase{
 			func() badCase {
-				return badCase{&chatprotocol.ChatSession{}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&SessionFrame{}, nil, refusal.CodeInvalidEvent}
 			},
 			func() badCase {
-				return badCase{&chatprotocol.ChatCardClosed{}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&CardClosedFrame{}, nil, refusal.CodeInvalidEvent}
 			},
-			func() badCase { return badCase{&chatprotocol.ChatNavigate{}, nil, chatprotocol.CodeInvalidEvent} },
+			func() badCase { return badCase{&NavigateFrame{}, nil, refusal.CodeInvalidEvent} },
 			func() badCase {
-				return badCase{&chatprotocol.ChatStateSnapshot{Version: rapid.Int64Range(-1<<53+1, -1).Draw(t, "version"), Snapshot: json.RawMessage(`{}`)}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&StateFrame{Version: rapid.Int64Range(-1<<53+1, -1).Draw(t, "version"), Snapshot: json.RawMessage(`{}`)}, nil, refusal.CodeInvalidEvent}
 			},
 			func() badCase {
 				c := card(t)
 				c.CreatedAt = 0
-				return badCase{&chatprotocol.ChatCard{Card: c}, nil, chatprotocol.CodeInvalidCard}
+				return badCase{&CardFrame{Card: c}, nil, refusal.CodeInvalidCard}
 			},
 			func() badCase {
 				typ := rapid.StringMatching(`[a-z_]{1,12}`).Filter(func(s string) bool {
 					_, defined := vocabulary(d)[s]
 					return !defined && !slices.Contains(productTypes, s)
 				}).Draw(t, "type")
-				return badCase{&chatprotocol.ChatAppEvent{Type: typ, Raw: json.RawMessage(`{"type":"` + typ + `"}`)}, nil, chatprotocol.CodeUnsupportedEvent}
+				return badCase{&AppFrame{Type: typ, Raw: json.RawMessage(`{"type":"` + typ + `"}`)}, nil, refusal.CodeUnsupportedEvent}
 			},
 			func() badCase {
 				good := goodFrame(d).Draw(t, "good")
-				data, err := MarshalFrame(good)
+				data, err := MarshalChatEvent(good)
 				if err != nil {
 					t.Fatalf("marshal: %v", err)
 				}
 				data = append([]byte(`{"schemaVersion":`+strconv.Itoa(rapid.IntRange(0, 2).Draw(t, "v"))+`,`), data[1:]...)
-				return badCase{good, data, chatprotocol.CodeUnsupportedVersion}
+				return badCase{good, data, refusal.CodeUnsupportedVersion}
 			},
 		}
 		if d == Scout {
 			cases = append(cases, func() badCase {
-				return badCase{&chatprotocol.ChatToolStart{Tool: "", CallID: id().Draw(t, "callId")}, nil, chatprotocol.CodeInvalidEvent}
+				return badCase{&ToolStartFrame{Tool: "", CallID: id().Draw(t, "callId")}, nil, refusal.CodeInvalidEvent}
 			})
 		} else {
 			cases = append(cases,
 				func() badCase {
 					status := rapid.String().Filter(func(s string) bool { return !chatprotocol.ToolResultStatus(s).Valid() }).Draw(t, "status")
-					return badCase{&ToolResult{CallID: id().Draw(t, "callId"), Status: chatprotocol.ToolResultStatus(status)}, nil, chatprotocol.CodeUnknownResultStatus}
+					return badCase{&ToolResultFrame{CallID: id().Draw(t, "callId"), Status: chatprotocol.ToolResultStatus(status)}, nil, refusal.CodeUnknownResultStatus}
 				},
 				func() badCase {
-					return badCase{&ToolResult{Status: chatprotocol.ToolResultOK}, nil, chatprotocol.CodeMissingCallID}
+					return badCase{&ToolResultFrame{Status: chatprotocol.ToolResultOK}, nil, refusal.CodeMissingCallID}
 				},
 				func() badCase {
-					return badCase{&ToolCall{CallID: id().Draw(t, "callId")}, nil, chatprotocol.CodeInvalidEvent}
+					return badCase{&ToolCallFrame{CallID: id().Draw(t, "callId")}, nil, refusal.CodeInvalidEvent}
 				})
 		}
 		return cases[rapid.IntRange(0, len(cases)-1).Draw(t, "case")]()
@@ -346,7 +347,7 @@ func TestPropertyRefusals(t *testing.T) {
 				data := c.data
 				if data == nil {
 					var err error
-					data, err = MarshalFrame(c.frame)
+					data, err = MarshalChatEvent(c.frame)
 					require.NoError(t, err)
 				}
 				h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
@@ -355,7 +356,7 @@ func TestPropertyRefusals(t *testing.T) {
 					_, err = UpgradeLegacyChatFrame(context.Background(), f, h)
 				}
 				require.Error(t, err, "%s", data)
-				assert.Equal(t, c.code, chatprotocol.CodeOf(err), "%s: %v", data, err)
+				assert.Equal(t, c.code, refusal.CodeOf(err), "%s: %v", data, err)
 				assert.Zero(t, h.Seq())
 			})
 		})
@@ -372,7 +373,7 @@ func TestPropertyToolStartsWithoutMapping(t *testing.T) {
 		h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t), CallID: func(string, int) (string, bool) { return "", false }})
 		_, err := UpgradeLegacyChatFrame(context.Background(), f, h)
 		if withCallID(f, "x") != f {
-			assert.ErrorIs(t, err, chatprotocol.ErrMissingCallID)
+			assert.ErrorIs(t, err, refusal.ErrMissingCallID)
 			return
 		}
 		assert.NoError(t, err)
@@ -414,7 +415,7 @@ func TestPropertyNoLegacyForm(t *testing.T) {
 				require.NoError(t, err, "a valid envelope")
 				f, err := EncodeLegacyChatFrame(env, d)
 				assert.Nil(t, f)
-				assert.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+				assert.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			})
 		})
 	}
@@ -428,7 +429,7 @@ var vocabularyNames = []string{
 	"version", "snapshot", "usage", "totalTokens", "costUsd", "message", "href", "schemaVersion", "report",
 }
 
-var typeNames = append(slices.Concat(chatprotocol.ChatEventTypes(), chatprotocol.EventTypes(), productTypes), "TYPE", "")
+var typeNames = append(slices.Concat(FrameTypes(), chatprotocol.EventTypes(), productTypes), "TYPE", "")
 
 // frameObject draws a JSON object made of the vocabulary's names, with a
 // type name for "type" most of the time.
@@ -455,9 +456,9 @@ func frameObject(t *rapid.T, depth int) map[string]any {
 // envelopes or a refusal with a code of the contract, never panic, and a
 // decoded frame is written and read back as itself.
 func TestPropertyNoPanic(t *testing.T) {
-	codes := chatprotocol.Codes()
+	codes := refusal.Codes()
 	known := func(t *rapid.T, err error) {
-		if err != nil && !slices.Contains(codes, chatprotocol.CodeOf(err)) {
+		if err != nil && !slices.Contains(codes, refusal.CodeOf(err)) {
 			t.Fatalf("refusal without a contract code: %v", err)
 		}
 	}
@@ -486,7 +487,7 @@ func exercise[T interface{ Fatalf(string, ...any) }](t T, data []byte, check fun
 		if err != nil {
 			continue
 		}
-		out, err := MarshalFrame(f)
+		out, err := MarshalChatEvent(f)
 		check(t, err)
 		if err == nil {
 			again, err := DecodeLegacyChatFrame(out, d)
@@ -507,7 +508,7 @@ func exercise[T interface{ Fatalf(string, ...any) }](t T, data []byte, check fun
 					g, err := EncodeLegacyChatFrame(env, to)
 					check(t, err)
 					if err == nil {
-						out, err := MarshalFrame(g)
+						out, err := MarshalChatEvent(g)
 						check(t, err)
 						if _, err := DecodeLegacyChatFrame(out, to); err != nil {
 							t.Fatalf("%s: %q encodes to %s as %q, which does not read back: %v", d, data, to, out, err)
@@ -522,7 +523,7 @@ func exercise[T interface{ Fatalf(string, ...any) }](t T, data []byte, check fun
 // equalFrames compares frames by their JSON, so that raw members compare
 // as written.
 func equalFrames(a, b Frame) bool {
-	x, err1 := MarshalFrame(a)
-	y, err2 := MarshalFrame(b)
+	x, err1 := MarshalChatEvent(a)
+	y, err2 := MarshalChatEvent(b)
 	return errors.Join(err1, err2) == nil && string(x) == string(y)
 }

@@ -7,6 +7,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // DefaultTurnID is the turn id of a StreamHost whose options give none.
@@ -41,7 +42,7 @@ func DefaultCallID(turnID string, n int) (string, bool) {
 }
 
 // StreamHost is a Host for one legacy stream holding one turn, the host
-// that `chatwire decode` acts as (contract-v1.md section 9):
+// that `chatwire decode` acts as (docs/contract.md section 9):
 //
 //   - the conversation id is StreamOptions.ConversationID, or else the
 //     sessionId of the stream's session frame;
@@ -95,13 +96,13 @@ func NewStreamHost(opts *StreamOptions) *StreamHost {
 // Registry returns StreamOptions.Registry.
 func (h *StreamHost) Registry() *chatprotocol.Registry { return h.reg }
 
-// ToolCallID counts the tool starts (*chatprotocol.ChatToolStart,
-// *ToolCall) without a call id and returns the mapping's id for this one;
-// a *ToolResult, or any other frame, has no mapping. It keeps its state in
+// ToolCallID counts the tool starts (*ToolStartFrame,
+// *ToolCallFrame) without a call id and returns the mapping's id for this one;
+// a *ToolResultFrame, or any other frame, has no mapping. It keeps its state in
 // memory, so it never fails: err is always nil and ctx is not used.
 func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error) {
 	switch f.(type) {
-	case *chatprotocol.ChatToolStart, *ToolCall:
+	case *ToolStartFrame, *ToolCallFrame:
 	default:
 		return "", false, nil
 	}
@@ -124,14 +125,14 @@ func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error
 // the event ids are all "e-" and a number, so the identity is checked once
 // (and again only for a seq past MaxSeq): UpgradeLegacyChatFrame need not
 // check the identities of a StreamHost. Its errors are all refusals
-// (*chatprotocol.Error); ctx is not used.
+// (*refusal.Error); ctx is not used.
 func (h *StreamHost) Identify(_ context.Context, env *chatprotocol.ChatEventEnvelope) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.conv == "" {
 		s, ok := env.Event.(*chatprotocol.SessionEvent)
 		if !ok || s.SessionID == "" {
-			return wire.New(chatprotocol.CodeInvalidEnvelope, "/conversationId", "no conversation id: the host was given none and the stream's session frame has not come")
+			return wire.New(refusal.CodeInvalidEnvelope, "/conversationId", "no conversation id: the host was given none and the stream's session frame has not come")
 		}
 		h.conv = s.SessionID
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // upgradeAll decodes and upgrades frames in order with h.
@@ -52,8 +53,8 @@ func TestStreamHostDefaults(t *testing.T) {
 func TestStreamHostNeedsAConversation(t *testing.T) {
 	h := NewStreamHost(nil)
 	_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
-	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
-	assert.Equal(t, "/conversationId", refusal(t, err).Path)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
+	assert.Equal(t, "/conversationId", refusalOf(t, err).Path)
 	assert.Zero(t, h.Seq(), "a refused envelope uses up no seq")
 
 	envs := upgradeAll(t, h, Scout, `{"type":"session","sessionId":"s-1"}`, `{"type":"session","sessionId":"s-2"}`)
@@ -78,13 +79,13 @@ func TestStreamHostInvalidIDs(t *testing.T) {
 		h := NewStreamHost(opts)
 		for range 2 {
 			_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
-			assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope, name)
+			assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope, name)
 		}
 	}
 	h := NewStreamHost(&StreamOptions{ConversationID: "c\xff"})
 	_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
-	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
-	assert.Equal(t, "/conversationId", refusal(t, err).Path, "not UTF-8")
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
+	assert.Equal(t, "/conversationId", refusalOf(t, err).Path, "not UTF-8")
 }
 
 // TestStreamHostChecksItsIdentity: a StreamHost checks the identity it
@@ -96,16 +97,16 @@ func TestStreamHostChecksItsIdentity(t *testing.T) {
 	h.seq = chatprotocol.MaxSeq - 1
 	upgradeAll(t, h, Scout, `{"type":"token","content":"x"}`)
 	_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
-	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
-	assert.Equal(t, "/seq", refusal(t, err).Path)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
+	assert.Equal(t, "/seq", refusalOf(t, err).Path)
 
 	other := &recordingHost{identify: func(env *chatprotocol.ChatEventEnvelope) error {
 		env.ConversationID, env.TurnID, env.EventID, env.Seq = string(make([]byte, 257)), "t", "e", 1
 		return nil
 	}}
 	_, err = upgrade(t, `{"type":"token","content":"x"}`, Scout, other)
-	require.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
-	assert.Equal(t, "/conversationId", refusal(t, err).Path)
+	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
+	assert.Equal(t, "/conversationId", refusalOf(t, err).Path)
 }
 
 func TestStreamHostCallIDMapping(t *testing.T) {
@@ -121,15 +122,15 @@ func TestStreamHostCallIDMapping(t *testing.T) {
 	assert.Equal(t, "own", envs[1].Event.(*chatprotocol.ToolCallEvent).CallID, "a frame's own id is not counted")
 	assert.Equal(t, "turn-1/call-b", envs[2].Event.(*chatprotocol.ToolCallEvent).CallID)
 	_, err := upgrade(t, `{"type":"tool_start","tool":"d"}`, Scout, h)
-	assert.ErrorIs(t, err, chatprotocol.ErrMissingCallID, "the mapping has no third id")
+	assert.ErrorIs(t, err, refusal.ErrMissingCallID, "the mapping has no third id")
 }
 
 func TestStreamHostDoesNotPairResults(t *testing.T) {
 	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
 	upgradeAll(t, h, Papercusp, `{"type":"tool_call","name":"a"}`)
 	_, err := upgrade(t, `{"type":"tool_result","status":"ok"}`, Papercusp, h)
-	require.ErrorIs(t, err, chatprotocol.ErrMissingCallID)
-	id, ok, err := h.ToolCallID(t.Context(), &chatprotocol.ChatToken{})
+	require.ErrorIs(t, err, refusal.ErrMissingCallID)
+	id, ok, err := h.ToolCallID(t.Context(), &TokenFrame{})
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Empty(t, id)
@@ -168,7 +169,7 @@ func TestStreamHostConcurrentCallIDs(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			id, ok, err := h.ToolCallID(t.Context(), &ToolCall{Name: "x"})
+			id, ok, err := h.ToolCallID(t.Context(), &ToolCallFrame{Name: "x"})
 			assert.NoError(t, err)
 			assert.True(t, ok)
 			ids[i] = id

@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/streamtest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamtest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // streamsDir holds the captured streams (a copy of shared/streams).
@@ -114,8 +115,8 @@ func TestCapturedStreamsWithoutRegistry(t *testing.T) {
 		f, err := DecodeLegacyChatFrame(data, Scout)
 		require.NoError(t, err)
 		if _, err := UpgradeLegacyChatFrame(t.Context(), f, h); err != nil {
-			require.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
-			refused = append(refused, f.ChatEventType())
+			require.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
+			refused = append(refused, f.FrameType())
 		}
 	}
 	assert.Equal(t, []string{"products"}, refused)
@@ -134,14 +135,14 @@ func TestCapturedStreamVersion1ToLegacy(t *testing.T) {
 		require.Equal(t, ids[i], strconv.FormatInt(env.Seq, 10), "the SSE id is the seq")
 		f, err := EncodeLegacyChatFrame(env, Scout)
 		if err != nil {
-			require.ErrorIs(t, err, chatprotocol.ErrUnsupportedEvent)
+			require.ErrorIs(t, err, refusal.ErrUnsupportedEvent)
 			skipped = append(skipped, env.Event.EventType())
 			continue
 		}
-		out, err := MarshalFrame(f)
+		out, err := MarshalChatEvent(f)
 		require.NoError(t, err)
 		kept = append(kept, string(out))
-		assert.Equal(t, f, chatprotocol.ParseChatEvent(out), "the version-0 parser reads back the same event")
+		assert.Equal(t, f, ParseChatEvent(out), "the version-0 parser reads back the same frame")
 
 		back, err := UpgradeLegacyChatFrame(t.Context(), f, NewStreamHost(&StreamOptions{ConversationID: env.ConversationID, TurnID: env.TurnID}))
 		require.NoError(t, err)

@@ -8,14 +8,15 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ErrorCode is the code of the version-1 error event a legacy error frame
-// upgrades to (contract-v1.md section 9).
+// upgrades to (docs/contract.md section 9).
 const ErrorCode = "legacy-error"
 
 // UpgradeLegacyChatFrame maps one legacy frame to the version-1 envelopes
-// it stands for (contract-v1.md section 9), with identity, tool call ids
+// it stands for (docs/contract.md section 9), with identity, tool call ids
 // and product types from h:
 //
 //	session{sessionId}            session{sessionId}
@@ -35,7 +36,7 @@ const ErrorCode = "legacy-error"
 // is handed to h's methods, which may ask a store; the mapping itself
 // does no I/O.
 //
-// Refusals (*chatprotocol.Error), with a JSON pointer into the legacy
+// Refusals (*refusal.Error), with a JSON pointer into the legacy
 // frame; no envelope is returned with one:
 //
 //   - unsupported-event (/type): a product type h's registry does not
@@ -49,7 +50,7 @@ const ErrorCode = "legacy-error"
 //     (an empty sessionId, tool name, correlationId or href, a negative
 //     state version or usage, a state without snapshot, a string that is
 //     not valid UTF-8, a product frame that is not strict JSON …) or a
-//     value of a type that is not a legacy Frame.
+//     nil frame.
 //   - a refusal h.ToolCallID or h.Identify returns, and invalid-envelope
 //     for an identity h gave that breaks the envelope rules (section 5).
 //
@@ -77,10 +78,10 @@ func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotoco
 // overwritten.
 func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatEventEnvelope, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
 	if h == nil {
-		return dst, wire.New(chatprotocol.CodeInvalidEnvelope, "", "no host: identity comes from the host")
+		return dst, wire.New(refusal.CodeInvalidEnvelope, "", "no host: identity comes from the host")
 	}
 	if isNil(f) {
-		return dst, notAFrame(nil)
+		return dst, noFrame()
 	}
 	var buf [2]chatprotocol.Event
 	events, call, err := upgradeEvents(&buf, f, h.Registry())
@@ -98,10 +99,10 @@ func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatE
 			return dst, hostErr("ToolCallID", err)
 		}
 		if !ok {
-			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
+			return dst, wire.New(refusal.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
 		}
 		if id == "" || len(id) > maxIDBytes {
-			return dst, wire.New(chatprotocol.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
+			return dst, wire.New(refusal.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
 		}
 		*call = id
 	}
@@ -151,7 +152,7 @@ func checkIdentity(env *chatprotocol.ChatEventEnvelope) error {
 var identityProbe chatprotocol.Event = &chatprotocol.DeltaEvent{}
 
 // maxIDBytes is the longest id an envelope or event may carry, in bytes
-// (contract-v1.md section 5).
+// (docs/contract.md section 5).
 const maxIDBytes = 256
 
 // hostCallID is the call id a tool event holds until the host gives one,
@@ -177,45 +178,45 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		return buf[:1], id, nil
 	}
 	switch f := f.(type) {
-	case *chatprotocol.ChatSession:
+	case *SessionFrame:
 		return one(&chatprotocol.SessionEvent{SessionID: f.SessionID})
-	case *chatprotocol.ChatToken:
+	case *TokenFrame:
 		return one(&chatprotocol.DeltaEvent{Text: f.Content})
-	case *Delta:
+	case *DeltaFrame:
 		return one(&chatprotocol.DeltaEvent{Text: f.Text})
-	case *chatprotocol.ChatToolStart:
+	case *ToolStartFrame:
 		ev := &chatprotocol.ToolCallEvent{CallID: f.CallID, Name: f.Tool}
 		return tool(ev, &ev.CallID)
-	case *ToolCall:
+	case *ToolCallFrame:
 		ev := &chatprotocol.ToolCallEvent{CallID: f.CallID, Name: f.Name, Input: f.Input}
 		return tool(ev, &ev.CallID)
-	case *ToolResult:
+	case *ToolResultFrame:
 		if !f.Status.Valid() {
-			return nil, nil, wire.New(chatprotocol.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
+			return nil, nil, wire.New(refusal.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
 		}
 		ev := &chatprotocol.ToolResultEvent{CallID: f.CallID, Status: f.Status, Output: f.Output}
 		return tool(ev, &ev.CallID)
-	case *chatprotocol.ChatCard:
+	case *CardFrame:
 		return one(&chatprotocol.CardEvent{Card: f.Card})
-	case *chatprotocol.ChatCardClosed:
+	case *CardClosedFrame:
 		return one(&chatprotocol.CardClosedEvent{CorrelationID: f.CorrelationID})
-	case *chatprotocol.ChatStateSnapshot:
+	case *StateFrame:
 		return one(&chatprotocol.StateEvent{Version: f.Version, Snapshot: f.Snapshot})
-	case *chatprotocol.ChatDone:
+	case *DoneFrame:
 		return one(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: usageV1(f.Usage)})
-	case *chatprotocol.ChatError:
+	case *ErrorFrame:
 		buf[0] = &chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false}
 		buf[1] = &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed}
 		return buf[:2], nil, nil
-	case *chatprotocol.ChatNavigate:
+	case *NavigateFrame:
 		return one(&chatprotocol.NavigateEvent{Href: f.Href})
-	case *chatprotocol.ChatAppEvent:
+	case *AppFrame:
 		if !isProductType(reg, f.Type) {
-			return nil, nil, wire.New(chatprotocol.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
+			return nil, nil, wire.New(refusal.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
 		}
 		return one(&chatprotocol.AppEvent{Type: f.Type, Raw: f.Raw})
 	}
-	return nil, nil, notAFrame(f)
+	return nil, nil, noFrame() // unreachable: the union is sealed
 }
 
 // isProductType reports whether typ is a product type reg registered: not
@@ -228,18 +229,18 @@ func isProductType(reg *chatprotocol.Registry, typ string) bool {
 	return ok
 }
 
-func usageV1(u *chatprotocol.ChatUsage) *chatprotocol.Usage {
+func usageV1(u *Usage) *chatprotocol.Usage {
 	if u == nil {
 		return nil
 	}
-	return &chatprotocol.Usage{TotalTokens: u.TotalTokens, CostUSD: u.CostUsd}
+	return &chatprotocol.Usage{TotalTokens: u.TotalTokens, CostUSD: u.CostUSD}
 }
 
 // renamed maps the version-1 member names of an event back to the legacy
 // frame's, for the paths of refusals.
 var renamed = map[string]map[string]string{
-	chatprotocol.ChatEventToken:     {"text": "content"},
-	chatprotocol.ChatEventToolStart: {"name": "tool"},
+	TypeToken:     {"text": "content"},
+	TypeToolStart: {"name": "tool"},
 }
 
 // probeID is the identity checkEvent gives an event to check it inside an
@@ -255,14 +256,14 @@ func checkEvent(ev chatprotocol.Event, f Frame) error {
 	if err == nil {
 		return nil
 	}
-	e, ok := err.(*chatprotocol.Error)
+	e, ok := err.(*refusal.Error)
 	if !ok {
 		return err
 	}
 	e.Path = strings.TrimPrefix(e.Path, "/event") // the event's own path, as its MarshalJSON gives it
 	if e.Path != "" {
 		name, rest, _ := strings.Cut(e.Path[1:], "/")
-		if to, ok := renamed[f.ChatEventType()][name]; ok {
+		if to, ok := renamed[f.FrameType()][name]; ok {
 			e.Path = "/" + to
 			if rest != "" {
 				e.Path += "/" + rest

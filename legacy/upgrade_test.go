@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // products is a registry with one product type of each channel.
@@ -140,66 +141,66 @@ func TestUpgradeRefusals(t *testing.T) {
 		d     Dialect
 		frame string
 		host  *recordingHost
-		code  chatprotocol.Code
+		code  refusal.Code
 		path  string
 	}{
-		{"unregistered product", Scout, `{"type":"products"}`, &recordingHost{}, chatprotocol.CodeUnsupportedEvent, "/type"},
-		{"product of another registry", Scout, `{"type":"broaden"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
-		{"papercusp type in scout", Scout, `{"type":"delta","text":"x"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
-		{"scout type in papercusp", Papercusp, `{"type":"token","content":"x"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
-		{"version-1 type", Scout, `{"type":"lifecycle","status":"started"}`, &recordingHost{reg: products(t)}, chatprotocol.CodeUnsupportedEvent, "/type"},
-		{"tool result without status", Papercusp, `{"type":"tool_result","callId":"c"}`, &recordingHost{}, chatprotocol.CodeUnknownResultStatus, "/status"},
-		{"tool result of unknown status", Papercusp, `{"type":"tool_result","callId":"c","status":"done"}`, &recordingHost{}, chatprotocol.CodeUnknownResultStatus, "/status"},
-		{"tool result of status OK", Papercusp, `{"type":"tool_result","callId":"c","status":"OK"}`, &recordingHost{}, chatprotocol.CodeUnknownResultStatus, "/status"},
-		{"tool_start without mapping", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{}, chatprotocol.CodeMissingCallID, "/callId"},
-		{"tool_call without mapping", Papercusp, `{"type":"tool_call","name":"x"}`, &recordingHost{}, chatprotocol.CodeMissingCallID, "/callId"},
-		{"tool result without mapping", Papercusp, `{"type":"tool_result","status":"ok"}`, &recordingHost{}, chatprotocol.CodeMissingCallID, "/callId"},
-		{"host maps to empty id", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{hasCallID: true}, chatprotocol.CodeMissingCallID, "/callId"},
-		{"host maps to long id", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{hasCallID: true, callID: strings.Repeat("c", 257)}, chatprotocol.CodeMissingCallID, "/callId"},
-		{"empty session id", Scout, `{"type":"session","sessionId":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/sessionId"},
-		{"empty tool name", Scout, `{"type":"tool_start","tool":"","callId":"c"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/tool"},
-		{"empty papercusp tool name", Papercusp, `{"type":"tool_call","name":"","callId":"c"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/name"},
-		{"lone surrogate in token", Scout, `{"type":"token","content":"\ud83d"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/content"},
-		{"lone surrogate in a card", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"Size?","fallbackText":"\udc00"}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/fallbackText"},
-		{"lone surrogate in a card's report", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","report":{"plans":[{"title":"a\ud800"}]}}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/report/plans/0/title"},
-		{"lone surrogate in delta", Papercusp, `{"type":"delta","text":"a\udc5f"}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/text"},
-		{"negative state version", Scout, `{"type":"state","version":-1,"snapshot":{}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/version"},
-		{"state without snapshot", Scout, `{"type":"state","version":1}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/snapshot"},
-		{"snapshot with duplicate names", Scout, `{"type":"state","version":1,"snapshot":{"a":1,"a":2}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/snapshot"},
-		{"negative usage", Scout, `{"type":"done","usage":{"totalTokens":-1}}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/usage/totalTokens"},
-		{"empty href", Scout, `{"type":"navigate","href":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/href"},
-		{"empty correlation id", Scout, `{"type":"card_closed","correlationId":""}`, &recordingHost{}, chatprotocol.CodeInvalidEvent, "/correlationId"},
-		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":""}}`, &recordingHost{}, chatprotocol.CodeInvalidCard, "/card/prompt"},
-		{"product with duplicate names", Scout, `{"type":"products","n":1,"n":2}`, &recordingHost{reg: products(t)}, chatprotocol.CodeInvalidEvent, ""},
+		{"unregistered product", Scout, `{"type":"products"}`, &recordingHost{}, refusal.CodeUnsupportedEvent, "/type"},
+		{"product of another registry", Scout, `{"type":"broaden"}`, &recordingHost{reg: products(t)}, refusal.CodeUnsupportedEvent, "/type"},
+		{"papercusp type in scout", Scout, `{"type":"delta","text":"x"}`, &recordingHost{reg: products(t)}, refusal.CodeUnsupportedEvent, "/type"},
+		{"scout type in papercusp", Papercusp, `{"type":"token","content":"x"}`, &recordingHost{reg: products(t)}, refusal.CodeUnsupportedEvent, "/type"},
+		{"version-1 type", Scout, `{"type":"lifecycle","status":"started"}`, &recordingHost{reg: products(t)}, refusal.CodeUnsupportedEvent, "/type"},
+		{"tool result without status", Papercusp, `{"type":"tool_result","callId":"c"}`, &recordingHost{}, refusal.CodeUnknownResultStatus, "/status"},
+		{"tool result of unknown status", Papercusp, `{"type":"tool_result","callId":"c","status":"done"}`, &recordingHost{}, refusal.CodeUnknownResultStatus, "/status"},
+		{"tool result of status OK", Papercusp, `{"type":"tool_result","callId":"c","status":"OK"}`, &recordingHost{}, refusal.CodeUnknownResultStatus, "/status"},
+		{"tool_start without mapping", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{}, refusal.CodeMissingCallID, "/callId"},
+		{"tool_call without mapping", Papercusp, `{"type":"tool_call","name":"x"}`, &recordingHost{}, refusal.CodeMissingCallID, "/callId"},
+		{"tool result without mapping", Papercusp, `{"type":"tool_result","status":"ok"}`, &recordingHost{}, refusal.CodeMissingCallID, "/callId"},
+		{"host maps to empty id", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{hasCallID: true}, refusal.CodeMissingCallID, "/callId"},
+		{"host maps to long id", Scout, `{"type":"tool_start","tool":"x"}`, &recordingHost{hasCallID: true, callID: strings.Repeat("c", 257)}, refusal.CodeMissingCallID, "/callId"},
+		{"empty session id", Scout, `{"type":"session","sessionId":""}`, &recordingHost{}, refusal.CodeInvalidEvent, "/sessionId"},
+		{"empty tool name", Scout, `{"type":"tool_start","tool":"","callId":"c"}`, &recordingHost{}, refusal.CodeInvalidEvent, "/tool"},
+		{"empty papercusp tool name", Papercusp, `{"type":"tool_call","name":"","callId":"c"}`, &recordingHost{}, refusal.CodeInvalidEvent, "/name"},
+		{"lone surrogate in token", Scout, `{"type":"token","content":"\ud83d"}`, &recordingHost{}, refusal.CodeInvalidEvent, "/content"},
+		{"lone surrogate in a card", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"Size?","fallbackText":"\udc00"}}`, &recordingHost{}, refusal.CodeInvalidCard, "/card/fallbackText"},
+		{"lone surrogate in a card's report", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","report":{"plans":[{"title":"a\ud800"}]}}}`, &recordingHost{}, refusal.CodeInvalidCard, "/card/report/plans/0/title"},
+		{"lone surrogate in delta", Papercusp, `{"type":"delta","text":"a\udc5f"}`, &recordingHost{}, refusal.CodeInvalidEvent, "/text"},
+		{"negative state version", Scout, `{"type":"state","version":-1,"snapshot":{}}`, &recordingHost{}, refusal.CodeInvalidEvent, "/version"},
+		{"state without snapshot", Scout, `{"type":"state","version":1}`, &recordingHost{}, refusal.CodeInvalidEvent, "/snapshot"},
+		{"snapshot with duplicate names", Scout, `{"type":"state","version":1,"snapshot":{"a":1,"a":2}}`, &recordingHost{}, refusal.CodeInvalidEvent, "/snapshot"},
+		{"negative usage", Scout, `{"type":"done","usage":{"totalTokens":-1}}`, &recordingHost{}, refusal.CodeInvalidEvent, "/usage/totalTokens"},
+		{"empty href", Scout, `{"type":"navigate","href":""}`, &recordingHost{}, refusal.CodeInvalidEvent, "/href"},
+		{"empty correlation id", Scout, `{"type":"card_closed","correlationId":""}`, &recordingHost{}, refusal.CodeInvalidEvent, "/correlationId"},
+		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":""}}`, &recordingHost{}, refusal.CodeInvalidCard, "/card/prompt"},
+		{"product with duplicate names", Scout, `{"type":"products","n":1,"n":2}`, &recordingHost{reg: products(t)}, refusal.CodeInvalidEvent, ""},
 		{"identity refused by the host", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(*chatprotocol.ChatEventEnvelope) error {
-			return &chatprotocol.Error{Code: chatprotocol.CodeForeignFrame, Path: "/conversationId"}
-		}}, chatprotocol.CodeForeignFrame, "/conversationId"},
-		{"host gives no identity", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(*chatprotocol.ChatEventEnvelope) error { return nil }}, chatprotocol.CodeInvalidEnvelope, "/conversationId"},
+			return &refusal.Error{Code: refusal.CodeForeignFrame, Path: "/conversationId"}
+		}}, refusal.CodeForeignFrame, "/conversationId"},
+		{"host gives no identity", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(*chatprotocol.ChatEventEnvelope) error { return nil }}, refusal.CodeInvalidEnvelope, "/conversationId"},
 		{"host gives seq 0", Scout, `{"type":"token","content":"x"}`, &recordingHost{identify: func(env *chatprotocol.ChatEventEnvelope) error {
 			env.ConversationID, env.TurnID, env.EventID = "c", "t", "e"
 			return nil
-		}}, chatprotocol.CodeInvalidEnvelope, "/seq"},
+		}}, refusal.CodeInvalidEnvelope, "/seq"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			envs, err := upgrade(t, tt.frame, tt.d, tt.host)
 			assert.Nil(t, envs)
-			require.ErrorIs(t, err, &chatprotocol.Error{Code: tt.code})
-			assert.Equal(t, tt.path, refusal(t, err).Path)
+			require.ErrorIs(t, err, refusal.Sentinel(tt.code))
+			assert.Equal(t, tt.path, refusalOf(t, err).Path)
 		})
 	}
 }
 
 func TestUpgradeRefusesWhatIsNotAFrame(t *testing.T) {
 	h := &recordingHost{}
-	for name, f := range map[string]Frame{"nil": nil, "nil pointer": (*chatprotocol.ChatToken)(nil), "nil delta": (*Delta)(nil), "alien": alien{}} {
+	for name, f := range map[string]Frame{"nil": nil, "nil pointer": (*TokenFrame)(nil), "nil delta": (*DeltaFrame)(nil)} {
 		envs, err := UpgradeLegacyChatFrame(t.Context(), f, h)
 		assert.Nil(t, envs, name)
-		assert.ErrorIs(t, err, chatprotocol.ErrInvalidEvent, name)
+		assert.ErrorIs(t, err, refusal.ErrInvalidEvent, name)
 	}
-	envs, err := UpgradeLegacyChatFrame(t.Context(), &chatprotocol.ChatToken{Content: "x"}, nil)
+	envs, err := UpgradeLegacyChatFrame(t.Context(), &TokenFrame{Content: "x"}, nil)
 	assert.Nil(t, envs)
-	assert.ErrorIs(t, err, chatprotocol.ErrInvalidEnvelope)
+	assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	assert.Zero(t, h.seq, "nothing was identified")
 }
 
@@ -210,17 +211,17 @@ func TestUpgradeAsksTheHostOnlyForValidFrames(t *testing.T) {
 	h := &recordingHost{callID: "c-1", hasCallID: true}
 	for _, frame := range []string{`{"type":"tool_start","tool":""}`, `{"type":"tool_start","tool":"\udc00"}`} {
 		_, err := upgrade(t, frame, Scout, h)
-		require.ErrorIs(t, err, chatprotocol.ErrInvalidEvent)
+		require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	}
 	_, err := upgrade(t, `{"type":"tool_result","status":"nope"}`, Papercusp, h)
-	require.ErrorIs(t, err, chatprotocol.ErrUnknownResultStatus)
+	require.ErrorIs(t, err, refusal.ErrUnknownResultStatus)
 	assert.Empty(t, h.asked)
 	assert.Zero(t, h.seq)
 
 	envs, err := upgrade(t, `{"type":"tool_start","tool":"search"}`, Scout, h)
 	require.NoError(t, err)
 	require.Len(t, h.asked, 1)
-	assert.Equal(t, &chatprotocol.ChatToolStart{Tool: "search"}, h.asked[0])
+	assert.Equal(t, &ToolStartFrame{Tool: "search"}, h.asked[0])
 	assert.Equal(t, "c-1", envs[0].Event.(*chatprotocol.ToolCallEvent).CallID)
 	assert.Equal(t, int64(1), envs[0].Seq)
 
@@ -281,7 +282,7 @@ func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
 	first := chatprotocol.ChatEventEnvelope{ConversationID: "other", TurnID: "t", EventID: "e", Seq: 9, Event: &chatprotocol.DeltaEvent{Text: "kept"}}
 	dst := make([]chatprotocol.ChatEventEnvelope, 1, 8)
 	dst[0] = first
-	dst, err := AppendUpgradedLegacyChatFrame(t.Context(), dst, &chatprotocol.ChatError{Message: "boom"}, h)
+	dst, err := AppendUpgradedLegacyChatFrame(t.Context(), dst, &ErrorFrame{Message: "boom"}, h)
 	require.NoError(t, err)
 	require.Len(t, dst, 3)
 	assert.Equal(t, first, dst[0], "earlier elements are left alone")
@@ -290,14 +291,14 @@ func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
 	assert.Equal(t, int64(2), dst[2].Seq)
 
 	reused := dst[:1]
-	out, err := AppendUpgradedLegacyChatFrame(t.Context(), reused, &chatprotocol.ChatToken{Content: "x"}, h)
+	out, err := AppendUpgradedLegacyChatFrame(t.Context(), reused, &TokenFrame{Content: "x"}, h)
 	require.NoError(t, err)
 	require.Len(t, out, 2)
 	assert.Equal(t, &chatprotocol.DeltaEvent{Text: "x"}, out[1].Event)
 	assert.Equal(t, "e-3", out[1].EventID, "the spare capacity is overwritten whole")
 	assert.Empty(t, out[1].Unknown)
 
-	out, err = AppendUpgradedLegacyChatFrame(t.Context(), dst[:1], &ToolResult{Status: "maybe"}, h)
-	require.ErrorIs(t, err, chatprotocol.ErrUnknownResultStatus)
+	out, err = AppendUpgradedLegacyChatFrame(t.Context(), dst[:1], &ToolResultFrame{Status: "maybe"}, h)
+	require.ErrorIs(t, err, refusal.ErrUnknownResultStatus)
 	assert.Len(t, out, 1, "a refusal returns dst as it was")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // rounds runs body(round, g) for every goroutine g of *flagGors, round
@@ -97,7 +98,7 @@ func TestConcurrentCancelRacingAdmission(t *testing.T) {
 				switch {
 				case err == nil && string(res.Data) == "ran:"+eff.Effect:
 					launched.Add(1)
-				case errors.Is(err, recovery.ErrTurnNotRunning):
+				case errors.Is(err, refusal.ErrTurnNotRunning):
 					refused.Add(1)
 					if log.count(eff) != 0 {
 						errs[g] = fmt.Errorf("%v launched although Execute reports the turn ended", eff)
@@ -149,7 +150,7 @@ func TestConcurrentDuplicateWorkers(t *testing.T) {
 				switch {
 				case err == nil && string(res.Data) == "ran:pay":
 					ok.Add(1)
-				case errors.Is(err, recovery.ErrClaimConflict):
+				case errors.Is(err, refusal.ErrClaimConflict):
 					conflicts.Add(1)
 				default:
 					errs[g] = fmt.Errorf("round %d worker %d: %v, %v", r, g, res, err)
@@ -201,7 +202,7 @@ func TestConcurrentRacingAnswers(t *testing.T) {
 				switch {
 				case err == nil:
 					landed[r].Add(1)
-				case errors.Is(err, interactions.ErrAlreadyAnswered):
+				case errors.Is(err, refusal.ErrAlreadyAnswered):
 					refusedLate.Add(1)
 				default:
 					t.Errorf("round %d worker %d: %v", r, g, err)

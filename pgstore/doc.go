@@ -34,7 +34,7 @@
 //	UPDATE pgstore_effects SET revision = $new, state = …, holder = …, lease_until = …, result = …, reconciled = …
 //	WHERE conversation_id = $1 AND turn_id = $2 AND effect_id = $3 AND revision = $expected
 //
-// Zero rows is recovery.ErrClaimConflict (recovery.ErrTurnNotRunning when
+// Zero rows is refusal.ErrClaimConflict (refusal.ErrTurnNotRunning when
 // the turn is missing, read in the same statement). Under Read Committed a
 // second writer of the same row waits for the first one's row lock, then
 // re-evaluates its WHERE clause against the committed row (PostgreSQL's
@@ -77,7 +77,7 @@
 // it; the row lock returns the newest version and holds later swaps until
 // the commit; CreateTurn is one statement inserting the turn and its
 // effects (ON CONFLICT DO NOTHING: an existing turn is
-// recovery.ErrClaimConflict) and LoadTurn one SELECT, one snapshot.
+// refusal.ErrClaimConflict) and LoadTurn one SELECT, one snapshot.
 //
 // Per effect on the normal path TurnRecovery.Execute costs six statements,
 // each one round trip: the read, the claim, the lock, the admission mark,

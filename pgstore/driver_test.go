@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // driver is a test host driving turns through TurnRecovery the way a
@@ -45,13 +46,13 @@ func (d *driver) repeat(ctx context.Context, turn recovery.TurnRef, what string,
 			return nil
 		case attempt >= d.attempts:
 			return fmt.Errorf("%v %s: still failing after %d attempts: %w", turn, what, attempt, err)
-		case errors.Is(err, recovery.ErrClaimConflict):
+		case errors.Is(err, refusal.ErrClaimConflict):
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(d.pause):
 			}
-		case !errors.Is(err, recovery.ErrNeedsReconciliation):
+		case !errors.Is(err, refusal.ErrNeedsReconciliation):
 			return fmt.Errorf("%v %s: %w", turn, what, err)
 		}
 	}
@@ -88,9 +89,9 @@ func (d *driver) effect(ctx context.Context, ref recovery.EffectRef) error {
 		_, err := d.rec.Execute(ctx, "host", ref, d.launcher)
 		d.done("execute " + ref.Effect)
 		switch {
-		case errors.Is(err, recovery.ErrTurnNotRunning):
+		case errors.Is(err, refusal.ErrTurnNotRunning):
 			return nil // cancelled before admission: never launched
-		case !errors.Is(err, recovery.ErrNeedsReconciliation):
+		case !errors.Is(err, refusal.ErrNeedsReconciliation):
 			return err
 		}
 		// The outcome is unknown. An effect that was admitted is looked up

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
 // SQLSTATEs the adapter tells apart. Every other server error is a plain
@@ -94,22 +93,22 @@ func sendable(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // writeFailed is the refusal for a write known not to have been committed
-// (recovery.ErrCheckpointWriteFailed, interactions.ErrCheckpointWriteFailed:
+// (refusal.ErrCheckpointWriteFailed, refusal.ErrCheckpointWriteFailed:
 // one code).
 func writeFailed(msg string, cause error) error {
-	return &recovery.Error{Code: recovery.CodeCheckpointWriteFailed, Message: "pgstore: " + msg, Err: cause}
+	return &refusal.Error{Code: refusal.CodeCheckpointWriteFailed, Message: "pgstore: " + msg, Err: cause}
 }
 
 // ackLost is the error for a write that may or may not have been committed
-// (recovery.ErrNeedsReconciliation, interactions.ErrNeedsReconciliation:
+// (refusal.ErrNeedsReconciliation, refusal.ErrNeedsReconciliation:
 // one code). Callers read once; they never treat it as success.
 func ackLost(msg string, cause error) error {
-	return &recovery.Error{Code: recovery.CodeNeedsReconciliation, Message: "pgstore: " + msg, Err: cause}
+	return &refusal.Error{Code: refusal.CodeNeedsReconciliation, Message: "pgstore: " + msg, Err: cause}
 }
 
 // refused is a definite refusal with code: nothing was written.
-func refused(code recovery.Code, msg string) error {
-	return &recovery.Error{Code: code, Message: "pgstore: " + msg}
+func refused(code refusal.Code, msg string) error {
+	return &refusal.Error{Code: code, Message: "pgstore: " + msg}
 }
 
 // commitOutcome turns the error of an autocommit write or of COMMIT into
@@ -119,7 +118,7 @@ func commitOutcome(what string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case recovery.CodeOf(err) != "":
+	case refusal.CodeOf(err) != "":
 		return err // the store's own verdict (sendable, a refusal)
 	case notCommitted(err):
 		return writeFailed(what+" not committed", err)

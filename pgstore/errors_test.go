@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
 func TestCommitOutcome(t *testing.T) {
@@ -20,19 +19,19 @@ func TestCommitOutcome(t *testing.T) {
 	cases := []struct {
 		name string
 		err  error
-		want recovery.Code
+		want refusal.Code
 	}{
 		{"success", nil, ""},
-		{"the server rolled the statement back", serverErr("ERROR", "23514"), recovery.CodeCheckpointWriteFailed},
-		{"COMMIT answered ROLLBACK", pgx.ErrTxCommitRollback, recovery.CodeCheckpointWriteFailed},
-		{"a FATAL report may follow a local commit", serverErr("FATAL", "57P01"), recovery.CodeNeedsReconciliation},
-		{"a broken connection", errors.New("unexpected EOF"), recovery.CodeNeedsReconciliation},
-		{"a context that ended while waiting", context.DeadlineExceeded, recovery.CodeNeedsReconciliation},
-		{"the store's own verdict passes", refused(recovery.CodeClaimConflict, "x"), recovery.CodeClaimConflict},
+		{"the server rolled the statement back", serverErr("ERROR", "23514"), refusal.CodeCheckpointWriteFailed},
+		{"COMMIT answered ROLLBACK", pgx.ErrTxCommitRollback, refusal.CodeCheckpointWriteFailed},
+		{"a FATAL report may follow a local commit", serverErr("FATAL", "57P01"), refusal.CodeNeedsReconciliation},
+		{"a broken connection", errors.New("unexpected EOF"), refusal.CodeNeedsReconciliation},
+		{"a context that ended while waiting", context.DeadlineExceeded, refusal.CodeNeedsReconciliation},
+		{"the store's own verdict passes", refused(refusal.CodeClaimConflict, "x"), refusal.CodeClaimConflict},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, recovery.CodeOf(commitOutcome("write", c.err)))
+			assert.Equal(t, c.want, refusal.CodeOf(commitOutcome("write", c.err)))
 		})
 	}
 }
@@ -48,5 +47,5 @@ func TestRetryable(t *testing.T) {
 func TestSendable(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.ErrorIs(t, sendable(ctx, nil), recovery.ErrCheckpointWriteFailed, "an ended context sends nothing")
+	assert.ErrorIs(t, sendable(ctx, nil), refusal.ErrCheckpointWriteFailed, "an ended context sends nothing")
 }

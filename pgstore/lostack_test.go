@@ -17,6 +17,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/lossyproxy"
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // step is one store call a traced store saw: its kind and whether it
@@ -26,7 +27,7 @@ type step struct {
 	uncertain bool
 }
 
-func isUncertain(err error) bool { return recovery.CodeOf(err) == recovery.CodeNeedsReconciliation }
+func isUncertain(err error) bool { return refusal.CodeOf(err) == refusal.CodeNeedsReconciliation }
 
 // tracedStore records the calls of one goroutine's component call.
 type tracedStore struct {
@@ -286,10 +287,10 @@ func driveCard(ctx context.Context, res *interactions.Resolver, tc *tracedCards,
 		_, err := res.Open(ctx, interactions.NewCard{Key: key, Answerer: caller, Spec: interactions.CardSpec{Prompt: "ok?"},
 			Schema: interactions.SchemaRef{ID: "s", Revision: 1}})
 		tally.add(fmt.Sprintf("%v open", key), readsAfterLostAcks(&tc.steps))
-		if err == nil || errors.Is(err, interactions.ErrCardExists) {
+		if err == nil || errors.Is(err, refusal.ErrCardExists) {
 			break
 		}
-		if !errors.Is(err, interactions.ErrNeedsReconciliation) || attempt == 50 {
+		if !errors.Is(err, refusal.ErrNeedsReconciliation) || attempt == 50 {
 			return "", fmt.Errorf("%v open: %w", key, err)
 		}
 	}
@@ -298,10 +299,10 @@ func driveCard(ctx context.Context, res *interactions.Resolver, tc *tracedCards,
 	for attempt := 0; ; attempt++ {
 		_, err := res.Answer(ctx, caller, key, sub)
 		tally.add(fmt.Sprintf("%v answer", key), readsAfterLostAcks(&tc.steps))
-		if err == nil || errors.Is(err, interactions.ErrDuplicateAnswer) {
+		if err == nil || errors.Is(err, refusal.ErrDuplicateAnswer) {
 			return sub.ID, nil
 		}
-		if !errors.Is(err, interactions.ErrNeedsReconciliation) || attempt == 50 {
+		if !errors.Is(err, refusal.ErrNeedsReconciliation) || attempt == 50 {
 			return "", fmt.Errorf("%v answer: %w", key, err)
 		}
 	}

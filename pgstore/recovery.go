@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // RecoveryStore is the recovery.Store and recovery.Admitter of a host over
@@ -94,8 +95,8 @@ SELECT count(*) FROM t`
 
 // CreateTurn implements recovery.Store: one autocommit statement inserts
 // the turn and its effects, or nothing when the turn exists
-// (recovery.ErrClaimConflict). rec must be a running turn whose effects are
-// pending at revision 1 with distinct ids (else recovery.ErrInvalidTurn).
+// (refusal.ErrClaimConflict). rec must be a running turn whose effects are
+// pending at revision 1 with distinct ids (else refusal.ErrInvalidTurn).
 func (s *RecoveryStore) CreateTurn(ctx context.Context, rec recovery.TurnRecord) error {
 	if err := rec.Turn.Validate(); err != nil {
 		return err
@@ -105,13 +106,13 @@ func (s *RecoveryStore) CreateTurn(ctx context.Context, rec recovery.TurnRecord)
 	for i, e := range rec.Effects {
 		if e.State != recovery.EffectPending || e.Revision != 1 || seen[e.ID] ||
 			(recovery.EffectRef{Turn: rec.Turn, Effect: e.ID}).Validate() != nil {
-			return refused(recovery.CodeInvalidTurn, "a new turn's effects are distinct, pending, at revision 1")
+			return refused(refusal.CodeInvalidTurn, "a new turn's effects are distinct, pending, at revision 1")
 		}
 		seen[e.ID] = true
 		ids[i] = e.ID
 	}
 	if rec.Status != recovery.TurnRunning {
-		return refused(recovery.CodeInvalidTurn, "a new turn is running")
+		return refused(refusal.CodeInvalidTurn, "a new turn is running")
 	}
 	if err := s.fault(ctx, write{op: "create"}); err != nil {
 		return err
@@ -124,7 +125,7 @@ func (s *RecoveryStore) CreateTurn(ctx context.Context, rec recovery.TurnRecord)
 		return err
 	}
 	if created == 0 {
-		return refused(recovery.CodeClaimConflict, "the turn exists")
+		return refused(refusal.CodeClaimConflict, "the turn exists")
 	}
 	return nil
 }
@@ -138,7 +139,7 @@ ORDER BY e.position`
 
 // LoadTurn implements recovery.Store: one statement, so one snapshot, reads
 // the turn and its effects in the order they were authorized. A missing
-// turn is recovery.ErrTurnNotRunning; any other error is the database's.
+// turn is refusal.ErrTurnNotRunning; any other error is the database's.
 func (s *RecoveryStore) LoadTurn(ctx context.Context, turn recovery.TurnRef) (recovery.TurnRecord, error) {
 	if err := s.fault(ctx, write{op: "load"}); err != nil {
 		return recovery.TurnRecord{}, err
@@ -167,7 +168,7 @@ func loadTurn(ctx context.Context, q querier, turn recovery.TurnRef) (recovery.T
 		return recovery.TurnRecord{}, err
 	}
 	if rec.Status == "" {
-		return recovery.TurnRecord{}, refused(recovery.CodeTurnNotRunning, "no such turn")
+		return recovery.TurnRecord{}, refused(refusal.CodeTurnNotRunning, "no such turn")
 	}
 	return rec, nil
 }
@@ -217,14 +218,14 @@ SELECT (SELECT count(*) FROM upd),
        EXISTS (SELECT 1 FROM pgstore_turns WHERE conversation_id = $1 AND turn_id = $2)`
 
 // CompareAndSwapEffect implements recovery.Store: one autocommit UPDATE ...
-// WHERE revision = expected. Zero rows is recovery.ErrClaimConflict, or
-// recovery.ErrTurnNotRunning when the turn does not exist; next.Revision
-// other than expected+1 is recovery.ErrInvalidTurn. A write known not to
-// have committed is recovery.ErrCheckpointWriteFailed; one whose
-// acknowledgement was lost is recovery.ErrNeedsReconciliation.
+// WHERE revision = expected. Zero rows is refusal.ErrClaimConflict, or
+// refusal.ErrTurnNotRunning when the turn does not exist; next.Revision
+// other than expected+1 is refusal.ErrInvalidTurn. A write known not to
+// have committed is refusal.ErrCheckpointWriteFailed; one whose
+// acknowledgement was lost is refusal.ErrNeedsReconciliation.
 func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef, expected uint64, next recovery.EffectRecord) error {
 	if next.Revision != expected+1 {
-		return refused(recovery.CodeInvalidTurn, "the next revision must be the expected one plus one")
+		return refused(refusal.CodeInvalidTurn, "the next revision must be the expected one plus one")
 	}
 	if err := s.fault(ctx, write{op: "cas", next: &next}); err != nil {
 		return err
@@ -253,9 +254,9 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 	case swapped == 1:
 		return nil
 	case !turnExists:
-		return refused(recovery.CodeTurnNotRunning, "no such turn")
+		return refused(refusal.CodeTurnNotRunning, "no such turn")
 	}
-	return refused(recovery.CodeClaimConflict, "the effect's revision moved, or the turn has no such effect")
+	return refused(refusal.CodeClaimConflict, "the effect's revision moved, or the turn has no such effect")
 }
 
 // sqlEndTurn ends a running turn and returns its effects as they stand at
@@ -288,11 +289,11 @@ ORDER BY e.position`
 // lock AdmitDispatch holds through launch), one autocommit statement moves
 // the running turn to status and returns it with its effects as they stand
 // at that commit (read FOR SHARE, see sqlEndTurn). A turn that is missing or not running is
-// recovery.ErrTurnNotRunning; a status that is not terminal is
-// recovery.ErrInvalidTurn.
+// refusal.ErrTurnNotRunning; a status that is not terminal is
+// refusal.ErrInvalidTurn.
 func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, status recovery.TurnStatus) (recovery.TurnRecord, error) {
 	if !status.Terminal() {
-		return recovery.TurnRecord{}, refused(recovery.CodeInvalidTurn, "the end status must be terminal")
+		return recovery.TurnRecord{}, refused(refusal.CodeInvalidTurn, "the end status must be terminal")
 	}
 	f, err := s.set.lockFence(ctx, s.pool, TurnLockKey(turn))
 	if err != nil {
@@ -318,7 +319,7 @@ func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, stat
 		return recovery.TurnRecord{}, err
 	}
 	if rec.Status == "" {
-		return recovery.TurnRecord{}, refused(recovery.CodeTurnNotRunning, "the turn is missing or not running")
+		return recovery.TurnRecord{}, refused(refusal.CodeTurnNotRunning, "the turn is missing or not running")
 	}
 	return rec, nil
 }
@@ -345,13 +346,13 @@ SELECT (SELECT count(*) FROM upd),
 // acknowledged does it call launch, still holding the fence, and then it
 // releases the fence and returns launch's error.
 //
-// Errors: adm.Authorize's own; recovery.ErrTurnNotRunning;
-// recovery.ErrClaimConflict; recovery.ErrCheckpointWriteFailed (the mark
-// was not committed); recovery.ErrNeedsReconciliation (the mark's
+// Errors: adm.Authorize's own; refusal.ErrTurnNotRunning;
+// refusal.ErrClaimConflict; refusal.ErrCheckpointWriteFailed (the mark
+// was not committed); refusal.ErrNeedsReconciliation (the mark's
 // acknowledgement was lost). In all of these launch is not called.
 func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
 	if adm.Authorize == nil {
-		return refused(recovery.CodeUnauthorized, "no authority check")
+		return refused(refusal.CodeUnauthorized, "no authority check")
 	}
 	turn := adm.Effect.Turn
 	f, err := s.set.lockFence(ctx, s.pool, TurnLockKey(turn))
@@ -381,9 +382,9 @@ func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admissio
 	}
 	switch {
 	case status == nil || *status != string(recovery.TurnRunning):
-		return refused(recovery.CodeTurnNotRunning, "the turn is missing or not running")
+		return refused(refusal.CodeTurnNotRunning, "the turn is missing or not running")
 	case marked != 1:
-		return refused(recovery.CodeClaimConflict, "the claim moved")
+		return refused(refusal.CodeClaimConflict, "the claim moved")
 	}
 	return launch(ctx)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/lossyproxy"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // startProxy starts a lossy proxy in front of the test server, closed when
@@ -133,11 +134,11 @@ func TestRecoveryStoreRefusesInvalidInput(t *testing.T) {
 	turn := recovery.TurnRef{Conversation: "c-invalid", Turn: "t-1"}
 	dup := recovery.TurnRecord{Turn: turn, Status: recovery.TurnRunning, Effects: []recovery.EffectRecord{
 		{ID: "a", Revision: 1, State: recovery.EffectPending}, {ID: "a", Revision: 1, State: recovery.EffectPending}}}
-	assert.ErrorIs(t, st.CreateTurn(ctx, dup), recovery.ErrInvalidTurn, "duplicated effect id")
+	assert.ErrorIs(t, st.CreateTurn(ctx, dup), refusal.ErrInvalidTurn, "duplicated effect id")
 	ended := recovery.TurnRecord{Turn: turn, Status: recovery.TurnCancelled}
-	assert.ErrorIs(t, st.CreateTurn(ctx, ended), recovery.ErrInvalidTurn, "a new turn is running")
+	assert.ErrorIs(t, st.CreateTurn(ctx, ended), refusal.ErrInvalidTurn, "a new turn is running")
 	_, err := st.LoadTurn(ctx, turn)
-	assert.ErrorIs(t, err, recovery.ErrTurnNotRunning, "nothing was stored")
+	assert.ErrorIs(t, err, refusal.ErrTurnNotRunning, "nothing was stored")
 
 	require.NoError(t, st.CreateTurn(ctx, recovery.TurnRecord{Turn: turn, Status: recovery.TurnRunning}))
 	rec, err := st.LoadTurn(ctx, turn)
@@ -145,11 +146,11 @@ func TestRecoveryStoreRefusesInvalidInput(t *testing.T) {
 	assert.Equal(t, recovery.TurnRunning, rec.Status, "a turn without effects loads")
 	assert.Empty(t, rec.Effects)
 	_, err = st.EndTurn(ctx, turn, recovery.TurnRunning)
-	assert.ErrorIs(t, err, recovery.ErrInvalidTurn, "running is not an end status")
+	assert.ErrorIs(t, err, refusal.ErrInvalidTurn, "running is not an end status")
 	err = st.CompareAndSwapEffect(ctx, turn, 1, recovery.EffectRecord{ID: "a", Revision: 3})
-	assert.ErrorIs(t, err, recovery.ErrInvalidTurn, "a revision that skips")
+	assert.ErrorIs(t, err, refusal.ErrInvalidTurn, "a revision that skips")
 	err = st.AdmitDispatch(ctx, recovery.Admission{Effect: recovery.EffectRef{Turn: turn, Effect: "a"}}, nil)
-	assert.ErrorIs(t, err, recovery.ErrUnauthorized, "no authority check")
+	assert.ErrorIs(t, err, refusal.ErrUnauthorized, "no authority check")
 }
 
 // TestRecoveryStoreRoundTrip stores every field of an effect record and

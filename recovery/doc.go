@@ -170,4 +170,8 @@
 // only AdmitDispatch can, once per effect. The Authorizer fails closed: any
 // error refuses. Results are opaque bytes stored and returned as given;
 // they are never interpreted.
+//
+// A refusal's Code and Path are safe to send to a client; its Message and
+// cause are not, since they wrap the store's own error text (a PostgreSQL
+// message included): log them, never write err.Error() into a response.
 package recovery

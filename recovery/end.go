@@ -3,6 +3,8 @@ package recovery
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -43,7 +45,7 @@ func (r *TurnRecovery) Cancel(ctx context.Context, caller string, turn TurnRef) 
 // status other than TurnCompleted or TurnFailed.
 func (r *TurnRecovery) Finish(ctx context.Context, caller string, turn TurnRef, status TurnStatus) error {
 	if status != TurnCompleted && status != TurnFailed {
-		return wire.New(CodeInvalidTurn, "/status", "finish status must be completed or failed")
+		return wire.New(refusal.CodeInvalidTurn, "/status", "finish status must be completed or failed")
 	}
 	_, err := r.end(ctx, caller, turn, status, ActionFinish)
 	return err
@@ -63,7 +65,7 @@ func (r *TurnRecovery) end(ctx context.Context, caller string, turn TurnRef, sta
 		return rec, nil
 	case outcome == writeNotApplied:
 		return TurnRecord{}, err
-	case outcome == writeRefused && CodeOf(err) != CodeTurnNotRunning:
+	case outcome == writeRefused && refusal.CodeOf(err) != refusal.CodeTurnNotRunning:
 		return TurnRecord{}, err
 	}
 	// Already ended, or the acknowledgement was lost: read once.
@@ -73,7 +75,7 @@ func (r *TurnRecovery) end(ctx context.Context, caller string, turn TurnRef, sta
 		return stored, nil
 	case outcome == writeUncertain:
 		return TurnRecord{}, needsReconciliation("turn end acknowledgement lost", err)
-	case lerr != nil && CodeOf(lerr) != CodeTurnNotRunning:
+	case lerr != nil && refusal.CodeOf(lerr) != refusal.CodeTurnNotRunning:
 		return TurnRecord{}, lerr
 	}
 	return TurnRecord{}, err

@@ -3,8 +3,10 @@ package recovery_test
 import (
 	"context"
 	"errors"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +25,7 @@ func TestCancel(t *testing.T) {
 		assert.Equal(t, recovery.TurnCancelled, e.status())
 		require.NoError(t, rec.Cancel(ctx, caller, turn))
 		assert.Len(t, e.host.Aborts(), 2, "a repeated cancel aborts again")
-		require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnCompleted), recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnCompleted), refusal.ErrTurnNotRunning)
 		assert.Equal(t, recovery.TurnCancelled, e.status(), "an ended turn never changes")
 	})
 
@@ -39,16 +41,16 @@ func TestCancel(t *testing.T) {
 		})
 		canceller := recovery.New(recovery.Host{Store: e.db.Open("c"), Authorizer: e.host, Aborter: hook}, nil)
 		require.NoError(t, canceller.Cancel(ctx, caller, turn))
-		require.ErrorIs(t, hookErr, recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, hookErr, refusal.ErrTurnNotRunning)
 		assert.Equal(t, 0, e.host.MaxLaunches())
 	})
 
 	t.Run("refusals and failpoints", func(t *testing.T) {
 		e := newEnv(t, nil, nil)
 		rec := e.started()
-		require.ErrorIs(t, rec.Cancel(ctx, "mallory", turn), recovery.ErrUnauthorized)
+		require.ErrorIs(t, rec.Cancel(ctx, "mallory", turn), refusal.ErrUnauthorized)
 		e.arm("cancel.before")
-		require.ErrorIs(t, rec.Cancel(ctx, caller, turn), recovery.ErrCheckpointWriteFailed)
+		require.ErrorIs(t, rec.Cancel(ctx, caller, turn), refusal.ErrCheckpointWriteFailed)
 		assert.Equal(t, recovery.TurnRunning, e.status())
 		assert.Empty(t, e.host.Aborts(), "no abort before a committed cancellation")
 		e.arm("cancel.ack-lost")
@@ -57,7 +59,7 @@ func TestCancel(t *testing.T) {
 
 		other := recovery.TurnRef{Conversation: "c-1", Turn: "t-2"}
 		e.host.Grant(caller, other)
-		require.ErrorIs(t, rec.Cancel(ctx, caller, other), recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, rec.Cancel(ctx, caller, other), refusal.ErrTurnNotRunning)
 	})
 
 	t.Run("ack lost and unreadable, or crash", func(t *testing.T) {
@@ -67,7 +69,7 @@ func TestCancel(t *testing.T) {
 			for _, fp := range fps {
 				e.arm(fp)
 			}
-			require.ErrorIs(t, rec.Cancel(ctx, caller, turn), recovery.ErrNeedsReconciliation)
+			require.ErrorIs(t, rec.Cancel(ctx, caller, turn), refusal.ErrNeedsReconciliation)
 			assert.Equal(t, recovery.TurnCancelled, e.status())
 			assert.Empty(t, e.host.Aborts())
 		}
@@ -76,7 +78,7 @@ func TestCancel(t *testing.T) {
 	t.Run("abort hook failure", func(t *testing.T) {
 		e := newEnv(t, &recoverytest.HostOptions{AbortErr: errors.New("runner unreachable")}, nil)
 		rec := e.started()
-		require.ErrorIs(t, rec.Cancel(ctx, caller, turn), recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, rec.Cancel(ctx, caller, turn), refusal.ErrNeedsReconciliation)
 		assert.Equal(t, recovery.TurnCancelled, e.status(), "the cancellation stands")
 	})
 }
@@ -91,13 +93,13 @@ func TestFinish(t *testing.T) {
 	ctx := t.Context()
 	e := newEnv(t, &recoverytest.HostOptions{Outcome: okOutcome}, nil)
 	rec := e.started()
-	require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnCancelled), recovery.ErrInvalidTurn)
-	require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnRunning), recovery.ErrInvalidTurn)
+	require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnCancelled), refusal.ErrInvalidTurn)
+	require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnRunning), refusal.ErrInvalidTurn)
 	require.NoError(t, rec.Finish(ctx, caller, turn, recovery.TurnCompleted))
 	require.NoError(t, rec.Finish(ctx, caller, turn, recovery.TurnCompleted), "idempotent")
-	require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnFailed), recovery.ErrTurnNotRunning)
+	require.ErrorIs(t, rec.Finish(ctx, caller, turn, recovery.TurnFailed), refusal.ErrTurnNotRunning)
 	_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-	require.ErrorIs(t, err, recovery.ErrTurnNotRunning)
+	require.ErrorIs(t, err, refusal.ErrTurnNotRunning)
 	assert.Equal(t, 0, e.host.MaxLaunches())
 	assert.Empty(t, e.host.Aborts(), "Finish does not abort")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // A host wires its store, authorization, abort hook and replay window, then
@@ -36,7 +37,7 @@ func Example() {
 	fmt.Println("launches:", host.Launches(charge))
 
 	_, err := rec.Execute(ctx, "user-42", recovery.EffectRef{Turn: turn, Effect: "call-invented"}, host)
-	fmt.Println(errors.Is(err, recovery.ErrUnknownEffect))
+	fmt.Println(errors.Is(err, refusal.ErrUnknownEffect))
 	// Output:
 	// {"charged":true} <nil>
 	// {"charged":true} <nil>
@@ -61,9 +62,9 @@ func ExampleTurnRecovery_Reconcile() {
 	email := recovery.EffectRef{Turn: turn, Effect: "call-email"}
 
 	_, err := rec.Execute(ctx, "user-42", email, host)
-	fmt.Println(recovery.CodeOf(err))
+	fmt.Println(refusal.CodeOf(err))
 	_, err = rec.Execute(ctx, "user-42", email, host) // a model retry never redispatches
-	fmt.Println(recovery.CodeOf(err), host.Launches(email))
+	fmt.Println(refusal.CodeOf(err), host.Launches(email))
 
 	lookup := func(ctx context.Context, e recovery.EffectRef) (recovery.Result, error) {
 		return recovery.Result{Data: []byte(`{"sent":true}`)}, nil // found by idempotency key

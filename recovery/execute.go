@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -47,7 +49,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 		return Result{}, err
 	}
 	if l == nil {
-		return Result{}, wire.New(CodeInvalidTurn, "", "nil launcher")
+		return Result{}, wire.New(refusal.CodeInvalidTurn, "", "nil launcher")
 	}
 	st, err := r.begin(ctx, caller, effect.Turn, ActionExecute)
 	if err != nil {
@@ -65,20 +67,20 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 		return Result{}, needsReconciliation("effect outcome unknown: reconcile it", nil)
 	case EffectAdmitted:
 		if now.Before(eff.LeaseUntil) {
-			return Result{}, wire.New(CodeClaimConflict, "", "effect in flight under another worker")
+			return Result{}, wire.New(refusal.CodeClaimConflict, "", "effect in flight under another worker")
 		}
 		return Result{}, needsReconciliation("effect admitted earlier without a stored result", nil)
 	case EffectClaimed:
 		if now.Before(eff.LeaseUntil) {
-			return Result{}, wire.New(CodeClaimConflict, "", "effect claimed by another worker")
+			return Result{}, wire.New(refusal.CodeClaimConflict, "", "effect claimed by another worker")
 		}
 	}
 	if rec.Status != TurnRunning {
-		return Result{}, wire.New(CodeTurnNotRunning, "", "turn is "+string(rec.Status))
+		return Result{}, wire.New(refusal.CodeTurnNotRunning, "", "turn is "+string(rec.Status))
 	}
 	adm, ok := st.(Admitter)
 	if !ok {
-		return Result{}, wire.New(CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
+		return Result{}, wire.New(refusal.CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
 	}
 
 	claim := EffectRecord{
@@ -204,7 +206,7 @@ func complete(ctx context.Context, st Store, effect EffectRef, admitted EffectRe
 	if stored, ok := storedResult(ctx, st, effect); ok {
 		return stored, nil
 	}
-	if CodeOf(err) == CodeTurnNotRunning {
+	if refusal.CodeOf(err) == refusal.CodeTurnNotRunning {
 		return Result{}, err
 	}
 	return Result{}, needsReconciliation("result not confirmed as stored", err)
@@ -217,7 +219,7 @@ func markUnknown(ctx context.Context, st Store, effect EffectRef, admitted Effec
 	mark.State = EffectNeedsReconciliation
 	mark.Revision = admitted.Revision + 1
 	err := st.CompareAndSwapEffect(ctx, effect.Turn, admitted.Revision, mark)
-	if CodeOf(err) == CodeClaimConflict {
+	if refusal.CodeOf(err) == refusal.CodeClaimConflict {
 		if stored, ok := storedResult(ctx, st, effect); ok {
 			return stored, nil
 		}
@@ -229,7 +231,7 @@ func markUnknown(ctx context.Context, st Store, effect EffectRef, admitted Effec
 // mean the effect completed meanwhile, so read once and return the stored
 // result; any other refusal is returned as it is.
 func afterConflict(ctx context.Context, st Store, effect EffectRef, err error) (Result, error) {
-	if CodeOf(err) == CodeClaimConflict {
+	if refusal.CodeOf(err) == refusal.CodeClaimConflict {
 		if stored, ok := storedResult(ctx, st, effect); ok {
 			return stored, nil
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // storeOnly hides the Admitter of a store: a host without the admission
@@ -74,14 +75,14 @@ func TestExecute(t *testing.T) {
 		e := newEnv(t, &recoverytest.HostOptions{Outcome: okOutcome}, nil)
 		rec := e.started()
 		_, err := rec.Execute(ctx, caller, ref("zz"), e.host)
-		require.ErrorIs(t, err, recovery.ErrUnknownEffect)
+		require.ErrorIs(t, err, refusal.ErrUnknownEffect)
 		_, err = rec.Execute(ctx, caller, ref("a"), nil)
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 		_, err = rec.Execute(ctx, caller, recovery.EffectRef{Turn: turn}, e.host)
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 		noAuth := recovery.New(recovery.Host{Store: e.db.Open("x")}, nil)
 		_, err = noAuth.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrUnauthorized, "no authorizer fails closed")
+		require.ErrorIs(t, err, refusal.ErrUnauthorized, "no authorizer fails closed")
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
 		assert.Equal(t, 0, e.host.MaxLaunches())
 	})
@@ -91,7 +92,7 @@ func TestExecute(t *testing.T) {
 		full := e.started()
 		noSeam := recovery.New(recovery.Host{Store: storeOnly{e.db.Open("plain")}, Authorizer: e.host}, nil)
 		_, err := noSeam.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrAdmissionUnavailable)
+		require.ErrorIs(t, err, refusal.ErrAdmissionUnavailable)
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State, "nothing claimed")
 		want, err := full.Execute(ctx, caller, ref("a"), e.host)
 		require.NoError(t, err)
@@ -115,7 +116,7 @@ func TestExecute(t *testing.T) {
 					assert.Equal(t, 1, e.host.Launches(ref("a")))
 					return
 				}
-				require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+				require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 				if mode == "late" {
 					require.Error(t, f.launchLate(ctx))
 				}
@@ -129,12 +130,12 @@ func TestExecute(t *testing.T) {
 		rec := e.started()
 		e.arm("claim.before")
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrCheckpointWriteFailed)
+		require.ErrorIs(t, err, refusal.ErrCheckpointWriteFailed)
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
 
 		e.arm("admit.before")
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrCheckpointWriteFailed)
+		require.ErrorIs(t, err, refusal.ErrCheckpointWriteFailed)
 		assert.Equal(t, recovery.EffectClaimed, e.effect("a").State)
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 
@@ -152,7 +153,7 @@ func TestExecute(t *testing.T) {
 		require.Eventually(t, func() bool { return e.host.Launches(ref("a")) == 1 }, 5*time.Second, time.Millisecond)
 		cancel()
 		_, err := wait()
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		exec := e.host.Exec(ref("a"))
 		assert.NoError(t, exec.Context().Err(), "the dispatch context belongs to the host, not to the caller")
 		assert.Equal(t, recovery.EffectAdmitted, e.effect("a").State, "still in flight: not marked")
@@ -166,11 +167,11 @@ func TestExecute(t *testing.T) {
 		rec := e.started()
 		e.arm("mark.before")
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, recovery.EffectAdmitted, e.effect("a").State)
 		e.clock.Advance(2 * time.Minute)
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, 1, e.host.Launches(ref("a")))
 	})
 
@@ -205,10 +206,10 @@ func TestExecute(t *testing.T) {
 			Effect: ref("a"), Revision: a.Revision, Holder: a.Holder,
 			Authorize: func(context.Context) error { return nil },
 		}, func(context.Context) error { launched = true; return nil })
-		require.ErrorIs(t, err, recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, err, refusal.ErrTurnNotRunning)
 		assert.False(t, launched)
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, err, refusal.ErrTurnNotRunning)
 		assert.Equal(t, 0, e.host.MaxLaunches())
 	})
 }

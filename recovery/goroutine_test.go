@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestGoReturnsFnsOutcome(t *testing.T) {
@@ -139,7 +140,7 @@ func TestGoWithTurnRecovery(t *testing.T) {
 		assert.Equal(t, result("charged a"), res)
 	}
 	_, err := rec.Execute(t.Context(), caller, ref("b"), launcher)
-	require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+	require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 	assert.Equal(t, int32(2), runs.Load(), "each effect ran once")
 	assert.Equal(t, recovery.EffectCompleted, e.effect("a").State)
 	assert.NotEqual(t, recovery.EffectCompleted, e.effect("b").State)

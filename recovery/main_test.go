@@ -3,9 +3,10 @@ package recovery_test
 import (
 	"context"
 	"fmt"
-	"github.com/Papercusp/chat-protocol-go/internal/fakeclock"
 	"testing"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
 
 	"go.uber.org/goleak"
 

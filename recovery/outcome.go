@@ -3,6 +3,8 @@ package recovery
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -23,10 +25,10 @@ func classifyWrite(err error) writeOutcome {
 	if err == nil {
 		return writeApplied
 	}
-	switch CodeOf(err) {
-	case CodeClaimConflict, CodeTurnNotRunning, CodeUnauthorized, CodeUnknownEffect, CodeInvalidTurn:
+	switch refusal.CodeOf(err) {
+	case refusal.CodeClaimConflict, refusal.CodeTurnNotRunning, refusal.CodeUnauthorized, refusal.CodeUnknownEffect, refusal.CodeInvalidTurn:
 		return writeRefused
-	case CodeCheckpointWriteFailed:
+	case refusal.CodeCheckpointWriteFailed:
 		return writeNotApplied
 	}
 	return writeUncertain
@@ -34,7 +36,7 @@ func classifyWrite(err error) writeOutcome {
 
 // needsReconciliation builds the refusal for an unknown outcome.
 func needsReconciliation(msg string, cause error) error {
-	return wire.Wrap(CodeNeedsReconciliation, "", msg, cause)
+	return wire.Wrap(refusal.CodeNeedsReconciliation, "", msg, cause)
 }
 
 // load reads a turn record; a failed read becomes ErrStoreUnavailable
@@ -44,10 +46,10 @@ func load(ctx context.Context, st Store, turn TurnRef) (TurnRecord, error) {
 	if err == nil {
 		return rec, nil
 	}
-	if CodeOf(err) == CodeTurnNotRunning {
+	if refusal.CodeOf(err) == refusal.CodeTurnNotRunning {
 		return TurnRecord{}, err
 	}
-	return TurnRecord{}, wire.Wrap(CodeStoreUnavailable, "", "reading the turn record failed", err)
+	return TurnRecord{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the turn record failed", err)
 }
 
 // loadEffect reads one effect's record.
@@ -58,7 +60,7 @@ func loadEffect(ctx context.Context, st Store, effect EffectRef) (TurnRecord, Ef
 	}
 	eff, ok := rec.Effect(effect.Effect)
 	if !ok {
-		return TurnRecord{}, EffectRecord{}, wire.New(CodeUnknownEffect, "/effectId", "effect not authorized when the turn started")
+		return TurnRecord{}, EffectRecord{}, wire.New(refusal.CodeUnknownEffect, "/effectId", "effect not authorized when the turn started")
 	}
 	return rec, eff, nil
 }

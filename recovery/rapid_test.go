@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/Papercusp/chat-protocol-go/internal/fakeclock"
 	"testing"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"pgregory.net/rapid"
 
@@ -129,19 +131,19 @@ func (m *machine) arm(rt *rapid.T, sites ...recoverytest.Site) recoverytest.Fail
 }
 
 // want compares an error with the model's expected code ("" for nil).
-func want(rt *rapid.T, op string, err error, code recovery.Code) {
+func want(rt *rapid.T, op string, err error, code refusal.Code) {
 	rt.Helper()
-	if recovery.CodeOf(err) != code || (code == "" && err != nil) {
+	if refusal.CodeOf(err) != code || (code == "" && err != nil) {
 		rt.Fatalf("%s: got %v, model expects %q", op, err, code)
 	}
 }
 
-func (m *machine) gate() recovery.Code {
+func (m *machine) gate() refusal.Code {
 	switch {
 	case m.revoked:
-		return recovery.CodeUnauthorized
+		return refusal.CodeUnauthorized
 	case !m.started:
-		return recovery.CodeTurnNotRunning
+		return refusal.CodeTurnNotRunning
 	}
 	return ""
 }
@@ -150,15 +152,15 @@ func (m *machine) start(rt *rapid.T) {
 	fp := m.arm(rt, recoverytest.SiteStart)
 	_, err := m.rec.Start(m.ctx, caller, turn, machineEffects)
 	defer m.after()
-	var code recovery.Code
+	var code refusal.Code
 	switch {
 	case m.revoked:
-		code = recovery.CodeUnauthorized
+		code = refusal.CodeUnauthorized
 	case m.started:
 	case fp == "start.before":
-		code = recovery.CodeCheckpointWriteFailed
+		code = refusal.CodeCheckpointWriteFailed
 	case fp == "start.after":
-		code, m.started, m.status = recovery.CodeNeedsReconciliation, true, recovery.TurnRunning
+		code, m.started, m.status = refusal.CodeNeedsReconciliation, true, recovery.TurnRunning
 	default:
 		m.started, m.status = true, recovery.TurnRunning
 	}
@@ -179,7 +181,7 @@ func (m *machine) execute(rt *rapid.T) {
 }
 
 // modelExecute is the contract of Execute, step by step.
-func (m *machine) modelExecute(id string, fp recoverytest.Failpoint) (recovery.Code, string) {
+func (m *machine) modelExecute(id string, fp recoverytest.Failpoint) (refusal.Code, string) {
 	if c := m.gate(); c != "" {
 		return c, ""
 	}
@@ -188,36 +190,36 @@ func (m *machine) modelExecute(id string, fp recoverytest.Failpoint) (recovery.C
 	case recovery.EffectCompleted:
 		return "", e.result
 	case recovery.EffectNeedsReconciliation:
-		return recovery.CodeNeedsReconciliation, ""
+		return refusal.CodeNeedsReconciliation, ""
 	case recovery.EffectAdmitted:
 		if now.Before(e.lease) {
-			return recovery.CodeClaimConflict, ""
+			return refusal.CodeClaimConflict, ""
 		}
-		return recovery.CodeNeedsReconciliation, ""
+		return refusal.CodeNeedsReconciliation, ""
 	case recovery.EffectClaimed:
 		if now.Before(e.lease) {
-			return recovery.CodeClaimConflict, ""
+			return refusal.CodeClaimConflict, ""
 		}
 	}
 	if m.status != recovery.TurnRunning {
-		return recovery.CodeTurnNotRunning, ""
+		return refusal.CodeTurnNotRunning, ""
 	}
 	// Claim.
 	switch fp {
 	case "claim.before":
-		return recovery.CodeCheckpointWriteFailed, ""
+		return refusal.CodeCheckpointWriteFailed, ""
 	case "claim.after", "claim.ack-lost":
 		e.state, e.lease = recovery.EffectClaimed, now.Add(machineLease)
-		return recovery.CodeNeedsReconciliation, ""
+		return refusal.CodeNeedsReconciliation, ""
 	}
 	e.state, e.lease = recovery.EffectClaimed, now.Add(machineLease)
 	// Admission.
 	switch fp {
 	case "admit.before":
-		return recovery.CodeCheckpointWriteFailed, ""
+		return refusal.CodeCheckpointWriteFailed, ""
 	case "admit.after", "admit.ack-lost":
 		e.state = recovery.EffectAdmitted
-		return recovery.CodeNeedsReconciliation, ""
+		return refusal.CodeNeedsReconciliation, ""
 	}
 	e.state = recovery.EffectAdmitted
 	e.launches++
@@ -226,15 +228,15 @@ func (m *machine) modelExecute(id string, fp recoverytest.Failpoint) (recovery.C
 		if fp != "mark.before" {
 			e.state = recovery.EffectNeedsReconciliation
 		}
-		return recovery.CodeNeedsReconciliation, ""
+		return refusal.CodeNeedsReconciliation, ""
 	}
 	// Completion.
 	switch fp {
 	case "complete.before":
-		return recovery.CodeCheckpointWriteFailed, ""
+		return refusal.CodeCheckpointWriteFailed, ""
 	case "complete.after":
 		e.state, e.result = recovery.EffectCompleted, "ran:"+id
-		return recovery.CodeNeedsReconciliation, "" // the crashed worker cannot read it back
+		return refusal.CodeNeedsReconciliation, "" // the crashed worker cannot read it back
 	}
 	e.state, e.result = recovery.EffectCompleted, "ran:"+id
 	return "", e.result
@@ -244,17 +246,17 @@ func (m *machine) end(rt *rapid.T, op string, status recovery.TurnStatus, site r
 	fp := m.arm(rt, site)
 	err := call()
 	defer m.after()
-	var code recovery.Code
+	var code refusal.Code
 	switch {
 	case m.gate() != "":
 		code = m.gate()
 	case m.status == status:
 	case m.status != recovery.TurnRunning:
-		code = recovery.CodeTurnNotRunning
+		code = refusal.CodeTurnNotRunning
 	case fp == recoverytest.Name(site, recoverytest.ModeBefore):
-		code = recovery.CodeCheckpointWriteFailed
+		code = refusal.CodeCheckpointWriteFailed
 	case fp == recoverytest.Name(site, recoverytest.ModeAfter):
-		code, m.status = recovery.CodeNeedsReconciliation, status
+		code, m.status = refusal.CodeNeedsReconciliation, status
 	default:
 		m.status = status
 	}
@@ -277,7 +279,7 @@ func (m *machine) reconcile(rt *rapid.T) {
 	fp := m.arm(rt, recoverytest.SiteReconcile)
 	res, err := m.rec.Reconcile(m.ctx, caller, ref(id), verifiedAs(value))
 	defer m.after()
-	var code recovery.Code
+	var code refusal.Code
 	wantRes := ""
 	e := m.effects[id]
 	switch {
@@ -286,11 +288,11 @@ func (m *machine) reconcile(rt *rapid.T) {
 	case e.state == recovery.EffectCompleted:
 		wantRes = e.result
 	case e.state == recovery.EffectAdmitted && m.clock.Now().Before(e.lease):
-		code = recovery.CodeClaimConflict
+		code = refusal.CodeClaimConflict
 	case fp == "reconcile.before":
-		code = recovery.CodeCheckpointWriteFailed
+		code = refusal.CodeCheckpointWriteFailed
 	case fp == "reconcile.after":
-		code, e.state, e.result = recovery.CodeNeedsReconciliation, recovery.EffectCompleted, value
+		code, e.state, e.result = refusal.CodeNeedsReconciliation, recovery.EffectCompleted, value
 	default:
 		e.state, e.result, wantRes = recovery.EffectCompleted, value, value
 	}

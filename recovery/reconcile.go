@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -49,7 +51,7 @@ func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect Effe
 		return Result{}, err
 	}
 	if verify == nil {
-		return Result{}, wire.New(CodeInvalidTurn, "", "nil verify function")
+		return Result{}, wire.New(refusal.CodeInvalidTurn, "", "nil verify function")
 	}
 	st, err := r.begin(ctx, caller, effect.Turn, ActionReconcile)
 	if err != nil {
@@ -62,7 +64,7 @@ func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect Effe
 		}
 		if eff.State == EffectAdmitted {
 			if r.now().Before(eff.LeaseUntil) {
-				return Result{}, wire.New(CodeClaimConflict, "", "effect in flight under another worker: await its result or its lease")
+				return Result{}, wire.New(refusal.CodeClaimConflict, "", "effect in flight under another worker: await its result or its lease")
 			}
 			if err := r.barrier(ctx, caller, st, effect, eff); err != nil {
 				return Result{}, err
@@ -95,7 +97,7 @@ func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect Effe
 			}
 			return Result{}, needsReconciliation("reconcile acknowledgement lost", err)
 		}
-		if CodeOf(err) != CodeClaimConflict || attempt == reconcileAttempts {
+		if refusal.CodeOf(err) != refusal.CodeClaimConflict || attempt == reconcileAttempts {
 			return Result{}, err
 		}
 	}
@@ -110,7 +112,7 @@ var errBarrierLaunch = errors.New("recovery: the reconciliation barrier never la
 func (r *TurnRecovery) barrier(ctx context.Context, caller string, st Store, effect EffectRef, eff EffectRecord) error {
 	adm, ok := st.(Admitter)
 	if !ok {
-		return wire.New(CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
+		return wire.New(refusal.CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
 	}
 	var launched atomic.Bool
 	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, eff, ActionReconcile), func(context.Context) error {
@@ -120,7 +122,7 @@ func (r *TurnRecovery) barrier(ctx context.Context, caller string, st Store, eff
 	switch {
 	case launched.Load():
 		return needsReconciliation("the store admitted an effect that was not claimed", nil)
-	case CodeOf(err) == CodeClaimConflict, CodeOf(err) == CodeTurnNotRunning:
+	case refusal.CodeOf(err) == refusal.CodeClaimConflict, refusal.CodeOf(err) == refusal.CodeTurnNotRunning:
 		return nil
 	case classifyWrite(err) == writeRefused, classifyWrite(err) == writeNotApplied:
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestReconcile(t *testing.T) {
@@ -48,15 +49,15 @@ func TestReconcile(t *testing.T) {
 		e := newEnv(t, nil, nil)
 		rec := e.started()
 		_, err := rec.Reconcile(ctx, "mallory", ref("a"), verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 		_, err = rec.Reconcile(ctx, caller, ref("zz"), verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrUnknownEffect)
+		require.ErrorIs(t, err, refusal.ErrUnknownEffect)
 		_, err = rec.Reconcile(ctx, caller, recovery.EffectRef{Turn: turn}, verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 
 		e.arm("reconcile.before")
 		_, err = rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrCheckpointWriteFailed)
+		require.ErrorIs(t, err, refusal.ErrCheckpointWriteFailed)
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
 
 		e.arm("reconcile.ack-lost")
@@ -66,7 +67,7 @@ func TestReconcile(t *testing.T) {
 
 		e.arm("load.before") // the first read of Reconcile fails
 		_, err = rec.Reconcile(ctx, caller, ref("b"), verifiedAs("y"))
-		require.ErrorIs(t, err, recovery.ErrStoreUnavailable)
+		require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 		assert.Equal(t, recovery.EffectPending, e.effect("b").State)
 	})
 
@@ -81,7 +82,7 @@ func TestReconcile(t *testing.T) {
 		rec := e.started()
 		e.arm("reconcile.ack-lost")
 		_, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.True(t, e.effect("a").Reconciled, "the write was applied")
 	})
 
@@ -89,11 +90,11 @@ func TestReconcile(t *testing.T) {
 		e := newEnv(t, nil, nil)
 		rec := e.started()
 		_, err := rec.Reconcile(ctx, caller, ref("a"), nil)
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 		_, err = rec.Reconcile(ctx, caller, ref("a"), func(context.Context, recovery.EffectRef) (recovery.Result, error) {
 			return recovery.Result{}, errors.New("payment provider unreachable")
 		})
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
 	})
 
@@ -108,7 +109,7 @@ func TestReconcile(t *testing.T) {
 			called = true
 			return result("x"), nil
 		})
-		require.ErrorIs(t, err, recovery.ErrClaimConflict)
+		require.ErrorIs(t, err, refusal.ErrClaimConflict)
 		assert.False(t, called, "no lookup while the lease is live")
 		stop()
 		_, _ = wait()
@@ -165,7 +166,7 @@ func TestReconcile(t *testing.T) {
 		require.NoError(t, st.CompareAndSwapEffect(ctx, turn, 1, recovery.EffectRecord{ID: "a", Revision: 2, State: recovery.EffectAdmitted}))
 		noSeam := recovery.New(recovery.Host{Store: storeOnly{st}, Authorizer: e.host}, nil)
 		_, err := noSeam.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrAdmissionUnavailable)
+		require.ErrorIs(t, err, refusal.ErrAdmissionUnavailable)
 	})
 
 	t.Run("gives up after repeated lost swaps", func(t *testing.T) {
@@ -183,7 +184,7 @@ func TestReconcile(t *testing.T) {
 		st = e.db.Open("other")
 		rec := e.started()
 		_, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("x"))
-		require.ErrorIs(t, err, recovery.ErrClaimConflict)
+		require.ErrorIs(t, err, refusal.ErrClaimConflict)
 		assert.Equal(t, recovery.EffectClaimed, e.effect("a").State)
 		assert.Equal(t, uint64(5), rev, "four attempts")
 	})

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -84,7 +86,7 @@ func (r *TurnRecovery) begin(ctx context.Context, caller string, turn TurnRef, a
 		return nil, err
 	}
 	if r.host.Store == nil {
-		return nil, wire.New(CodeStoreUnavailable, "", "this host offers no turn store: restart recovery is refused")
+		return nil, wire.New(refusal.CodeStoreUnavailable, "", "this host offers no turn store: restart recovery is refused")
 	}
 	if err := r.authorize(ctx, caller, turn, action); err != nil {
 		return nil, err
@@ -95,13 +97,13 @@ func (r *TurnRecovery) begin(ctx context.Context, caller string, turn TurnRef, a
 // authorize asks the host's Authorizer, failing closed.
 func (r *TurnRecovery) authorize(ctx context.Context, caller string, turn TurnRef, action Action) error {
 	if r.host.Authorizer == nil {
-		return wire.New(CodeUnauthorized, "", "no authorizer configured")
+		return wire.New(refusal.CodeUnauthorized, "", "no authorizer configured")
 	}
 	err := r.host.Authorizer.Authorize(ctx, caller, turn, action)
-	if err == nil || CodeOf(err) == CodeUnauthorized {
+	if err == nil || refusal.CodeOf(err) == refusal.CodeUnauthorized {
 		return err
 	}
-	return wire.Wrap(CodeUnauthorized, "", "caller not authorized to "+string(action), err)
+	return wire.Wrap(refusal.CodeUnauthorized, "", "caller not authorized to "+string(action), err)
 }
 
 // holder returns a claim holder unique to this call.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -58,7 +60,7 @@ func (f ReplayFunc) Replay(ctx context.Context, turn TurnRef, cursor uint64) (Wi
 type WindowError struct {
 	Window Window
 	Cursor uint64
-	Err    *Error
+	Err    *refusal.Error
 }
 
 // Error formats the refusal with the bounds; the text is informative only.
@@ -85,34 +87,34 @@ func (e *WindowError) Unwrap() error { return e.Err }
 // cursor == w.Latest that is none. ValidateReplay only reads its arguments
 // and is safe for concurrent use.
 func ValidateReplay(turn TurnRef, cursor uint64, w Window, frames []Frame) error {
-	refuse := func(code Code, path, msg string) error {
+	refuse := func(code refusal.Code, path, msg string) error {
 		return &WindowError{Window: w, Cursor: cursor, Err: wire.New(code, path, msg)}
 	}
 	switch {
 	case w.Lower > w.Latest:
-		return refuse(CodeSequenceGap, "", "window lower bound above its latest seq")
+		return refuse(refusal.CodeSequenceGap, "", "window lower bound above its latest seq")
 	case cursor < w.Lower:
-		return refuse(CodeStaleCursor, "", "cursor below the retained lower bound")
+		return refuse(refusal.CodeStaleCursor, "", "cursor below the retained lower bound")
 	case cursor > w.Latest:
-		return refuse(CodeCursorAhead, "", "cursor beyond the latest seq")
+		return refuse(refusal.CodeCursorAhead, "", "cursor beyond the latest seq")
 	}
 	next := cursor + 1
 	for i, f := range frames {
 		path := "/frames/" + strconv.Itoa(i)
 		switch {
 		case f.Conversation != turn.Conversation || f.Turn != turn.Turn:
-			return refuse(CodeForeignFrame, path, "frame of another conversation or turn")
+			return refuse(refusal.CodeForeignFrame, path, "frame of another conversation or turn")
 		case f.Seq < next:
-			return refuse(CodeSequenceReordered, path, "seq repeated or out of order")
+			return refuse(refusal.CodeSequenceReordered, path, "seq repeated or out of order")
 		case f.Seq > w.Latest:
-			return refuse(CodeSequenceReordered, path, "seq beyond the window's latest")
+			return refuse(refusal.CodeSequenceReordered, path, "seq beyond the window's latest")
 		case f.Seq > next:
-			return refuse(CodeSequenceGap, path, "seq skips "+strconv.FormatUint(next, 10))
+			return refuse(refusal.CodeSequenceGap, path, "seq skips "+strconv.FormatUint(next, 10))
 		}
 		next++
 	}
 	if next-1 != w.Latest {
-		return refuse(CodeSequenceGap, "/frames/"+strconv.Itoa(len(frames)), "suffix stops before the latest seq")
+		return refuse(refusal.CodeSequenceGap, "/frames/"+strconv.Itoa(len(frames)), "suffix stops before the latest seq")
 	}
 	return nil
 }
@@ -134,12 +136,12 @@ func (r *TurnRecovery) Resume(ctx context.Context, caller string, turn TurnRef, 
 		return Window{}, nil, err
 	}
 	if r.host.Replay == nil {
-		return Window{}, nil, wire.New(CodeStoreUnavailable, "", "this host offers no replay window")
+		return Window{}, nil, wire.New(refusal.CodeStoreUnavailable, "", "this host offers no replay window")
 	}
 	w, frames, err := r.host.Replay.Replay(ctx, turn, cursor)
 	if err != nil {
-		if CodeOf(err) == "" {
-			err = wire.Wrap(CodeStoreUnavailable, "", "replay source failed", err)
+		if refusal.CodeOf(err) == "" {
+			err = wire.Wrap(refusal.CodeStoreUnavailable, "", "replay source failed", err)
 		}
 		return w, nil, err
 	}

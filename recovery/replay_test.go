@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func frame(seq uint64) recovery.Frame {
@@ -40,10 +41,10 @@ func TestResume(t *testing.T) {
 	assert.Empty(t, frames, "a cursor at the latest returns nothing")
 
 	w, _, err = rec.Resume(ctx, caller, turn, 1)
-	require.ErrorIs(t, err, recovery.ErrStaleCursor)
+	require.ErrorIs(t, err, refusal.ErrStaleCursor)
 	assert.Equal(t, recovery.Window{Lower: 2, Latest: 6}, w)
 	_, _, err = rec.Resume(ctx, caller, turn, 7)
-	require.ErrorIs(t, err, recovery.ErrCursorAhead)
+	require.ErrorIs(t, err, refusal.ErrCursorAhead)
 
 	e.host.Prune(turn, 6)
 	w, frames, err = rec.Resume(ctx, caller, turn, 6)
@@ -52,9 +53,9 @@ func TestResume(t *testing.T) {
 	assert.Empty(t, frames)
 
 	_, _, err = rec.Resume(ctx, "mallory", turn, 0)
-	require.ErrorIs(t, err, recovery.ErrUnauthorized)
+	require.ErrorIs(t, err, refusal.ErrUnauthorized)
 	_, _, err = rec.Resume(ctx, caller, recovery.TurnRef{}, 0)
-	require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+	require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 }
 
 func TestResumeSources(t *testing.T) {
@@ -62,21 +63,21 @@ func TestResumeSources(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	noReplay := recovery.New(recovery.Host{Authorizer: e.host}, nil)
 	_, _, err := noReplay.Resume(ctx, caller, turn, 0)
-	require.ErrorIs(t, err, recovery.ErrStoreUnavailable)
+	require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 
 	failing := recovery.New(recovery.Host{Authorizer: e.host, Replay: recovery.ReplayFunc(
 		func(context.Context, recovery.TurnRef, uint64) (recovery.Window, []recovery.Frame, error) {
 			return recovery.Window{}, nil, errors.New("buffer gone")
 		})}, nil)
 	_, _, err = failing.Resume(ctx, caller, turn, 0)
-	require.ErrorIs(t, err, recovery.ErrStoreUnavailable)
+	require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 
 	coded := recovery.New(recovery.Host{Authorizer: e.host, Replay: recovery.ReplayFunc(
 		func(context.Context, recovery.TurnRef, uint64) (recovery.Window, []recovery.Frame, error) {
-			return recovery.Window{Lower: 5, Latest: 9}, nil, &recovery.Error{Code: recovery.CodeStaleCursor}
+			return recovery.Window{Lower: 5, Latest: 9}, nil, &refusal.Error{Code: refusal.CodeStaleCursor}
 		})}, nil)
 	w, _, err := coded.Resume(ctx, caller, turn, 0)
-	require.ErrorIs(t, err, recovery.ErrStaleCursor, "a coded refusal of the source passes through")
+	require.ErrorIs(t, err, refusal.ErrStaleCursor, "a coded refusal of the source passes through")
 	assert.Equal(t, uint64(9), w.Latest)
 
 	lying := recovery.New(recovery.Host{Authorizer: e.host, Replay: recovery.ReplayFunc(
@@ -84,7 +85,7 @@ func TestResumeSources(t *testing.T) {
 			return recovery.Window{Lower: 0, Latest: 3}, []recovery.Frame{frame(1), frame(3)}, nil
 		})}, nil)
 	_, frames, err := lying.Resume(ctx, caller, turn, 0)
-	require.ErrorIs(t, err, recovery.ErrSequenceGap)
+	require.ErrorIs(t, err, refusal.ErrSequenceGap)
 	assert.Nil(t, frames, "a refused suffix is not returned")
 }
 
@@ -122,7 +123,7 @@ func FuzzValidateReplay(f *testing.F) {
 		}
 		if err != nil {
 			we, isWindow := errors.AsType[*recovery.WindowError](err)
-			if !isWindow || we.Window != w || we.Cursor != cursor || recovery.CodeOf(err) == "" {
+			if !isWindow || we.Window != w || we.Cursor != cursor || refusal.CodeOf(err) == "" {
 				t.Fatalf("refusal %v does not carry the window", err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The scenarios of issue 6, one test each. Every one counts launches per
@@ -51,7 +52,7 @@ func TestR1CompletionCommittedAckLost(t *testing.T) {
 		rec := e.started()
 		e.arm(recoverytest.Name(recoverytest.SiteComplete, recoverytest.ModeAckLost))
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		res, err := rec.Execute(ctx, caller, ref("a"), e.host)
 		require.NoError(t, err)
 		assert.Equal(t, "done:a", string(res.Data))
@@ -63,13 +64,13 @@ func TestR1CompletionCommittedAckLost(t *testing.T) {
 		rec := e.started()
 		e.arm(recoverytest.Name(recoverytest.SiteComplete, recoverytest.ModeBefore))
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrCheckpointWriteFailed)
+		require.ErrorIs(t, err, refusal.ErrCheckpointWriteFailed)
 		assert.Equal(t, recovery.EffectAdmitted, e.effect("a").State)
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrClaimConflict, "in flight while the lease lasts")
+		require.ErrorIs(t, err, refusal.ErrClaimConflict, "in flight while the lease lasts")
 		e.clock.Advance(2 * time.Minute)
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		verified, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("done:a"))
 		require.NoError(t, err)
 		res, err := rec.Execute(ctx, caller, ref("a"), e.host)
@@ -102,13 +103,13 @@ func TestR2UncertainClaimAck(t *testing.T) {
 			rec := e.started()
 			e.arm(recoverytest.Name(recoverytest.SiteClaim, mode))
 			_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-			require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+			require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 			assert.Equal(t, recovery.EffectClaimed, e.effect("a").State)
 			assert.Equal(t, 0, e.host.Launches(ref("a")))
 
 			retry, _ := e.worker()
 			_, err = retry.Execute(ctx, caller, ref("a"), e.host)
-			require.ErrorIs(t, err, recovery.ErrClaimConflict, "the uncertain claim holds its lease")
+			require.ErrorIs(t, err, refusal.ErrClaimConflict, "the uncertain claim holds its lease")
 			assert.Equal(t, 0, e.host.Launches(ref("a")))
 
 			e.clock.Advance(2 * time.Minute)
@@ -137,11 +138,11 @@ func TestR3CrashAfterDurableAdmission(t *testing.T) {
 
 		w2, _ := e.worker()
 		_, err = w2.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrClaimConflict)
+		require.ErrorIs(t, err, refusal.ErrClaimConflict)
 		e.clock.Advance(2 * time.Minute)
 		w3, _ := e.worker()
 		_, err = w3.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 
 		// The host's idempotency lookup finds no execution.
@@ -169,14 +170,14 @@ func TestR3CrashAfterDurableAdmission(t *testing.T) {
 		_, err := rec.Start(ctx, caller, turn, []string{"a", "b"})
 		require.NoError(t, err)
 		_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, 1, e.host.Launches(ref("a")))
 
 		e.clock.Advance(2 * time.Minute)
 		w2, st2 := e.worker()
 		current = st2
 		_, err = w2.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		truth, err := e.host.Exec(ref("a")).Wait(ctx)
 		require.NoError(t, err)
 		got, err := w2.Reconcile(ctx, caller, ref("a"), verifiedAs(string(truth.Data)))
@@ -191,7 +192,7 @@ func TestR3CrashAfterDurableAdmission(t *testing.T) {
 		rec := e.started()
 		e.arm(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeAckLost))
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 		assert.Equal(t, recovery.EffectAdmitted, e.effect("a").State)
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 	})
@@ -212,15 +213,15 @@ func TestR4DispatchErrorThenModelRetry(t *testing.T) {
 			e := newEnv(t, opts, nil)
 			rec := e.started()
 			_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-			require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+			require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 			assert.Equal(t, recovery.EffectNeedsReconciliation, e.effect("a").State)
 			for range 3 { // the model retries
 				_, err = rec.Execute(ctx, caller, ref("a"), e.host)
-				require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+				require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 			}
 			fresh, _ := e.worker()
 			_, err = fresh.Execute(ctx, caller, ref("a"), e.host)
-			require.ErrorIs(t, err, recovery.ErrNeedsReconciliation)
+			require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 			assert.Equal(t, 1, e.host.Launches(ref("a")))
 
 			verified, err := rec.Reconcile(ctx, caller, ref("a"), verifiedAs("charged"))
@@ -249,7 +250,7 @@ func TestR5CancellationRacingAdmission(t *testing.T) {
 		rec := e.started()
 		canceller, _ = e.worker()
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, err, refusal.ErrTurnNotRunning)
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 		assert.Equal(t, recovery.EffectClaimed, e.effect("a").State)
 		require.Len(t, e.host.Aborts(), 1)
@@ -274,7 +275,7 @@ func TestR5CancellationRacingAdmission(t *testing.T) {
 		rec := e.started()
 		canceller, _ = e.worker()
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrNeedsReconciliation, "the abort leaves the outcome unknown")
+		require.ErrorIs(t, err, refusal.ErrNeedsReconciliation, "the abort leaves the outcome unknown")
 		require.False(t, cancelEarly.Load(), "the cancellation committed while launch held the fence")
 		require.NoError(t, <-cancelled)
 		exec := e.host.Exec(ref("a"))
@@ -290,7 +291,7 @@ func TestR5CancellationRacingAdmission(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, recovery.TurnCancelled, e.status())
 		_, err = rec.Execute(ctx, caller, ref("b"), e.host)
-		require.ErrorIs(t, err, recovery.ErrTurnNotRunning)
+		require.ErrorIs(t, err, refusal.ErrTurnNotRunning)
 		assert.Equal(t, 1, e.host.Launches(ref("a")))
 		assert.Equal(t, 0, e.host.Launches(ref("b")))
 	})
@@ -344,7 +345,7 @@ func TestR5CancellationRacingAdmission(t *testing.T) {
 			require.LessOrEqual(t, n, 1, "round %d", i)
 			require.Zero(t, afterCancel.Load(), "round %d: launched after the cancellation committed", i)
 			if n == 0 {
-				require.ErrorIs(t, execErr, recovery.ErrTurnNotRunning, "round %d", i)
+				require.ErrorIs(t, execErr, refusal.ErrTurnNotRunning, "round %d", i)
 			}
 		}
 	})
@@ -389,7 +390,7 @@ func TestR6DuplicateWorkersAndPausedHolder(t *testing.T) {
 				if errs[w] == nil {
 					assert.True(t, results[w].Equal(stored.Result), "round %d: worker %d returned a result that is not the stored one", i, w)
 				} else {
-					assert.ErrorIs(t, errs[w], recovery.ErrClaimConflict, "round %d", i)
+					assert.ErrorIs(t, errs[w], refusal.ErrClaimConflict, "round %d", i)
 				}
 			}
 		}
@@ -409,7 +410,7 @@ func TestR6DuplicateWorkersAndPausedHolder(t *testing.T) {
 		<-paused // w1 claimed and is about to admit
 		w2, _ := e.worker()
 		_, err := w2.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrClaimConflict, "w1's claim is live")
+		require.ErrorIs(t, err, refusal.ErrClaimConflict, "w1's claim is live")
 		e.clock.Advance(2 * time.Minute)
 		res, err := w2.Execute(ctx, caller, ref("a"), e.host)
 		require.NoError(t, err)
@@ -431,7 +432,7 @@ func TestR7AuthorityRevokedBeforeDispatch(t *testing.T) {
 		rec := e.started()
 		e.host.Revoke(caller, turn)
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 		assert.Equal(t, recovery.EffectPending, e.effect("a").State)
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 	})
@@ -446,7 +447,7 @@ func TestR7AuthorityRevokedBeforeDispatch(t *testing.T) {
 		host = e.host
 		rec := e.started()
 		_, err := rec.Execute(ctx, caller, ref("a"), e.host)
-		require.ErrorIs(t, err, recovery.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 		assert.Equal(t, recovery.EffectClaimed, e.effect("a").State)
 		assert.Equal(t, 0, e.host.Launches(ref("a")))
 		e.host.Grant("bob", turn)
@@ -481,23 +482,23 @@ func TestR8ReplayWindowViolations(t *testing.T) {
 		cursor uint64
 		window recovery.Window
 		frames []recovery.Frame
-		want   *recovery.Error
+		want   error
 		path   string
 	}{
-		{"stale cursor", 2, w, frames(3, 4, 5, 6, 7), recovery.ErrStaleCursor, ""},
-		{"cursor ahead", 8, w, nil, recovery.ErrCursorAhead, ""},
-		{"gap", 3, w, frames(4, 6, 7), recovery.ErrSequenceGap, "/frames/1"},
-		{"suffix stops early", 3, w, frames(4, 5, 6), recovery.ErrSequenceGap, "/frames/3"},
-		{"swapped pair, seen first as a skip", 3, w, frames(4, 6, 5, 7), recovery.ErrSequenceGap, "/frames/1"},
-		{"reordered back", 3, w, frames(4, 5, 4, 6, 7), recovery.ErrSequenceReordered, "/frames/2"},
-		{"duplicated", 3, w, frames(4, 5, 5, 6, 7), recovery.ErrSequenceReordered, "/frames/2"},
-		{"at or below the cursor", 5, w, frames(5, 6, 7), recovery.ErrSequenceReordered, "/frames/0"},
-		{"beyond the latest", 5, w, frames(6, 7, 8), recovery.ErrSequenceReordered, "/frames/2"},
-		{"foreign conversation", 5, w, []recovery.Frame{fr(6), foreign("c-2", turn.Turn, 7)}, recovery.ErrForeignFrame, "/frames/1"},
-		{"foreign turn", 5, w, []recovery.Frame{foreign(turn.Conversation, "t-2", 6), fr(7)}, recovery.ErrForeignFrame, "/frames/0"},
-		{"inverted window", 3, recovery.Window{Lower: 5, Latest: 4}, nil, recovery.ErrSequenceGap, ""},
-		{"empty window, cursor ahead", 1, recovery.Window{}, nil, recovery.ErrCursorAhead, ""},
-		{"pruned window, stale cursor", 39, recovery.Window{Lower: 40, Latest: 40}, nil, recovery.ErrStaleCursor, ""},
+		{"stale cursor", 2, w, frames(3, 4, 5, 6, 7), refusal.ErrStaleCursor, ""},
+		{"cursor ahead", 8, w, nil, refusal.ErrCursorAhead, ""},
+		{"gap", 3, w, frames(4, 6, 7), refusal.ErrSequenceGap, "/frames/1"},
+		{"suffix stops early", 3, w, frames(4, 5, 6), refusal.ErrSequenceGap, "/frames/3"},
+		{"swapped pair, seen first as a skip", 3, w, frames(4, 6, 5, 7), refusal.ErrSequenceGap, "/frames/1"},
+		{"reordered back", 3, w, frames(4, 5, 4, 6, 7), refusal.ErrSequenceReordered, "/frames/2"},
+		{"duplicated", 3, w, frames(4, 5, 5, 6, 7), refusal.ErrSequenceReordered, "/frames/2"},
+		{"at or below the cursor", 5, w, frames(5, 6, 7), refusal.ErrSequenceReordered, "/frames/0"},
+		{"beyond the latest", 5, w, frames(6, 7, 8), refusal.ErrSequenceReordered, "/frames/2"},
+		{"foreign conversation", 5, w, []recovery.Frame{fr(6), foreign("c-2", turn.Turn, 7)}, refusal.ErrForeignFrame, "/frames/1"},
+		{"foreign turn", 5, w, []recovery.Frame{foreign(turn.Conversation, "t-2", 6), fr(7)}, refusal.ErrForeignFrame, "/frames/0"},
+		{"inverted window", 3, recovery.Window{Lower: 5, Latest: 4}, nil, refusal.ErrSequenceGap, ""},
+		{"empty window, cursor ahead", 1, recovery.Window{}, nil, refusal.ErrCursorAhead, ""},
+		{"pruned window, stale cursor", 39, recovery.Window{Lower: 40, Latest: 40}, nil, refusal.ErrStaleCursor, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The deterministic simulation (issue 6). A seeded scheduler runs several
@@ -110,7 +111,7 @@ func codeName(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	if c := recovery.CodeOf(err); c != "" {
+	if c := refusal.CodeOf(err); c != "" {
 		return string(c)
 	}
 	return "uncoded"
@@ -367,7 +368,7 @@ func (s *sim) work(w *simWorker) {
 		s.park <- w
 	}()
 	_, err := w.rec.Start(s.ctx, caller, turn, s.effects)
-	s.expect(w, "Start", err, recovery.ErrClaimConflict, recovery.ErrCheckpointWriteFailed, recovery.ErrNeedsReconciliation, recovery.ErrStoreUnavailable, recovery.ErrUnauthorized)
+	s.expect(w, "Start", err, refusal.ErrClaimConflict, refusal.ErrCheckpointWriteFailed, refusal.ErrNeedsReconciliation, refusal.ErrStoreUnavailable, refusal.ErrUnauthorized)
 	budget := 4 + s.rng.IntN(8)
 	for ; w.ops < budget && !w.store.Crashed() && !s.draining; w.ops++ {
 		effect := s.effects[s.rng.IntN(len(s.effects))]
@@ -379,23 +380,23 @@ func (s *sim) work(w *simWorker) {
 			if err == nil {
 				s.returned = append(s.returned, simReturn{w.name, effect, res})
 			}
-			s.expect(w, "Execute", err, recovery.ErrTurnNotRunning, recovery.ErrClaimConflict, recovery.ErrNeedsReconciliation,
-				recovery.ErrCheckpointWriteFailed, recovery.ErrUnauthorized, recovery.ErrStoreUnavailable)
+			s.expect(w, "Execute", err, refusal.ErrTurnNotRunning, refusal.ErrClaimConflict, refusal.ErrNeedsReconciliation,
+				refusal.ErrCheckpointWriteFailed, refusal.ErrUnauthorized, refusal.ErrStoreUnavailable)
 		case r < 87:
 			s.reconcile(w, effect)
 		case r < 93:
 			err := w.rec.Cancel(s.ctx, caller, turn)
 			s.logf("%s: Cancel = %v", w.name, err)
-			s.expect(w, "Cancel", err, recovery.ErrTurnNotRunning, recovery.ErrNeedsReconciliation,
-				recovery.ErrCheckpointWriteFailed, recovery.ErrUnauthorized, recovery.ErrStoreUnavailable)
+			s.expect(w, "Cancel", err, refusal.ErrTurnNotRunning, refusal.ErrNeedsReconciliation,
+				refusal.ErrCheckpointWriteFailed, refusal.ErrUnauthorized, refusal.ErrStoreUnavailable)
 		case r < 95:
 			err := w.rec.Finish(s.ctx, caller, turn, recovery.TurnCompleted)
 			s.logf("%s: Finish = %v", w.name, err)
-			s.expect(w, "Finish", err, recovery.ErrTurnNotRunning, recovery.ErrNeedsReconciliation,
-				recovery.ErrCheckpointWriteFailed, recovery.ErrUnauthorized, recovery.ErrStoreUnavailable)
+			s.expect(w, "Finish", err, refusal.ErrTurnNotRunning, refusal.ErrNeedsReconciliation,
+				refusal.ErrCheckpointWriteFailed, refusal.ErrUnauthorized, refusal.ErrStoreUnavailable)
 		default:
 			_, err := w.rec.Load(s.ctx, caller, turn)
-			s.expect(w, "Load", err, recovery.ErrStoreUnavailable, recovery.ErrUnauthorized, recovery.ErrTurnNotRunning)
+			s.expect(w, "Load", err, refusal.ErrStoreUnavailable, refusal.ErrUnauthorized, refusal.ErrTurnNotRunning)
 		}
 	}
 }
@@ -427,13 +428,13 @@ func (s *sim) reconcile(w *simWorker, effect string) {
 			s.fail("%s reconciled %s as %q, but it ran and gave %q", w.name, effect, eff.Result.Data, ex.outcome.Data)
 		}
 	}
-	s.expect(w, "Reconcile", err, recovery.ErrClaimConflict, recovery.ErrNeedsReconciliation, recovery.ErrTurnNotRunning,
-		recovery.ErrCheckpointWriteFailed, recovery.ErrUnauthorized, recovery.ErrStoreUnavailable)
+	s.expect(w, "Reconcile", err, refusal.ErrClaimConflict, refusal.ErrNeedsReconciliation, refusal.ErrTurnNotRunning,
+		refusal.ErrCheckpointWriteFailed, refusal.ErrUnauthorized, refusal.ErrStoreUnavailable)
 }
 
 // expect checks that err is nil or one of the allowed refusals; a crashed
 // worker or a drained seed may see anything.
-func (s *sim) expect(w *simWorker, op string, err error, allowed ...*recovery.Error) {
+func (s *sim) expect(w *simWorker, op string, err error, allowed ...error) {
 	if err == nil || w.store.Crashed() || s.draining {
 		return
 	}
@@ -442,7 +443,7 @@ func (s *sim) expect(w *simWorker, op string, err error, allowed ...*recovery.Er
 			return
 		}
 	}
-	s.fail("%s: %s returned %v (code %q), which it may not", w.name, op, err, recovery.CodeOf(err))
+	s.fail("%s: %s returned %v (code %q), which it may not", w.name, op, err, refusal.CodeOf(err))
 }
 
 // check runs after every step, while every worker is parked.
@@ -503,7 +504,7 @@ type simAuthorizer struct{ s *sim }
 
 func (a simAuthorizer) Authorize(context.Context, string, recovery.TurnRef, recovery.Action) error {
 	if a.s.revoked {
-		return recovery.ErrUnauthorized
+		return refusal.ErrUnauthorized
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -36,7 +38,7 @@ func (r *TurnRecovery) Start(ctx context.Context, caller string, turn TurnRef, e
 	case writeNotApplied:
 		return TurnRecord{}, err
 	case writeRefused:
-		if CodeOf(err) != CodeClaimConflict {
+		if refusal.CodeOf(err) != refusal.CodeClaimConflict {
 			return TurnRecord{}, err
 		}
 	}
@@ -46,7 +48,7 @@ func (r *TurnRecovery) Start(ctx context.Context, caller string, turn TurnRef, e
 	case lerr == nil && sameEffects(stored, effects):
 		return stored, nil
 	case lerr == nil:
-		return TurnRecord{}, wire.New(CodeClaimConflict, "/effects", "turn already started with other effects")
+		return TurnRecord{}, wire.New(refusal.CodeClaimConflict, "/effects", "turn already started with other effects")
 	case classifyWrite(err) == writeUncertain:
 		return TurnRecord{}, needsReconciliation("turn start acknowledgement lost", err)
 	}

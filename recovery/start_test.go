@@ -8,6 +8,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestStart(t *testing.T) {
@@ -35,39 +36,39 @@ func TestStart(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, again.Effects, 2)
 		_, err = rec.Start(ctx, caller, turn, []string{"a", "c"})
-		require.ErrorIs(t, err, recovery.ErrClaimConflict)
+		require.ErrorIs(t, err, refusal.ErrClaimConflict)
 		_, err = rec.Start(ctx, caller, turn, []string{"b", "a"})
-		require.ErrorIs(t, err, recovery.ErrClaimConflict)
+		require.ErrorIs(t, err, refusal.ErrClaimConflict)
 	})
 
 	t.Run("refuses bad input and callers", func(t *testing.T) {
 		e := newEnv(t, nil, nil)
 		rec, _ := e.worker()
 		_, err := rec.Start(ctx, caller, turn, []string{"a", "a"})
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 		_, err = rec.Start(ctx, caller, turn, []string{""})
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 		_, err = rec.Start(ctx, caller, recovery.TurnRef{Turn: "t"}, nil)
-		require.ErrorIs(t, err, recovery.ErrInvalidTurn)
+		require.ErrorIs(t, err, refusal.ErrInvalidTurn)
 		_, err = rec.Start(ctx, "mallory", turn, []string{"a"})
-		require.ErrorIs(t, err, recovery.ErrUnauthorized)
+		require.ErrorIs(t, err, refusal.ErrUnauthorized)
 		_, ok := e.db.Snapshot(turn)
 		assert.False(t, ok)
 		bare := recovery.New(recovery.Host{Authorizer: e.host}, nil)
 		_, err = bare.Start(ctx, caller, turn, []string{"a"})
-		require.ErrorIs(t, err, recovery.ErrStoreUnavailable)
+		require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 	})
 
 	t.Run("failpoints", func(t *testing.T) {
 		cases := []struct {
 			fps     []recoverytest.Failpoint
-			want    *recovery.Error
+			want    error
 			created bool
 		}{
-			{[]recoverytest.Failpoint{"start.before"}, recovery.ErrCheckpointWriteFailed, false},
+			{[]recoverytest.Failpoint{"start.before"}, refusal.ErrCheckpointWriteFailed, false},
 			{[]recoverytest.Failpoint{"start.ack-lost"}, nil, true},
-			{[]recoverytest.Failpoint{"start.ack-lost", "load.before"}, recovery.ErrNeedsReconciliation, true},
-			{[]recoverytest.Failpoint{"start.after"}, recovery.ErrNeedsReconciliation, true},
+			{[]recoverytest.Failpoint{"start.ack-lost", "load.before"}, refusal.ErrNeedsReconciliation, true},
+			{[]recoverytest.Failpoint{"start.after"}, refusal.ErrNeedsReconciliation, true},
 		}
 		for _, tc := range cases {
 			t.Run(string(tc.fps[len(tc.fps)-1]), func(t *testing.T) {
@@ -97,12 +98,12 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, recovery.TurnRunning, got.Status)
 	_, err = rec.Load(ctx, "mallory", turn)
-	require.ErrorIs(t, err, recovery.ErrUnauthorized)
+	require.ErrorIs(t, err, refusal.ErrUnauthorized)
 	other := recovery.TurnRef{Conversation: "c-1", Turn: "t-9"}
 	e.host.Grant(caller, other)
 	_, err = rec.Load(ctx, caller, other)
-	require.ErrorIs(t, err, recovery.ErrTurnNotRunning)
+	require.ErrorIs(t, err, refusal.ErrTurnNotRunning)
 	e.arm("load.before")
 	_, err = rec.Load(ctx, caller, turn)
-	require.ErrorIs(t, err, recovery.ErrStoreUnavailable)
+	require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -173,9 +175,9 @@ func sameEffects(rec TurnRecord, effects []string) bool {
 func checkID(path, id string) error {
 	switch {
 	case id == "":
-		return wire.New(CodeInvalidTurn, path, "empty id")
+		return wire.New(refusal.CodeInvalidTurn, path, "empty id")
 	case len(id) > MaxIDBytes:
-		return wire.New(CodeInvalidTurn, path, "id longer than "+strconv.Itoa(MaxIDBytes)+" bytes")
+		return wire.New(refusal.CodeInvalidTurn, path, "id longer than "+strconv.Itoa(MaxIDBytes)+" bytes")
 	}
 	return nil
 }
@@ -206,7 +208,7 @@ func validateEffects(effects []string) error {
 			return err
 		}
 		if seen[id] {
-			return wire.New(CodeInvalidTurn, path, "duplicated effect id")
+			return wire.New(refusal.CodeInvalidTurn, path, "duplicated effect id")
 		}
 		seen[id] = true
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestRefValidation(t *testing.T) {
@@ -34,8 +35,8 @@ func TestRefValidation(t *testing.T) {
 				assert.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, recovery.ErrInvalidTurn)
-			e, ok := err.(*recovery.Error)
+			require.ErrorIs(t, err, refusal.ErrInvalidTurn)
+			e, ok := err.(*refusal.Error)
 			require.True(t, ok)
 			assert.Equal(t, tc.path, e.Path)
 		})

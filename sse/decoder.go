@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -376,7 +378,7 @@ func (d *Decoder) refuse() error {
 	}
 	d.dropFrame()
 	d.skipping = true
-	return wire.New(CodeFrameTooLarge, "", fmt.Sprintf(
+	return wire.New(refusal.CodeFrameTooLarge, "", fmt.Sprintf(
 		"SSE frame %d at byte %d is longer than %d bytes", d.frames, d.frameStart, d.max))
 }
 

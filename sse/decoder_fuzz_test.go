@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +49,7 @@ func decodeRun(t testing.TB, r io.Reader, max int) run {
 			break
 		}
 		if err != nil {
-			require.ErrorIs(t, err, sse.ErrFrameTooLarge)
+			require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 			n, off := d.Frame()
 			out.Items = append(out.Items, item{Refused: true, Frame: n, Offset: off})
 			continue

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -124,8 +124,8 @@ func TestDecoderFrameBound(t *testing.T) {
 		assert.Equal(t, "ok", string(ev.Data))
 
 		_, err = d.Next()
-		require.ErrorIs(t, err, sse.ErrFrameTooLarge)
-		require.ErrorIs(t, err, chatprotocol.ErrFrameTooLarge)
+		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
+		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 		assert.Equal(t, wire.CodeFrameTooLarge, wire.CodeOf(err))
 		n, off := d.Frame()
 		assert.Equal(t, int64(2), n)
@@ -143,13 +143,13 @@ func TestDecoderFrameBound(t *testing.T) {
 			require.NoError(t, err, "%q", in)
 			assert.Len(t, evs, 1)
 			_, _, err = decodeAll(strings.NewReader(in), &sse.DecoderOptions{MaxFrameBytes: 14})
-			require.ErrorIs(t, err, sse.ErrFrameTooLarge, "%q", in)
+			require.ErrorIs(t, err, refusal.ErrFrameTooLarge, "%q", in)
 		}
 	})
 	t.Run("a cut frame over the bound is refused, not dropped", func(t *testing.T) {
 		d := sse.NewDecoder(strings.NewReader("data: "+strings.Repeat("z", 20)), &sse.DecoderOptions{MaxFrameBytes: 16})
 		_, err := d.Next()
-		require.ErrorIs(t, err, sse.ErrFrameTooLarge)
+		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 		_, err = d.Next()
 		require.ErrorIs(t, err, io.EOF)
 		assert.False(t, d.Truncated())
@@ -185,7 +185,7 @@ func TestDecoderNeverBuffersBeyondTheBound(t *testing.T) {
 	r := &countingReader{filler: 64 << 20, tail: strings.NewReader("\n\ndata: after\n\n")}
 	d := sse.NewDecoder(r, &sse.DecoderOptions{MaxFrameBytes: max})
 	_, err := d.Next()
-	require.ErrorIs(t, err, sse.ErrFrameTooLarge)
+	require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 	assert.LessOrEqual(t, r.given, 2*max+64<<10, "bytes read before the refusal")
 
 	ev, err := d.Next()
@@ -203,7 +203,7 @@ func TestDecoderDefaultBound(t *testing.T) {
 	assert.Len(t, evs[0].Data, sse.DefaultMaxFrameBytes-7)
 
 	_, _, err = decodeAll(strings.NewReader("data: b"+big[6:]), nil)
-	require.ErrorIs(t, err, sse.ErrFrameTooLarge)
+	require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 }
 
 func TestDecoderReturnsAnEventWithoutReadingFurther(t *testing.T) {

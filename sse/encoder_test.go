@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -48,7 +49,7 @@ func TestEncoderErrors(t *testing.T) {
 	t.Run("a refused frame writes nothing", func(t *testing.T) {
 		w := &recordingWriter{}
 		err := sse.NewEncoder(w).Encode(sse.Frame{ID: "1\n2"})
-		require.ErrorIs(t, err, sse.ErrInvalidFrame)
+		require.ErrorIs(t, err, refusal.ErrInvalidFrame)
 		assert.Empty(t, w.writes)
 	})
 	t.Run("write errors are returned", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -18,7 +19,7 @@ func ExampleEncoder() {
 	_ = enc.Encode(sse.Frame{ID: "1", Event: "delta", Data: []byte(`{"text":"Hel"}`)})
 	_ = enc.Heartbeat(1764500000000)
 	err := enc.Encode(sse.Frame{ID: "2\ndata: forged"})
-	fmt.Println(errors.Is(err, sse.ErrInvalidFrame))
+	fmt.Println(errors.Is(err, refusal.ErrInvalidFrame))
 	// Output:
 	// : connected
 	//

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
+
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
@@ -39,13 +41,13 @@ type Frame struct {
 // check refuses a frame whose fields would break out of their lines.
 func (f *Frame) check() error {
 	if strings.ContainsAny(f.ID, "\r\n\x00") {
-		return wire.New(CodeInvalidFrame, "/id", "an SSE id may not contain CR, LF or NUL")
+		return wire.New(refusal.CodeInvalidFrame, "/id", "an SSE id may not contain CR, LF or NUL")
 	}
 	if strings.ContainsAny(f.Event, "\r\n") {
-		return wire.New(CodeInvalidFrame, "/event", "an SSE event name may not contain CR or LF")
+		return wire.New(refusal.CodeInvalidFrame, "/event", "an SSE event name may not contain CR or LF")
 	}
 	if f.Retry < 0 {
-		return wire.New(CodeInvalidFrame, "/retry", "an SSE retry may not be negative")
+		return wire.New(refusal.CodeInvalidFrame, "/retry", "an SSE retry may not be negative")
 	}
 	return nil
 }

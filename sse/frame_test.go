@@ -3,13 +3,15 @@ package sse_test
 import (
 	"bytes"
 	"errors"
-	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,8 +150,8 @@ func TestAppendFrameRefusesFieldInjection(t *testing.T) {
 	for _, tc := range cases {
 		dst := []byte("kept")
 		out, err := sse.AppendFrame(dst, tc.frame)
-		require.ErrorIs(t, err, sse.ErrInvalidFrame, "%+v", tc.frame)
-		e, ok := errors.AsType[*sse.Error](err)
+		require.ErrorIs(t, err, refusal.ErrInvalidFrame, "%+v", tc.frame)
+		e, ok := errors.AsType[*refusal.Error](err)
 		require.True(t, ok)
 		assert.Equal(t, tc.path, e.Path)
 		assert.Equal(t, "kept", string(out))

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // WriterOptions configures a Writer. The zero value (or a nil pointer) means
@@ -140,7 +142,7 @@ func (w *Writer) do(encode func(*Encoder) error) error {
 		return err
 	}
 	if err := encode(&w.enc); err != nil {
-		if errors.Is(err, ErrInvalidFrame) {
+		if errors.Is(err, refusal.ErrInvalidFrame) {
 			return err
 		}
 		w.writeErr = fmt.Errorf("sse: writing a frame: %w", err)

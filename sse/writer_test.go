@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -100,7 +101,7 @@ func TestWriterHeadersFramesAndFlushes(t *testing.T) {
 	assert.Equal(t, ": connected\n\nid: 1\nevent: delta\ndata: {\"text\":\"hi\"}\n\n"+
 		"event: heartbeat\ndata: {\"tsMs\":1764500000000}\n\n", rec.body())
 
-	require.ErrorIs(t, w.Send(sse.Frame{ID: "2\n"}), sse.ErrInvalidFrame)
+	require.ErrorIs(t, w.Send(sse.Frame{ID: "2\n"}), refusal.ErrInvalidFrame)
 	require.NoError(t, w.Err(), "a refused frame does not stop the Writer")
 	require.NoError(t, w.Send(sse.Frame{ID: "2", Data: []byte("x")}))
 

@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/benchcpu"
-	"github.com/Papercusp/chat-protocol-go/internal/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -33,7 +34,7 @@ func upgraded(b *testing.B, legacy []byte) []byte {
 			err = enc.Encode(f)
 		}
 		return err
-	}}, func(frame int64, e *chatprotocol.Error) { b.Fatalf("frame %d: %v", frame, e) })
+	}}, func(frame int64, e *refusal.Error) { b.Fatalf("frame %d: %v", frame, e) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func BenchmarkDecodeState(b *testing.B) {
 			b.ReportAllocs()
 			cpu := benchcpu.Start()
 			for b.Loop() {
-				res, err := decodeStream(bytes.NewReader(data), opts, streamSink{}, func(frame int64, e *chatprotocol.Error) {
+				res, err := decodeStream(bytes.NewReader(data), opts, streamSink{}, func(frame int64, e *refusal.Error) {
 					b.Fatalf("frame %d: %v", frame, e)
 				})
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 const decodeUsage = `usage: chatwire decode [--from auto|legacy0|v1] [--state] [--conversation ID] [--turn ID]
@@ -99,7 +100,7 @@ func runStream(name, input string, o streamOptions, stdin io.Reader, stdout, std
 	defer in.Close()
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	sink, finish := build(out)
-	report := func(frame int64, e *chatprotocol.Error) {
+	report := func(frame int64, e *refusal.Error) {
 		out.Flush() // the lines before the violation come first
 		io.WriteString(stderr, violationLine(frame, e))
 	}

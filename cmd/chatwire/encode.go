@@ -14,6 +14,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -167,14 +168,14 @@ func (e *encoder) frame(data []byte) error {
 		return err
 	}
 	f, err := legacy.EncodeLegacyChatFrame(env, e.flags.dialect)
-	if errors.Is(err, chatprotocol.ErrUnsupportedEvent) && !e.flags.strict {
+	if errors.Is(err, refusal.ErrUnsupportedEvent) && !e.flags.strict {
 		e.skips[env.Event.EventType()]++
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	out, err := legacy.MarshalFrame(f)
+	out, err := legacy.MarshalChatEvent(f)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (e *encoder) frame(data []byte) error {
 // fail reports the refusal of frame n, or an input or output error that is
 // no frame's fault, and returns exit status 1.
 func (e *encoder) fail(n int64, err error) int {
-	ce, ok := errors.AsType[*chatprotocol.Error](err)
+	ce, ok := errors.AsType[*refusal.Error](err)
 	if !ok {
 		fmt.Fprintf(e.stderr, "chatwire encode: %s\n", oneLine(err.Error()))
 		return exitFail

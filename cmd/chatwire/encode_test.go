@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/streamtest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamtest"
 	"github.com/Papercusp/chat-protocol-go/legacy"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -71,7 +71,7 @@ func TestEncodeReadsBackAsTheSameEvents(t *testing.T) {
 	for i, data := range frames {
 		want, ok := bySeq[ids[i]]
 		require.True(t, ok, "frame id %s is the seq of an envelope with a legacy form", ids[i])
-		assert.Equal(t, want, chatprotocol.ParseChatEvent([]byte(data)), data)
+		assert.Equal(t, want, legacy.ParseChatEvent([]byte(data)), data)
 	}
 }
 

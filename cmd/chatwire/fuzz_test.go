@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // FuzzDecode runs the decode and blocks code path on any bytes, with every
@@ -25,7 +26,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(v1(1, delta("a"))+"data: {\"type\":\"token\",\"content\":\"x\"}\n\n"+v1(2, delta("b"))), uint8(0), true)
 	f.Add([]byte("data: \xff\xfe\x00garbage\n\n\x00\x01"), uint8(2), true)
-	codes := chatprotocol.Codes()
+	codes := refusal.Codes()
 	f.Fuzz(func(t *testing.T, data []byte, from uint8, keepGoing bool) {
 		o := fuzzOptions(from, keepGoing)
 		var out bytes.Buffer
@@ -47,7 +48,7 @@ func FuzzDecode(f *testing.F) {
 			},
 		}
 		violations := 0
-		res, err := decodeStream(bytes.NewReader(data), o, sink, func(frame int64, e *chatprotocol.Error) {
+		res, err := decodeStream(bytes.NewReader(data), o, sink, func(frame int64, e *refusal.Error) {
 			violations++
 			if !slices.Contains(codes, e.Code) {
 				t.Fatalf("code %q is not a code of the module", e.Code)

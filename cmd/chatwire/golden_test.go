@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/Papercusp/chat-protocol-go/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/golden"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

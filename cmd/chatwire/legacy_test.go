@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // legacyStream joins legacy frames into an SSE stream, one data line per
@@ -106,15 +107,15 @@ func TestDecodeLegacyViolations(t *testing.T) {
 	cases := []struct {
 		name   string
 		frames []string
-		want   []refusal
+		want   []violation
 	}{
-		{"no conversation id", []string{`{"type":"token","content":"x"}`}, []refusal{{1, chatprotocol.CodeInvalidEnvelope}}},
-		{"a v1 frame in a legacy stream", []string{session, `{"schemaVersion":1,"type":"token"}`}, []refusal{{2, chatprotocol.CodeUnsupportedVersion}}},
-		{"not an object", []string{session, `[1]`}, []refusal{{2, chatprotocol.CodeInvalidEvent}}},
-		{"members that do not fit", []string{session, `{"type":"token","content":7}`}, []refusal{{2, chatprotocol.CodeInvalidEvent}}},
-		{"after done", []string{session, `{"type":"done"}`, `{"type":"token","content":"late"}`}, []refusal{{3, chatprotocol.CodeTurnTerminated}}},
-		{"a papercusp frame read as scout", []string{session, `{"type":"delta","text":"x"}`}, []refusal{{2, chatprotocol.CodeUnsupportedEvent}}},
-		{"a version-1 type in a legacy stream", []string{session, `{"type":"lifecycle","status":"started"}`}, []refusal{{2, chatprotocol.CodeUnsupportedEvent}}},
+		{"no conversation id", []string{`{"type":"token","content":"x"}`}, []violation{{1, refusal.CodeInvalidEnvelope}}},
+		{"a v1 frame in a legacy stream", []string{session, `{"schemaVersion":1,"type":"token"}`}, []violation{{2, refusal.CodeUnsupportedVersion}}},
+		{"not an object", []string{session, `[1]`}, []violation{{2, refusal.CodeInvalidEvent}}},
+		{"members that do not fit", []string{session, `{"type":"token","content":7}`}, []violation{{2, refusal.CodeInvalidEvent}}},
+		{"after done", []string{session, `{"type":"done"}`, `{"type":"token","content":"late"}`}, []violation{{3, refusal.CodeTurnTerminated}}},
+		{"a papercusp frame read as scout", []string{session, `{"type":"delta","text":"x"}`}, []violation{{2, refusal.CodeUnsupportedEvent}}},
+		{"a version-1 type in a legacy stream", []string{session, `{"type":"lifecycle","status":"started"}`}, []violation{{2, refusal.CodeUnsupportedEvent}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,7 +138,7 @@ func TestDecodeLegacyPapercuspDialect(t *testing.T) {
 	assert.Equal(t, chatprotocol.ToolCallStatus("ok"), turn.ToolCalls[0].Status)
 
 	_, _, refusals, _ = decodeAll(t, in+legacyStream(`{"type":"tool_result","status":"maybe"}`), streamOptions{dialect: "papercusp"})
-	assert.Equal(t, []refusal{{5, chatprotocol.CodeUnknownResultStatus}}, refusals)
+	assert.Equal(t, []violation{{5, refusal.CodeUnknownResultStatus}}, refusals)
 }
 
 // TestDecodeLegacyWrongDialect: a captured Scout stream read as Papercusp
@@ -148,4 +149,20 @@ func TestDecodeLegacyWrongDialect(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, stdout)
 	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 2: unsupported-event: "), stderr)
+}
+
+// A legacy stream without its session frame stops at frame 1, and the
+// message says how to name the conversation; with --conversation it goes
+// through.
+func TestDecodeLegacyWithoutSessionSaysHowToNameTheConversation(t *testing.T) {
+	in := legacyStream(`{"type":"token","content":"x"}`, `{"type":"done"}`)
+	code, stdout, stderr := runCmd([]string{"decode"}, in)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 1: invalid-envelope"), "%q", stderr)
+	assert.Contains(t, stderr, "--conversation ID")
+
+	code, stdout, stderr = runCmd([]string{"decode", "--conversation", "c-9"}, in)
+	assert.Equal(t, exitOK, code, "%q", stderr)
+	assert.Contains(t, stdout, `"conversationId":"c-9"`)
 }

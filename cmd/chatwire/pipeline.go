@@ -9,6 +9,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -41,11 +42,11 @@ const (
 
 // item is one frame of the stream on its way through the stages.
 type item struct {
-	frame   int64               // the frame's number, as EnvelopeReader.Frame counts it
-	refusal *chatprotocol.Error // the frame's violation, reported by the last stage
-	err     error               // an error that is not a violation: the stream ends there
-	old     legacy.Frame        // a legacy frame, until the upgrader has upgraded it
-	app     *chatprotocol.ChatAppEvent
+	frame   int64          // the frame's number, as EnvelopeReader.Frame counts it
+	refusal *refusal.Error // the frame's violation, reported by the last stage
+	err     error          // an error that is not a violation: the stream ends there
+	old     legacy.Frame   // a legacy frame, until the upgrader has upgraded it
+	app     *legacy.AppFrame
 	envs    []chatprotocol.ChatEventEnvelope // the envelope of a version-1 frame, or those of an upgraded legacy frame, in the batch's envs
 }
 
@@ -84,7 +85,7 @@ func startPipeline(in io.Reader, o streamOptions) *pipeline {
 	r := &frameReader{p: p, from: o.from, dialect: dialect}
 	input := bufio.NewReaderSize(&flushingReader{r: r, in: in}, readSize)
 	r.rd = chatprotocol.NewEnvelopeReader(input, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
-	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn})}
+	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn}), givenConversation: o.conversation != ""}
 	go r.run()
 	go u.run()
 	return p
@@ -198,7 +199,7 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 		switch f := f.(type) {
 		case nil:
 			setErr(it, err)
-		case *chatprotocol.ChatAppEvent:
+		case *legacy.AppFrame:
 			if productFrame(f) {
 				it.app = f
 			} else {
@@ -221,10 +222,22 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 	it.envs = r.batch.envs[start:len(r.batch.envs):len(r.batch.envs)]
 }
 
+// hint gives the refusal of a frame that came before the session frame,
+// with no --conversation, a message that says how to give one; code and
+// path stay.
+func (u *upgrader) hint(err error) error {
+	e, ok := errors.AsType[*refusal.Error](err)
+	if !ok || u.givenConversation || e.Code != refusal.CodeInvalidEnvelope || e.Path != "/conversationId" {
+		return err
+	}
+	return &refusal.Error{Code: e.Code, Path: e.Path,
+		Message: "no conversation id: the stream does not begin with a session frame; give one with --conversation ID"}
+}
+
 // setErr records err, a refusal of the frame or an error that ends the
 // stream.
 func setErr(it *item, err error) {
-	if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+	if e, ok := errors.AsType[*refusal.Error](err); ok {
 		it.refusal = e
 		return
 	}
@@ -251,6 +264,9 @@ func (f *flushingReader) Read(p []byte) (int, error) {
 type upgrader struct {
 	p    *pipeline
 	host *legacy.StreamHost
+	// givenConversation is whether --conversation named the conversation;
+	// without it, the session frame must come first.
+	givenConversation bool
 }
 
 func (u *upgrader) run() {
@@ -275,7 +291,7 @@ func (u *upgrader) run() {
 			envs, err := legacy.AppendUpgradedLegacyChatFrame(context.Background(), b.envs, it.old, u.host) // a StreamHost: no I/O to cancel
 			it.old = nil
 			if err != nil {
-				setErr(it, err)
+				setErr(it, u.hint(err))
 				continue
 			}
 			b.envs, it.envs = envs, envs[start:len(envs):len(envs)]

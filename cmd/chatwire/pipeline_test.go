@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
 	"github.com/Papercusp/chat-protocol-go/legacy"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // transcript is everything a run of decodeStream shows: the sink's lines,
@@ -31,7 +32,7 @@ type transcript struct {
 // pipelined runs decodeStream on data, read through wrap.
 func pipelined(t testing.TB, data []byte, o streamOptions, wrap func(io.Reader) io.Reader) transcript {
 	var tr transcript
-	res, err := decodeStream(wrap(bytes.NewReader(data)), o, recordingSink(&tr), func(frame int64, e *chatprotocol.Error) {
+	res, err := decodeStream(wrap(bytes.NewReader(data)), o, recordingSink(&tr), func(frame int64, e *refusal.Error) {
 		tr.violations = append(tr.violations, violationLine(frame, e))
 	})
 	return tr.finish(t, res.state, res.appEvents, err)
@@ -63,7 +64,7 @@ func (tr transcript) finish(t testing.TB, state *chatprotocol.ChatStateV1, apps 
 func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 	var tr transcript
 	s := &stream{opts: o, sink: recordingSink(&tr), res: streamResult{state: chatprotocol.NewChatStateV1(o.conversation)}}
-	s.report = func(frame int64, e *chatprotocol.Error) {
+	s.report = func(frame int64, e *refusal.Error) {
 		tr.violations = append(tr.violations, violationLine(frame, e))
 	}
 	rd := chatprotocol.NewEnvelopeReader(bytes.NewReader(data), &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
@@ -71,7 +72,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 	host := legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn})
 	from := o.from
 	refused := func(err error) error {
-		if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+		if e, ok := errors.AsType[*refusal.Error](err); ok {
 			return s.violation(e)
 		}
 		return err
@@ -107,7 +108,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 		if err != nil {
 			return refused(err)
 		}
-		if app, ok := f.(*chatprotocol.ChatAppEvent); ok && productFrame(app) {
+		if app, ok := f.(*legacy.AppFrame); ok && productFrame(app) {
 			return s.appEvent(app.Type, app.Raw)
 		}
 		envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)

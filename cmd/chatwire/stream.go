@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The values of --from.
@@ -183,8 +184,8 @@ func plural(n int) string {
 }
 
 // errTruncated is the violation of a stream that ends inside a frame.
-func errTruncated() *chatprotocol.Error {
-	return &chatprotocol.Error{Code: chatprotocol.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (contract-v1.md section 10)"}
+func errTruncated() *refusal.Error {
+	return &refusal.Error{Code: refusal.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (contract-v1.md section 10)"}
 }
 
 // errStop ends decodeStream at the first violation without --keep-going.
@@ -196,7 +197,7 @@ var errStop = errors.New("stopped at the first violation")
 type stream struct {
 	opts    streamOptions
 	sink    streamSink
-	report  func(frame int64, err *chatprotocol.Error)
+	report  func(frame int64, err *refusal.Error)
 	res     streamResult
 	compact bytes.Buffer
 	frame   int64 // the number of the frame at hand, for reports
@@ -210,7 +211,7 @@ type stream struct {
 // violation. sink and report are called from the calling goroutine only,
 // in stream order. When the stream ends early, in may still be read once
 // more by the reader stage, which then stops.
-func decodeStream(in io.Reader, o streamOptions, sink streamSink, report func(frame int64, err *chatprotocol.Error)) (streamResult, error) {
+func decodeStream(in io.Reader, o streamOptions, sink streamSink, report func(frame int64, err *refusal.Error)) (streamResult, error) {
 	s := &stream{
 		opts:   o,
 		sink:   sink,
@@ -296,7 +297,7 @@ func (s *stream) appEvent(typ string, raw []byte) error {
 	}
 	s.compact.Reset()
 	if err := json.Compact(&s.compact, raw); err != nil {
-		return s.violation(&chatprotocol.Error{Code: chatprotocol.CodeInvalidEvent, Message: "a product frame that is not JSON", Err: err})
+		return s.violation(&refusal.Error{Code: refusal.CodeInvalidEvent, Message: "a product frame that is not JSON", Err: err})
 	}
 	return s.sink.appEvent(s.compact.Bytes())
 }
@@ -304,7 +305,7 @@ func (s *stream) appEvent(typ string, raw []byte) error {
 // refused reports err, a refusal of the current frame; any other error is
 // returned as it is.
 func (s *stream) refused(err error) error {
-	if e, ok := errors.AsType[*chatprotocol.Error](err); ok {
+	if e, ok := errors.AsType[*refusal.Error](err); ok {
 		return s.violation(e)
 	}
 	return err
@@ -312,7 +313,7 @@ func (s *stream) refused(err error) error {
 
 // violation reports a refusal of the current frame, and returns errStop
 // unless the stream goes on.
-func (s *stream) violation(e *chatprotocol.Error) error {
+func (s *stream) violation(e *refusal.Error) error {
 	s.res.violations++
 	s.report(s.frame, e)
 	if !s.opts.keepGoing {
@@ -325,7 +326,7 @@ func (s *stream) violation(e *chatprotocol.Error) error {
 // "chatwire: frame N: CODE: message", the message including the JSON
 // pointer and the cause, with control characters replaced so that it stays
 // one line.
-func violationLine(frame int64, e *chatprotocol.Error) string {
+func violationLine(frame int64, e *refusal.Error) string {
 	msg := e.Message
 	if e.Err != nil {
 		if msg != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // v1 returns the SSE frame of a version-1 envelope of conversation c-1,
@@ -21,13 +22,13 @@ func v1(seq int, event string) string {
 func delta(text string) string { return fmt.Sprintf(`{"type":"delta","text":%q}`, text) }
 
 // refusal is one reported violation.
-type refusal struct {
+type violation struct {
 	Frame int64
-	Code  chatprotocol.Code
+	Code  refusal.Code
 }
 
 // decodeAll runs decodeStream on in with o and collects everything.
-func decodeAll(t *testing.T, in string, o streamOptions) (envs []string, apps []string, refusals []refusal, res streamResult) {
+func decodeAll(t *testing.T, in string, o streamOptions) (envs []string, apps []string, refusals []violation, res streamResult) {
 	t.Helper()
 	if o.from == "" {
 		o.from = fromAuto
@@ -47,8 +48,8 @@ func decodeAll(t *testing.T, in string, o streamOptions) (envs []string, apps []
 		},
 		appEvent: func(raw []byte) error { apps = append(apps, string(raw)); return nil },
 	}
-	res, err := decodeStream(strings.NewReader(in), o, sink, func(frame int64, e *chatprotocol.Error) {
-		refusals = append(refusals, refusal{frame, e.Code})
+	res, err := decodeStream(strings.NewReader(in), o, sink, func(frame int64, e *refusal.Error) {
+		refusals = append(refusals, violation{frame, e.Code})
 	})
 	require.NoError(t, err)
 	assert.Equal(t, len(refusals), res.violations)
@@ -74,36 +75,36 @@ func TestDecodeViolations(t *testing.T) {
 	cases := []struct {
 		name string
 		bad  string // a frame placed after frame 1 (seq 1) and before a good frame of seq 2
-		code chatprotocol.Code
+		code refusal.Code
 	}{
-		{"sequence gap", v1(3, delta("x")), chatprotocol.CodeSequenceGap},
-		{"reordered", v1(1, delta("other")), chatprotocol.CodeSequenceReordered},
-		{"unknown call", v1(2, `{"type":"tool_result","callId":"nope","status":"ok"}`), chatprotocol.CodeUnknownCall},
-		{"unknown result status", v1(2, `{"type":"tool_result","callId":"c","status":"maybe"}`), chatprotocol.CodeUnknownResultStatus},
-		{"unsupported event", v1(2, `{"type":"products"}`), chatprotocol.CodeUnsupportedEvent},
-		{"invalid event", v1(2, `{"type":"error","code":"x","message":"m"}`), chatprotocol.CodeInvalidEvent},
-		{"missing call id", v1(2, `{"type":"tool_call","name":"n"}`), chatprotocol.CodeMissingCallID},
-		{"future version", "data: {\"schemaVersion\":2}\n\n", chatprotocol.CodeUnsupportedVersion},
-		{"legacy frame in a v1 stream", "data: {\"type\":\"token\",\"content\":\"x\"}\n\n", chatprotocol.CodeUnsupportedVersion},
-		{"not JSON", "data: \x00\xff garbage\n\n", chatprotocol.CodeInvalidEnvelope},
-		{"invalid UTF-8", "data: {\"schemaVersion\":1,\"conversationId\":\"c-\xff\"}\n\n", chatprotocol.CodeInvalidEnvelope},
-		{"duplicate member", "data: {\"schemaVersion\":1,\"schemaVersion\":1}\n\n", chatprotocol.CodeInvalidEnvelope},
-		{"event name is not the type", "event: lifecycle\n" + v1(2, delta("x")), chatprotocol.CodeInvalidFrame},
-		{"data over --max-frame", "data: " + strings.Repeat("x", 600) + "\n\n", chatprotocol.CodeFrameTooLarge},
-		{"line over the SSE bound", "data: " + strings.Repeat("x", 6000) + "\n\n", chatprotocol.CodeFrameTooLarge},
-		{"foreign conversation", strings.ReplaceAll(v1(2, delta("x")), "c-1", "c-2"), chatprotocol.CodeForeignFrame},
+		{"sequence gap", v1(3, delta("x")), refusal.CodeSequenceGap},
+		{"reordered", v1(1, delta("other")), refusal.CodeSequenceReordered},
+		{"unknown call", v1(2, `{"type":"tool_result","callId":"nope","status":"ok"}`), refusal.CodeUnknownCall},
+		{"unknown result status", v1(2, `{"type":"tool_result","callId":"c","status":"maybe"}`), refusal.CodeUnknownResultStatus},
+		{"unsupported event", v1(2, `{"type":"products"}`), refusal.CodeUnsupportedEvent},
+		{"invalid event", v1(2, `{"type":"error","code":"x","message":"m"}`), refusal.CodeInvalidEvent},
+		{"missing call id", v1(2, `{"type":"tool_call","name":"n"}`), refusal.CodeMissingCallID},
+		{"future version", "data: {\"schemaVersion\":2}\n\n", refusal.CodeUnsupportedVersion},
+		{"legacy frame in a v1 stream", "data: {\"type\":\"token\",\"content\":\"x\"}\n\n", refusal.CodeUnsupportedVersion},
+		{"not JSON", "data: \x00\xff garbage\n\n", refusal.CodeInvalidEnvelope},
+		{"invalid UTF-8", "data: {\"schemaVersion\":1,\"conversationId\":\"c-\xff\"}\n\n", refusal.CodeInvalidEnvelope},
+		{"duplicate member", "data: {\"schemaVersion\":1,\"schemaVersion\":1}\n\n", refusal.CodeInvalidEnvelope},
+		{"event name is not the type", "event: lifecycle\n" + v1(2, delta("x")), refusal.CodeInvalidFrame},
+		{"data over --max-frame", "data: " + strings.Repeat("x", 600) + "\n\n", refusal.CodeFrameTooLarge},
+		{"line over the SSE bound", "data: " + strings.Repeat("x", 6000) + "\n\n", refusal.CodeFrameTooLarge},
+		{"foreign conversation", strings.ReplaceAll(v1(2, delta("x")), "c-1", "c-2"), refusal.CodeForeignFrame},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := v1(1, delta("a")) + ": note\n\n" + c.bad + v1(2, delta("b"))
 			o := streamOptions{maxFrame: 500, conversation: "c-1"}
 			envs, _, refusals, _ := decodeAll(t, in, o)
-			assert.Equal(t, []refusal{{3, c.code}}, refusals)
+			assert.Equal(t, []violation{{3, c.code}}, refusals)
 			assert.Len(t, envs, 1, "the stream stops at the violation")
 
 			o.keepGoing = true
 			envs, _, refusals, res := decodeAll(t, in, o)
-			assert.Equal(t, []refusal{{3, c.code}}, refusals)
+			assert.Equal(t, []violation{{3, c.code}}, refusals)
 			assert.Len(t, envs, 2, "the good frames after it apply")
 			turn, _ := res.state.Turn("t-1")
 			assert.Equal(t, "ab", turn.Text())
@@ -114,24 +115,24 @@ func TestDecodeViolations(t *testing.T) {
 func TestDecodeTruncatedStream(t *testing.T) {
 	for _, tail := range []string{"data: {\"schemaVersion\"", "id: 2\ndata: x\n", "\xff"} {
 		_, _, refusals, _ := decodeAll(t, v1(1, delta("a"))+tail, streamOptions{})
-		assert.Equal(t, []refusal{{2, chatprotocol.CodeInvalidFrame}}, refusals, "%q", tail)
+		assert.Equal(t, []violation{{2, refusal.CodeInvalidFrame}}, refusals, "%q", tail)
 	}
 }
 
 func TestDecodeKeepGoingReportsEveryViolation(t *testing.T) {
 	in := v1(1, delta("a")) + v1(3, delta("gap")) + "data: nope\n\n" + v1(2, delta("b")) + "data: cut"
 	_, _, refusals, _ := decodeAll(t, in, streamOptions{keepGoing: true})
-	assert.Equal(t, []refusal{
-		{2, chatprotocol.CodeSequenceGap},
-		{3, chatprotocol.CodeInvalidEnvelope},
-		{5, chatprotocol.CodeInvalidFrame},
+	assert.Equal(t, []violation{
+		{2, refusal.CodeSequenceGap},
+		{3, refusal.CodeInvalidEnvelope},
+		{5, refusal.CodeInvalidFrame},
 	}, refusals)
 }
 
 func TestDecodeFromV1RefusesLegacyFrames(t *testing.T) {
 	in := "data: {\"type\":\"session\",\"sessionId\":\"s\"}\n\n"
 	_, _, refusals, _ := decodeAll(t, in, streamOptions{from: fromV1})
-	assert.Equal(t, []refusal{{1, chatprotocol.CodeUnsupportedVersion}}, refusals)
+	assert.Equal(t, []violation{{1, refusal.CodeUnsupportedVersion}}, refusals)
 }
 
 func TestDecodeAutoDecidesOnTheFirstObject(t *testing.T) {
@@ -139,7 +140,7 @@ func TestDecodeAutoDecidesOnTheFirstObject(t *testing.T) {
 	// refused as an envelope, and the next frame decides.
 	in := "data: [1]\n\n" + v1(1, delta("a"))
 	envs, _, refusals, _ := decodeAll(t, in, streamOptions{keepGoing: true})
-	assert.Equal(t, []refusal{{1, chatprotocol.CodeInvalidEnvelope}}, refusals)
+	assert.Equal(t, []violation{{1, refusal.CodeInvalidEnvelope}}, refusals)
 	assert.Len(t, envs, 1)
 }
 
@@ -167,9 +168,9 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestViolationLineIsOneLine(t *testing.T) {
-	e := &chatprotocol.Error{Code: chatprotocol.CodeInvalidEvent, Path: "/text", Message: "bad\nvalue\r\x00\xff", Err: fmt.Errorf("cause")}
+	e := &refusal.Error{Code: refusal.CodeInvalidEvent, Path: "/text", Message: "bad\nvalue\r\x00\xff", Err: fmt.Errorf("cause")}
 	assert.Equal(t, "chatwire: frame 7: invalid-event: bad?value???: cause (at /text)\n", violationLine(7, e))
-	assert.Equal(t, "chatwire: frame 1: frame-too-large: \n", violationLine(1, &chatprotocol.Error{Code: chatprotocol.CodeFrameTooLarge}))
+	assert.Equal(t, "chatwire: frame 1: frame-too-large: \n", violationLine(1, &refusal.Error{Code: refusal.CodeFrameTooLarge}))
 }
 
 func TestStreamOptionsCheck(t *testing.T) {

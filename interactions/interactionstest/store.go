@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Op is a Store operation a Failpoint applies to.
@@ -166,13 +167,13 @@ func (s *Store) Transact(ctx context.Context, key interactions.Key, caller *inte
 	}
 	switch fault {
 	case FaultRollback:
-		return &interactions.Error{Code: interactions.CodeCheckpointWriteFailed, Message: "rolled back"}
+		return &refusal.Error{Code: refusal.CodeCheckpointWriteFailed, Message: "rolled back"}
 	case FaultLostAckNotCommitted:
 		return ErrAckLost
 	}
 	if change.Next != nil {
 		if err := s.db.commit(key, caller, cur.Authority, change.Next, change.Transition); err != nil {
-			return &interactions.Error{Code: interactions.CodeCheckpointWriteFailed, Message: "rolled back", Err: err}
+			return &refusal.Error{Code: refusal.CodeCheckpointWriteFailed, Message: "rolled back", Err: err}
 		}
 	}
 	if fault == FaultLostAckCommitted {

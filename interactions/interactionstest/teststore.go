@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Fixture is one fresh, empty database under test, as TestStore's
@@ -222,25 +223,25 @@ func checkCallbackOnce(t TB, f Fixture) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), calls.Load(), "a committing transaction invokes its callback once")
 	calls.Store(0)
-	refusal := errors.New("refused")
+	refused := errors.New("refused")
 	err = f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 		calls.Add(1)
-		return interactions.Change{}, refusal
+		return interactions.Change{}, refused
 	})
-	assert.ErrorIs(t, err, refusal)
+	assert.ErrorIs(t, err, refused)
 	assert.Equal(t, int32(1), calls.Load(), "a refusing transaction invokes its callback once")
 }
 
 func checkRefusalWritesNothing(t TB, f Fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
-	refusal := &interactions.Error{Code: interactions.CodeAlreadyAnswered}
+	refused := &refusal.Error{Code: refusal.CodeAlreadyAnswered}
 	next, tr := answered(rec, "s-1", `{}`)
 	err := f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
-		return interactions.Change{Next: next, Transition: tr}, refusal
+		return interactions.Change{Next: next, Transition: tr}, refused
 	})
 	require.Error(t, err, "the callback's refusal is returned")
-	assert.ErrorIs(t, err, refusal)
+	assert.ErrorIs(t, err, refused)
 	sameRecord(t, rec, read(t, f, suiteKey), "a refusal writes nothing")
 	assert.Empty(t, f.Transitions(suiteKey))
 }

@@ -3,10 +3,11 @@ package interactionstest
 import (
 	"context"
 	"fmt"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"runtime"
 	"sync"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"

@@ -3,8 +3,10 @@ package jsonschema_test
 import (
 	"context"
 	"encoding/json"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
 
@@ -33,14 +35,14 @@ func FuzzRegistry(f *testing.F) {
 		ref := interactions.SchemaRef{ID: "fuzz", Revision: 1}
 		err := r.Register(ref, []byte(schema))
 		if err != nil {
-			assert.Equal(t, interactions.CodeInvalidCard, interactions.CodeOf(err))
+			assert.Equal(t, refusal.CodeInvalidCard, refusal.CodeOf(err))
 			_, ok := r.SchemaJSON(ref)
 			assert.False(t, ok)
 			return
 		}
 		err = r.Validate(context.Background(), ref, json.RawMessage(value))
 		if err != nil {
-			assert.Equal(t, interactions.CodeInvalidAnswer, interactions.CodeOf(err))
+			assert.Equal(t, refusal.CodeInvalidAnswer, refusal.CodeOf(err))
 		}
 		assert.NoError(t, r.Register(ref, []byte(schema)), "the same text registers again")
 	})

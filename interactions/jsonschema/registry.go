@@ -14,6 +14,7 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Registry holds compiled JSON Schemas under their interactions.SchemaRef
@@ -39,7 +40,7 @@ func NewRegistry() *Registry {
 // Register compiles schema (JSON Schema text) and registers it under ref.
 // Registering the same text again under the same ref is a no-op.
 //
-// Errors: an *interactions.Error of code CodeInvalidCard (Path
+// Errors: an *refusal.Error of code CodeInvalidCard (Path
 // "/dataSchemaJson") when ref has no id or a revision below 1, or schema is
 // not JSON or not a valid schema (including a $ref to anything outside it);
 // of code CodeSchemaMismatch when other text is already registered under
@@ -81,13 +82,13 @@ func sameText(registered, text string) error {
 	if registered == text {
 		return nil
 	}
-	return &interactions.Error{Code: interactions.CodeSchemaMismatch, Path: "/dataSchemaJson",
+	return &refusal.Error{Code: refusal.CodeSchemaMismatch, Path: "/dataSchemaJson",
 		Message: "another schema is already registered under this id and revision"}
 }
 
 // invalid is the refusal for a schema that cannot be registered.
 func invalid(msg string, err error) error {
-	return &interactions.Error{Code: interactions.CodeInvalidCard, Path: "/dataSchemaJson", Message: msg, Err: err}
+	return &refusal.Error{Code: refusal.CodeInvalidCard, Path: "/dataSchemaJson", Message: msg, Err: err}
 }
 
 // resourceURL is the URL a schema is compiled under: hierarchical, so a
@@ -132,7 +133,7 @@ func checkNumbers(value json.RawMessage) error {
 		}
 		exp, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+"))
 		if err != nil || exp > MaxExponent || exp < -MaxExponent {
-			return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: "/value" + string(dec.StackPointer()),
+			return &refusal.Error{Code: refusal.CodeInvalidAnswer, Path: "/value" + string(dec.StackPointer()),
 				Message: fmt.Sprintf("number exponent beyond ±%d", MaxExponent)}
 		}
 	}
@@ -173,7 +174,7 @@ func (r *Registry) SchemaJSON(ref interactions.SchemaRef) (string, bool) {
 // Validate implements interactions.Validator: it validates value (a JSON
 // document) against the schema registered under ref.
 //
-// Errors: an *interactions.Error of code CodeUnknownSchema when nothing is
+// Errors: an *refusal.Error of code CodeUnknownSchema when nothing is
 // registered under ref; of code CodeInvalidAnswer when value is not JSON or
 // the schema refuses it, with Path the JSON pointer of the first refused
 // location under "/value" (the value's place in a CardResponse).
@@ -182,7 +183,7 @@ func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value
 	e, ok := r.schemas[ref]
 	r.mu.RUnlock()
 	if !ok {
-		return &interactions.Error{Code: interactions.CodeUnknownSchema,
+		return &refusal.Error{Code: refusal.CodeUnknownSchema,
 			Message: fmt.Sprintf("no schema registered as %q revision %d", ref.ID, ref.Revision)}
 	}
 	if err := checkNumbers(value); err != nil {
@@ -190,18 +191,42 @@ func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value
 	}
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(value))
 	if err != nil {
-		return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: "/value", Message: "value is not JSON", Err: err}
+		return &refusal.Error{Code: refusal.CodeInvalidAnswer, Path: "/value", Message: "value is not JSON", Err: err}
 	}
 	if err = validate(e.compiled, doc); err == nil {
 		return nil
 	}
-	path := "/value"
+	path, keyword := "/value", ""
 	if ve, ok := errors.AsType[*sjs.ValidationError](err); ok {
-		path += pointer(firstLeaf(ve).InstanceLocation)
+		leaf := firstLeaf(ve)
+		path += pointer(leaf.InstanceLocation)
+		if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
+			keyword = kp[len(kp)-1]
+		}
 	}
-	return &interactions.Error{Code: interactions.CodeInvalidAnswer, Path: path,
-		Message: "value does not match the card's schema", Err: err}
+	return &refusal.Error{Code: refusal.CodeInvalidAnswer, Path: path,
+		Message: "value does not match the card's schema", Err: &SchemaError{keyword: keyword, err: err}}
 }
+
+// SchemaError is the cause (refusal.Error.Err) of Validate's refusal of a
+// value its schema refuses: the schema library's error, with the keyword
+// of the rule that refused the member at the refusal's Path. A host may
+// show the keyword to the person (it comes from the host's schema, not
+// from the submission); the error's text quotes the value and the schema.
+type SchemaError struct {
+	keyword string
+	err     error
+}
+
+// Keyword returns the JSON Schema keyword that refused the value ("enum",
+// "required", "type" …), or "" when the library names none.
+func (e *SchemaError) Keyword() string { return e.keyword }
+
+// Error returns the schema library's text.
+func (e *SchemaError) Error() string { return e.err.Error() }
+
+// Unwrap returns the schema library's error.
+func (e *SchemaError) Unwrap() error { return e.err }
 
 // firstLeaf follows the first cause down to the most specific error.
 func firstLeaf(ve *sjs.ValidationError) *sjs.ValidationError {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -43,19 +44,19 @@ func TestValidate(t *testing.T) {
 		name  string
 		ref   interactions.SchemaRef
 		value string
-		code  interactions.Code
+		code  refusal.Code
 		path  string
 	}{
 		{"accepted", radio, `{"optionId":"a"}`, "", ""},
-		{"not in enum", radio, `{"optionId":"c"}`, interactions.CodeInvalidAnswer, "/value/optionId"},
-		{"missing member", radio, `{}`, interactions.CodeInvalidAnswer, "/value"},
-		{"extra member", radio, `{"optionId":"a","x":1}`, interactions.CodeInvalidAnswer, "/value"},
-		{"not json", radio, `{"optionId":`, interactions.CodeInvalidAnswer, "/value"},
-		{"format asserted", date, `{"date":"2026-13-45"}`, interactions.CodeInvalidAnswer, "/value/date"},
+		{"not in enum", radio, `{"optionId":"c"}`, refusal.CodeInvalidAnswer, "/value/optionId"},
+		{"missing member", radio, `{}`, refusal.CodeInvalidAnswer, "/value"},
+		{"extra member", radio, `{"optionId":"a","x":1}`, refusal.CodeInvalidAnswer, "/value"},
+		{"not json", radio, `{"optionId":`, refusal.CodeInvalidAnswer, "/value"},
+		{"format asserted", date, `{"date":"2026-13-45"}`, refusal.CodeInvalidAnswer, "/value/date"},
 		{"format ok", date, `{"date":"2026-02-28"}`, "", ""},
-		{"pointer escaped", list, `{"a/b~":[1,"x"]}`, interactions.CodeInvalidAnswer, "/value/a~1b~0/1"},
-		{"unknown id", interactions.SchemaRef{ID: "nope", Revision: 1}, `{}`, interactions.CodeUnknownSchema, ""},
-		{"unknown revision", interactions.SchemaRef{ID: "radio-ab", Revision: 2}, `{"optionId":"a"}`, interactions.CodeUnknownSchema, ""},
+		{"pointer escaped", list, `{"a/b~":[1,"x"]}`, refusal.CodeInvalidAnswer, "/value/a~1b~0/1"},
+		{"unknown id", interactions.SchemaRef{ID: "nope", Revision: 1}, `{}`, refusal.CodeUnknownSchema, ""},
+		{"unknown revision", interactions.SchemaRef{ID: "radio-ab", Revision: 2}, `{"optionId":"a"}`, refusal.CodeUnknownSchema, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,8 +66,8 @@ func TestValidate(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.Equal(t, tc.code, interactions.CodeOf(err))
-			e, ok := err.(*interactions.Error)
+			assert.Equal(t, tc.code, refusal.CodeOf(err))
+			e, ok := err.(*refusal.Error)
 			require.True(t, ok)
 			assert.Equal(t, tc.path, e.Path)
 		})
@@ -78,7 +79,7 @@ func TestRegisterIsImmutable(t *testing.T) {
 	// The same text, however spaced, is the same schema.
 	assert.NoError(t, r.Register(radio, []byte(`{"type":"object","properties":{"optionId":{"enum":["a","b"]}},"required":["optionId"],"additionalProperties":false}`)))
 	err := r.Register(radio, []byte(`{"type":"object"}`))
-	require.ErrorIs(t, err, interactions.ErrSchemaMismatch)
+	require.ErrorIs(t, err, refusal.ErrSchemaMismatch)
 	// The registered schema is unchanged.
 	assert.Error(t, r.Validate(context.Background(), radio, json.RawMessage(`{"optionId":"z"}`)))
 	text, ok := r.SchemaJSON(radio)
@@ -106,7 +107,7 @@ func TestRegisterRefusesBadSchemas(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := jsonschema.NewRegistry()
 			err := r.Register(tc.ref, []byte(tc.schema))
-			require.ErrorIs(t, err, interactions.ErrInvalidCard)
+			require.ErrorIs(t, err, refusal.ErrInvalidCard)
 			_, ok := r.SchemaJSON(tc.ref)
 			assert.False(t, ok)
 		})
@@ -149,8 +150,8 @@ func TestHugeExponents(t *testing.T) {
 		`{"n":[1e+99999999999999999999]}`: "/value/n/0",
 	} {
 		err := r.Validate(context.Background(), ref, json.RawMessage(value))
-		require.ErrorIs(t, err, interactions.ErrInvalidAnswer, value)
-		e, ok := err.(*interactions.Error)
+		require.ErrorIs(t, err, refusal.ErrInvalidAnswer, value)
+		e, ok := err.(*refusal.Error)
 		require.True(t, ok)
 		assert.Equal(t, path, e.Path, value)
 	}

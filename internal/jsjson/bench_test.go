@@ -3,9 +3,10 @@ package jsjson
 import (
 	"encoding/json"
 	"fmt"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"

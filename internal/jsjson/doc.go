@@ -2,9 +2,9 @@
 // decoded as a TextDecoder("utf-8") decodes them, values read as ECMAScript
 // JSON.parse reads them, strings written as JSON.stringify writes them, and
 // String.prototype.trim's whitespace set. The version-0 parsers of the
-// module (chatprotocol.ParseChatEvent, the blocks parsers, and the legacy
-// adapters) use it so that they answer exactly as the TypeScript reference
-// does on the same bytes (contract-v1.md sections 2 and 4).
+// module (legacy.ParseChatEvent and the legacy adapters, and the blocks
+// parsers) use it so that they answer exactly as the TypeScript reference
+// does on the same bytes (docs/contract.md sections 2 and 4).
 //
 // It is deliberately not a strict decoder: version-1 envelopes are read with
 // github.com/go-json-experiment/json, which refuses what this package accepts.

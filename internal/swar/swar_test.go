@@ -1,9 +1,10 @@
 package swar
 
 import (
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"strings"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
 )

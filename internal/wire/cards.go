@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"github.com/Papercusp/chat-protocol-go/blocks"
 )
 
 // CardKind is the presentation of an interactive card (contract-v1.md
@@ -46,12 +44,12 @@ const (
 // (contract-v1.md section 3). A card without Presentation is a confirm card.
 // TimeoutMs is in milliseconds; 0 means no timeout.
 type CardSpec struct {
-	Prompt       string              `json:"prompt" validate:"required"`
-	Presentation *CardPresentation   `json:"presentation,omitempty"`
-	AllowDecline bool                `json:"allowDecline,omitzero"`
-	TimeoutMs    int64               `json:"timeoutMs,omitzero" validate:"gte=0"`
-	FallbackText string              `json:"fallbackText,omitzero"`
-	Report       *blocks.ReportBlock `json:"report,omitempty"`
+	Prompt       string            `json:"prompt" validate:"required"`
+	Presentation *CardPresentation `json:"presentation,omitempty"`
+	AllowDecline bool              `json:"allowDecline,omitzero"`
+	TimeoutMs    int64             `json:"timeoutMs,omitzero"`
+	FallbackText string            `json:"fallbackText,omitzero"`
+	Report       *ReportBlock      `json:"report,omitempty"`
 }
 
 // CardPresentation says how a card is rendered and what shape its answer
@@ -85,7 +83,8 @@ type CardOption struct {
 //
 // The validate tags on this file's types are read by the root package's
 // card validators (go-playground/validator); this package does not import
-// the validator.
+// the validator. The rules interactions/ applies as well are not tags but
+// functions (card_rules.go), so that both packages share them.
 type OpenCardSnapshot struct {
 	CorrelationID string `json:"correlationId" validate:"required"`
 	CreatedAt     int64  `json:"createdAt" validate:"gt=0"`
@@ -97,8 +96,8 @@ type OpenCardSnapshot struct {
 // decline, or cancel (contract-v1.md section 3). Value is the raw JSON
 // object of a submit and nil otherwise.
 type CardResponse struct {
-	Action        CardAction      `json:"action" validate:"required,oneof=submit decline cancel"`
-	CorrelationID string          `json:"correlationId" validate:"required"`
+	Action        CardAction      `json:"action"`
+	CorrelationID string          `json:"correlationId"`
 	Value         json.RawMessage `json:"value,omitempty"`
 }
 

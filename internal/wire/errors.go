@@ -1,12 +1,12 @@
 // Package wire holds the contract's leaf types: the refusal type with its
-// stable codes, and the card shapes. It imports nothing beyond the standard
-// library so that every package of the module, including recovery/ and
-// interactions/ which must not pull in a validator or a database driver, can
-// share one error type and one set of card types.
+// stable codes, the card shapes and the block shapes. It imports nothing of
+// the module's public packages, so that every one of them, recovery/ and
+// interactions/ included (which must not pull in a validator or a database
+// driver), shares one error type, one set of card types and one set of card
+// rules.
 //
-// Users never import this package: the root package chatprotocol re-exports
-// every identifier here as a type alias or constant, and the subpackages
-// re-export the codes they return.
+// Users never import this package: refusal, the root package, blocks and
+// interactions give its identifiers their public names.
 package wire
 
 import (
@@ -26,10 +26,9 @@ type Code string
 // may change between releases. Err, when set, is the underlying cause and is
 // returned by Unwrap.
 //
-// errors.Is(err, target) holds when target is an *Error whose Message, Path
-// and Err are all empty (a sentinel such as ErrSequenceGap) and whose Code
-// equals this error's Code; an *Error target with more set is compared by
-// identity, as errors.Is does by default.
+// errors.Is(err, s) holds when s is the Sentinel of the error's Code (such
+// as refusal.ErrSequenceGap); an *Error target is compared by identity, as
+// errors.Is does by default.
 type Error struct {
 	Code    Code
 	Path    string
@@ -63,22 +62,21 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause, or nil.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is a sentinel of the same code: an *Error that
-// carries only a Code. See the Error type for the full rule.
+// Is reports whether target is the Sentinel of this error's code. Any other
+// target, an *Error included, is compared by identity as errors.Is does by
+// default.
 func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	if !ok || e == nil || t == nil {
-		return false
-	}
-	if t.Message != "" || t.Path != "" || t.Err != nil {
-		return e == t
-	}
-	return e.Code == t.Code
+	s, ok := target.(Sentinel)
+	return ok && e != nil && e.Code == Code(s)
 }
 
-// Sentinel returns the sentinel for code: an *Error carrying only that code,
-// suitable as an errors.Is target.
-func Sentinel(code Code) *Error { return &Error{Code: code} }
+// Sentinel is the errors.Is target of one code: errors.Is(err, s) holds for
+// every *Error of that code in err's chain, and for s itself. Sentinels are
+// constants, so no assignment anywhere changes what one matches.
+type Sentinel Code
+
+// Error returns the code.
+func (s Sentinel) Error() string { return string(s) }
 
 // New builds a refusal. path is a JSON pointer or "".
 func New(code Code, path, message string) *Error {
@@ -90,11 +88,14 @@ func Wrap(code Code, path, message string, cause error) *Error {
 	return &Error{Code: code, Path: path, Message: message, Err: cause}
 }
 
-// CodeOf returns the Code of the first *Error in err's chain, or "" when
-// err is nil or carries no *Error.
+// CodeOf returns the Code of the first *Error or Sentinel in err's chain,
+// or "" when err is nil or carries neither.
 func CodeOf(err error) Code {
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Code
+	}
+	if s, ok := errors.AsType[Sentinel](err); ok {
+		return Code(s)
 	}
 	return ""
 }

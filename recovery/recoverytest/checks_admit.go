@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // fenceProbe is how long the fence checks wait for an EndTurn that a sound
@@ -49,13 +50,13 @@ func checkAdmitRefusals(ctx context.Context, s Subject, turn recovery.TurnRef) e
 	var c counter
 	denied := errors.New("denied by the host")
 	deny := admission(turn, "a", 2, "h")
-	deny.Authorize = func(context.Context) error { return fmt.Errorf("%w: %w", denied, recovery.ErrUnauthorized) }
+	deny.Authorize = func(context.Context) error { return fmt.Errorf("%w: %w", denied, refusal.ErrUnauthorized) }
 	errDeny := adm.AdmitDispatch(ctx, deny, c.launch)
 	err := firstErr(
-		wantCode("AdmitDispatch at a stale revision", adm.AdmitDispatch(ctx, admission(turn, "a", 1, "h"), c.launch), recovery.ErrClaimConflict),
-		wantCode("AdmitDispatch by another holder", adm.AdmitDispatch(ctx, admission(turn, "a", 2, "other"), c.launch), recovery.ErrClaimConflict),
-		wantCode("AdmitDispatch of an unclaimed effect", adm.AdmitDispatch(ctx, admission(turn, "b", 1, ""), c.launch), recovery.ErrClaimConflict),
-		wantCode("AdmitDispatch after authority was revoked", errDeny, recovery.ErrUnauthorized),
+		wantCode("AdmitDispatch at a stale revision", adm.AdmitDispatch(ctx, admission(turn, "a", 1, "h"), c.launch), refusal.ErrClaimConflict),
+		wantCode("AdmitDispatch by another holder", adm.AdmitDispatch(ctx, admission(turn, "a", 2, "other"), c.launch), refusal.ErrClaimConflict),
+		wantCode("AdmitDispatch of an unclaimed effect", adm.AdmitDispatch(ctx, admission(turn, "b", 1, ""), c.launch), refusal.ErrClaimConflict),
+		wantCode("AdmitDispatch after authority was revoked", errDeny, refusal.ErrUnauthorized),
 	)
 	if err != nil {
 		return err
@@ -67,7 +68,7 @@ func checkAdmitRefusals(ctx context.Context, s Subject, turn recovery.TurnRef) e
 		return fmt.Errorf("EndTurn: %w", err)
 	}
 	err = firstErr(
-		wantCode("AdmitDispatch after cancellation", adm.AdmitDispatch(ctx, admission(turn, "a", 2, "h"), c.launch), recovery.ErrTurnNotRunning),
+		wantCode("AdmitDispatch after cancellation", adm.AdmitDispatch(ctx, admission(turn, "a", 2, "h"), c.launch), refusal.ErrTurnNotRunning),
 		wantEffect(ctx, st, turn, "a", recovery.EffectClaimed, 2),
 	)
 	if err != nil {
@@ -118,7 +119,7 @@ func checkAdmitDurable(ctx context.Context, s Subject, turn recovery.TurnRef) er
 	}
 	var c counter
 	return firstErr(
-		wantCode("a second AdmitDispatch of the same claim", adm.AdmitDispatch(ctx, admission(turn, "a", 2, "h"), c.launch), recovery.ErrClaimConflict),
+		wantCode("a second AdmitDispatch of the same claim", adm.AdmitDispatch(ctx, admission(turn, "a", 2, "h"), c.launch), refusal.ErrClaimConflict),
 		wantEffect(ctx, st, turn, "a", recovery.EffectAdmitted, 3),
 		func() error {
 			if c.n.Load() != 0 {
@@ -248,7 +249,7 @@ func checkAdmitBarrier(ctx context.Context, s Subject, turn recovery.TurnRef) er
 	case early:
 		return errors.New("an AdmitDispatch of an admitted effect returned while a launch held the fence: refuse only after taking the fence")
 	}
-	return wantCode("AdmitDispatch of an admitted effect", barrierErr, recovery.ErrClaimConflict)
+	return wantCode("AdmitDispatch of an admitted effect", barrierErr, refusal.ErrClaimConflict)
 }
 
 // checkRaceAdmitEnd races AdmitDispatch against EndTurn: a launch must
@@ -277,7 +278,7 @@ func checkRaceAdmitEnd(ctx context.Context, s Subject, turn recovery.TurnRef) er
 		switch {
 		case c.n.Load() > 0 && e.State != recovery.EffectAdmitted:
 			return fmt.Errorf("round %d: launched although the cancellation committed before the admission", round)
-		case c.n.Load() == 0 && !errors.Is(admErr, recovery.ErrTurnNotRunning):
+		case c.n.Load() == 0 && !errors.Is(admErr, refusal.ErrTurnNotRunning):
 			return fmt.Errorf("round %d: no launch, but AdmitDispatch returned %v", round, admErr)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // failpointChecks returns one check per failpoint: the store must report
@@ -88,7 +89,7 @@ func faultWrite(ctx context.Context, st recovery.Store, adm recovery.Admitter, t
 // faultApplied reports whether the write of site is visible through st.
 func faultApplied(ctx context.Context, st recovery.Store, turn recovery.TurnRef, site Site) (bool, error) {
 	rec, err := st.LoadTurn(ctx, turn)
-	if site == SiteStart && errors.Is(err, recovery.ErrTurnNotRunning) {
+	if site == SiteStart && errors.Is(err, refusal.ErrTurnNotRunning) {
 		return false, nil
 	}
 	if err != nil {
@@ -149,7 +150,7 @@ func checkFailpoint(ctx context.Context, s Subject, turn recovery.TurnRef, fp Fa
 		return aerr
 	case c.n.Load() != 0:
 		return fmt.Errorf("AdmitDispatch launched although its admission mark hit %s", fp)
-	case mode == ModeBefore && !errors.Is(err, recovery.ErrCheckpointWriteFailed):
+	case mode == ModeBefore && !errors.Is(err, refusal.ErrCheckpointWriteFailed):
 		return fmt.Errorf("a write that was not applied returned %v, want checkpoint-write-failed", err)
 	case mode == ModeBefore && applied:
 		return errors.New("a write reported as not applied was applied")

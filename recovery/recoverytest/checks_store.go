@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // leaseTime is the fixed lease the checks write; stores treat it as data.
@@ -57,9 +58,9 @@ func wantEffect(ctx context.Context, st recovery.Store, turn recovery.TurnRef, i
 	return nil
 }
 
-func wantCode(what string, err error, want *recovery.Error) error {
+func wantCode(what string, err error, want refusal.Sentinel) error {
 	if !errors.Is(err, want) {
-		return fmt.Errorf("%s: got %v, want an error matching %s", what, err, want.Code)
+		return fmt.Errorf("%s: got %v, want an error matching %s", what, err, want)
 	}
 	return nil
 }
@@ -91,9 +92,9 @@ func checkCreateLoad(ctx context.Context, s Subject, turn recovery.TurnRef) erro
 	other := recovery.TurnRef{Conversation: turn.Conversation, Turn: turn.Turn + "-other"}
 	_, errMissing := st.LoadTurn(ctx, other)
 	return firstErr(
-		wantCode("CreateTurn of an existing turn", st.CreateTurn(ctx, newTurn(turn, "c")), recovery.ErrClaimConflict),
+		wantCode("CreateTurn of an existing turn", st.CreateTurn(ctx, newTurn(turn, "c")), refusal.ErrClaimConflict),
 		wantEffect(ctx, st, turn, "a", recovery.EffectPending, 1),
-		wantCode("LoadTurn of a missing turn", errMissing, recovery.ErrTurnNotRunning),
+		wantCode("LoadTurn of a missing turn", errMissing, refusal.ErrTurnNotRunning),
 	)
 }
 
@@ -114,10 +115,10 @@ func checkCASRevision(ctx context.Context, s Subject, turn recovery.TurnRef) err
 	}
 	missing := recovery.TurnRef{Conversation: turn.Conversation, Turn: turn.Turn + "-missing"}
 	return firstErr(
-		wantCode("CompareAndSwapEffect at a stale revision", st.CompareAndSwapEffect(ctx, turn, 1, claimed("a", 2, "h2")), recovery.ErrClaimConflict),
-		wantCode("CompareAndSwapEffect at a future revision", st.CompareAndSwapEffect(ctx, turn, 3, claimed("a", 4, "h2")), recovery.ErrClaimConflict),
-		wantCode("CompareAndSwapEffect of an unknown effect", st.CompareAndSwapEffect(ctx, turn, 1, claimed("zz", 2, "h2")), recovery.ErrClaimConflict),
-		wantCode("CompareAndSwapEffect of a missing turn", st.CompareAndSwapEffect(ctx, missing, 1, claimed("a", 2, "h2")), recovery.ErrTurnNotRunning),
+		wantCode("CompareAndSwapEffect at a stale revision", st.CompareAndSwapEffect(ctx, turn, 1, claimed("a", 2, "h2")), refusal.ErrClaimConflict),
+		wantCode("CompareAndSwapEffect at a future revision", st.CompareAndSwapEffect(ctx, turn, 3, claimed("a", 4, "h2")), refusal.ErrClaimConflict),
+		wantCode("CompareAndSwapEffect of an unknown effect", st.CompareAndSwapEffect(ctx, turn, 1, claimed("zz", 2, "h2")), refusal.ErrClaimConflict),
+		wantCode("CompareAndSwapEffect of a missing turn", st.CompareAndSwapEffect(ctx, missing, 1, claimed("a", 2, "h2")), refusal.ErrTurnNotRunning),
 		wantEffect(ctx, st, turn, "a", recovery.EffectClaimed, 2),
 	)
 }
@@ -144,7 +145,7 @@ func checkCASConcurrent(ctx context.Context, s Subject, turn recovery.TurnRef) e
 			return fmt.Errorf("two swaps from revision 1 both succeeded (holders h%d and h%d)", winner, i)
 		case err == nil:
 			winner = i
-		case !errors.Is(err, recovery.ErrClaimConflict):
+		case !errors.Is(err, refusal.ErrClaimConflict):
 			return fmt.Errorf("a losing swap returned %v, want claim-conflict", err)
 		}
 	}
@@ -236,7 +237,7 @@ func checkEndTurn(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 		return fmt.Errorf("a second EndTurn changed an ended turn to %s", got.Status)
 	}
 	return firstErr(
-		wantCode("EndTurn of an ended turn", again, recovery.ErrTurnNotRunning),
-		wantCode("EndTurn of a missing turn", errMissing, recovery.ErrTurnNotRunning),
+		wantCode("EndTurn of an ended turn", again, refusal.ErrTurnNotRunning),
+		wantCode("EndTurn of a missing turn", errMissing, refusal.ErrTurnNotRunning),
 	)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ErrCrashed is returned by a Store handle whose worker crashed: at a
@@ -167,7 +168,7 @@ func (db *DB) lockFence(ctx context.Context, turn recovery.TurnRef) (unlock func
 	case ch <- struct{}{}:
 		return func() { <-ch }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("recoverytest: waiting for the fence: %w: %w", recovery.ErrCheckpointWriteFailed, ctx.Err())
+		return nil, fmt.Errorf("recoverytest: waiting for the fence: %w: %w", refusal.ErrCheckpointWriteFailed, ctx.Err())
 	}
 }
 
@@ -206,7 +207,7 @@ func (s *Store) enter(ctx context.Context, op Op, turn recovery.TurnRef, effect 
 }
 
 func writeFailed(site Site) error {
-	return fmt.Errorf("recoverytest: %s write failed (failpoint): %w", site, recovery.ErrCheckpointWriteFailed)
+	return fmt.Errorf("recoverytest: %s write failed (failpoint): %w", site, refusal.ErrCheckpointWriteFailed)
 }
 
 // ack answers a write that was applied, per the failpoint that fired.
@@ -219,7 +220,7 @@ func (s *Store) ack(site Site, mode Mode) error {
 		if s.db.opts.Flaw == FlawSwallowsLostAck {
 			return nil
 		}
-		return fmt.Errorf("recoverytest: %s acknowledgement lost (failpoint): %w", site, recovery.ErrNeedsReconciliation)
+		return fmt.Errorf("recoverytest: %s acknowledgement lost (failpoint): %w", site, refusal.ErrNeedsReconciliation)
 	}
 	return nil
 }
@@ -233,7 +234,7 @@ func (s *Store) CreateTurn(ctx context.Context, rec recovery.TurnRecord) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if _, ok := db.turns[rec.Turn]; ok {
-		return fmt.Errorf("recoverytest: turn exists: %w", recovery.ErrClaimConflict)
+		return fmt.Errorf("recoverytest: turn exists: %w", refusal.ErrClaimConflict)
 	}
 	mode, _ := db.fire(SiteStart)
 	if mode == ModeBefore {
@@ -257,7 +258,7 @@ func (s *Store) LoadTurn(ctx context.Context, turn recovery.TurnRef) (recovery.T
 	}
 	rec, ok := db.turns[turn]
 	if !ok {
-		return recovery.TurnRecord{}, fmt.Errorf("recoverytest: no such turn: %w", recovery.ErrTurnNotRunning)
+		return recovery.TurnRecord{}, fmt.Errorf("recoverytest: no such turn: %w", refusal.ErrTurnNotRunning)
 	}
 	return rec.Clone(), nil
 }
@@ -285,14 +286,14 @@ func (s *Store) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef,
 	defer db.mu.Unlock()
 	rec, ok := db.turns[turn]
 	if !ok {
-		return fmt.Errorf("recoverytest: no such turn: %w", recovery.ErrTurnNotRunning)
+		return fmt.Errorf("recoverytest: no such turn: %w", refusal.ErrTurnNotRunning)
 	}
 	i := effectIndex(rec, next.ID)
 	if i < 0 {
-		return fmt.Errorf("recoverytest: no effect %q: %w", next.ID, recovery.ErrClaimConflict)
+		return fmt.Errorf("recoverytest: no effect %q: %w", next.ID, refusal.ErrClaimConflict)
 	}
 	if rec.Effects[i].Revision != expected && db.opts.Flaw != FlawIgnoresRevision {
-		return fmt.Errorf("recoverytest: revision moved: %w", recovery.ErrClaimConflict)
+		return fmt.Errorf("recoverytest: revision moved: %w", refusal.ErrClaimConflict)
 	}
 	site := casSite(next)
 	mode, _ := db.fire(site)
@@ -316,7 +317,7 @@ func (s *Store) AdmitDispatch(ctx context.Context, adm recovery.Admission, launc
 	}
 	defer unlock()
 	if adm.Authorize == nil {
-		return fmt.Errorf("recoverytest: no authority check: %w", recovery.ErrUnauthorized)
+		return fmt.Errorf("recoverytest: no authority check: %w", refusal.ErrUnauthorized)
 	}
 	if err := adm.Authorize(ctx); err != nil {
 		return err
@@ -343,16 +344,16 @@ func (db *DB) markAdmitted(adm recovery.Admission) (Mode, error) {
 	defer db.mu.Unlock()
 	rec, ok := db.turns[adm.Effect.Turn]
 	if !ok || rec.Status != recovery.TurnRunning {
-		return "", fmt.Errorf("recoverytest: turn not running: %w", recovery.ErrTurnNotRunning)
+		return "", fmt.Errorf("recoverytest: turn not running: %w", refusal.ErrTurnNotRunning)
 	}
 	i := effectIndex(rec, adm.Effect.Effect)
 	if i < 0 {
-		return "", fmt.Errorf("recoverytest: no effect %q: %w", adm.Effect.Effect, recovery.ErrClaimConflict)
+		return "", fmt.Errorf("recoverytest: no effect %q: %w", adm.Effect.Effect, refusal.ErrClaimConflict)
 	}
 	eff := &rec.Effects[i]
 	sound := db.opts.Flaw != FlawIgnoresRevision
 	if sound && (eff.State != recovery.EffectClaimed || eff.Revision != adm.Revision || eff.Holder != adm.Holder) {
-		return "", fmt.Errorf("recoverytest: claim moved: %w", recovery.ErrClaimConflict)
+		return "", fmt.Errorf("recoverytest: claim moved: %w", refusal.ErrClaimConflict)
 	}
 	mode, _ := db.fire(SiteAdmit)
 	if mode == ModeBefore {
@@ -369,7 +370,7 @@ func (s *Store) EndTurn(ctx context.Context, turn recovery.TurnRef, status recov
 		return recovery.TurnRecord{}, err
 	}
 	if !status.Terminal() {
-		return recovery.TurnRecord{}, fmt.Errorf("recoverytest: status %q is not terminal: %w", status, recovery.ErrInvalidTurn)
+		return recovery.TurnRecord{}, fmt.Errorf("recoverytest: status %q is not terminal: %w", status, refusal.ErrInvalidTurn)
 	}
 	db := s.db
 	unlock, err := db.lockFence(ctx, turn)
@@ -399,7 +400,7 @@ func (db *DB) endTurn(turn recovery.TurnRef, status recovery.TurnStatus, site Si
 	defer db.mu.Unlock()
 	rec, ok := db.turns[turn]
 	if !ok || rec.Status != recovery.TurnRunning {
-		return recovery.TurnRecord{}, "", fmt.Errorf("recoverytest: turn not running: %w", recovery.ErrTurnNotRunning)
+		return recovery.TurnRecord{}, "", fmt.Errorf("recoverytest: turn not running: %w", refusal.ErrTurnNotRunning)
 	}
 	mode, _ := db.fire(site)
 	if mode == ModeBefore {

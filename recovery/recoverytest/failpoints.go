@@ -26,7 +26,7 @@ type Mode string
 // acknowledgement lost.
 const (
 	// ModeBefore: the write is not applied and the store says so with an
-	// error matching recovery.ErrCheckpointWriteFailed (for SiteLoad: the
+	// error matching refusal.ErrCheckpointWriteFailed (for SiteLoad: the
 	// read fails).
 	ModeBefore Mode = "before"
 	// ModeAfter: the write is applied, then the worker crashes: the call
@@ -35,7 +35,7 @@ const (
 	// worker must Open a new handle.
 	ModeAfter Mode = "after"
 	// ModeAckLost: the write is applied but its acknowledgement is lost:
-	// the call returns an error matching recovery.ErrNeedsReconciliation
+	// the call returns an error matching refusal.ErrNeedsReconciliation
 	// and AdmitDispatch does not launch.
 	ModeAckLost Mode = "ack-lost"
 )

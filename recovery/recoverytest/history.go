@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // History records the calls and returns of store operations, with a
@@ -53,14 +54,14 @@ func outcomeOf(err error) outcome {
 	if err == nil {
 		return outOK
 	}
-	switch recovery.CodeOf(err) {
-	case recovery.CodeClaimConflict:
+	switch refusal.CodeOf(err) {
+	case refusal.CodeClaimConflict:
 		return outConflict
-	case recovery.CodeTurnNotRunning:
+	case refusal.CodeTurnNotRunning:
 		return outNotRunning
-	case recovery.CodeCheckpointWriteFailed:
+	case refusal.CodeCheckpointWriteFailed:
 		return outNotApplied
-	case recovery.CodeUnauthorized, recovery.CodeInvalidTurn, recovery.CodeUnknownEffect:
+	case refusal.CodeUnauthorized, refusal.CodeInvalidTurn, refusal.CodeUnknownEffect:
 		return outRefused
 	}
 	return outUnknown

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // ErrAborted is what an Exec's Wait returns once the host's abort hook
@@ -104,7 +105,7 @@ func (h *Host) Authorize(_ context.Context, caller string, turn recovery.TurnRef
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.grants[grant{caller, turn}] {
-		return fmt.Errorf("recoverytest: %q may not %s: %w", caller, action, recovery.ErrUnauthorized)
+		return fmt.Errorf("recoverytest: %q may not %s: %w", caller, action, refusal.ErrUnauthorized)
 	}
 	return nil
 }

@@ -2,9 +2,10 @@ package recoverytest_test
 
 import (
 	"context"
-	_ "github.com/Papercusp/chat-protocol-go/internal/golden" // accepts go test ./... -update
 	"testing"
 	"time"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -1,0 +1,88 @@
+package answerhttp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
+	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
+	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+)
+
+// sessionStore stands in for the host's session lookup: bearer tokens to
+// callers.
+type sessionStore map[string]interactions.Caller
+
+func (s sessionStore) Caller(r *http.Request) (interactions.Caller, error) {
+	if c, ok := s[r.Header.Get("Authorization")]; ok {
+		return c, nil
+	}
+	return interactions.Caller{}, errors.New("no session")
+}
+
+// The answer endpoint of a host, wired as the README shows it.
+func Example() {
+	ctx := context.Background()
+	db := interactionstest.NewDB()
+	schemas := jsonschema.NewRegistry()
+	ref := interactions.SchemaRef{ID: "ship-it", Revision: 1}
+	if err := schemas.Register(ref, []byte(`{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`)); err != nil {
+		panic(err)
+	}
+	store := db.Open(nil)
+	res, err := interactions.New(store, schemas, nil)
+	if err != nil {
+		panic(err)
+	}
+	alice := interactions.Caller{Principal: "alice", Tenant: "acme"}
+	db.Grant(alice, "conv-1")
+	card := interactions.NewCard{Key: interactions.Key{Conversation: "conv-1", CorrelationID: "card-1"},
+		Answerer: alice, Spec: interactions.CardSpec{Prompt: "Ship it?"}, Schema: ref}
+	if _, err := res.Open(ctx, card); err != nil {
+		panic(err)
+	}
+	sessions := sessionStore{"Bearer alice": alice}
+	mux := http.NewServeMux()
+
+	// README:begin
+	h, err := answerhttp.NewHandler(res, &answerhttp.Options{
+		Caller: sessions.Caller, // who is asking comes from the host's session, never from the body
+	})
+	if err != nil {
+		panic(err)
+	}
+	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", h)
+	// README:end
+
+	post := func(key, body string) {
+		req := httptest.NewRequest("POST", "/conversations/conv-1/cards/card-1/answer", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer alice")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		fmt.Print(rec.Code, " ", rec.Body.String())
+	}
+	post("k-0", `{"ACTION":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`) // encoding/json would take it
+	post("", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"maybe"}}`)
+	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post("k-2", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
+	store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
+	post("k-3", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
+	// Output:
+	// 400 {"code":"invalid-card","path":"/ACTION","message":"the body is not one card response"}
+	// 400 {"code":"invalid-idempotency-key","message":"the Idempotency-Key header is required, 1 to 256 bytes"}
+	// 422 {"code":"invalid-answer","path":"/value/optionId","keyword":"enum","message":"the answer is not acceptable for this card"}
+	// 200 {"code":"","message":"the answer was stored","status":"answered","revision":2}
+	// 200 {"code":"duplicate-answer","message":"this submission was already stored","status":"answered","revision":2}
+	// 409 {"code":"already-answered","message":"the card was already answered"}
+	// 503 {"code":"store-unavailable","message":"the card store is unavailable; repeat the request with the same Idempotency-Key"}
+}
