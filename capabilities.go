@@ -2,11 +2,11 @@ package chatprotocol
 
 import (
 	"fmt"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 	"strings"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Capability names one thing a host can do across a connection or a

@@ -1,16 +1,18 @@
 package chatprotocol
 
 import (
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"math"
 	"reflect"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// The version-1 codec is table-driven: every object of sections 5 to 7
-// that this package reads member by member (an event, Usage, Source,
-// ChatCapabilities) is described once by an objectSpec, and one walk reads
-// it (reader.readMembers), one checks its values (objectSpec.check) and
-// one writes it (writer.members). Adding an event type is one entry of
+// The version-1 codec is table-driven (docs/contract.md sections 5 to 7):
+// every object it reads member by member (an event, Usage, Source, a result
+// block's members, ChatCapabilities, and the kept cards and blocks of
+// kept.go) is described once by an objectSpec, and one walk reads it
+// (reader.readMembers), one checks its values (objectSpec.check) and one
+// writes it (writer.members). Adding an event type is one entry of
 // eventSpecs (event_v1_json.go) and its tests.
 
 // memberKind is the JSON shape of a member and the Go field that holds it.

@@ -2,7 +2,6 @@ package chatprotocol
 
 import (
 	"encoding/json"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func TestEventSpecsDescribeEveryEventType(t *testing.T) {

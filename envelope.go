@@ -5,7 +5,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// ChatEventEnvelope is one version-1 frame (contract-v1.md section 5):
+// ChatEventEnvelope is one version-1 frame (docs/contract.md section 5):
 //
 //	{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,
 //	 "event":{"type":"delta","text":"Hel"}}
@@ -111,7 +111,7 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 	return p.Parse(data)
 }
 
-// Parse reads one version-1 frame (contract-v1.md sections 5 and 6) and
+// Parse reads one version-1 frame (docs/contract.md sections 5 and 6) and
 // returns the envelope, or a refusal (*Error) and a zero envelope.
 //
 // The checks, in order: a frame longer than the size limit is

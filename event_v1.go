@@ -2,9 +2,9 @@ package chatprotocol
 
 import (
 	"encoding/json"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Event is one version-1 event, the payload of a ChatEventEnvelope

@@ -1,11 +1,11 @@
 package chatprotocol
 
 import (
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // eventSpec is the descriptor of one event type of section 6

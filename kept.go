@@ -3,7 +3,6 @@ package chatprotocol
 import (
 	"cmp"
 	"errors"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"maps"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Cards (section 3) and report and ask blocks (section 4) have Go types of

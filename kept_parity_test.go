@@ -3,7 +3,6 @@ package chatprotocol
 import (
 	"bytes"
 	"errors"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"reflect"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // The kept types (cards, report and ask blocks) were once decoded and

@@ -2,9 +2,9 @@ package chatprotocol
 
 import (
 	"errors"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // reader reads the members of a version-1 frame and turns the decoder's

@@ -6,9 +6,8 @@ import (
 	"reflect"
 	"unicode/utf8"
 
-	"github.com/Papercusp/chat-protocol-go/refusal"
-
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // writer walks the canonical JSON of envelopes, events and ChatStateV1:
