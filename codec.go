@@ -107,9 +107,10 @@ func (m *memberSpec) refusalCode() refusal.Code {
 type objectSpec struct {
 	typ     reflect.Type
 	members []memberSpec
-	names   []string // every member name in canonical order, "type" first in an event
-	unknown []int    // index of the Unknown field; nil in a kept object
-	typed   bool     // an event: "type" is its first member, read by the dispatch
+	names   []string     // every member name in canonical order, "type" first in an event
+	unknown []int        // index of the Unknown field; nil in a kept object
+	typed   bool         // an event: "type" is its first member, read by the dispatch
+	zero    func() Event // an event: a new zero event of the type
 
 	// Sets of members, bit i for the i-th, so that the walks pass over
 	// the others at no cost.
@@ -154,10 +155,14 @@ func keptObjectOf[T any](members ...memberSpec) *objectSpec {
 }
 
 // eventOf returns the spec of the event struct T: members after "type".
-func eventOf[T any](members ...memberSpec) *objectSpec {
+func eventOf[T any, P interface {
+	*T
+	Event
+}](members ...memberSpec) *objectSpec {
 	s := objectOf[T](members...)
 	s.names = append([]string{"type"}, s.names...)
 	s.typed = true
+	s.zero = func() Event { return P(new(T)) }
 	return s
 }
 

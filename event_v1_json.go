@@ -190,14 +190,15 @@ func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
 	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return nil, true, err
 	}
-	p := reflect.New(s.obj.typ)
-	if _, err := r.readMembers(s.obj, p.Elem(), path); err != nil {
+	ev = s.obj.zero()
+	v := reflect.ValueOf(ev).Elem()
+	if _, err := r.readMembers(s.obj, v, path); err != nil {
 		return nil, true, err
 	}
-	if err := s.obj.check(p.Elem(), path); err != nil {
+	if err := s.obj.check(v, path); err != nil {
 		return nil, true, err
 	}
-	return p.Interface().(Event), true, nil
+	return ev, true, nil
 }
 
 // blocks reads an array of grounded result blocks (section 6).
