@@ -36,6 +36,9 @@ import (
 // read (never ErrUnauthorized or ErrCardNotFound: the answer may have
 // committed); it never writes again.
 func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (Result, error) {
+	if err := checkInput(append(callerTexts(caller), key.Conversation, key.CorrelationID, sub.ID)...); err != nil {
+		return Result{}, err
+	}
 	if err := checkCaller(caller); err != nil {
 		return Result{}, err
 	}
