@@ -1,6 +1,7 @@
 package chatprotocol
 
 import (
+	"errors"
 	"math"
 	"reflect"
 
@@ -29,7 +30,7 @@ const (
 	kindBlocks                    // grounded result blocks (section 6); []ResultBlock
 	kindCard                      // an open card (section 3), its JSON kept; OpenCardSnapshot
 	kindStrings                   // an array of strings; []string
-	kindBound                     // a card's min or max (section 3); *CardBound
+	kindBound                     // a card's min or max (section 3): a number or a date string; *CardBound
 )
 
 // valueRule is the rule of section 6 a member's value obeys beyond its
@@ -305,9 +306,11 @@ func (r *reader) member(s *objectSpec, m *memberSpec, v reflect.Value, path stri
 	case kindList, kindStrings:
 		return r.list(m, f, path+"/"+m.name)
 	case kindBound:
-		var raw []byte
-		if raw, err = r.d.Raw(); err == nil {
-			err = settable(f).Addr().Interface().(*CardBound).UnmarshalJSON(raw)
+		b := settable(f).Addr().Interface().(*CardBound)
+		if r.d.Peek() != '"' {
+			b.Number, err = r.d.Float()
+		} else if b.Date, err = r.d.String(); err == nil && b.Date == "" {
+			err = errEmptyDate
 		}
 	case kindBlocks:
 		bs, err := r.blocks(path + "/" + m.name)
@@ -319,6 +322,10 @@ func (r *reader) member(s *objectSpec, m *memberSpec, v reflect.Value, path stri
 	}
 	return nil
 }
+
+// errEmptyDate refuses a card bound that is an empty string: a date bound
+// is an ISO date (section 3).
+var errEmptyDate = errors.New("card bound: empty date string")
 
 // list reads an array of objects of m.sub, or of strings, into the slice
 // f; the array read is never nil, even when empty. In a kept object a null
