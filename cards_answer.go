@@ -32,8 +32,8 @@ import (
 func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
 	vs := responseViolations(r)
 	for _, v := range []*refusal.Error{
-		wire.CheckCorrelation(wire.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
-		wire.CheckDecline(wire.CodeInvalidCard, card.CardSpec, r.Action),
+		wire.CheckCorrelation(refusal.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
+		wire.CheckDecline(refusal.CodeInvalidCard, card.CardSpec, r.Action),
 	} {
 		if v != nil {
 			vs = append(vs, v)

@@ -31,7 +31,7 @@ type CardViolations []*refusal.Error
 // Error lists the violations, one per line after a count.
 func (v CardViolations) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d violation(s)", wire.CodeInvalidCard, len(v))
+	fmt.Fprintf(&b, "%s: %d violation(s)", refusal.CodeInvalidCard, len(v))
 	for _, e := range v {
 		b.WriteString("\n\t")
 		b.WriteString(e.Error())
@@ -96,7 +96,7 @@ func ValidateCardResponse(r CardResponse) error {
 // responseViolations applies the shape rules of internal/wire, which
 // interactions applies too, and reads a submit's value as a browser does.
 func responseViolations(r CardResponse) []*refusal.Error {
-	vs := wire.ResponseViolations(wire.CodeInvalidCard, r)
+	vs := wire.ResponseViolations(refusal.CodeInvalidCard, r)
 	if len(vs) == 0 && r.Action == CardActionSubmit {
 		if _, ok := jsjson.Parse(r.Value); !ok {
 			vs = append(vs, violation("/value", "is not a JSON object"))
@@ -108,7 +108,7 @@ func responseViolations(r CardResponse) []*refusal.Error {
 // specViolations applies the rules of a CardSpec that depend on the kind.
 func specViolations(spec CardSpec, prefix string) []*refusal.Error {
 	var vs []*refusal.Error
-	if v := wire.CheckTimeout(wire.CodeInvalidCard, spec); v != nil {
+	if v := wire.CheckTimeout(refusal.CodeInvalidCard, spec); v != nil {
 		vs = append(vs, v)
 	}
 	p := spec.Presentation
@@ -190,7 +190,7 @@ func isObject(v any) bool {
 }
 
 func violation(path, message string) *refusal.Error {
-	return wire.New(wire.CodeInvalidCard, path, message)
+	return wire.New(refusal.CodeInvalidCard, path, message)
 }
 
 // violations joins lists of violations into a sorted CardViolations, or
@@ -234,7 +234,7 @@ func structViolations(v any) []*refusal.Error {
 	}
 	fes, ok := err.(validator.ValidationErrors)
 	if !ok {
-		return []*refusal.Error{wire.Wrap(wire.CodeInvalidCard, "", "cannot validate", err)}
+		return []*refusal.Error{wire.Wrap(refusal.CodeInvalidCard, "", "cannot validate", err)}
 	}
 	vs := make([]*refusal.Error, 0, len(fes))
 	for _, fe := range fes {
