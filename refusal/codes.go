@@ -129,6 +129,16 @@ const (
 	CodeUnknownSchema Code = "unknown-schema"
 	// CodeNotExpired: an expiry was requested before the card's deadline.
 	CodeNotExpired Code = "not-expired"
+
+	// Codes of stream/, the HTTP handler of a turn's stream (docs/contract.md
+	// section 14).
+
+	// CodeInvalidCursor: a Last-Event-ID (or lastEventId) that is not the
+	// decimal form of a seq from 0 to 2^53-1 (400).
+	CodeInvalidCursor Code = "invalid-cursor"
+	// CodeTurnNotFound: an unknown turn, a malformed turn key, or a caller
+	// the host's Authorize hook denies; the three are indistinguishable (404).
+	CodeTurnNotFound Code = "turn-not-found"
 )
 
 // The sentinels, one per code, for errors.Is: ErrX matches every *Error of
@@ -173,6 +183,8 @@ const (
 	ErrInvalidAnswer         Sentinel = Sentinel(CodeInvalidAnswer)
 	ErrUnknownSchema         Sentinel = Sentinel(CodeUnknownSchema)
 	ErrNotExpired            Sentinel = Sentinel(CodeNotExpired)
+	ErrInvalidCursor         Sentinel = Sentinel(CodeInvalidCursor)
+	ErrTurnNotFound          Sentinel = Sentinel(CodeTurnNotFound)
 )
 
 // Codes returns every code of the module in a fixed order; the slice is new
@@ -218,5 +230,9 @@ func Codes() []Code {
 		CodeInvalidAnswer,
 		CodeUnknownSchema,
 		CodeNotExpired,
+		CodeInvalidCursor,
+		CodeTurnNotFound,
+		CodeInvalidCursor,
+		CodeTurnNotFound,
 	}
 }

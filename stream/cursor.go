@@ -38,5 +38,5 @@ func ParseCursor(s string) (uint64, error) {
 }
 
 func errBadCursor(msg string) error {
-	return &refusal.Error{Code: CodeInvalidCursor, Path: "/lastEventId", Message: msg}
+	return &refusal.Error{Code: refusal.CodeInvalidCursor, Path: "/lastEventId", Message: msg}
 }

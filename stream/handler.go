@@ -264,7 +264,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.authorize(r, key); err != nil {
-		if code := refusal.CodeOf(err); code == CodeTurnNotFound || code == refusal.CodeUnauthorized {
+		if code := refusal.CodeOf(err); code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized {
 			writeBody(w, http.StatusNotFound, bodyNotFound)
 			return
 		}

@@ -46,6 +46,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -156,7 +157,7 @@ func mayRead(turns int) func(*http.Request, replay.Key) error {
 	}
 	return func(_ *http.Request, key replay.Key) error {
 		if !known[key] {
-			return stream.ErrTurnNotFound
+			return refusal.ErrTurnNotFound
 		}
 		return nil
 	}
