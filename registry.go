@@ -11,7 +11,7 @@ import (
 )
 
 // Registry is a host's list of product event types, each with the channel
-// it belongs to (contract-v1.md sections 2 and 6). Scout registers
+// it belongs to (docs/contract.md sections 2 and 6). Scout registers
 // "products", "cart_mutate" …; an envelope whose event type is neither of
 // section 6 nor registered is refused with unsupported-event.
 //

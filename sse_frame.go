@@ -13,7 +13,7 @@ import (
 )
 
 // EnvelopeFrame returns the SSE frame of a version-1 envelope
-// (contract-v1.md section 10): ID is the decimal seq, Event the event type
+// (docs/contract.md section 10): ID is the decimal seq, Event the event type
 // and Data the canonical JSON of AppendJSON. Write it with an sse.Encoder or
 // an sse.Writer, which refuse (with invalid-frame) an event type holding CR
 // or LF; NewRegistry never registers such a type. EnvelopeFrame returns the
@@ -27,7 +27,7 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 }
 
 // EnvelopeReader reads version-1 envelopes from an SSE stream
-// (contract-v1.md sections 5 and 10): it decodes frames with an
+// (docs/contract.md sections 5 and 10): it decodes frames with an
 // sse.Decoder, skips comment-only frames and heartbeats, and parses the
 // data of every other frame with an EnvelopeParser.
 //
@@ -135,7 +135,7 @@ func (r *EnvelopeReader) Frame() int64 { return r.frame }
 func (r *EnvelopeReader) Truncated() bool { return r.dec.Truncated() }
 
 // LastEventID returns the stream's last event id, as the sse.Decoder keeps
-// it (contract-v1.md section 10): the value of the last id line of a frame
+// it (docs/contract.md section 10): the value of the last id line of a frame
 // read whole, or "" before the first (and after an empty one). A client
 // that reconnects sends it as the Last-Event-ID header, and the host
 // replays the frames after it (section 11); for version 1 the id is the
