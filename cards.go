@@ -59,7 +59,8 @@ type (
 	CardAction = wire.CardAction
 )
 
-// The card kinds, option styles and response actions of section 3.
+// The card kinds, option styles and response actions of docs/contract.md
+// section 3.
 const (
 	CardKindRadio    = wire.CardKindRadio
 	CardKindCheckbox = wire.CardKindCheckbox

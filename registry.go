@@ -75,8 +75,9 @@ func productTypeByte(c rune) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
-// Channel returns the channel of eventType: the one of section 6 for its
-// types, else the registered one. ok is false for a type neither knows.
+// Channel returns the channel of eventType: the one of docs/contract.md
+// section 6 for its types, else the registered one. ok is false for a type
+// neither knows.
 func (r *Registry) Channel(eventType string) (ch Channel, ok bool) {
 	if ch, ok := EventChannel(eventType); ok {
 		return ch, true

@@ -51,7 +51,8 @@ type ChatStateV1 struct {
 	scratch []byte
 }
 
-// TurnState is one turn of a ChatStateV1 (section 7). Its JSON form is
+// TurnState is one turn of a ChatStateV1 (docs/contract.md section 7). Its
+// JSON form is
 //
 //	{"turnId", "status", "lastSeq", "text", "toolCalls":[ToolCallState…],
 //	 "results":[ResultBlock…], "error"?, "provenance":[Provenance…], "usage"?, "reason"?}
@@ -153,8 +154,9 @@ func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
 	return t, ok
 }
 
-// Apply folds one envelope into the state (section 7), or refuses it and
-// leaves the state unchanged. The refusals, checked in this order:
+// Apply folds one envelope into the state (docs/contract.md section 7), or
+// refuses it and leaves the state unchanged. The refusals, checked in this
+// order:
 //
 //   - any refusal of ChatEventEnvelope.AppendJSON, for an envelope that
 //     ParseEnvelope would not have returned;

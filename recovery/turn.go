@@ -32,7 +32,8 @@ type EffectRef struct {
 }
 
 // TurnStatus is the lifecycle of a turn record. Only TurnRunning admits new
-// effects; the others are terminal and never change again (section 13).
+// effects; the others are terminal and never change again (docs/contract.md
+// section 13.1).
 type TurnStatus string
 
 // The turn statuses.
