@@ -14,8 +14,8 @@ import (
 // a declaration.
 type Capability string
 
-// AllCapabilities returns the five capabilities in the order of section 8;
-// the slice is new on each call.
+// AllCapabilities returns the five capabilities in the order of
+// docs/contract.md section 8; the slice is new on each call.
 func AllCapabilities() []Capability {
 	all := make([]Capability, len(capabilitiesSpec.members))
 	for i := range capabilitiesSpec.members {
@@ -24,9 +24,9 @@ func AllCapabilities() []Capability {
 	return all
 }
 
-// ChatCapabilities is a host's declaration (section 8): five independent
-// booleans, all present on the wire. Unknown holds members a newer version
-// declares, kept for re-emission. A lightweight host declares
+// ChatCapabilities is a host's declaration (docs/contract.md section 8): five
+// independent booleans, all present on the wire. Unknown holds members a
+// newer version declares, kept for re-emission. A lightweight host declares
 // ConnectionReplay true and InterruptedTurnRecovery false.
 type ChatCapabilities struct {
 	ConnectionReplay         bool
@@ -92,8 +92,8 @@ func (e *MissingCapabilitiesError) Error() string {
 // RequireChatCapabilities returns nil when declared has every wanted
 // capability. Otherwise it refuses with unsupported-capability, naming every
 // missing one in the message and in a wrapped *MissingCapabilitiesError
-// (section 8); a capability name this version does not know is missing.
-// declared may be nil, which declares nothing.
+// (docs/contract.md section 8); a capability name this version does not know
+// is missing. declared may be nil, which declares nothing.
 func RequireChatCapabilities(declared *ChatCapabilities, wanted ...Capability) error {
 	var missing []Capability
 	for _, w := range wanted {
@@ -118,10 +118,11 @@ func containsCapability(cs []Capability, c Capability) bool {
 }
 
 // ParseChatCapabilities reads a capability declaration: a JSON object with
-// the five boolean members of section 8, all required. Unknown members are
-// kept; a member name that differs from a capability only by case, a
-// duplicated name or invalid UTF-8 is invalid-envelope, and a missing or
-// non-boolean capability is invalid-event, with the member's JSON pointer.
+// the five boolean members of docs/contract.md section 8, all required.
+// Unknown members are kept; a member name that differs from a capability only
+// by case, a duplicated name or invalid UTF-8 is invalid-envelope, and a
+// missing or non-boolean capability is invalid-event, with the member's JSON
+// pointer.
 func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
 	var c ChatCapabilities
 	d := strictjson.Get(data, string(data), 0, 0, DefaultMaxDepth)

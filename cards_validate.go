@@ -19,7 +19,7 @@ import (
 )
 
 // CardViolations is the error returned by the card validators: every rule
-// of contract-v1.md section 3 the value breaks, sorted by path. Each
+// of docs/contract.md section 3 the value breaks, sorted by path. Each
 // element is an *Error of code invalid-card whose Path is the JSON pointer
 // of the offending member in the value's JSON form ("/presentation/options",
 // "/presentation/options/1/id", "/value"); its Message is for people only.
@@ -48,7 +48,7 @@ func (v CardViolations) Unwrap() []error {
 	return errs
 }
 
-// ValidateCardSpec checks a card spec against contract-v1.md section 3 and
+// ValidateCardSpec checks a card spec against docs/contract.md section 3 and
 // returns nil or a CardViolations listing every violation:
 //
 //   - /prompt is required (non-empty); /timeoutMs is not negative.
@@ -85,7 +85,7 @@ func ValidateOpenCardSnapshot(card OpenCardSnapshot) error {
 }
 
 // ValidateCardResponse checks a person's answer by its shape alone
-// (contract-v1.md section 3): /action is submit, decline or cancel;
+// (docs/contract.md section 3): /action is submit, decline or cancel;
 // /correlationId is required; a submit carries a /value that is a JSON
 // object, and a decline or cancel carries none. It returns nil or a
 // CardViolations. ValidateCardAnswer also checks the value against the card.

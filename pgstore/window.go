@@ -179,18 +179,10 @@ type windowFlaws struct {
 //
 // # Evidence
 //
-// The tests (CHATPROTOCOL_PG_DSN): replaytest.TestWindow under read
-// committed and serializable; two known-broken variants caught (a window
-// that notifies before its commit fails the kit; one without catch-up
-// reads fails the kit and a test that cuts the listener while a frame is
-// committed); three streamserver processes on one window, followers
-// (stream.Follow, a raw SSE client, the npm eventsource package)
-// reconnecting through a cutting proxy to each instance in turn, an
-// instance SIGKILLed, the listeners cut, PostgreSQL SIGKILLed and
-// restarted with fsync on: every frame once, in order, byte for byte.
-// BenchmarkWindowAppend compares Append with a bare INSERT of the same
-// rows; TestWindowDeliveryLatency (-pgstore.latency) measures
-// append-to-delivery latency to 1,000 followers on three instances.
+// The tests (CHATPROTOCOL_PG_DSN) run replaytest.TestWindow under read
+// committed and serializable, and followers on three instances through cut
+// connections and killed processes; BenchmarkWindowAppend and
+// TestWindowDeliveryLatency (-pgstore.latency) measure it.
 //
 // A Window is safe for concurrent use; Close it when done.
 type Window struct {

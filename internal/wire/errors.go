@@ -15,11 +15,11 @@ import (
 )
 
 // Code is the stable, machine-readable name of a refusal, as it appears on
-// the wire and in fixtures (contract-v1.md section 12). Callers branch on a
+// the wire and in fixtures (docs/contract.md section 12). Callers branch on a
 // Code, never on message text. The zero Code is "" and means "no refusal".
 type Code string
 
-// Error is the single refusal type of the module (contract-v1.md section 12).
+// Error is the single refusal type of the module (docs/contract.md section 12).
 //
 // Code is stable and listed in refusal.Codes. Path is a JSON pointer (RFC 6901) into
 // the refused input where one applies, or "". Message is for people only and
