@@ -182,7 +182,7 @@ type windowFlaws struct {
 // The tests (CHATPROTOCOL_PG_DSN) run replaytest.TestWindow under read
 // committed and serializable, and followers on three instances through cut
 // connections and killed processes; BenchmarkWindowAppend and
-// TestWindowDeliveryLatency (-pgstore.latency) measure it.
+// BenchmarkWindowDeliveryLatency (-pgstore.latency) measure it.
 //
 // A Window is safe for concurrent use; Close it when done.
 type Window struct {

@@ -90,7 +90,7 @@ type serverProc struct {
 
 // startServer starts bin serving on addr ("127.0.0.1:0" for any port),
 // with extra flags, producing the turns of produce when asked.
-func startServer(t *testing.T, bin, addr, dsn, listenAddr string, extra []string, produce ...replay.Key) *serverProc {
+func startServer(t testing.TB, bin, addr, dsn, listenAddr string, extra []string, produce ...replay.Key) *serverProc {
 	t.Helper()
 	s := &serverProc{acked: map[replay.Key][]int64{}, stored: map[replay.Key][]int64{}, produced: map[replay.Key]chan struct{}{}, done: make(chan struct{})}
 	for _, k := range produce {
@@ -183,7 +183,7 @@ func (s *serverProc) kill() {
 
 // buildStreamServer builds internal/streamserver into a temporary
 // directory.
-func buildStreamServer(t *testing.T) string {
+func buildStreamServer(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "streamserver")
 	out, err := exec.Command("go", "build", "-o", bin, "./internal/streamserver").CombinedOutput()

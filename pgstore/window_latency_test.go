@@ -19,26 +19,42 @@ import (
 )
 
 var (
-	flagLatency          = flag.Bool("pgstore.latency", false, "run TestWindowDeliveryLatency (about 30 s)")
-	flagLatencyFollowers = flag.Int("pgstore.latency.followers", 1000, "followers of TestWindowDeliveryLatency, spread over three servers")
-	flagLatencyFrames    = flag.Int("pgstore.latency.frames", 200, "frames of TestWindowDeliveryLatency's turn")
-	flagLatencyPace      = flag.Duration("pgstore.latency.pace", 20*time.Millisecond, "time between two appends of TestWindowDeliveryLatency")
-	flagLatencyOnRequest = flag.Bool("pgstore.latency.wait-on-request", false, "TestWindowDeliveryLatency's servers keep each stream on its request goroutine (stream.HandlerOptions.WaitOnRequest) instead of parking it")
+	flagLatency          = flag.Bool("pgstore.latency", false, "run BenchmarkWindowDeliveryLatency (about 10 s an iteration)")
+	flagLatencyFollowers = flag.Int("pgstore.latency.followers", 1000, "followers of BenchmarkWindowDeliveryLatency, spread over three servers")
+	flagLatencyFrames    = flag.Int("pgstore.latency.frames", 200, "frames of BenchmarkWindowDeliveryLatency's turn")
+	flagLatencyPace      = flag.Duration("pgstore.latency.pace", 20*time.Millisecond, "time between two appends of BenchmarkWindowDeliveryLatency")
+	flagLatencyOnRequest = flag.Bool("pgstore.latency.wait-on-request", false, "BenchmarkWindowDeliveryLatency's servers keep each stream on its request goroutine (stream.HandlerOptions.WaitOnRequest) instead of parking it")
 )
 
-// TestWindowDeliveryLatency measures cross-instance append-to-delivery
+// BenchmarkWindowDeliveryLatency measures cross-instance append-to-delivery
 // latency: a producer appends through a Window of its own, and followers
 // spread over three streamserver processes (each a Window and the stream
 // handler, on the same database) receive each frame; the latency of a frame
 // to a follower is the time from the start of its Append to the moment
 // the follower has read it. It reports p50, p99 and the maximum over every
-// (frame, follower) pair and fails when p99 exceeds 100 ms. It runs with
-// -pgstore.latency only (about 30 s).
-func TestWindowDeliveryLatency(t *testing.T) {
+// (frame, follower) pair as the metrics p50-ms, p99-ms and max-ms (the
+// issue's bound: p99 at most 100 ms). Every follower must receive every
+// frame. It runs with -pgstore.latency only (about 10 s an iteration):
+//
+//	go test -run '^$' -bench '^BenchmarkWindowDeliveryLatency$' -benchtime 1x . -args -pgstore.latency
+func BenchmarkWindowDeliveryLatency(b *testing.B) {
 	if !*flagLatency {
-		t.Skip("SKIPPED: run with -args -pgstore.latency (about 30 s)")
+		b.Skip("SKIPPED: run with -args -pgstore.latency (about 10 s an iteration)")
 	}
-	needDB(t)
+	needDB(b)
+	for b.Loop() {
+		lat := deliveryLatency(b)
+		p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		b.ReportMetric(ms(p(0.5)), "p50-ms")
+		b.ReportMetric(ms(p(0.99)), "p99-ms")
+		b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+	}
+}
+
+// deliveryLatency runs one measurement of BenchmarkWindowDeliveryLatency and
+// returns the sorted latencies of every (frame, follower) pair.
+func deliveryLatency(t testing.TB) []time.Duration {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	bin := buildStreamServer(t)
@@ -126,5 +142,5 @@ func TestWindowDeliveryLatency(t *testing.T) {
 	t.Logf("append-to-delivery latency (wait on request %v) over %d followers on 3 instances, %d frames every %s: p50 %s, p90 %s, p99 %s, max %s (%d deliveries); the appends themselves: p50 %s, p99 %s",
 		*flagLatencyOnRequest, followers, n, *flagLatencyPace, r(p(0.5)), r(p(0.9)), r(p(0.99)), r(lat[len(lat)-1]), len(lat),
 		r(appendTook[len(appendTook)/2]), r(appendTook[len(appendTook)*99/100]))
-	require.LessOrEqual(t, p(0.99), 100*time.Millisecond, "p99 append-to-delivery latency")
+	return lat
 }
