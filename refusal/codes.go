@@ -232,7 +232,5 @@ func Codes() []Code {
 		CodeNotExpired,
 		CodeInvalidCursor,
 		CodeTurnNotFound,
-		CodeInvalidCursor,
-		CodeTurnNotFound,
 	}
 }
