@@ -29,7 +29,7 @@ const (
 type HandlerOptions struct {
 	// Authorize decides, on every connection, whether the caller may read
 	// key's turn; it is called before the window is read. It returns nil to
-	// allow, an error of code turn-not-found (ErrTurnNotFound) or
+	// allow, an error of code turn-not-found (refusal.ErrTurnNotFound) or
 	// unauthorized (refusal.ErrUnauthorized) to deny, and any other error when it cannot decide (its store is down).
 	//
 	// The hook is also what tells an unknown turn: a window treats a turn
