@@ -2,6 +2,8 @@ package legacy
 
 import (
 	"encoding/json"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 )
 
 // Card is an open card exactly as a version-0 card frame carries it: the
@@ -27,6 +29,7 @@ type Card struct {
 	TimeoutMs      *float64
 	Report         *Report
 	DataSchemaJSON json.RawMessage
+	Unknown        []chatprotocol.Member
 }
 
 // CardPresentation is a card's presentation as the reference types it
@@ -42,6 +45,7 @@ type CardPresentation struct {
 	Max             *CardBound
 	Step            *float64
 	VoiceAnswerable *bool
+	Unknown         []chatprotocol.Member
 }
 
 // CardOption is one option as the reference types it: id and label
@@ -53,6 +57,7 @@ type CardOption struct {
 	Description *string
 	Hint        *string
 	Style       *string
+	Unknown     []chatprotocol.Member
 }
 
 // CardBound is the min or max of a card presentation, the reference's
@@ -70,8 +75,9 @@ type CardBound struct {
 // falls back, drops), a card frame's report is read exactly; the card
 // rules judge it (docs/contract.md section 3.2).
 type Report struct {
-	Title *string
-	Plans []ReportPlan
+	Title   *string
+	Plans   []ReportPlan
+	Unknown []chatprotocol.Member
 }
 
 // ReportPlan is one plan of a Report: title required, the others nil when
@@ -82,15 +88,17 @@ type ReportPlan struct {
 	Status  *string
 	Summary *string
 	Items   []ReportItem
+	Unknown []chatprotocol.Member
 }
 
 // ReportItem is one item of a ReportPlan: text required, the others nil
 // when absent.
 type ReportItem struct {
-	ID     *string
-	Text   string
-	Status *string
-	Ref    *string
+	ID      *string
+	Text    string
+	Status  *string
+	Ref     *string
+	Unknown []chatprotocol.Member
 }
 
 // The presentation kinds and option styles the reference's types accept

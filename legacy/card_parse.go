@@ -2,14 +2,13 @@ package legacy
 
 import (
 	"bytes"
-
-	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 )
 
-// readCard reads a card frame's card, the object of s whose JSON text is
-// span, by the reference's OpenCardSnapshot (docs/contract.md section 3.1).
-// The text is parsed again only for a dataSchemaJson, kept as its text.
-func readCard(s *shape, span []byte) Card {
+// readCard reads a card frame's card, the object of s, by the reference's
+// OpenCardSnapshot (docs/contract.md section 3.1). The card's text is
+// parsed again only for a dataSchemaJson, kept as its text, and for
+// members the types do not name, kept in Unknown at their level.
+func readCard(s *shape) Card {
 	c := Card{
 		CorrelationID: s.str("correlationId"),
 		CreatedAt:     s.num("createdAt"),
@@ -19,19 +18,19 @@ func readCard(s *shape, span []byte) Card {
 		TimeoutMs:     s.optNum("timeoutMs"),
 	}
 	if m, ok := s.optObject("presentation"); ok {
-		p := shape{m: m, at: s.at + "/presentation"}
+		p := s.child("presentation", m)
 		c.Presentation = readPresentation(&p)
 		s.adopt(&p)
 	}
 	if m, ok := s.optObject("report"); ok {
-		r := shape{m: m, at: s.at + "/report"}
+		r := s.child("report", m)
 		c.Report = readReport(&r)
 		s.adopt(&r)
 	}
 	if _, ok := s.optObject("dataSchemaJson"); ok {
-		_, spans, _ := jsjson.ParseObject(span)
-		c.DataSchemaJSON = bytes.Clone(spans.Get("dataSchemaJson"))
+		c.DataSchemaJSON = bytes.Clone(s.memberSpans().Get("dataSchemaJson"))
 	}
+	c.Unknown = s.unknown(cardNames)
 	return c
 }
 
@@ -44,6 +43,7 @@ func readPresentation(s *shape) *CardPresentation {
 		Max:             readBound(s, "max"),
 		Step:            s.optNum("step"),
 		VoiceAnswerable: s.optBool("voiceAnswerable"),
+		Unknown:         s.unknown(presentationNames),
 	}
 	if opts, ok := s.optArray("options"); ok {
 		p.Options = make([]CardOption, 0, len(opts))
@@ -58,6 +58,7 @@ func readPresentation(s *shape) *CardPresentation {
 				Description: o.optStr("description"),
 				Hint:        o.optStr("hint"),
 				Style:       o.optEnum("style", optionStyles),
+				Unknown:     o.unknown(optionNames),
 			})
 			s.adopt(&o)
 		}
@@ -78,7 +79,7 @@ func readBound(s *shape, name string) *CardBound {
 }
 
 func readReport(s *shape) *Report {
-	r := &Report{Title: s.optStr("title")}
+	r := &Report{Title: s.optStr("title"), Unknown: s.unknown(reportNames)}
 	plans, ok := s.array("plans")
 	if !ok {
 		return r
@@ -89,7 +90,7 @@ func readReport(s *shape) *Report {
 		if !ok {
 			break
 		}
-		plan := ReportPlan{Slug: p.optStr("slug"), Title: p.str("title"), Status: p.optStr("status"), Summary: p.optStr("summary")}
+		plan := ReportPlan{Slug: p.optStr("slug"), Title: p.str("title"), Status: p.optStr("status"), Summary: p.optStr("summary"), Unknown: p.unknown(planNames)}
 		if items, ok := p.optArray("items"); ok {
 			plan.Items = make([]ReportItem, 0, len(items))
 			for j, v := range items {
@@ -97,7 +98,7 @@ func readReport(s *shape) *Report {
 				if !ok {
 					break
 				}
-				plan.Items = append(plan.Items, ReportItem{ID: it.optStr("id"), Text: it.str("text"), Status: it.optStr("status"), Ref: it.optStr("ref")})
+				plan.Items = append(plan.Items, ReportItem{ID: it.optStr("id"), Text: it.str("text"), Status: it.optStr("status"), Ref: it.optStr("ref"), Unknown: it.unknown(itemNames)})
 				p.adopt(&it)
 			}
 		}

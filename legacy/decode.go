@@ -76,20 +76,20 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
-		return &DeltaFrame{Text: obj["text"].(string)}, nil
+		return &DeltaFrame{Text: obj["text"].(string), Unknown: rootUnknown(obj, spans, deltaNames)}, nil
 	case TypeToolCall:
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
 		callID, _ := obj["callId"].(string)
-		return &ToolCallFrame{CallID: callID, Name: obj["name"].(string), Input: rawMember(obj, spans, "input")}, nil
+		return &ToolCallFrame{CallID: callID, Name: obj["name"].(string), Input: rawMember(obj, spans, "input"), Unknown: rootUnknown(obj, spans, toolCallNames)}, nil
 	case TypeToolResult:
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
 		callID, _ := obj["callId"].(string)
 		status, _ := obj["status"].(string)
-		return &ToolResultFrame{CallID: callID, Status: chatprotocol.ToolResultStatus(status), Output: rawMember(obj, spans, "output")}, nil
+		return &ToolResultFrame{CallID: callID, Status: chatprotocol.ToolResultStatus(status), Output: rawMember(obj, spans, "output"), Unknown: rootUnknown(obj, spans, toolResultNames)}, nil
 	}
 	ev, bad := parseKnown(typ, obj, spans)
 	if ev == nil {
@@ -102,6 +102,13 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 		return nil, wire.New(refusal.CodeInvalidEvent, bad, "the "+typ+" frame's members do not fit its type")
 	}
 	return ev, nil
+}
+
+// rootUnknown returns the members of a frame, obj with its member texts
+// spans, that known does not name (shape.unknown).
+func rootUnknown(obj map[string]any, spans jsjson.Spans, known []string) []chatprotocol.Member {
+	r := shape{m: obj, spans: spans, parsed: true}
+	return r.unknown(known)
 }
 
 // rawMember returns a copy of the JSON text of member name, null

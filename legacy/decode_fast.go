@@ -54,7 +54,8 @@ func fastValue(members []fastMember, name string) *fastMember {
 // kept as "null", as the general path keeps it). For the
 // frames it takes it returns exactly what the general path returns
 // (FuzzDecodeStrict checks it), without building a map of the frame and
-// decoding only the strings its type reads; ok is false for any other
+// decoding only the strings its type reads, members its type does not name
+// kept as their text (fastUnknown); ok is false for any other
 // frame, which the general path reads and, where it must, refuses.
 func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	var members [maxFastMembers]fastMember
@@ -120,34 +121,57 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		}
 		return ev, true
 	}
+	unknown := fastUnknown(ms, specs)
 	switch string(typ) {
 	case TypeToken:
-		return &TokenFrame{Content: strs[0]}, true
+		return &TokenFrame{Content: strs[0], Unknown: unknown}, true
 	case TypeDelta:
-		return &DeltaFrame{Text: strs[0]}, true
+		return &DeltaFrame{Text: strs[0], Unknown: unknown}, true
 	case TypeSession:
-		return &SessionFrame{SessionID: strs[0]}, true
+		return &SessionFrame{SessionID: strs[0], Unknown: unknown}, true
 	case TypeToolStart:
-		f := &ToolStartFrame{Tool: strs[0]}
+		f := &ToolStartFrame{Tool: strs[0], Unknown: unknown}
 		if has[1] {
 			callID := strs[1] // a copy: taking strs' address would move it to the heap for every frame
 			f.CallID = &callID
 		}
 		return f, true
 	case TypeCardClosed:
-		return &CardClosedFrame{CorrelationID: strs[0]}, true
+		return &CardClosedFrame{CorrelationID: strs[0], Unknown: unknown}, true
 	case TypeError:
-		return &ErrorFrame{Message: strs[0]}, true
+		return &ErrorFrame{Message: strs[0], Unknown: unknown}, true
 	case TypeNavigate:
-		return &NavigateFrame{Href: strs[0]}, true
+		return &NavigateFrame{Href: strs[0], Unknown: unknown}, true
 	case TypeState:
-		return &StateFrame{Version: nums[0], Snapshot: raws[1]}, true
+		return &StateFrame{Version: nums[0], Snapshot: raws[1], Unknown: unknown}, true
 	case TypeToolCall:
-		return &ToolCallFrame{CallID: strs[0], Name: strs[1], Input: raws[2]}, true
+		return &ToolCallFrame{CallID: strs[0], Name: strs[1], Input: raws[2], Unknown: unknown}, true
 	case TypeToolResult:
-		return &ToolResultFrame{CallID: strs[0], Status: chatprotocol.ToolResultStatus(strs[1]), Output: raws[2]}, true
+		return &ToolResultFrame{CallID: strs[0], Status: chatprotocol.ToolResultStatus(strs[1]), Output: raws[2], Unknown: unknown}, true
 	}
 	return nil, false
+}
+
+// fastUnknown returns the members of ms that are neither "type" nor one of
+// specs, kept as the general path keeps them (keptMembers): the scan took
+// no duplicate and no escaped name, so each is its name's bytes and its
+// value's text, in order. It is nil when there are none.
+func fastUnknown(ms []fastMember, specs []member) []chatprotocol.Member {
+	var out []chatprotocol.Member
+members:
+	for i := range ms {
+		name := ms[i].name
+		if string(name) == "type" {
+			continue
+		}
+		for j := range specs {
+			if specs[j].name == string(name) {
+				continue members
+			}
+		}
+		out = append(out, chatprotocol.Member{Name: string(name), Value: bytes.Clone(ms[i].value)})
+	}
+	return out
 }
 
 // number returns the member's value as a number: ok is false when it is

@@ -53,6 +53,14 @@ var strictCases = []struct {
 	{Scout, `{"type":"state","version":1e3,"snapshot":"s"}`, true},
 	{Papercusp, `{"type":"tool_call","callId":"c","name":"n","input":{"q":"x"}}`, true},
 	{Papercusp, `{"type":"tool_result","status":"ok","output":[1,{"a":null}]}`, true},
+	{Scout, `{"type":"state","version":1,"snapshot":null,"Version":"\u00e9\n","n":[1, {"x":{}}]}`, true}, // kept unknown members
+	{Scout, `{"kept":true,"type":"tool_start","tool":"t","callId":"c","CallId":null}`, true},
+	{Papercusp, `{"type":"tool_call","name":"n","x":{"y":[1e400]}}`, true},
+	{Papercusp, `{"type":"tool_result","status":"ok","note":"n","callId":"c"}`, true},
+	{Papercusp, `{"type":"delta","text":"t","TEXT":"u"}`, true},
+	{Scout, `{"type":"done","usage":{"totalTokens":1,"promptTokens":1},"x":1}`, true}, // nested: ParseChatEvent's
+	{Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","x":1},"y":2}`, true},
+	{Scout, `{"type":"navigate","href":"/","x":1,"x":2}`, false},                          // duplicate unknown member: the general path
 	{Scout, `{"type":"state","version":1.5}`, true},                                       // a number, as the reference types it
 	{Scout, `{"type":"state","version":1e400}`, false},                                    // Infinity: refused
 	{Scout, `{"type":"state","version":9007199254740992}`, true},                          // a number beyond 2^53-1 too

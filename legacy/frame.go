@@ -11,6 +11,16 @@ import (
 // value, an optional one a pointer (or a nil slice or raw text) that is nil
 // when absent, and numbers are JSON numbers (float64), so that
 // MarshalChatEvent writes back, as JSON, the frame ParseChatEvent read.
+//
+// Every object of a typed frame (the frame itself, a card, its
+// presentation, each option, its report, each plan and item, a done
+// frame's usage) also has an Unknown field: the members the type does not
+// name, as a JavaScript client's JSON.parse keeps them and JSON.stringify
+// writes them back. Each is a chatprotocol.Member, its Name unescaped and
+// its Value the member's JSON text as read, in the order the names first
+// appear; a name given twice keeps its last value, as JSON.parse does.
+// Unknown is nil when there are none. MarshalChatEvent writes them after
+// the object's known members (docs/contract.md section 2.4).
 
 // Frame is one frame of the version-0 union (docs/contract.md section 2):
 // a *SessionFrame, *TokenFrame, *ToolStartFrame, *CardFrame,
@@ -47,12 +57,14 @@ const (
 // SessionFrame opens a chat session: {"type":"session","sessionId":…}.
 type SessionFrame struct {
 	SessionID string
+	Unknown   []chatprotocol.Member
 }
 
 // TokenFrame is one streamed text fragment of the Scout dialect, appended
 // by consumers: {"type":"token","content":…}.
 type TokenFrame struct {
 	Content string
+	Unknown []chatprotocol.Member
 }
 
 // ToolStartFrame says the model invoked a tool, in the Scout dialect:
@@ -61,21 +73,24 @@ type TokenFrame struct {
 // host's mapping then supplies it on upgrade, as it does for "" (docs/contract.md
 // section 9.4).
 type ToolStartFrame struct {
-	Tool   string
-	CallID *string
+	Tool    string
+	CallID  *string
+	Unknown []chatprotocol.Member
 }
 
 // CardFrame carries an open card on the STATE channel:
 // {"type":"card","card":{…}} (docs/contract.md section 3), the card as
 // the frame carries it.
 type CardFrame struct {
-	Card Card
+	Card    Card
+	Unknown []chatprotocol.Member
 }
 
 // CardClosedFrame says an open card was answered or withdrawn:
 // {"type":"card_closed","correlationId":…}.
 type CardClosedFrame struct {
 	CorrelationID string
+	Unknown       []chatprotocol.Member
 }
 
 // StateFrame replaces the product's last state snapshot:
@@ -87,12 +102,14 @@ type CardClosedFrame struct {
 type StateFrame struct {
 	Version  float64
 	Snapshot json.RawMessage
+	Unknown  []chatprotocol.Member
 }
 
 // DoneFrame ends a turn: {"type":"done","usage":{…}}. Usage is nil when the
 // frame has none.
 type DoneFrame struct {
-	Usage *Usage
+	Usage   *Usage
+	Unknown []chatprotocol.Member
 }
 
 // Usage is the optional usage of a done frame. Each member is nil when the
@@ -104,25 +121,29 @@ type DoneFrame struct {
 type Usage struct {
 	TotalTokens *float64
 	CostUSD     *float64
+	Unknown     []chatprotocol.Member
 }
 
 // ErrorFrame reports a failure that ends the turn:
 // {"type":"error","message":…}.
 type ErrorFrame struct {
 	Message string
+	Unknown []chatprotocol.Member
 }
 
 // NavigateFrame asks the client to go to Href, once (TRANSIENT channel):
 // {"type":"navigate","href":…}. Href is data: the host decides whether to
 // follow it.
 type NavigateFrame struct {
-	Href string
+	Href    string
+	Unknown []chatprotocol.Member
 }
 
 // DeltaFrame is a text fragment of the Papercusp dialect, appended by
 // consumers: {"type":"delta","text":…}. It upgrades to a version-1 delta.
 type DeltaFrame struct {
-	Text string
+	Text    string
+	Unknown []chatprotocol.Member
 }
 
 // ToolCallFrame says the model invoked a tool, in the Papercusp dialect:
@@ -131,9 +152,10 @@ type DeltaFrame struct {
 // Input is the JSON text of the optional input (null included), nil when
 // absent.
 type ToolCallFrame struct {
-	CallID string
-	Name   string
-	Input  json.RawMessage
+	CallID  string
+	Name    string
+	Input   json.RawMessage
+	Unknown []chatprotocol.Member
 }
 
 // ToolResultFrame closes a tool call, in the Papercusp dialect:
@@ -143,9 +165,10 @@ type ToolCallFrame struct {
 // (unknown-result-status), never guessed. Output is the JSON text of the
 // optional output (null included), nil when absent.
 type ToolResultFrame struct {
-	CallID string
-	Status chatprotocol.ToolResultStatus
-	Output json.RawMessage
+	CallID  string
+	Status  chatprotocol.ToolResultStatus
+	Output  json.RawMessage
+	Unknown []chatprotocol.Member
 }
 
 // AppFrame is a frame the union does not describe, kept whole so that

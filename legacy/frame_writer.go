@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -129,6 +130,7 @@ func (w *frameWriter) card(c *Card) {
 		}
 		w.optRaw("dataSchemaJson", c.DataSchemaJSON)
 	}
+	w.unknown(c.Unknown, cardNames)
 	w.close()
 }
 
@@ -155,6 +157,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 			w.optStr("description", o.Description)
 			w.optStr("hint", o.Hint)
 			w.optStr("style", o.Style)
+			w.unknownAt(o.Unknown, optionNames, at, "options", i)
 			w.close()
 		}
 		w.b = append(w.b, ']')
@@ -165,6 +168,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	w.bound("max", p.Max)
 	w.optNum("step", p.Step)
 	w.optBool("voiceAnswerable", p.VoiceAnswerable)
+	w.unknown(p.Unknown, presentationNames)
 	w.close()
 	w.at = at
 }
@@ -180,6 +184,7 @@ func (w *frameWriter) bound(name string, b *CardBound) {
 }
 
 func (w *frameWriter) report(r *Report) {
+	at := w.at
 	w.open()
 	w.name("plans")
 	w.b = append(w.b, '[')
@@ -206,13 +211,31 @@ func (w *frameWriter) report(r *Report) {
 				w.str("text", it.Text)
 				w.optStr("status", it.Status)
 				w.optStr("ref", it.Ref)
+				if len(it.Unknown) > 0 {
+					w.unknownAt(it.Unknown, itemNames, at+"/plans/"+strconv.Itoa(i), "items", j)
+				}
 				w.close()
 			}
 			w.b = append(w.b, ']')
 		}
+		w.unknownAt(p.Unknown, planNames, at, "plans", i)
 		w.close()
 	}
 	w.b = append(w.b, ']')
 	w.optStr("title", r.Title)
+	w.unknown(r.Unknown, reportNames)
 	w.close()
+}
+
+// unknownAt writes the kept members of element i of the array member name
+// of the object at path at (an option, a plan, an item), whose path is
+// built only when there are some.
+func (w *frameWriter) unknownAt(ms []chatprotocol.Member, known []string, at, name string, i int) {
+	if len(ms) == 0 {
+		return
+	}
+	prev := w.at
+	w.at = at + "/" + name + "/" + strconv.Itoa(i)
+	w.unknown(ms, known)
+	w.at = prev
 }

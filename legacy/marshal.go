@@ -16,15 +16,18 @@ import (
 // strings as JSON.stringify writes them, numbers as JSON.stringify writes
 // them. A frame ParseChatEvent returned is written back as the JSON it read
 // (docs/contract.md section 2.4). An *AppFrame is written as its Raw bytes
-// (or {"type":…} when Raw is empty). Members a parsed frame had beyond its
-// type are not kept; keep the frame's bytes when they matter.
+// (or {"type":…} when Raw is empty). Each object's Unknown members, those
+// a parsed frame had beyond its type, are written after its known members,
+// in their order (docs/contract.md section 2.4).
 //
 // Errors: a *refusal.Error of code invalid-event when f is nil or a nil
 // pointer; when an *AppFrame's Raw, a *StateFrame's Snapshot, a
 // *ToolCallFrame's Input or a *ToolResultFrame's Output is not JSON, or a
 // card's DataSchemaJSON is not the text of a JSON object (at that member's
 // path); or when a number is NaN or infinite, which JSON cannot hold (at
-// its path).
+// its path); or when a kept member's Value is not one JSON value, or its
+// Name is that of a known member of its object or of an earlier kept
+// member (at its path).
 func MarshalChatEvent(f Frame) ([]byte, error) {
 	if isNil(f) {
 		return nil, noFrame()
@@ -37,20 +40,27 @@ func MarshalChatEvent(f Frame) ([]byte, error) {
 	switch f := f.(type) {
 	case *SessionFrame:
 		w.str("sessionId", f.SessionID)
+		w.unknown(f.Unknown, sessionNames)
 	case *TokenFrame:
 		w.str("content", f.Content)
+		w.unknown(f.Unknown, tokenNames)
 	case *ToolStartFrame:
 		w.str("tool", f.Tool)
 		w.optStr("callId", f.CallID)
+		w.unknown(f.Unknown, toolStartNames)
 	case *CardFrame:
 		w.name("card")
 		w.at = "/card"
 		w.card(&f.Card)
+		w.at = ""
+		w.unknown(f.Unknown, cardFrameNames)
 	case *CardClosedFrame:
 		w.str("correlationId", f.CorrelationID)
+		w.unknown(f.Unknown, cardClosedNames)
 	case *StateFrame:
 		w.num("version", f.Version)
 		w.optRaw("snapshot", f.Snapshot)
+		w.unknown(f.Unknown, stateNames)
 	case *DoneFrame:
 		if f.Usage != nil {
 			w.name("usage")
@@ -58,22 +68,30 @@ func MarshalChatEvent(f Frame) ([]byte, error) {
 			w.open()
 			w.optNum("totalTokens", f.Usage.TotalTokens)
 			w.optNum("costUsd", f.Usage.CostUSD)
+			w.unknown(f.Usage.Unknown, usageNames)
 			w.close()
+			w.at = ""
 		}
+		w.unknown(f.Unknown, doneNames)
 	case *ErrorFrame:
 		w.str("message", f.Message)
+		w.unknown(f.Unknown, errorNames)
 	case *NavigateFrame:
 		w.str("href", f.Href)
+		w.unknown(f.Unknown, navigateNames)
 	case *DeltaFrame:
 		w.str("text", f.Text)
+		w.unknown(f.Unknown, deltaNames)
 	case *ToolCallFrame:
 		w.nonEmpty("callId", f.CallID)
 		w.str("name", f.Name)
 		w.optRaw("input", f.Input)
+		w.unknown(f.Unknown, toolCallNames)
 	case *ToolResultFrame:
 		w.nonEmpty("callId", f.CallID)
 		w.nonEmpty("status", string(f.Status))
 		w.optRaw("output", f.Output)
+		w.unknown(f.Unknown, toolResultNames)
 	}
 	if w.err != nil {
 		return nil, w.err

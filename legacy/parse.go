@@ -37,8 +37,9 @@ const maxSafeInteger = 1<<53 - 1
 // are a number or any string; dataSchemaJson is an object, kept as its
 // JSON text; a report has plans (an empty list included), each plan a
 // title, each item a text, read exactly (not by blocks.ParseReportBlock,
-// which trims and drops). Members the types do not name are ignored and
-// not kept. Whether a typed card also keeps the card rules is
+// which trims and drops). Members the types do not name are kept, at
+// every level, in the Unknown field of the object that has them, as
+// JSON.parse keeps them (see the Frame types). Whether a typed card also keeps the card rules is
 // chatprotocol.ValidateOpenCardSnapshot's question, after
 // Card.ToOpenCardSnapshot.
 //
@@ -68,43 +69,50 @@ func ParseChatEvent(data []byte) Frame {
 // For any other frame it returns nil and, for a union frame, the JSON
 // pointer of the first member that does not fit ("" for other types).
 func parseKnown(typ string, obj map[string]any, spans jsjson.Spans) (Frame, string) {
-	r := shape{m: obj}
+	r := shape{m: obj, spans: spans, parsed: true}
 	var f Frame
 	switch typ {
 	case TypeSession:
-		f = &SessionFrame{SessionID: r.str("sessionId")}
+		f = &SessionFrame{SessionID: r.str("sessionId"), Unknown: r.unknown(sessionNames)}
 	case TypeToken:
-		f = &TokenFrame{Content: r.str("content")}
+		f = &TokenFrame{Content: r.str("content"), Unknown: r.unknown(tokenNames)}
 	case TypeToolStart:
-		f = &ToolStartFrame{Tool: r.str("tool"), CallID: r.optStr("callId")}
+		f = &ToolStartFrame{Tool: r.str("tool"), CallID: r.optStr("callId"), Unknown: r.unknown(toolStartNames)}
 	case TypeCard:
 		card := &CardFrame{}
 		if m, ok := r.object("card"); ok {
-			c := shape{m: m, at: "/card"}
-			card.Card = readCard(&c, spans.Get("card"))
+			c := shape{m: m, at: "/card", text: spans.Get("card")}
+			card.Card = readCard(&c)
+			if c.extra && c.bad == "" {
+				// Members to keep below the card: read it again, every
+				// nested object with its text.
+				k := shape{m: m, at: "/card", text: c.text, spans: c.spans, parsed: c.parsed, kept: true}
+				card.Card = readCard(&k)
+			}
 			r.bad = c.bad
 		}
+		card.Unknown = r.unknown(cardFrameNames)
 		f = card
 	case TypeCardClosed:
-		f = &CardClosedFrame{CorrelationID: r.str("correlationId")}
+		f = &CardClosedFrame{CorrelationID: r.str("correlationId"), Unknown: r.unknown(cardClosedNames)}
 	case TypeState:
-		state := &StateFrame{Version: r.num("version")}
+		state := &StateFrame{Version: r.num("version"), Unknown: r.unknown(stateNames)}
 		if _, ok := obj["snapshot"]; ok {
 			state.Snapshot = bytes.Clone(spans.Get("snapshot"))
 		}
 		f = state
 	case TypeDone:
-		done := &DoneFrame{}
+		done := &DoneFrame{Unknown: r.unknown(doneNames)}
 		if m, ok := r.optObject("usage"); ok {
-			u := shape{m: m, at: "/usage"}
-			done.Usage = &Usage{TotalTokens: u.optNum("totalTokens"), CostUSD: u.optNum("costUsd")}
+			u := shape{m: m, at: "/usage", text: spans.Get("usage")}
+			done.Usage = &Usage{TotalTokens: u.optNum("totalTokens"), CostUSD: u.optNum("costUsd"), Unknown: u.unknown(usageNames)}
 			r.bad = u.bad
 		}
 		f = done
 	case TypeError:
-		f = &ErrorFrame{Message: r.str("message")}
+		f = &ErrorFrame{Message: r.str("message"), Unknown: r.unknown(errorNames)}
 	case TypeNavigate:
-		f = &NavigateFrame{Href: r.str("href")}
+		f = &NavigateFrame{Href: r.str("href"), Unknown: r.unknown(navigateNames)}
 	default:
 		return nil, ""
 	}

@@ -10,7 +10,9 @@ import (
 
 // FuzzParseChatEvent: no input panics; nil exactly when the text is not an
 // object with a string type; an app frame keeps the frame; and one
-// re-encoding reaches a fixed point that parses to the same type.
+// re-encoding reaches a fixed point that parses to the same type; and what
+// is written back is, as JSON.parse reads it, the value read, unknown
+// members included (docs/contract.md section 2.4).
 func FuzzParseChatEvent(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"session","sessionId":"s"}`, `{"type":"token","content":"x"}`, `{"type":"tool_start","tool":"t","callId":"c"}`,
@@ -22,6 +24,9 @@ func FuzzParseChatEvent(f *testing.F) {
 		`{"type":"card","card":{"correlationId":"c","prompt":"p","presentation":{"kind":"date","min":"2026-01-01","max":5}}}`,
 		`{"type":"card","card":{"correlationId":"","createdAt":0.5,"prompt":"","presentation":{"kind":"radio","options":[{"id":"","label":"","style":"danger"}],"placeholder":"","multiline":false,"min":"","max":-1,"step":0,"voiceAnswerable":false},"allowDecline":false,"timeoutMs":0,"fallbackText":"","report":{"plans":[{"title":"","items":[]}],"title":""},"dataSchemaJson":{"a":[null]}}}`,
 		`{"type":"state","version":0,"snapshot":null}`, `{"type":"tool_start","tool":"t","callId":""}`,
+		`{"x":1,"type":"token","content":"c","Content":[1 , {"a":"\u00e9\n\ud800"}],"x":{"y":null}}`,
+		`{"type":"done","usage":{"costUsd":1,"tokens":{"in":1}},"u":[]}`,
+		`{"type":"card","card":{"correlationId":"c","createdAt":1,"prompt":"p","presentation":{"kind":"radio","options":[ {"id":"a","label":"A","x":1} , {"y":[],"id":"b","label":"B"} ],"z":0},"report":{"plans":[{"title":"t","items":[{"text":"i","q":1}],"p":2}],"r":3},"c":4},"f":5}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -42,6 +47,9 @@ func FuzzParseChatEvent(f *testing.F) {
 		out1, err := MarshalChatEvent(ev)
 		if err != nil {
 			t.Fatalf("MarshalChatEvent(%#v): %v", ev, err)
+		}
+		if back, _ := jsjson.Parse(out1); !reflect.DeepEqual(back, v) {
+			t.Fatalf("%q written back as %q, another JSON value", data, out1)
 		}
 		ev2 := ParseChatEvent(out1)
 		if ev2 == nil || ev2.FrameType() != ev.FrameType() || reflect.TypeOf(ev2) != reflect.TypeOf(ev) {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 )
 
 func raw(s string) []byte   { return []byte(s) }
@@ -137,10 +139,10 @@ func TestParseChatEventBrowserReading(t *testing.T) {
 	}{
 		{`{"type":"token","content":"a","content":"b"}`, &TokenFrame{Content: "b"}},
 		{`{"type":"products","type":"token","content":"b"}`, &TokenFrame{Content: "b"}},
-		{`{"type":"token","Content":"a","content":"b"}`, &TokenFrame{Content: "b"}},
+		{`{"type":"token","Content":"a","content":"b"}`, &TokenFrame{Content: "b", Unknown: []chatprotocol.Member{{Name: "Content", Value: raw(`"a"`)}}}},
 		{"{\"type\":\"token\",\"content\":\"\xe2\x82A\"}", &TokenFrame{Content: "\ufffdA"}},
 		{" \r\n{\"type\":\"navigate\",\"href\":\"/x\"}\n", &NavigateFrame{Href: "/x"}},
-		{`{"type":"token","content":"x","extra":[1e400,{"deep":true}]}`, &TokenFrame{Content: "x"}},
+		{`{"type":"token","content":"x","extra":[1e400,{"deep":true}]}`, &TokenFrame{Content: "x", Unknown: []chatprotocol.Member{{Name: "extra", Value: raw(`[1e400,{"deep":true}]`)}}}},
 		{`{"type":"state","version":2,"snapshot":null}`, &StateFrame{Version: 2, Snapshot: raw(`null`)}},
 		{`{"type":"state","version":2,"snapshot":{"a":1},"snapshot":[2]}`, &StateFrame{Version: 2, Snapshot: raw(`[2]`)}},
 		{`{"type":"card","card":{"correlationId":"c","createdAt":1,"prompt":"p","dataSchemaJson":{"type":"object"}}}`,

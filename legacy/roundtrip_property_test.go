@@ -3,11 +3,13 @@ package legacy
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -46,8 +48,17 @@ type site struct {
 // frameDrawer draws JSON values (as jsjson.Parse gives them) from the
 // $defs of legacy-frame.schema.json.
 type frameDrawer struct {
-	defs  map[string]any
-	sites []site
+	defs    map[string]any
+	sites   []site
+	objects []typedObject
+}
+
+// typedObject is an object of a drawn frame that a type of the schema
+// describes (not a value of an unknown or Record member), with the names
+// of its type's members.
+type typedObject struct {
+	m     map[string]any
+	names []string
 }
 
 func newFrameDrawer(t require.TestingT) *frameDrawer {
@@ -73,7 +84,7 @@ func schemaValid(t require.TestingT, sch *jsonschema.Schema, data []byte) bool {
 
 // frame draws a frame of any of the union's types.
 func (d *frameDrawer) frame(t *rapid.T, union []string) map[string]any {
-	d.sites = d.sites[:0]
+	d.sites, d.objects = d.sites[:0], d.objects[:0]
 	typ := rapid.SampledFrom(union).Draw(t, "type")
 	return d.draw(t, d.defs[typ].(map[string]any)).(map[string]any)
 }
@@ -124,6 +135,7 @@ func (d *frameDrawer) draw(t *rapid.T, s map[string]any) any {
 	}
 	slices.Sort(names)
 	out := map[string]any{}
+	d.objects = append(d.objects, typedObject{out, names})
 	for _, name := range names {
 		req := slices.Contains(required, name)
 		if !req && !rapid.Bool().Draw(t, name+"?") {
@@ -197,18 +209,24 @@ func drawObject(t *rapid.T, depth int) map[string]any {
 var union = []string{TypeSession, TypeToken, TypeToolStart, TypeCard, TypeCardClosed, TypeState, TypeDone, TypeError, TypeNavigate}
 
 // TestPropertyReferenceFramesRoundTrip: every frame the reference's types
-// accept (drawn from their schema, and valid against it) is read by
-// ParseChatEvent as its typed frame and written back by MarshalChatEvent as
-// the same JSON value: nothing invented, nothing dropped, every member's
-// presence kept (docs/contract.md section 2.4).
+// accept (drawn from their schema, and valid against it), with members its
+// types do not name added at any of its levels, is read by ParseChatEvent
+// as its typed frame and written back by MarshalChatEvent as the same JSON
+// value, as JSON.parse reads both: nothing invented, nothing dropped,
+// every member's presence kept, unknown ones included (docs/contract.md
+// section 2.4). The text is written with its members in a drawn order,
+// drawn whitespace, and earlier decoy members of the same name (which
+// JSON.parse overrides); DecodeLegacyChatFrame, fast path or not, reads
+// it as the same frame.
 func TestPropertyReferenceFramesRoundTrip(t *testing.T) {
 	defaultChecks(t, 2000)
 	d := newFrameDrawer(t)
 	sch := frameSchemaValidator(t)
 	rapid.Check(t, func(t *rapid.T) {
 		v := d.frame(t, union)
-		data := jsjson.AppendValue(nil, v)
-		require.True(t, schemaValid(t, sch, data), "%s", data)
+		d.addUnknown(t)
+		require.True(t, schemaValid(t, sch, jsjson.AppendValue(nil, v)), "%v", v)
+		data := appendDrawn(t, nil, v)
 		f := ParseChatEvent(data)
 		require.NotNil(t, f, "%s", data)
 		require.NotEqual(t, "app", kindOf(f), "%s: read as an app frame", data)
@@ -219,7 +237,122 @@ func TestPropertyReferenceFramesRoundTrip(t *testing.T) {
 		got, ok := jsjson.Parse(out)
 		require.True(t, ok, "%s", out)
 		require.Equal(t, want, got, "read %s\nwrote %s", data, out)
+		if _, versioned := v["schemaVersion"]; !versioned {
+			g, err := DecodeLegacyChatFrame(data, Scout)
+			require.NoError(t, err, "%s", data)
+			require.Equal(t, f, g, "%s", data)
+		}
 	})
+}
+
+// addUnknown adds members the types do not name to some of the typed
+// objects of the frame just drawn: names drawn freely, or a known name in
+// another case ("Content" beside "content"), never a known name itself;
+// values any JSON, nested, with strings that need escapes.
+func (d *frameDrawer) addUnknown(t *rapid.T) {
+	for i, o := range d.objects {
+		n := rapid.IntRange(0, 3).Draw(t, "unknown members")
+		for range n {
+			name := drawKeptString(t)
+			if len(o.names) > 0 && rapid.IntRange(0, 3).Draw(t, "case variant") == 0 {
+				name = strings.ToUpper(rapid.SampledFrom(o.names).Draw(t, "known name"))
+			}
+			if slices.Contains(o.names, name) || (i == 0 && name == "type") {
+				continue
+			}
+			o.m[name] = drawKeptValue(t, 3)
+		}
+	}
+}
+
+// keptPieces are the pieces a drawn kept string is made of: plain text,
+// characters JSON writes escaped, characters it does not, and a lone
+// surrogate (its WTF-8 form, which jsjson writes as \ud800).
+var keptPieces = []string{"a", "Zq", "", `"`, `\`, "\n", "\t", "\x01", "\x1f", "\x7f", "é", "\u2028", "😀", "/", "~", "\xed\xa0\x80", "\xed\xbf\xbf"}
+
+func drawKeptString(t *rapid.T) string {
+	var b strings.Builder
+	for range rapid.IntRange(0, 5).Draw(t, "pieces") {
+		b.WriteString(rapid.SampledFrom(keptPieces).Draw(t, "piece"))
+	}
+	return b.String()
+}
+
+// drawKeptValue draws any JSON value nested at most depth levels, its
+// strings and names drawn by drawKeptString.
+func drawKeptValue(t *rapid.T, depth int) any {
+	kinds := 4
+	if depth > 0 {
+		kinds = 6
+	}
+	switch rapid.IntRange(0, kinds-1).Draw(t, "kept kind") {
+	case 0:
+		return nil
+	case 1:
+		return rapid.Bool().Draw(t, "bool")
+	case 2:
+		return drawNumber(t)
+	case 3:
+		return drawKeptString(t)
+	case 4:
+		out := make([]any, rapid.IntRange(0, 3).Draw(t, "len"))
+		for i := range out {
+			out[i] = drawKeptValue(t, depth-1)
+		}
+		return out
+	}
+	m := map[string]any{}
+	for range rapid.IntRange(0, 3).Draw(t, "members") {
+		m[drawKeptString(t)] = drawKeptValue(t, depth-1)
+	}
+	return m
+}
+
+// appendDrawn appends v as JSON text, as jsjson.AppendValue does but with
+// each object's members in a drawn order, drawn whitespace between tokens,
+// and now and then a decoy member before a member of the same name, with
+// another value, which JSON.parse overrides.
+func appendDrawn(t *rapid.T, dst []byte, v any) []byte {
+	ws := func() {
+		dst = append(dst, rapid.SampledFrom([]string{"", "", "", " ", "\n\t", "\r\n  "}).Draw(t, "ws")...)
+	}
+	switch v := v.(type) {
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			ws()
+			dst = appendDrawn(t, dst, e)
+			ws()
+		}
+		return append(dst, ']')
+	case map[string]any:
+		names := rapid.Permutation(slices.Sorted(maps.Keys(v))).Draw(t, "order")
+		dst = append(dst, '{')
+		for i, name := range names {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			ws()
+			if rapid.IntRange(0, 9).Draw(t, "decoy") == 0 {
+				dst = jsjson.AppendString(dst, name, false)
+				dst = append(dst, ':')
+				dst = jsjson.AppendValue(dst, drawKeptValue(t, 1))
+				dst = append(dst, ',')
+				ws()
+			}
+			dst = jsjson.AppendString(dst, name, false)
+			ws()
+			dst = append(dst, ':')
+			ws()
+			dst = appendDrawn(t, dst, v[name])
+			ws()
+		}
+		return append(dst, '}')
+	}
+	return jsjson.AppendValue(dst, v)
 }
 
 // TestPropertyReferenceMisfitsAreAppFrames: a drawn frame made one its

@@ -4,6 +4,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 )
 
 // shape reads the members of one JSON object, as jsjson parsed it, by the
@@ -13,10 +16,90 @@ import (
 // be present with its JSON type; an optional one absent or of its type,
 // null being a value of no type but unknown. Readers of optional members
 // return nil when the member is absent.
+//
+// The object's JSON text is needed only to keep members its type does not
+// name (unknown). The root's member texts are given (spans, parsed), a
+// card's or usage's text too; a shape without text that meets such
+// members only notes it in extra, which adopt passes up, and the caller
+// reads the object again with kept set, in which each nested shape gets
+// its text from its parent's (child, elem). So a frame without unknown
+// members below the card costs nothing more, and no shape points at
+// another, which keeps them all on the stack.
 type shape struct {
 	m   map[string]any
 	at  string
 	bad string
+
+	kept   bool         // nested shapes get their text
+	extra  bool         // an object without text has unknown members
+	text   []byte       // the object's JSON text, nil when not known
+	spans  jsjson.Spans // its members' texts, once parsed
+	parsed bool
+
+	elemsOf string   // the array member whose elements' texts elems holds
+	elems   [][]byte // for the elements of an array member
+}
+
+// unknown returns the members of the object not in known, its type's
+// names (keptMembers), or nil when every member is known or the object's
+// text is not known (extra is then set).
+func (s *shape) unknown(known []string) []chatprotocol.Member {
+	n := 0
+	for _, k := range known {
+		if _, ok := s.m[k]; ok {
+			n++
+		}
+	}
+	if n == len(s.m) {
+		return nil
+	}
+	if s.text == nil && !s.parsed {
+		s.extra = true
+		return nil
+	}
+	return keptMembers(s.memberSpans(), known)
+}
+
+// memberSpans returns the texts of the object's members.
+func (s *shape) memberSpans() jsjson.Spans {
+	if !s.parsed {
+		_, s.spans, _ = jsjson.ParseObject(s.text)
+		s.parsed = true
+	}
+	return s.spans
+}
+
+// elements returns the texts of the elements of the array member name.
+func (s *shape) elements(name string) [][]byte {
+	if s.elems != nil && s.elemsOf == name {
+		return s.elems
+	}
+	arr := s.memberSpans().Get(name)
+	s.elemsOf, s.elems = name, [][]byte{}
+	text := string(arr)
+	i := 1 // after '['
+	for i < len(text) {
+		for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n' || text[i] == ',') {
+			i++
+		}
+		_, n, ok := jsjson.ParsePrefix(text[i:])
+		if !ok {
+			break // the closing ']'
+		}
+		s.elems = append(s.elems, arr[i:i+n])
+		i += n
+	}
+	return s.elems
+}
+
+// child returns the shape of m, the object member name of s, with its
+// text when s is kept.
+func (s *shape) child(name string, m map[string]any) shape {
+	c := shape{m: m, at: s.at + "/" + name, kept: s.kept}
+	if s.kept {
+		c.text = s.memberSpans().Get(name)
+	}
+	return c
 }
 
 // misfit remembers member name as the first that does not fit.
@@ -166,12 +249,20 @@ func (s *shape) elem(name string, i int, v any) (shape, bool) {
 	if !ok && s.bad == "" {
 		s.bad = at
 	}
-	return shape{m: m, at: at}, ok
+	c := shape{m: m, at: at, kept: s.kept}
+	if s.kept {
+		if elems := s.elements(name); i < len(elems) {
+			c.text = elems[i]
+		}
+	}
+	return c, ok
 }
 
-// adopt takes the misfit of a nested shape, if it is the first.
+// adopt takes the misfit of a nested shape, if it is the first, and
+// whether it met unknown members it could not keep.
 func (s *shape) adopt(inner *shape) {
 	if s.bad == "" {
 		s.bad = inner.bad
 	}
+	s.extra = s.extra || inner.extra
 }

@@ -32,7 +32,10 @@ const ErrorCode = "legacy-error"
 //	a registered product type     an *chatprotocol.AppEvent holding the frame
 //
 // So one frame gives one envelope, except error, which ends a legacy turn
-// and gives two. A tool frame without a call id takes h.ToolCallID's. ctx
+// and gives two. The members a frame's types do not name (its objects'
+// Unknown fields) are not carried into version 1, whose card keeps no
+// members of its own and whose kept members obey stricter rules
+// (docs/contract.md section 9.2). A tool frame without a call id takes h.ToolCallID's. ctx
 // is handed to h's methods, which may ask a store; the mapping itself
 // does no I/O.
 //

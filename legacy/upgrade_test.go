@@ -73,6 +73,10 @@ func TestUpgradeTable(t *testing.T) {
 		{"tool_start keeps an own id of any value", Scout, `{"type":"tool_start","tool":"search_products","callId":"\u0000unset"}`, head + `{"type":"tool_call","callId":"\u0000unset","name":"search_products"}}`},
 		{"papercusp tool_call keeps an own id of any value", Papercusp, `{"type":"tool_call","callId":"host-call-id","name":"n"}`, head + `{"type":"tool_call","callId":"host-call-id","name":"n"}}`},
 		{"papercusp tool_result", Papercusp, `{"type":"tool_result","callId":"call-1","status":"error","output":"boom"}`, head + `{"type":"tool_result","callId":"call-1","status":"error","output":"boom"}}`},
+		{"unknown members stay behind", Scout, `{"type":"token","content":"Hel","Content":"\ud800","x":{"y":1e400}}`, head + `{"type":"delta","text":"Hel"}}`},
+		{"unknown card members stay behind", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":5,"prompt":"Sure?","theme":"dark","presentation":{"kind":"radio","options":[{"id":"a","label":"A","sku":1}],"layout":2}},"x":1}`,
+			head + `{"type":"card","card":{"correlationId":"k","createdAt":5,"prompt":"Sure?","presentation":{"kind":"radio","options":[{"id":"a","label":"A"}]}}}}`},
+		{"unknown usage members stay behind", Scout, `{"type":"done","usage":{"totalTokens":8,"TotalTokens":"x","model":"m"}}`, head + `{"type":"lifecycle","status":"completed","usage":{"totalTokens":8}}}`},
 		{"papercusp error", Papercusp, `{"type":"error","message":"m"}`,
 			head + `{"type":"error","code":"legacy-error","message":"m","retryable":false}}` + "\n" +
 				`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-2","seq":2,"event":{"type":"lifecycle","status":"failed"}}`},
