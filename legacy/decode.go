@@ -153,7 +153,8 @@ var callID = member{name: "callId", kind: kindString, code: refusal.CodeMissingC
 
 // The vocabularies of the two dialects: each type the dialect defines with
 // its members (docs/contract.md section 2; the package documentation for
-// Papercusp). Members not listed are ignored.
+// Papercusp). Members not listed are not checked; the frame keeps them
+// in its Unknown field.
 var (
 	shared = map[string][]member{
 		TypeSession:    {req("sessionId", kindString)},

@@ -116,8 +116,9 @@ type DoneFrame struct {
 // frame does not carry it, so an explicit 0 survives re-encoding.
 // TotalTokens counts tokens; CostUSD is the "costUsd" member, in US
 // dollars. Both are JSON numbers, as the reference types them. Unlike
-// chatprotocol.Usage it keeps no unknown members and allows negatives and
-// fractions, as version 0 does; the upgrade applies the version-1 rules.
+// chatprotocol.Usage it allows negatives and fractions, as version 0 does;
+// the upgrade applies the version-1 rules. Unknown holds the members the
+// reference's type does not name, as every object of a frame does.
 type Usage struct {
 	TotalTokens *float64
 	CostUSD     *float64
