@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -44,7 +45,9 @@ import (
 // When the completion's acknowledgement is lost or its compare-and-swap
 // lost, Execute reads the stored record once and returns the stored
 // result: every result Execute returns with a nil error is the stored one.
-func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect EffectRef, l Launcher) (Result, error) {
+func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect EffectRef, l Launcher) (_ Result, err error) {
+	rep := effectReport{obs: r.obs, effect: effect}
+	defer func() { rep.end(ctx, err) }()
 	if err := effect.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -83,6 +86,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 		return Result{}, wire.New(refusal.CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
 	}
 
+	ctx = rep.claim(ctx)
 	claim := EffectRecord{
 		ID:         eff.ID,
 		Revision:   eff.Revision + 1,
@@ -99,7 +103,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	case writeUncertain:
 		return Result{}, needsReconciliation("claim acknowledgement lost", err)
 	}
-	return r.dispatch(ctx, caller, st, adm, effect, claim, l)
+	return r.dispatch(ctx, caller, st, adm, effect, claim, l, rep)
 }
 
 // admission is what AdmitDispatch revalidates for rec, the effect's record
@@ -127,6 +131,7 @@ type launchOnce struct {
 	err      error
 	launcher Launcher
 	effect   EffectRef
+	rep      effectReport // a copy: reports admission and launch
 }
 
 var errLaunchRefused = errors.New("recovery: launch called twice or after AdmitDispatch returned")
@@ -138,9 +143,13 @@ func (o *launchOnce) launch(ctx context.Context) error {
 		return errLaunchRefused
 	}
 	o.called = true
+	o.rep.point(observe.EffectAdmit)
 	o.exec, o.err = o.launcher.Launch(ctx, o.effect)
 	if o.err == nil && o.exec == nil {
 		o.err = errors.New("recovery: launcher returned no execution")
+	}
+	if o.err == nil {
+		o.rep.point(observe.EffectLaunch)
 	}
 	return o.err
 }
@@ -154,8 +163,8 @@ func (o *launchOnce) close() (called bool, exec Execution, err error) {
 }
 
 // dispatch admits the claimed effect, awaits it and stores its result.
-func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, adm Admitter, effect EffectRef, claim EffectRecord, l Launcher) (Result, error) {
-	once := &launchOnce{launcher: l, effect: effect}
+func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, adm Admitter, effect EffectRef, claim EffectRecord, l Launcher, rep effectReport) (Result, error) {
+	once := &launchOnce{launcher: l, effect: effect, rep: rep}
 	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, claim, ActionExecute), once.launch)
 	launched, exec, launchErr := once.close()
 	if !launched {
