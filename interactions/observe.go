@@ -2,7 +2,6 @@ package interactions
 
 import (
 	"context"
-	"time"
 
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -11,9 +10,8 @@ import (
 // answerReport reports one Answer: its submission opens what its outcome
 // closes, on the context the observer returned for the submission.
 type answerReport struct {
-	obs   observe.Observer
-	key   Key
-	start time.Time
+	obs observe.Observer
+	key Key
 }
 
 // submit reports the submission and returns the context Answer runs under.
@@ -21,7 +19,6 @@ func (p *answerReport) submit(ctx context.Context) context.Context {
 	if p.obs == nil {
 		return ctx
 	}
-	p.start = time.Now()
 	return p.obs.Observe(ctx, observe.Event{Kind: observe.AnswerSubmit, Phase: observe.Start, Conversation: p.key.Conversation, Card: p.key.CorrelationID})
 }
 
@@ -33,8 +30,7 @@ func (p *answerReport) end(ctx context.Context, res Result, err error) {
 	if p.obs == nil {
 		return
 	}
-	e := observe.Event{Kind: observe.AnswerStore, Phase: observe.End, Conversation: p.key.Conversation, Card: p.key.CorrelationID,
-		Duration: time.Since(p.start)}
+	e := observe.Event{Kind: observe.AnswerStore, Phase: observe.End, Conversation: p.key.Conversation, Card: p.key.CorrelationID}
 	e.Code = refusal.CodeOf(err)
 	switch e.Code {
 	case "":

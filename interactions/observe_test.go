@@ -48,9 +48,6 @@ func TestObserverSeesAnswers(t *testing.T) {
 		assert.Equal(t, cardKey.Conversation, ev.Conversation)
 		assert.Equal(t, cardKey.CorrelationID, ev.Card)
 		assert.NoError(t, ev.Err, "a refusal's cause is not reported: it may quote the value")
-		if ev.Phase == observe.End {
-			assert.Positive(t, ev.Duration)
-		}
 		got = append(got, seen{ev.Kind, ev.Phase, ev.Code, ev.Status, ev.Span})
 	}
 	answered := string(interactions.StatusAnswered)

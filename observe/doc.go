@@ -27,23 +27,24 @@
 //	effect.claim                  start         Execute            -
 //	effect.admit                  point         Execute            -
 //	effect.launch                 point         Execute            -
-//	effect.complete               end           Execute            duration (since the claim)
-//	effect.needs-reconciliation   end or point  Execute            code, err, duration
-//	effect.refuse                 end or point  Execute            code, err, duration
+//	effect.complete               end           Execute            -
+//	effect.needs-reconciliation   end or point  Execute            code, err
+//	effect.refuse                 end or point  Execute            code, err
 //	effect.reconcile              point         Reconcile          code, err
 //	replay.serve                  point         Resume, windows    cursor, lower, latest, count (frames)
 //	replay.refuse                 point         Resume, windows    cursor, lower, latest, code
 //	answer.submit                 start         interactions       -
-//	answer.store                  end           Answer             status, duration
-//	answer.duplicate              end           Answer             status, code, duration
-//	answer.late                   end           Answer             code, duration
-//	answer.refuse                 end           Answer             code, duration (err for store failures only)
+//	answer.store                  end           Answer             status
+//	answer.duplicate              end           Answer             status, code
+//	answer.late                   end           Answer             code
+//	answer.refuse                 end           Answer             code (err for store failures only)
 //	stream.connect                start         stream handler     -
 //	stream.resume                 point         stream handler     cursor
-//	stream.deliver                point         stream handler     seq, count, duration (delivery latency)
+//	stream.write                  start         stream handler     seq, count (the frames about to be written)
+//	stream.deliver                end           stream handler     seq, count, err (a failed write)
 //	stream.refuse                 end           stream handler     cursor, lower, latest, code
-//	stream.end                    end           stream handler     seq, count, duration
-//	stream.drop                   end           stream handler     seq, count, duration
+//	stream.end                    end           stream handler     seq, count
+//	stream.drop                   end           stream handler     seq, count
 //
 // Execute reports nothing when it returns an effect's stored result without
 // claiming it; its refusals before a claim (claim-conflict, an effect already
@@ -64,20 +65,27 @@
 //	code           string    when the event carries a refusal code
 //	cursor         uint64    replay.*, stream.resume, stream.refuse
 //	lower, latest  uint64    replay.*, stream.resume, stream.refuse: the window's bounds
-//	seq            uint64    stream.deliver, stream.end, stream.drop: the last seq written
-//	count          int       replay.serve, stream.deliver, stream.end, stream.drop, turn.abort
-//	duration       duration  the ends, and stream.deliver
+//	seq            uint64    stream.write, stream.deliver, stream.end, stream.drop: the last seq
+//	count          int       replay.serve, stream.write, stream.deliver, stream.end, stream.drop, turn.abort
+//	duration       duration  an end, since its start (stream.deliver: the delivery latency)
 //	err            string    when the event has a cause: fit for logs, never for a client
+//
+// duration is measured by the observer itself: at a start it notes the time
+// in the context it returns, when the logger is enabled for the start's ends
+// (Info, or Debug for stream.write), and an end on that context reports the
+// time since.
 //
 // The level is LevelOf's: Error for needs-reconciliation, store-unavailable,
 // checkpoint-write-failed and errors without a code, Warn for the other
 // refusals (duplicate-answer aside) and stream.drop, Debug for the routine
-// moments, Info otherwise.
+// moments (effect.claim, effect.admit, answer.submit, stream.connect,
+// stream.resume, stream.write, stream.deliver, replay.serve), Info
+// otherwise.
 //
 // # Cost
 //
-// A nil Observer costs one comparison per moment and no allocation; the
-// packages read the clock for durations only when an Observer is set. An
-// Observer is called synchronously on the goroutine doing the work, so it
-// must be quick and safe for concurrent use.
+// A nil Observer costs one comparison per moment and no allocation, and the
+// packages never read the clock for an observer, so a no-op one costs an
+// interface call per moment. An Observer is called synchronously on the
+// goroutine doing the work, so it must be quick and safe for concurrent use.
 package observe

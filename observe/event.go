@@ -2,7 +2,6 @@ package observe
 
 import (
 	"context"
-	"time"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -30,8 +29,7 @@ const (
 	EffectAdmit Kind = "effect.admit"
 	// EffectLaunch: the host's Launcher started the execution.
 	EffectLaunch Kind = "effect.launch"
-	// EffectComplete (an end): the effect's result is stored; Duration
-	// runs from the claim.
+	// EffectComplete (an end): the effect's result is stored.
 	EffectComplete Kind = "effect.complete"
 	// EffectNeedsReconciliation (an end, or a point when Execute refused
 	// before claiming): the outcome is unknown; Code needs-reconciliation.
@@ -81,16 +79,18 @@ const (
 	StreamConnect Kind = "stream.connect"
 	// StreamResume: the request resumes after Cursor (Last-Event-ID).
 	StreamResume Kind = "stream.resume"
-	// StreamDeliver: Count frames up to seq Seq reached the connection;
-	// Duration is the delivery latency, from the window handing the frames
-	// over to their write returning.
+	// StreamWrite (a start): the handler is about to write Count frames
+	// the window handed over, up to seq Seq.
+	StreamWrite Kind = "stream.write"
+	// StreamDeliver (the end of a StreamWrite): Count frames up to seq Seq
+	// reached the connection; Err is set when the write failed. From the
+	// StreamWrite to it is the delivery latency.
 	StreamDeliver Kind = "stream.deliver"
 	// StreamRefuse (an end): the request was answered with a refusal
 	// (Code, and the bounds for a stale or ahead cursor).
 	StreamRefuse Kind = "stream.refuse"
 	// StreamEnd (an end): the stream ended: the turn ended, the client went
-	// away or the handler closed; Count frames were written, up to Seq, in
-	// Duration.
+	// away or the handler closed; Count frames were written, up to Seq.
 	StreamEnd Kind = "stream.end"
 	// StreamDrop (an end): a slow reader did not take a frame within the
 	// write timeout and was dropped; it resumes by Last-Event-ID.
@@ -101,9 +101,9 @@ const (
 // closes, on the context the start's Observe returned; a point stands alone.
 type Phase uint8
 
-// The phases. EffectClaim, AnswerSubmit and StreamConnect are always starts;
-// EffectComplete, the answer outcomes and StreamRefuse, StreamEnd and
-// StreamDrop always ends; EffectNeedsReconciliation and EffectRefuse are ends
+// The phases. EffectClaim, AnswerSubmit, StreamConnect and StreamWrite are
+// always starts; EffectComplete, the answer outcomes and StreamDeliver,
+// StreamRefuse, StreamEnd and StreamDrop always ends; EffectNeedsReconciliation and EffectRefuse are ends
 // after an EffectClaim and points when Execute refused before claiming; every
 // other kind is a point.
 const (
@@ -117,6 +117,11 @@ const (
 // value, a tool's input or a result's bytes; Err is the cause as the
 // reporting package returned it to its caller, which may quote a store's own
 // error text: fit for logs, not for a client.
+//
+// An Event carries no time: the packages never read the clock for an
+// observer, so that a silent or cheap one costs no clock reading. A duration
+// is the observer's to measure, from a start to its end (NewSlog and the
+// otel module do).
 type Event struct {
 	Kind Kind
 	// Conversation and Turn identify the turn (recovery, replay, stream);
@@ -143,9 +148,6 @@ type Event struct {
 	// Count is how many: frames served or delivered, in-flight effects
 	// aborted.
 	Count int
-	// Duration is the time since the matching start for an end, the
-	// delivery latency for stream.deliver; 0 elsewhere.
-	Duration time.Duration
 	// Err is the error behind Code, or an error without a code.
 	Err error
 	// Phase tells a start, an end or a point.
@@ -166,4 +168,20 @@ type Event struct {
 // comparison per moment.
 type Observer interface {
 	Observe(ctx context.Context, e Event) context.Context
+}
+
+// StartOf returns the kind of the start an end of kind k closes, or "" for
+// a kind that never ends a start.
+func StartOf(k Kind) Kind {
+	switch k {
+	case EffectComplete, EffectNeedsReconciliation, EffectRefuse:
+		return EffectClaim
+	case AnswerStore, AnswerDuplicate, AnswerLate, AnswerRefuse:
+		return AnswerSubmit
+	case StreamDeliver:
+		return StreamWrite
+	case StreamRefuse, StreamEnd, StreamDrop:
+		return StreamConnect
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -45,7 +46,6 @@ const (
 	withCursor = 1 << iota // cursor, lower, latest
 	withSeq
 	withCount
-	withDuration
 )
 
 // fieldsOf returns the numeric fields reported for k.
@@ -57,15 +57,12 @@ func fieldsOf(k Kind) int {
 		return withCursor
 	case StreamResume:
 		return withCursor
-	case StreamDeliver:
-		return withSeq | withCount | withDuration
-	case StreamEnd, StreamDrop:
-		return withSeq | withCount | withDuration
+	case StreamWrite:
+		return withSeq | withCount
+	case StreamDeliver, StreamEnd, StreamDrop:
+		return withSeq | withCount
 	case TurnAbort:
 		return withCount
-	case EffectComplete, EffectNeedsReconciliation, EffectRefuse,
-		AnswerStore, AnswerDuplicate, AnswerLate, AnswerRefuse:
-		return withDuration
 	}
 	return 0
 }
@@ -75,7 +72,8 @@ func fieldsOf(k Kind) int {
 // checkpoint-write-failed, or an error without a code), Warn for any other
 // refusal but duplicate-answer and for stream.drop, Debug for the routine
 // moments (effect.claim, effect.admit, answer.submit, stream.connect,
-// stream.resume, stream.deliver, replay.serve), Info otherwise.
+// stream.resume, stream.write, stream.deliver, replay.serve), Info
+// otherwise.
 func LevelOf(e Event) slog.Level {
 	switch e.Code {
 	case refusal.CodeNeedsReconciliation, refusal.CodeStoreUnavailable, refusal.CodeCheckpointWriteFailed:
@@ -90,14 +88,40 @@ func LevelOf(e Event) slog.Level {
 	switch e.Kind {
 	case StreamDrop:
 		return slog.LevelWarn
-	case EffectClaim, EffectAdmit, AnswerSubmit, StreamConnect, StreamResume, StreamDeliver, ReplayServe:
+	case EffectClaim, EffectAdmit, AnswerSubmit, StreamConnect, StreamResume, StreamWrite, StreamDeliver, ReplayServe:
 		return slog.LevelDebug
 	}
 	return slog.LevelInfo
 }
 
+// startKey is the context key of a stamp: the kind and time of a start.
+type startKey struct{}
+
+type stamp struct {
+	kind Kind
+	at   time.Time
+}
+
 func (o slogObserver) Observe(ctx context.Context, e Event) context.Context {
 	level := LevelOf(e)
+	var since time.Duration
+	timed := false
+	switch e.Phase {
+	case Start:
+		ends := slog.LevelInfo
+		if e.Kind == StreamWrite {
+			ends = slog.LevelDebug
+		}
+		if o.l.Enabled(ctx, ends) {
+			ctx = context.WithValue(ctx, startKey{}, stamp{e.Kind, time.Now()})
+		}
+	case End:
+		// An unstamped start may sit inside a stamped one: only the
+		// stamp of this end's own start kind counts.
+		if s, ok := ctx.Value(startKey{}).(stamp); ok && s.kind == StartOf(e.Kind) {
+			since, timed = time.Since(s.at), true
+		}
+	}
 	if !o.l.Enabled(ctx, level) {
 		return ctx
 	}
@@ -119,8 +143,8 @@ func (o slogObserver) Observe(ctx context.Context, e Event) context.Context {
 	if f&withCount != 0 {
 		a = append(a, slog.Int(KeyCount, e.Count))
 	}
-	if f&withDuration != 0 {
-		a = append(a, slog.Duration(KeyDuration, e.Duration))
+	if timed {
+		a = append(a, slog.Duration(KeyDuration, since))
 	}
 	if e.Err != nil {
 		a = append(a, slog.String(KeyErr, e.Err.Error()))

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -24,8 +25,7 @@ func records(t *testing.T, level slog.Level, events ...observe.Event) []map[stri
 	var buf bytes.Buffer
 	obs := observe.NewSlog(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level})))
 	for _, e := range events {
-		ctx := t.Context()
-		assert.Equal(t, ctx, obs.Observe(ctx, e), "a slog observer hands the context back")
+		obs.Observe(t.Context(), e)
 	}
 	var out []map[string]any
 	for line := range strings.Lines(buf.String()) {
@@ -37,28 +37,65 @@ func records(t *testing.T, level slog.Level, events ...observe.Event) []map[stri
 	return out
 }
 
-// The records carry the documented keys and only those that apply.
+// The records carry the documented keys and only those that apply; an
+// end's duration runs from its start, on the context the start returned.
 func TestSlogKeys(t *testing.T) {
-	got := records(t, slog.LevelDebug,
-		observe.Event{Kind: observe.EffectComplete, Phase: observe.End, Conversation: "c", Turn: "t", Effect: "e", Duration: 1500 * time.Microsecond},
-		observe.Event{Kind: observe.EffectNeedsReconciliation, Phase: observe.End, Conversation: "c", Turn: "t", Effect: "e",
-			Code: refusal.CodeNeedsReconciliation, Err: errors.New("gateway timeout"), Duration: time.Second},
-		observe.Event{Kind: observe.ReplayRefuse, Conversation: "c", Turn: "t", Code: refusal.CodeStaleCursor, Cursor: 1, Lower: 2, Latest: 5},
-		observe.Event{Kind: observe.AnswerDuplicate, Phase: observe.End, Conversation: "c", Card: "card-1", Code: refusal.CodeDuplicateAnswer, Status: "answered"},
-		observe.Event{Kind: observe.StreamDeliver, Conversation: "c", Turn: "t", Seq: 7, Count: 3, Duration: time.Millisecond},
-		observe.Event{Kind: observe.TurnAbort, Conversation: "c", Turn: "t", Count: 0},
-	)
-	assert.Equal(t, []map[string]any{
-		{"level": "INFO", "msg": "effect.complete", "event": "effect.complete", "conversation": "c", "turn": "t", "effect": "e", "duration": 1.5e6},
-		{"level": "ERROR", "msg": "effect.needs-reconciliation", "event": "effect.needs-reconciliation", "conversation": "c", "turn": "t", "effect": "e",
-			"code": "needs-reconciliation", "duration": 1e9, "err": "gateway timeout"},
-		{"level": "WARN", "msg": "replay.refuse", "event": "replay.refuse", "conversation": "c", "turn": "t", "code": "stale-cursor",
-			"cursor": 1.0, "lower": 2.0, "latest": 5.0},
-		{"level": "INFO", "msg": "answer.duplicate", "event": "answer.duplicate", "conversation": "c", "card": "card-1",
-			"status": "answered", "code": "duplicate-answer", "duration": 0.0},
-		{"level": "DEBUG", "msg": "stream.deliver", "event": "stream.deliver", "conversation": "c", "turn": "t", "seq": 7.0, "count": 3.0, "duration": 1e6},
-		{"level": "INFO", "msg": "turn.abort", "event": "turn.abort", "conversation": "c", "turn": "t", "count": 0.0},
-	}, got)
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		obs := observe.NewSlog(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		ctx := t.Context()
+		effect := observe.Event{Conversation: "c", Turn: "t", Effect: "e"}
+		at := func(kind observe.Kind, phase observe.Phase, e observe.Event) observe.Event {
+			e.Kind, e.Phase = kind, phase
+			return e
+		}
+		claimed := obs.Observe(ctx, at(observe.EffectClaim, observe.Start, effect))
+		time.Sleep(1500 * time.Microsecond)
+		obs.Observe(claimed, at(observe.EffectComplete, observe.End, effect))
+		claimed = obs.Observe(ctx, at(observe.EffectClaim, observe.Start, effect))
+		time.Sleep(time.Second)
+		failed := effect
+		failed.Code, failed.Err = refusal.CodeNeedsReconciliation, errors.New("gateway timeout")
+		obs.Observe(claimed, at(observe.EffectNeedsReconciliation, observe.End, failed))
+		obs.Observe(ctx, at(observe.EffectNeedsReconciliation, observe.Point, failed)) // no start: no duration
+		obs.Observe(ctx, observe.Event{Kind: observe.ReplayRefuse, Conversation: "c", Turn: "t", Code: refusal.CodeStaleCursor, Cursor: 1, Lower: 2, Latest: 5})
+		connected := obs.Observe(ctx, observe.Event{Kind: observe.StreamConnect, Phase: observe.Start, Conversation: "c", Turn: "t"})
+		writing := obs.Observe(connected, observe.Event{Kind: observe.StreamWrite, Phase: observe.Start, Conversation: "c", Turn: "t", Seq: 7, Count: 3})
+		time.Sleep(time.Millisecond)
+		obs.Observe(writing, observe.Event{Kind: observe.StreamDeliver, Phase: observe.End, Conversation: "c", Turn: "t", Seq: 7, Count: 3})
+		obs.Observe(connected, observe.Event{Kind: observe.StreamEnd, Phase: observe.End, Conversation: "c", Turn: "t", Seq: 7, Count: 3})
+		obs.Observe(ctx, observe.Event{Kind: observe.AnswerDuplicate, Conversation: "c", Card: "card-1", Code: refusal.CodeDuplicateAnswer, Status: "answered"})
+		obs.Observe(ctx, observe.Event{Kind: observe.TurnAbort, Conversation: "c", Turn: "t", Count: 0})
+
+		var got []map[string]any
+		for line := range strings.Lines(buf.String()) {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m))
+			delete(m, "time")
+			got = append(got, m)
+		}
+		ids := func(m map[string]any) map[string]any {
+			m["msg"], m["conversation"] = m["event"], "c"
+			if _, ok := m["card"]; !ok {
+				m["turn"] = "t"
+			}
+			return m
+		}
+		assert.Equal(t, []map[string]any{
+			ids(map[string]any{"level": "DEBUG", "event": "effect.claim", "effect": "e"}),
+			ids(map[string]any{"level": "INFO", "event": "effect.complete", "effect": "e", "duration": 1.5e6}),
+			ids(map[string]any{"level": "DEBUG", "event": "effect.claim", "effect": "e"}),
+			ids(map[string]any{"level": "ERROR", "event": "effect.needs-reconciliation", "effect": "e", "code": "needs-reconciliation", "duration": 1e9, "err": "gateway timeout"}),
+			ids(map[string]any{"level": "ERROR", "event": "effect.needs-reconciliation", "effect": "e", "code": "needs-reconciliation", "err": "gateway timeout"}),
+			ids(map[string]any{"level": "WARN", "event": "replay.refuse", "code": "stale-cursor", "cursor": 1.0, "lower": 2.0, "latest": 5.0}),
+			ids(map[string]any{"level": "DEBUG", "event": "stream.connect"}),
+			ids(map[string]any{"level": "DEBUG", "event": "stream.write", "seq": 7.0, "count": 3.0}),
+			ids(map[string]any{"level": "DEBUG", "event": "stream.deliver", "seq": 7.0, "count": 3.0, "duration": 1e6}),
+			ids(map[string]any{"level": "INFO", "event": "stream.end", "seq": 7.0, "count": 3.0, "duration": 1e6}),
+			ids(map[string]any{"level": "INFO", "event": "answer.duplicate", "card": "card-1", "status": "answered", "code": "duplicate-answer"}),
+			ids(map[string]any{"level": "INFO", "event": "turn.abort", "count": 0.0}),
+		}, got)
+	})
 }
 
 // The level follows LevelOf, and a disabled level writes nothing.
@@ -87,7 +124,7 @@ func TestSlogLevels(t *testing.T) {
 func TestSlogDisabledAllocatesNothing(t *testing.T) {
 	obs := observe.NewSlog(slog.New(slog.DiscardHandler))
 	ctx := context.Background()
-	e := observe.Event{Kind: observe.EffectComplete, Conversation: "c", Turn: "t", Effect: "e", Duration: time.Second}
+	e := observe.Event{Kind: observe.EffectComplete, Phase: observe.End, Conversation: "c", Turn: "t", Effect: "e"}
 	assert.Zero(t, testing.AllocsPerRun(100, func() { obs.Observe(ctx, e) }))
 }
 

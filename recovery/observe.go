@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"context"
-	"time"
 
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -28,10 +27,9 @@ func withErr(e observe.Event, err error) observe.Event {
 // effectReport reports the moments of one Execute: the claim opens what the
 // outcome closes, on the context the observer returned for the claim.
 type effectReport struct {
-	obs     observe.Observer
-	effect  EffectRef
-	ctx     context.Context // the claim's context, once claimed
-	claimed time.Time       // when the claim was reported; zero before
+	obs    observe.Observer
+	effect EffectRef
+	ctx    context.Context // the claim's context, once claimed
 }
 
 func (p *effectReport) event(kind observe.Kind, phase observe.Phase) observe.Event {
@@ -44,7 +42,6 @@ func (p *effectReport) claim(ctx context.Context) context.Context {
 	if p.obs == nil {
 		return ctx
 	}
-	p.claimed = time.Now()
 	p.ctx = p.obs.Observe(ctx, p.event(observe.EffectClaim, observe.Start))
 	return p.ctx
 }
@@ -72,7 +69,7 @@ func (p *effectReport) end(ctx context.Context, err error) {
 	}
 	e := p.event(kind, observe.Point)
 	if p.ctx != nil {
-		ctx, e.Phase, e.Duration = p.ctx, observe.End, time.Since(p.claimed)
+		ctx, e.Phase = p.ctx, observe.End
 	}
 	p.obs.Observe(ctx, withErr(e, err))
 }

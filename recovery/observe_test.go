@@ -94,7 +94,6 @@ func TestObserverSeesATurn(t *testing.T) {
 	events := obs.Events()
 	assert.Equal(t, string(recovery.TurnCancelled), events[8].Status)
 	assert.Equal(t, 1, events[9].Count, "b was in flight at the abort")
-	assert.Positive(t, events[4].Duration, "a's duration runs from its claim")
 	assert.ErrorIs(t, events[10].Err, recoverytest.ErrAborted)
 }
 
