@@ -23,7 +23,9 @@ func ExampleOptions_observer() {
 		},
 	}))
 	host := recoverytest.NewHost(&recoverytest.HostOptions{
-		Outcome: func(recovery.EffectRef) (recovery.Result, error) { return recovery.Result{Data: []byte(`{"ok":true}`)}, nil },
+		Outcome: func(recovery.EffectRef) (recovery.Result, error) {
+			return recovery.Result{Data: []byte(`{"ok":true}`)}, nil
+		},
 	})
 	turn := recovery.TurnRef{Conversation: "conv-7", Turn: "turn-3"}
 	host.Grant("user-42", turn)
