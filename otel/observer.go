@@ -31,7 +31,8 @@
 // such span (turn.start, turn.end, turn.abort, effect.reconcile, a refusal
 // before a claim, replay.serve of a recovery Resume) is a span of its own,
 // "chat." followed by its kind ("chat.turn.start"), a child of the context's
-// span. A span with a refusal code other than duplicate-answer has status
+// span when the context carries one, and only counted when it carries none
+// (a window read by a background goroutine starts no trace). A span with a refusal code other than duplicate-answer has status
 // Error with the code as description, and the cause as an exception event.
 //
 // The attributes are chat.conversation.id, chat.turn.id, chat.effect.id,
@@ -203,6 +204,9 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) context.Context
 	if cur != nil && cur.span != nil {
 		cur.span.AddEvent(string(e.Kind), trace.WithAttributes(attributes(e)...))
 		return ctx
+	}
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx // outside any trace (a parked stream's reads): counted only
 	}
 	_, span := o.tracer.Start(ctx, "chat."+string(e.Kind), trace.WithAttributes(attributes(e)...))
 	setStatus(span, e)

@@ -281,3 +281,33 @@ func TestAnswerSpanFollowsTheRequest(t *testing.T) {
 		set(chatotel.KeyEvent.String("answer.late"), chatotel.KeyCode.String("already-answered")):      1,
 	}, sums(t, tel.metrics(t)["chat.refusals"]))
 }
+
+// Outside any trace, a moment that opens no span of its own is counted
+// only: no root span per window read of a background goroutine. A start
+// still opens its span.
+func TestMomentsOutsideATraceAreCountedOnly(t *testing.T) {
+	tel := newTelemetry(t)
+	host := recoverytest.NewHost(&recoverytest.HostOptions{
+		Outcome: func(recovery.EffectRef) (recovery.Result, error) { return recovery.Result{}, nil },
+	})
+	host.Grant(caller, turn)
+	rec := recovery.New(recovery.Host{Store: recoverytest.NewDB(nil).Open("w1"), Authorizer: host},
+		&recovery.Options{Worker: "w1", Observer: tel.obs})
+	ctx := context.Background()
+	_, err := rec.Start(ctx, caller, turn, []string{"call-a"})
+	require.NoError(t, err)
+	_, err = rec.Start(ctx, caller, turn, []string{"call-other"})
+	require.ErrorIs(t, err, refusal.ErrClaimConflict)
+	_, err = rec.Execute(ctx, caller, ref("call-a"), host)
+	require.NoError(t, err)
+
+	var names []string
+	for _, s := range tel.spans.Ended() {
+		names = append(names, s.Name())
+		assert.False(t, s.Parent().IsValid(), "a root span")
+	}
+	assert.Equal(t, []string{"chat.effect"}, names)
+	assert.Equal(t, map[attribute.Distinct]int64{
+		set(chatotel.KeyEvent.String("turn.start"), chatotel.KeyCode.String("claim-conflict")): 1,
+	}, sums(t, tel.metrics(t)["chat.refusals"]))
+}
