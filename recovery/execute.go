@@ -103,7 +103,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	case writeUncertain:
 		return Result{}, needsReconciliation("claim acknowledgement lost", err)
 	}
-	return r.dispatch(ctx, caller, st, adm, effect, claim, l, rep)
+	return r.dispatch(ctx, caller, st, adm, effect, claim, l, &rep)
 }
 
 // admission is what AdmitDispatch revalidates for rec, the effect's record
@@ -131,7 +131,6 @@ type launchOnce struct {
 	err      error
 	launcher Launcher
 	effect   EffectRef
-	rep      effectReport // a copy: reports admission and launch
 }
 
 var errLaunchRefused = errors.New("recovery: launch called twice or after AdmitDispatch returned")
@@ -143,13 +142,9 @@ func (o *launchOnce) launch(ctx context.Context) error {
 		return errLaunchRefused
 	}
 	o.called = true
-	o.rep.point(observe.EffectAdmit)
 	o.exec, o.err = o.launcher.Launch(ctx, o.effect)
 	if o.err == nil && o.exec == nil {
 		o.err = errors.New("recovery: launcher returned no execution")
-	}
-	if o.err == nil {
-		o.rep.point(observe.EffectLaunch)
 	}
 	return o.err
 }
@@ -163,10 +158,16 @@ func (o *launchOnce) close() (called bool, exec Execution, err error) {
 }
 
 // dispatch admits the claimed effect, awaits it and stores its result.
-func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, adm Admitter, effect EffectRef, claim EffectRecord, l Launcher, rep effectReport) (Result, error) {
-	once := &launchOnce{launcher: l, effect: effect, rep: rep}
+func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, adm Admitter, effect EffectRef, claim EffectRecord, l Launcher, rep *effectReport) (Result, error) {
+	once := &launchOnce{launcher: l, effect: effect}
 	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, claim, ActionExecute), once.launch)
 	launched, exec, launchErr := once.close()
+	if launched { // the store committed the admission before it let the launch run
+		rep.point(observe.EffectAdmit)
+		if launchErr == nil {
+			rep.point(observe.EffectLaunch)
+		}
+	}
 	if !launched {
 		switch classifyWrite(err) {
 		case writeRefused:
