@@ -28,6 +28,7 @@ type Recorder struct {
 	starts int                  // starts so far: the last span number
 	open   map[int]observe.Kind // starts not yet ended
 	faults []string
+	moved  chan struct{} // closed and replaced at each event
 }
 
 type spanKey struct{}
@@ -56,7 +57,45 @@ func (r *Recorder) Observe(ctx context.Context, e observe.Event) context.Context
 		delete(r.open, parent)
 	}
 	r.events = append(r.events, rec)
+	if r.moved != nil {
+		close(r.moved)
+		r.moved = nil
+	}
 	return ctx
+}
+
+// Await waits until done holds for the events recorded so far, or ctx ends
+// (it then returns ctx's error).
+func (r *Recorder) Await(ctx context.Context, done func([]Recorded) bool) error {
+	for {
+		r.mu.Lock()
+		if done(r.events) {
+			r.mu.Unlock()
+			return nil
+		}
+		if r.moved == nil {
+			r.moved = make(chan struct{})
+		}
+		moved := r.moved
+		r.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Ends returns the kinds of the ends among events other than
+// stream.deliver: how the streams, effects and answers ended.
+func Ends(events []Recorded) []observe.Kind {
+	var ends []observe.Kind
+	for _, e := range events {
+		if e.Phase == observe.End && e.Kind != observe.StreamDeliver {
+			ends = append(ends, e.Kind)
+		}
+	}
+	return ends
 }
 
 // Events returns a copy of the events recorded so far, in order.
