@@ -39,6 +39,9 @@ func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submi
 	rep := answerReport{obs: r.obs, key: key}
 	ctx = rep.submit(ctx)
 	defer func() { rep.end(ctx, res, err) }()
+	if err := checkInput(append(callerTexts(caller), key.Conversation, key.CorrelationID, sub.ID)...); err != nil {
+		return Result{}, err
+	}
 	if err := checkCaller(caller); err != nil {
 		return Result{}, err
 	}

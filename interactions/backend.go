@@ -88,6 +88,9 @@ func (r *Resolver) Revise(ctx context.Context, key Key, spec CardSpec, schema Sc
 // already cancelled gives ErrCardCancelled), ErrUnsupportedVersion,
 // ErrCheckpointWriteFailed, ErrNeedsReconciliation.
 func (r *Resolver) Cancel(ctx context.Context, key Key, reason string) (Result, error) {
+	if err := checkInput(reason); err != nil {
+		return Result{}, err
+	}
 	return r.close(ctx, key, func(next *Record) {
 		next.Status, next.Reason = StatusCancelled, reason
 	})
@@ -99,6 +102,9 @@ func (r *Resolver) Cancel(ctx context.Context, key Key, reason string) (Result, 
 // Refusals: ErrInvalidCard (by empty, over-long or the card's own id), and
 // those of Cancel.
 func (r *Resolver) Supersede(ctx context.Context, key Key, by string) (Result, error) {
+	if err := checkInput(key.Conversation, key.CorrelationID, by); err != nil {
+		return Result{}, err
+	}
 	if !validID(by) || by == key.CorrelationID {
 		return Result{}, wire.New(refusal.CodeInvalidCard, "", "a card is superseded by another card's correlation id")
 	}
@@ -115,6 +121,9 @@ func (r *Resolver) Supersede(ctx context.Context, key Key, by string) (Result, e
 // none), and those of Cancel (a card already expired gives
 // ErrAnswerExpired).
 func (r *Resolver) Expire(ctx context.Context, key Key) (Result, error) {
+	if err := checkInput(key.Conversation, key.CorrelationID); err != nil {
+		return Result{}, err
+	}
 	if !validKey(key) {
 		return Result{}, errNotFound()
 	}
@@ -140,6 +149,9 @@ func (r *Resolver) Expire(ctx context.Context, key Key) (Result, error) {
 // close runs a backend closing transition: set is applied to a copy of the
 // pending record, which then advances one revision and closes now.
 func (r *Resolver) close(ctx context.Context, key Key, set func(next *Record)) (Result, error) {
+	if err := checkInput(key.Conversation, key.CorrelationID); err != nil {
+		return Result{}, err
+	}
 	if !validKey(key) {
 		return Result{}, errNotFound()
 	}
@@ -187,6 +199,9 @@ func expiresAt(createdAt int64, spec CardSpec) int64 {
 
 // checkNewCard refuses a card the rules of Record do not allow.
 func checkNewCard(c NewCard) error {
+	if err := checkInput(callerTexts(c.Answerer)...); err != nil {
+		return err
+	}
 	if checkCaller(c.Answerer) != nil {
 		return wire.New(refusal.CodeInvalidCard, "", "a card is bound to a principal or a public owner, each at most 256 bytes")
 	}
@@ -196,6 +211,12 @@ func checkNewCard(c NewCard) error {
 // checkMetadata refuses a key, spec or schema reference the rules of Record
 // do not allow.
 func checkMetadata(key Key, spec CardSpec, schema SchemaRef) error {
+	if err := checkInput(key.Conversation, key.CorrelationID, schema.ID); err != nil {
+		return err
+	}
+	if err := checkSpecInput(spec); err != nil {
+		return err
+	}
 	switch {
 	case !validKey(key):
 		return wire.New(refusal.CodeInvalidCard, "", "conversation and correlation id must be 1 to 256 bytes")

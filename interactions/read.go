@@ -26,6 +26,9 @@ type View struct {
 // Refusals: ErrUnauthorized, ErrCardNotFound (missing or foreign, alike),
 // ErrUnsupportedVersion, ErrStoreUnavailable.
 func (r *Resolver) Read(ctx context.Context, caller Caller, key Key) (View, error) {
+	if err := checkInput(append(callerTexts(caller), key.Conversation, key.CorrelationID)...); err != nil {
+		return View{}, err
+	}
 	if err := checkCaller(caller); err != nil {
 		return View{}, err
 	}
@@ -48,6 +51,9 @@ func (r *Resolver) Read(ctx context.Context, caller Caller, key Key) (View, erro
 //
 // Refusals: ErrCardNotFound, ErrUnsupportedVersion, ErrStoreUnavailable.
 func (r *Resolver) Lookup(ctx context.Context, key Key) (View, error) {
+	if err := checkInput(key.Conversation, key.CorrelationID); err != nil {
+		return View{}, err
+	}
 	if !validKey(key) {
 		return View{}, errNotFound()
 	}

@@ -66,6 +66,9 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 		if err != nil {
 			return Answer{}, err
 		}
+		if err := checkJSONInput("/value", v); err != nil {
+			return Answer{}, err
+		}
 		a.Value = v
 	}
 	a.Digest = digest(a.Action, a.Value)

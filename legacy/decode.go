@@ -21,23 +21,22 @@ import (
 //     and only ParseEnvelope reads it (section 1).
 //   - invalid-event: not a JSON object (path ""), no string "type" (path
 //     /type), or a type of the dialect whose members do not fit it (the
-//     path of the first member that does not; /card or /usage when the
-//     fault is inside that object).
-//   - missing-call-id: a callId that is present but not a string.
+//     path of the first member that does not, however deep:
+//     /card/createdAt, /card/presentation/options/1/label, /usage/costUsd).
+//   - missing-call-id: a callId that is present but not a string (null
+//     included).
 //   - unknown-result-status: a Papercusp tool_result status that is present
 //     but not a string.
 //
 // A type the dialect does not define (a product's own type such as Scout's
 // products, or a type of the other dialect) is returned as a
 // *AppFrame holding the frame; whether it upgrades is the
-// host's registry's decision. The frame types and the members each needs
-// are those of ParseChatEvent (a null member counts as absent), plus the
-// Papercusp types described on DeltaFrame, ToolCallFrame and ToolResultFrame. One
-// difference: a member that may hold any JSON value (a state's snapshot, a
-// tool call's input, a tool result's output) keeps an explicit null as the
-// JSON null, where ParseChatEvent reads a null snapshot as absent, since
-// version 1 tells a null snapshot, which it accepts, from a missing one,
-// which it refuses.
+// host's registry's decision. The frame types and what fits them are
+// ParseChatEvent's (docs/contract.md section 2.4), plus the Papercusp types
+// described on DeltaFrame, ToolCallFrame and ToolResultFrame, whose members
+// fit by the same rules. A member that may hold any JSON value (a state's
+// snapshot, a tool call's input, a tool result's output) keeps an explicit
+// null as the JSON null.
 //
 // The bytes are read as a browser's JSON.parse reads them, like
 // ParseChatEvent: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,
@@ -92,17 +91,15 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 		status, _ := obj["status"].(string)
 		return &ToolResultFrame{CallID: callID, Status: chatprotocol.ToolResultStatus(status), Output: rawMember(obj, spans, "output")}, nil
 	}
-	ev := ParseChatEvent(text)
-	if app, ok := ev.(*AppFrame); ok && app.Type == typ {
+	ev, bad := parseKnown(typ, obj, spans)
+	if ev == nil {
 		// ParseChatEvent keeps a union frame whose members do not fit as an
-		// app frame; the adapter refuses it instead, at the faulty member.
+		// app frame; the adapter refuses it instead, at the faulty member
+		// (with its own code where a member has one).
 		if err := fit(obj, specs); err != nil {
 			return nil, err
 		}
-		return nil, wire.New(refusal.CodeInvalidEvent, nestedPath(specs), "the "+typ+" frame's members do not fit its type")
-	}
-	if state, ok := ev.(*StateFrame); ok && state.Snapshot == nil {
-		state.Snapshot = rawMember(obj, spans, "snapshot")
+		return nil, wire.New(refusal.CodeInvalidEvent, bad, "the "+typ+" frame's members do not fit its type")
 	}
 	return ev, nil
 }
@@ -120,10 +117,10 @@ func rawMember(obj map[string]any, spans jsjson.Spans, name string) []byte {
 type kind uint8
 
 const (
-	kindAny     kind = iota // any JSON value
-	kindString              // a string
-	kindInteger             // a whole number of magnitude at most 2^53-1
-	kindObject              // an object, whose members ParseChatEvent checks
+	kindAny    kind = iota // any JSON value
+	kindString             // a string
+	kindNumber             // a finite number
+	kindObject             // an object, whose members ParseChatEvent checks
 )
 
 // member is one member of a legacy frame type: its name, JSON type, whether
@@ -155,7 +152,7 @@ var (
 		TypeSession:    {req("sessionId", kindString)},
 		TypeCard:       {req("card", kindObject)},
 		TypeCardClosed: {req("correlationId", kindString)},
-		TypeState:      {opt("version", kindInteger), opt("snapshot", kindAny)},
+		TypeState:      {req("version", kindNumber), opt("snapshot", kindAny)},
 		TypeDone:       {opt("usage", kindObject)},
 		TypeError:      {req("message", kindString)},
 		TypeNavigate:   {req("href", kindString)},
@@ -195,15 +192,16 @@ func merge(a, b map[string][]member) map[string][]member {
 	return out
 }
 
-// fit refuses the first member of obj that is missing (when required) or
-// of the wrong JSON type, with that member's code and path.
+// fit refuses the first member of obj that is missing or null (when
+// required) or present and of the wrong JSON type (a null included, unless
+// it may hold any JSON), with that member's code and path.
 func fit(obj map[string]any, specs []member) error {
 	for _, m := range specs {
-		v := obj[m.name]
-		if v == nil {
-			if m.required {
-				return wire.New(m.code, "/"+m.name, "missing")
-			}
+		v, present := obj[m.name]
+		if v == nil && m.required {
+			return wire.New(m.code, "/"+m.name, "missing")
+		}
+		if !present {
 			continue
 		}
 		if !m.kind.holds(v) {
@@ -213,38 +211,29 @@ func fit(obj map[string]any, specs []member) error {
 	return nil
 }
 
-// nestedPath is the path of the first object member of a type: where the
-// fault of a frame lies whose members all have their JSON types.
-func nestedPath(specs []member) string {
-	for _, m := range specs {
-		if m.kind == kindObject {
-			return "/" + m.name
-		}
-	}
-	return ""
-}
-
 func (k kind) holds(v any) bool {
 	switch k {
 	case kindString:
 		_, ok := v.(string)
 		return ok
-	case kindInteger:
+	case kindNumber:
 		f, ok := v.(float64)
-		return ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53-1
+		return ok && !math.IsInf(f, 0)
 	case kindObject:
 		_, ok := v.(map[string]any)
 		return ok
+	case kindAny:
+		return true
 	}
-	return true
+	return false
 }
 
 func (k kind) String() string {
 	switch k {
 	case kindString:
 		return "a string"
-	case kindInteger:
-		return "a whole number of magnitude at most 2^53-1"
+	case kindNumber:
+		return "a finite number"
 	case kindObject:
 		return "an object"
 	}

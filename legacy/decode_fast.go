@@ -77,7 +77,8 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	// whole number, or any JSON value as its text.
 	var (
 		strs [3]string
-		ints [3]int64
+		has  [3]bool
+		nums [3]float64
 		raws [3][]byte
 	)
 	if len(specs) > len(strs) {
@@ -92,13 +93,14 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 			}
 			continue
 		}
+		has[i] = true
 		switch spec.kind {
 		case kindString:
 			if strs[i], ok = m.str(); !ok {
 				return nil, false
 			}
-		case kindInteger:
-			if ints[i], ok = m.integer(); !ok {
+		case kindNumber:
+			if nums[i], ok = m.number(); !ok {
 				return nil, false
 			}
 		case kindAny:
@@ -126,7 +128,12 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	case TypeSession:
 		return &SessionFrame{SessionID: strs[0]}, true
 	case TypeToolStart:
-		return &ToolStartFrame{Tool: strs[0], CallID: strs[1]}, true
+		f := &ToolStartFrame{Tool: strs[0]}
+		if has[1] {
+			callID := strs[1] // a copy: taking strs' address would move it to the heap for every frame
+			f.CallID = &callID
+		}
+		return f, true
 	case TypeCardClosed:
 		return &CardClosedFrame{CorrelationID: strs[0]}, true
 	case TypeError:
@@ -134,7 +141,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	case TypeNavigate:
 		return &NavigateFrame{Href: strs[0]}, true
 	case TypeState:
-		return &StateFrame{Version: ints[0], Snapshot: raws[1]}, true
+		return &StateFrame{Version: nums[0], Snapshot: raws[1]}, true
 	case TypeToolCall:
 		return &ToolCallFrame{CallID: strs[0], Name: strs[1], Input: raws[2]}, true
 	case TypeToolResult:
@@ -143,20 +150,17 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	return nil, false
 }
 
-// integer returns the member's value as a whole number: ok is false when
-// it is not a number (null included) or not a whole number of magnitude at most 2^53-1. The number is read as
-// JSON.parse reads it, into a float64: the scanner checked the grammar, so
-// ParseFloat's only error is ErrRange, whose infinity is what JSON.parse
-// gives too, and is not whole.
-func (m *fastMember) integer() (int64, bool) {
+// number returns the member's value as a number: ok is false when it is
+// not a number (null included) or is read as infinite. The number is read
+// as JSON.parse reads it, into a float64: the scanner checked the grammar,
+// so ParseFloat's only error is ErrRange, whose infinity is what JSON.parse
+// gives too, and which no type accepts.
+func (m *fastMember) number() (float64, bool) {
 	if c := m.value[0]; c != '-' && (c < '0' || c > '9') {
 		return 0, false
 	}
 	f, _ := strconv.ParseFloat(string(m.value), 64)
-	if !kindInteger.holds(f) {
-		return 0, false
-	}
-	return int64(f), true
+	return f, kindNumber.holds(f)
 }
 
 // str returns the member's value as a string: ok is false when it is not a

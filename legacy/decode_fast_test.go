@@ -53,9 +53,11 @@ var strictCases = []struct {
 	{Scout, `{"type":"state","version":1e3,"snapshot":"s"}`, true},
 	{Papercusp, `{"type":"tool_call","callId":"c","name":"n","input":{"q":"x"}}`, true},
 	{Papercusp, `{"type":"tool_result","status":"ok","output":[1,{"a":null}]}`, true},
-	{Scout, `{"type":"state","version":1.5}`, false},                                      // not a whole number: refused
+	{Scout, `{"type":"state","version":1.5}`, true},                                       // a number, as the reference types it
 	{Scout, `{"type":"state","version":1e400}`, false},                                    // Infinity: refused
-	{Scout, `{"type":"state","version":9007199254740992}`, false},                         // beyond 2^53-1: refused
+	{Scout, `{"type":"state","version":9007199254740992}`, true},                          // a number beyond 2^53-1 too
+	{Scout, `{"type":"state","snapshot":{}}`, false},                                      // no version: refused
+	{Scout, `{"type":"tool_start","tool":"t","callId":""}`, true},                         // an empty call id is present
 	{Scout, `{"type":"state","version":null}`, false},                                     // null number: the general path
 	{Scout, `{"type":"state","version":"1"}`, false},                                      // wrong type: refused
 	{Scout, `{"type":7}`, false},                                                          // type not a string

@@ -12,8 +12,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-func i64(n int64) *int64 { return &n }
-
 func f64(f float64) *float64 { return &f }
 
 func TestDecodeAccepts(t *testing.T) {
@@ -26,14 +24,14 @@ func TestDecodeAccepts(t *testing.T) {
 		{"scout session", Scout, `{"type":"session","sessionId":"s-1"}`, &SessionFrame{SessionID: "s-1"}},
 		{"scout token", Scout, `{"type":"token","content":"Hel"}`, &TokenFrame{Content: "Hel"}},
 		{"scout tool_start", Scout, `{"type":"tool_start","tool":"search"}`, &ToolStartFrame{Tool: "search"}},
-		{"scout tool_start with call id", Scout, `{"type":"tool_start","tool":"search","callId":"c-9"}`, &ToolStartFrame{Tool: "search", CallID: "c-9"}},
-		{"scout tool_start null call id", Scout, `{"type":"tool_start","tool":"search","callId":null}`, &ToolStartFrame{Tool: "search"}},
+		{"scout tool_start with call id", Scout, `{"type":"tool_start","tool":"search","callId":"c-9"}`, &ToolStartFrame{Tool: "search", CallID: new("c-9")}},
 		{"scout card_closed", Scout, `{"type":"card_closed","correlationId":"k"}`, &CardClosedFrame{CorrelationID: "k"}},
 		{"scout state", Scout, `{"type":"state","version":3,"snapshot":{"inbox":2}}`, &StateFrame{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}},
-		{"scout state null snapshot", Scout, `{"type":"state","snapshot":null}`, &StateFrame{Snapshot: json.RawMessage(`null`)}},
+		{"scout state null snapshot", Scout, `{"type":"state","version":0,"snapshot":null}`, &StateFrame{Snapshot: json.RawMessage(`null`)}},
+		{"scout state fraction", Scout, `{"type":"state","version":1.5}`, &StateFrame{Version: 1.5}},
 		{"scout state without snapshot", Scout, `{"type":"state","version":1}`, &StateFrame{Version: 1}},
 		{"scout done", Scout, `{"type":"done"}`, &DoneFrame{}},
-		{"scout done usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &DoneFrame{Usage: &Usage{TotalTokens: i64(812), CostUSD: f64(0.0041)}}},
+		{"scout done usage", Scout, `{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &DoneFrame{Usage: &Usage{TotalTokens: f64(812), CostUSD: f64(0.0041)}}},
 		{"scout error", Scout, `{"type":"error","message":"upstream timed out"}`, &ErrorFrame{Message: "upstream timed out"}},
 		{"scout navigate", Scout, `{"type":"navigate","href":"/p"}`, &NavigateFrame{Href: "/p"}},
 		{"scout product", Scout, ` {"type":"products","products":[]} `, &AppFrame{Type: "products", Raw: json.RawMessage(`{"type":"products","products":[]}`)}},
@@ -48,7 +46,7 @@ func TestDecodeAccepts(t *testing.T) {
 		{"papercusp tool_result without status", Papercusp, `{"type":"tool_result","callId":"c-1"}`, &ToolResultFrame{CallID: "c-1"}},
 		{"papercusp tool_result unknown status kept", Papercusp, `{"type":"tool_result","callId":"c-1","status":"done"}`, &ToolResultFrame{CallID: "c-1", Status: "done"}},
 		{"papercusp session", Papercusp, `{"type":"session","sessionId":"s-1"}`, &SessionFrame{SessionID: "s-1"}},
-		{"papercusp done", Papercusp, `{"type":"done","usage":{"totalTokens":1}}`, &DoneFrame{Usage: &Usage{TotalTokens: i64(1)}}},
+		{"papercusp done", Papercusp, `{"type":"done","usage":{"totalTokens":1}}`, &DoneFrame{Usage: &Usage{TotalTokens: f64(1)}}},
 		{"papercusp reads token as a product type", Papercusp, `{"type":"token","content":"x"}`, &AppFrame{Type: "token", Raw: json.RawMessage(`{"type":"token","content":"x"}`)}},
 		{"papercusp reads tool_start as a product type", Papercusp, `{"type":"tool_start","tool":1}`, &AppFrame{Type: "tool_start", Raw: json.RawMessage(`{"type":"tool_start","tool":1}`)}},
 	}
@@ -69,9 +67,9 @@ func TestDecodeCard(t *testing.T) {
 		card, ok := got.(*CardFrame)
 		require.True(t, ok, "%T", got)
 		assert.Equal(t, "corr-91", card.Card.CorrelationID)
-		assert.Equal(t, int64(1764500001000), card.Card.CreatedAt)
+		assert.Equal(t, 1764500001000.0, card.Card.CreatedAt)
 		require.NotNil(t, card.Card.Presentation)
-		assert.Equal(t, chatprotocol.CardKindRadio, card.Card.Presentation.Kind)
+		assert.Equal(t, "radio", card.Card.Presentation.Kind)
 	}
 }
 
@@ -110,12 +108,16 @@ func TestDecodeRefuses(t *testing.T) {
 		{"tool_start without tool", Scout, `{"type":"tool_start"}`, refusal.CodeInvalidEvent, "/tool"},
 		{"tool_start call id number", Scout, `{"type":"tool_start","tool":"x","callId":5}`, refusal.CodeMissingCallID, "/callId"},
 		{"card not an object", Scout, `{"type":"card","card":"x"}`, refusal.CodeInvalidEvent, "/card"},
-		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k"}}`, refusal.CodeInvalidEvent, "/card"},
+		{"card without createdAt", Scout, `{"type":"card","card":{"correlationId":"k","prompt":"p"}}`, refusal.CodeInvalidEvent, "/card/createdAt"},
+		{"card without prompt", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1}}`, refusal.CodeInvalidEvent, "/card/prompt"},
+		{"card option without label", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","presentation":{"kind":"radio","options":[{"id":"a","label":"A"},{"id":"b"}]}}}`, refusal.CodeInvalidEvent, "/card/presentation/options/1/label"},
+		{"card fallbackText null", Scout, `{"type":"card","card":{"correlationId":"k","createdAt":1,"prompt":"p","fallbackText":null}}`, refusal.CodeInvalidEvent, "/card/fallbackText"},
+		{"tool_start call id null", Scout, `{"type":"tool_start","tool":"x","callId":null}`, refusal.CodeMissingCallID, "/callId"},
+		{"state without version", Scout, `{"type":"state","snapshot":{}}`, refusal.CodeInvalidEvent, "/version"},
 		{"card_closed without id", Scout, `{"type":"card_closed"}`, refusal.CodeInvalidEvent, "/correlationId"},
-		{"state version fraction", Scout, `{"type":"state","version":1.5,"snapshot":{}}`, refusal.CodeInvalidEvent, "/version"},
 		{"state version string", Scout, `{"type":"state","version":"1","snapshot":{}}`, refusal.CodeInvalidEvent, "/version"},
 		{"done usage not an object", Scout, `{"type":"done","usage":5}`, refusal.CodeInvalidEvent, "/usage"},
-		{"done usage tokens string", Scout, `{"type":"done","usage":{"totalTokens":"5"}}`, refusal.CodeInvalidEvent, "/usage"},
+		{"done usage tokens string", Scout, `{"type":"done","usage":{"totalTokens":"5"}}`, refusal.CodeInvalidEvent, "/usage/totalTokens"},
 		{"error without message", Scout, `{"type":"error"}`, refusal.CodeInvalidEvent, "/message"},
 		{"navigate href object", Scout, `{"type":"navigate","href":{}}`, refusal.CodeInvalidEvent, "/href"},
 		{"papercusp delta without text", Papercusp, `{"type":"delta"}`, refusal.CodeInvalidEvent, "/text"},
@@ -142,7 +144,8 @@ func TestDecodeRefuses(t *testing.T) {
 func TestDecodeAgreesWithParseChatEvent(t *testing.T) {
 	for _, frame := range []string{
 		`{"type":"session","sessionId":"s"}`, `{"type":"token","content":""}`,
-		`{"type":"tool_start","tool":"t","callId":"c"}`, `{"type":"state"}`,
+		`{"type":"tool_start","tool":"t","callId":"c"}`, `{"type":"state","version":1.5}`,
+		`{"type":"state","version":0,"snapshot":null}`,
 		`{"type":"done","usage":{}}`, `{"type":"cart_mutate","op":"add"}`, `{"type":"error","message":"m","extra":1}`,
 	} {
 		got, err := DecodeLegacyChatFrame([]byte(frame), Scout)

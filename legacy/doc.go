@@ -14,9 +14,12 @@
 //
 // ParseChatEvent reads a frame tolerantly, as the TypeScript reference
 // does: never an error, never a panic; nil for anything but a JSON object
-// with a string type; a product's own types, and union frames whose members
-// do not fit, come back whole as an *AppFrame. MarshalChatEvent writes any
-// Frame. FrameChannel, IsStateFrame and IsReplayableFrame give the section-2
+// with a string type; a product's own types, and union frames their
+// reference type does not accept, come back whole as an *AppFrame.
+// MarshalChatEvent writes any Frame, and writes a frame ParseChatEvent read
+// back as the same JSON (docs/contract.md section 2.4): the frames are the
+// reference's types exactly, optional members nil when absent (Card and
+// its parts for a card frame). FrameChannel, IsStateFrame and IsReplayableFrame give the section-2
 // channel partition: only EVENT-channel frames are replayable.
 //
 // # Adapters
@@ -40,7 +43,7 @@
 //
 // Scout is the shipped version-0 union, as ParseChatEvent reads it:
 // session{sessionId}, token{content}, tool_start{tool, callId?},
-// card{card}, card_closed{correlationId}, state{version?, snapshot?},
+// card{card}, card_closed{correlationId}, state{version, snapshot?},
 // done{usage?}, error{message}, navigate{href}. Upgrading renames
 // token/content to delta/text and tool_start/tool to tool_call/name.
 //

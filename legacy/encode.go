@@ -58,9 +58,8 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 		return nil, err
 	}
 	if _, err := MarshalChatEvent(f); err != nil {
-		// Valid in version 1, but version 0 cannot carry it exactly: an
-		// integer beyond 2^53-1, which JavaScript would round and
-		// DecodeLegacyChatFrame refuses.
+		// Valid in version 1, but the legacy frame cannot be written (a
+		// number JSON cannot hold): no legacy form.
 		path := "/event"
 		if e, ok := err.(*refusal.Error); ok {
 			path += e.Path
@@ -85,7 +84,7 @@ func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 		if d == Papercusp {
 			return &ToolCallFrame{CallID: e.CallID, Name: e.Name, Input: e.Input}, nil
 		}
-		return &ToolStartFrame{Tool: e.Name, CallID: e.CallID}, nil
+		return &ToolStartFrame{Tool: e.Name, CallID: &e.CallID}, nil
 	case *chatprotocol.ToolResultEvent:
 		switch {
 		case d != Papercusp:
@@ -98,15 +97,27 @@ func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 		if e.Status != chatprotocol.LifecycleCompleted {
 			return nil, noLegacyForm("/event/status", "only a completed lifecycle has a legacy form (done), not "+quote(string(e.Status)))
 		}
-		return &DoneFrame{Usage: usageV0(e.Usage)}, nil
+		u, err := usageV0(e.Usage)
+		if err != nil {
+			return nil, err
+		}
+		return &DoneFrame{Usage: u}, nil
 	case *chatprotocol.ErrorEvent:
 		return &ErrorFrame{Message: e.Message}, nil
 	case *chatprotocol.CardEvent:
-		return &CardFrame{Card: e.Card}, nil
+		card, err := cardV0(&e.Card)
+		if err != nil {
+			return nil, err
+		}
+		return &CardFrame{Card: *card}, nil
 	case *chatprotocol.CardClosedEvent:
 		return &CardClosedFrame{CorrelationID: e.CorrelationID}, nil
 	case *chatprotocol.StateEvent:
-		return &StateFrame{Version: e.Version, Snapshot: e.Snapshot}, nil
+		version, err := exactNumber("/event/version", e.Version)
+		if err != nil {
+			return nil, err
+		}
+		return &StateFrame{Version: version, Snapshot: e.Snapshot}, nil
 	case *chatprotocol.NavigateEvent:
 		return &NavigateFrame{Href: e.Href}, nil
 	case *chatprotocol.AppEvent:
@@ -119,9 +130,17 @@ func noLegacyForm(path, message string) error {
 	return wire.New(refusal.CodeUnsupportedEvent, path, message)
 }
 
-func usageV0(u *chatprotocol.Usage) *Usage {
+func usageV0(u *chatprotocol.Usage) (*Usage, error) {
 	if u == nil {
-		return nil
+		return nil, nil
 	}
-	return &Usage{TotalTokens: u.TotalTokens, CostUSD: u.CostUSD}
+	out := &Usage{CostUSD: u.CostUSD}
+	if u.TotalTokens != nil {
+		n, err := exactNumber("/event/usage/totalTokens", *u.TotalTokens)
+		if err != nil {
+			return nil, err
+		}
+		out.TotalTokens = &n
+	}
+	return out, nil
 }

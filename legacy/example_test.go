@@ -112,8 +112,7 @@ func ExampleParseChatEvent() {
 }
 
 func ExampleMarshalChatEvent() {
-	total := int64(812)
-	out, err := legacy.MarshalChatEvent(&legacy.DoneFrame{Usage: &legacy.Usage{TotalTokens: &total}})
+	out, err := legacy.MarshalChatEvent(&legacy.DoneFrame{Usage: &legacy.Usage{TotalTokens: new(812.0)}})
 	fmt.Println(string(out), err)
 	// Output: {"type":"done","usage":{"totalTokens":812}} <nil>
 }

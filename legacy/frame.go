@@ -6,6 +6,12 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 )
 
+// The frames of the section-2 union are the TypeScript reference's ChatEvent
+// types exactly (docs/contract.md section 2.4): a required member is a
+// value, an optional one a pointer (or a nil slice or raw text) that is nil
+// when absent, and numbers are JSON numbers (float64), so that
+// MarshalChatEvent writes back, as JSON, the frame ParseChatEvent read.
+
 // Frame is one frame of the version-0 union (docs/contract.md section 2):
 // a *SessionFrame, *TokenFrame, *ToolStartFrame, *CardFrame,
 // *CardClosedFrame, *StateFrame, *DoneFrame, *ErrorFrame, *NavigateFrame,
@@ -50,18 +56,20 @@ type TokenFrame struct {
 }
 
 // ToolStartFrame says the model invoked a tool, in the Scout dialect:
-// {"type":"tool_start","tool":…,"callId":…}. CallID is "" when the frame
-// has none; the host's mapping then supplies it on upgrade
-// (docs/contract.md section 9).
+// {"type":"tool_start","tool":…,"callId":…}. CallID, the Scout dialect's
+// member beyond the reference's type, is nil when the frame has none; the
+// host's mapping then supplies it on upgrade, as it does for "" (docs/contract.md
+// section 9.4).
 type ToolStartFrame struct {
 	Tool   string
-	CallID string
+	CallID *string
 }
 
 // CardFrame carries an open card on the STATE channel:
-// {"type":"card","card":{…}} (docs/contract.md section 3).
+// {"type":"card","card":{…}} (docs/contract.md section 3), the card as
+// the frame carries it.
 type CardFrame struct {
-	Card chatprotocol.OpenCardSnapshot
+	Card Card
 }
 
 // CardClosedFrame says an open card was answered or withdrawn:
@@ -71,11 +79,13 @@ type CardClosedFrame struct {
 }
 
 // StateFrame replaces the product's last state snapshot:
-// {"type":"state","version":N,"snapshot":…}. Version is an integer (0 when
-// the frame has none). Snapshot is the JSON text of the frame's "snapshot"
-// member as received, nil when the frame has none.
+// {"type":"state","version":N,"snapshot":…}. Version is required, a JSON
+// number (the upgrade needs a whole one). Snapshot is the JSON text of the
+// frame's "snapshot" member as received, null included, and nil when the
+// frame has none: the reference types it unknown, whose undefined
+// JSON.stringify omits (docs/contract.md section 2.4).
 type StateFrame struct {
-	Version  int64
+	Version  float64
 	Snapshot json.RawMessage
 }
 
@@ -87,12 +97,12 @@ type DoneFrame struct {
 
 // Usage is the optional usage of a done frame. Each member is nil when the
 // frame does not carry it, so an explicit 0 survives re-encoding.
-// TotalTokens counts tokens (any whole number of magnitude at most
-// 2^53-1); CostUSD is the "costUsd" member, in US dollars. Unlike
-// chatprotocol.Usage it keeps no unknown members and allows negatives, as
-// version 0 does; the upgrade applies the version-1 rules.
+// TotalTokens counts tokens; CostUSD is the "costUsd" member, in US
+// dollars. Both are JSON numbers, as the reference types them. Unlike
+// chatprotocol.Usage it keeps no unknown members and allows negatives and
+// fractions, as version 0 does; the upgrade applies the version-1 rules.
 type Usage struct {
-	TotalTokens *int64
+	TotalTokens *float64
 	CostUSD     *float64
 }
 

@@ -2,10 +2,7 @@ package legacy
 
 import (
 	"bytes"
-	"math"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
 )
 
@@ -20,34 +17,37 @@ const maxSafeInteger = 1<<53 - 1
 // It returns nil when data is not a JSON object with a string "type" member.
 // Otherwise:
 //
-//   - A frame of a union type whose members fit that type returns the typed
-//     frame (*TokenFrame …).
+//   - A frame of a union type that the reference's type of it accepts
+//     returns the typed frame (*TokenFrame …), holding exactly what the
+//     frame has: MarshalChatEvent writes it back as the same JSON.
 //   - A product's own type (Scout's products, cart_mutate …) returns a
 //     *AppFrame holding the frame; it is never dropped.
-//   - A frame of a union type whose members do not fit also returns a
+//   - A frame of a union type that its type does not accept also returns a
 //     *AppFrame with that type and the frame, so nothing is dropped and
-//     nothing is invented: no zero value stands in for a wrongly typed
-//     member. Its FrameType still names the union type, so channel
+//     nothing is repaired: no zero value stands in for a missing or wrongly
+//     typed member. Its FrameType still names the union type, so channel
 //     decisions (IsReplayableFrame …) stay right.
 //
-// Members fit when each member of section 2 has its JSON type where present
-// (a null counts as absent) and the identifying members are present:
-// session needs a string sessionId, token a string content, tool_start a
-// string tool (and, optionally, a string callId), card an object card with
-// string correlationId and prompt, card_closed a string correlationId,
-// error a string message and navigate a string href. Integers (version,
-// createdAt, timeoutMs, totalTokens) must be whole numbers of magnitude at
-// most 2^53-1; other numbers must be finite. A card's other members are
-// checked for type only (chatprotocol.ValidateOpenCardSnapshot checks the card rules);
-// its report is read with blocks.ParseReportBlock and must give a block; a
-// dataSchemaJson object is kept as its JSON text. Members the union does not
-// define are ignored.
+// A type accepts a frame (docs/contract.md sections 2.4 and 3.1) when every
+// required member is present with its JSON type and every optional one is
+// absent or has its type: a null is a value, accepted only where the type
+// is unknown (a state's snapshot). Strings may be empty; numbers are any
+// finite JSON number (createdAt 1.5 is a number); a presentation's kind
+// and an option's style are one of the reference's literals; min and max
+// are a number or any string; dataSchemaJson is an object, kept as its
+// JSON text; a report has plans (an empty list included), each plan a
+// title, each item a text, read exactly (not by blocks.ParseReportBlock,
+// which trims and drops). Members the types do not name are ignored and
+// not kept. Whether a typed card also keeps the card rules is
+// chatprotocol.ValidateOpenCardSnapshot's question, after
+// Card.ToOpenCardSnapshot.
 //
 // The bytes are read as a browser reads them (see package internal/jsjson,
 // as in package blocks): invalid UTF-8 as U+FFFD, duplicate member names
 // last-one-wins, member names case-sensitive ("TYPE" is not "type"), 1e400
-// as Infinity, no depth limit. Returned frames share no memory with data.
-// There is no size limit: bound the frame before calling.
+// as Infinity (which no type accepts: JSON.stringify would write null), no
+// depth limit. Returned frames share no memory with data. There is no size
+// limit: bound the frame before calling.
 func ParseChatEvent(data []byte) Frame {
 	data = jsjson.DecodeUTF8(data)
 	obj, spans, ok := jsjson.ParseObject(data)
@@ -58,250 +58,58 @@ func ParseChatEvent(data []byte) Frame {
 	if !ok {
 		return nil
 	}
-	if f := parseKnown(typ, obj, spans); f != nil {
+	if f, _ := parseKnown(typ, obj, spans); f != nil {
 		return f
 	}
 	return &AppFrame{Type: typ, Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}
 }
 
-// parseKnown returns the typed frame of a union frame whose members fit,
-// and nil for anything else.
-func parseKnown(typ string, obj map[string]any, spans jsjson.Spans) Frame {
+// parseKnown returns the typed frame of a union frame its type accepts.
+// For any other frame it returns nil and, for a union frame, the JSON
+// pointer of the first member that does not fit ("" for other types).
+func parseKnown(typ string, obj map[string]any, spans jsjson.Spans) (Frame, string) {
+	r := shape{m: obj}
+	var f Frame
 	switch typ {
 	case TypeSession:
-		if s, ok := reqString(obj, "sessionId"); ok {
-			return &SessionFrame{SessionID: s}
-		}
+		f = &SessionFrame{SessionID: r.str("sessionId")}
 	case TypeToken:
-		if s, ok := reqString(obj, "content"); ok {
-			return &TokenFrame{Content: s}
-		}
+		f = &TokenFrame{Content: r.str("content")}
 	case TypeToolStart:
-		tool, ok1 := reqString(obj, "tool")
-		callID, ok2 := optString(obj, "callId")
-		if ok1 && ok2 {
-			return &ToolStartFrame{Tool: tool, CallID: callID}
-		}
+		f = &ToolStartFrame{Tool: r.str("tool"), CallID: r.optStr("callId")}
 	case TypeCard:
-		if m, ok := obj["card"].(map[string]any); ok {
-			if card, ok := decodeCard(m, spans.Get("card")); ok {
-				return &CardFrame{Card: card}
-			}
+		card := &CardFrame{}
+		if m, ok := r.object("card"); ok {
+			c := shape{m: m, at: "/card"}
+			card.Card = readCard(&c, spans.Get("card"))
+			r.bad = c.bad
 		}
+		f = card
 	case TypeCardClosed:
-		if s, ok := reqString(obj, "correlationId"); ok {
-			return &CardClosedFrame{CorrelationID: s}
-		}
+		f = &CardClosedFrame{CorrelationID: r.str("correlationId")}
 	case TypeState:
-		version, ok := optInt(obj, "version")
-		if !ok {
-			return nil
+		state := &StateFrame{Version: r.num("version")}
+		if _, ok := obj["snapshot"]; ok {
+			state.Snapshot = bytes.Clone(spans.Get("snapshot"))
 		}
-		f := &StateFrame{Version: version}
-		if obj["snapshot"] != nil {
-			f.Snapshot = bytes.Clone(spans.Get("snapshot"))
-		}
-		return f
+		f = state
 	case TypeDone:
-		if obj["usage"] == nil {
-			return &DoneFrame{}
+		done := &DoneFrame{}
+		if m, ok := r.optObject("usage"); ok {
+			u := shape{m: m, at: "/usage"}
+			done.Usage = &Usage{TotalTokens: u.optNum("totalTokens"), CostUSD: u.optNum("costUsd")}
+			r.bad = u.bad
 		}
-		if usage, ok := decodeUsage(obj["usage"]); ok {
-			return &DoneFrame{Usage: usage}
-		}
+		f = done
 	case TypeError:
-		if s, ok := reqString(obj, "message"); ok {
-			return &ErrorFrame{Message: s}
-		}
+		f = &ErrorFrame{Message: r.str("message")}
 	case TypeNavigate:
-		if s, ok := reqString(obj, "href"); ok {
-			return &NavigateFrame{Href: s}
-		}
-	}
-	return nil
-}
-
-func decodeUsage(v any) (*Usage, bool) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, false
-	}
-	u := &Usage{}
-	if m["totalTokens"] != nil {
-		n, ok := optInt(m, "totalTokens")
-		if !ok {
-			return nil, false
-		}
-		u.TotalTokens = &n
-	}
-	if m["costUsd"] != nil {
-		f, ok := optFloat(m, "costUsd")
-		if !ok {
-			return nil, false
-		}
-		u.CostUSD = &f
-	}
-	return u, true
-}
-
-// decodeCard reads a card member, parsed as m from its JSON text span,
-// into a chatprotocol.OpenCardSnapshot. The text is parsed again only for a
-// dataSchemaJson object, kept as its text.
-func decodeCard(m map[string]any, span []byte) (chatprotocol.OpenCardSnapshot, bool) {
-	var c chatprotocol.OpenCardSnapshot
-	var ok bool
-	var okID, okPrompt bool
-	c.CorrelationID, okID = reqString(m, "correlationId")
-	c.Prompt, okPrompt = reqString(m, "prompt")
-	ok = okID && okPrompt
-	ok = setOpt(&c.CreatedAt, optInt, m, "createdAt", ok)
-	ok = setOpt(&c.FallbackText, optString, m, "fallbackText", ok)
-	ok = setOpt(&c.AllowDecline, optBool, m, "allowDecline", ok)
-	ok = setOpt(&c.TimeoutMs, optInt, m, "timeoutMs", ok)
-	if p := m["presentation"]; p != nil && ok {
-		var pres *chatprotocol.CardPresentation
-		pres, ok = decodePresentation(p)
-		c.Presentation = pres
-	}
-	if r := m["report"]; r != nil && ok {
-		var report blocks.ReportBlock
-		report, ok = blocks.ParseReportBlock(r)
-		c.Report = &report
-	}
-	switch s := m["dataSchemaJson"].(type) {
-	case nil:
-	case string:
-		c.DataSchemaJSON = s
-	case map[string]any:
-		_, spans, _ := jsjson.ParseObject(span)
-		c.DataSchemaJSON = string(spans.Get("dataSchemaJson"))
+		f = &NavigateFrame{Href: r.str("href")}
 	default:
-		ok = false
+		return nil, ""
 	}
-	return c, ok
-}
-
-func decodePresentation(v any) (*chatprotocol.CardPresentation, bool) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, false
+	if r.bad != "" {
+		return nil, r.bad
 	}
-	p := &chatprotocol.CardPresentation{}
-	var kind string
-	ok = setOpt(&kind, optString, m, "kind", true)
-	p.Kind = chatprotocol.CardKind(kind)
-	ok = setOpt(&p.Placeholder, optString, m, "placeholder", ok)
-	ok = setOpt(&p.Multiline, optBool, m, "multiline", ok)
-	ok = setOpt(&p.Step, optFloat, m, "step", ok)
-	ok = setOpt(&p.VoiceAnswerable, optBool, m, "voiceAnswerable", ok)
-	for _, name := range []string{"min", "max"} {
-		var b *chatprotocol.CardBound
-		switch x := m[name].(type) {
-		case nil:
-			continue
-		case string:
-			b = &chatprotocol.CardBound{Date: x}
-			ok = ok && x != ""
-		case float64:
-			b = &chatprotocol.CardBound{Number: x}
-			ok = ok && !math.IsInf(x, 0)
-		default:
-			ok = false
-		}
-		if name == "min" {
-			p.Min = b
-		} else {
-			p.Max = b
-		}
-	}
-	switch opts := m["options"].(type) {
-	case nil:
-	case []any:
-		p.Options = make([]chatprotocol.CardOption, 0, len(opts))
-		for _, o := range opts {
-			opt, optOK := decodeOption(o)
-			ok = ok && optOK
-			p.Options = append(p.Options, opt)
-		}
-	default:
-		ok = false
-	}
-	return p, ok
-}
-
-func decodeOption(v any) (chatprotocol.CardOption, bool) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return chatprotocol.CardOption{}, false
-	}
-	var o chatprotocol.CardOption
-	var style string
-	ok = setOpt(&o.ID, optString, m, "id", true)
-	ok = setOpt(&o.Label, optString, m, "label", ok)
-	ok = setOpt(&o.Description, optString, m, "description", ok)
-	ok = setOpt(&o.Hint, optString, m, "hint", ok)
-	ok = setOpt(&style, optString, m, "style", ok)
-	o.Style = chatprotocol.CardOptionStyle(style)
-	return o, ok
-}
-
-// setOpt reads the optional member name of m with read into *dst and
-// returns ok && the member fits.
-func setOpt[T any](dst *T, read func(map[string]any, string) (T, bool), m map[string]any, name string, ok bool) bool {
-	v, fits := read(m, name)
-	*dst = v
-	return ok && fits
-}
-
-// reqString returns a member that must be a string.
-func reqString(m map[string]any, name string) (string, bool) {
-	s, ok := m[name].(string)
-	return s, ok
-}
-
-// optString returns a member that, when present and not null, must be a
-// string; "" when absent.
-func optString(m map[string]any, name string) (string, bool) {
-	switch v := m[name].(type) {
-	case nil:
-		return "", true
-	case string:
-		return v, true
-	}
-	return "", false
-}
-
-func optBool(m map[string]any, name string) (bool, bool) {
-	switch v := m[name].(type) {
-	case nil:
-		return false, true
-	case bool:
-		return v, true
-	}
-	return false, false
-}
-
-func optFloat(m map[string]any, name string) (float64, bool) {
-	switch v := m[name].(type) {
-	case nil:
-		return 0, true
-	case float64:
-		return v, !math.IsInf(v, 0)
-	}
-	return 0, false
-}
-
-// optInt returns a member that, when present and not null, must be a whole
-// number of magnitude at most 2^53-1; 0 when absent.
-func optInt(m map[string]any, name string) (int64, bool) {
-	switch v := m[name].(type) {
-	case nil:
-		return 0, true
-	case float64:
-		if v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
-			return 0, false
-		}
-		return int64(v), true
-	}
-	return 0, false
+	return f, ""
 }

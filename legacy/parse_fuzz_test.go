@@ -20,6 +20,8 @@ func FuzzParseChatEvent(f *testing.F) {
 		`{"TYPE":"token","content":"x"}`, `{"typeſ":"token"}`, "{\"type\\u0000\":\"token\"}", `{"type":"token","type":"error","message":"m"}`,
 		`{"type":"state","version":1e400}`, "\ufeff{\"type\":\"token\",\"content\":\"x\"}", `{"type":"token","content":"\ud800"}`,
 		`{"type":"card","card":{"correlationId":"c","prompt":"p","presentation":{"kind":"date","min":"2026-01-01","max":5}}}`,
+		`{"type":"card","card":{"correlationId":"","createdAt":0.5,"prompt":"","presentation":{"kind":"radio","options":[{"id":"","label":"","style":"danger"}],"placeholder":"","multiline":false,"min":"","max":-1,"step":0,"voiceAnswerable":false},"allowDecline":false,"timeoutMs":0,"fallbackText":"","report":{"plans":[{"title":"","items":[]}],"title":""},"dataSchemaJson":{"a":[null]}}}`,
+		`{"type":"state","version":0,"snapshot":null}`, `{"type":"tool_start","tool":"t","callId":""}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -5,8 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 )
 
 func raw(s string) []byte   { return []byte(s) }
@@ -26,24 +24,38 @@ func TestParseChatEventRoundTrip(t *testing.T) {
 		{`{"type":"token","content":"Size 43 — ümlaut 👟 <b>&"}`, &TokenFrame{Content: "Size 43 — ümlaut 👟 <b>&"}},
 		{`{"type":"token","content":"\ud800"}`, &TokenFrame{Content: "\xed\xa0\x80"}},
 		{`{"type":"tool_start","tool":"search_products"}`, &ToolStartFrame{Tool: "search_products"}},
-		{`{"type":"tool_start","tool":"lookup","callId":"c-1"}`, &ToolStartFrame{Tool: "lookup", CallID: "c-1"}},
-		{scoutCard, &CardFrame{Card: chatprotocol.OpenCardSnapshot{
-			CorrelationID: "corr-91", CreatedAt: 1764500001000,
-			CardSpec: chatprotocol.CardSpec{
-				Prompt: "Which size do you wear?",
-				Presentation: &chatprotocol.CardPresentation{Kind: chatprotocol.CardKindRadio, VoiceAnswerable: true, Options: []chatprotocol.CardOption{
-					{ID: "s42", Label: "EU 42"}, {ID: "s43", Label: "EU 43", Style: chatprotocol.CardOptionStylePrimary},
-				}},
-				AllowDecline: true, TimeoutMs: 600000, FallbackText: "Reply with your EU size.",
-			},
+		{`{"type":"tool_start","tool":"lookup","callId":"c-1"}`, &ToolStartFrame{Tool: "lookup", CallID: new("c-1")}},
+		{`{"type":"tool_start","tool":"lookup","callId":""}`, &ToolStartFrame{Tool: "lookup", CallID: new("")}},
+		{scoutCard, &CardFrame{Card: Card{
+			CorrelationID: "corr-91", CreatedAt: 1764500001000, Prompt: "Which size do you wear?",
+			Presentation: &CardPresentation{Kind: "radio", VoiceAnswerable: new(true), Options: []CardOption{
+				{ID: "s42", Label: "EU 42"}, {ID: "s43", Label: "EU 43", Style: new("primary")},
+			}},
+			AllowDecline: new(true), TimeoutMs: new(600000.0), FallbackText: new("Reply with your EU size."),
 		}}},
+		{`{"type":"card","card":{"correlationId":"","createdAt":0,"prompt":"","presentation":{"kind":"text","options":[],"placeholder":"","multiline":false,"min":"","max":-0.5,"step":0,"voiceAnswerable":false},"allowDecline":false,"timeoutMs":0,"fallbackText":"","report":{"plans":[]},"dataSchemaJson":{"type":"object"}}}`,
+			&CardFrame{Card: Card{
+				Presentation: &CardPresentation{Kind: "text", Options: []CardOption{}, Placeholder: new(""), Multiline: new(false),
+					Min: &CardBound{IsString: true}, Max: &CardBound{Number: -0.5}, Step: new(0.0), VoiceAnswerable: new(false)},
+				AllowDecline: new(false), TimeoutMs: new(0.0), FallbackText: new(""), Report: &Report{Plans: []ReportPlan{}},
+				DataSchemaJSON: raw(`{"type":"object"}`),
+			}}},
+		{`{"type":"card","card":{"correlationId":"k","createdAt":1.5,"prompt":"p","report":{"plans":[{"slug":" s ","title":"","status":"","summary":"","items":[{"id":"","text":"","status":"","ref":""}]},{"title":"t","items":[]}],"title":""}}}`,
+			&CardFrame{Card: Card{CorrelationID: "k", CreatedAt: 1.5, Prompt: "p", Report: &Report{Title: new(""), Plans: []ReportPlan{
+				{Slug: new(" s "), Status: new(""), Summary: new(""), Items: []ReportItem{{ID: new(""), Status: new(""), Ref: new("")}}},
+				{Title: "t", Items: []ReportItem{}},
+			}}}}},
 		{`{"type":"card_closed","correlationId":"corr-91"}`, &CardClosedFrame{CorrelationID: "corr-91"}},
 		{`{"type":"state","version":3,"snapshot":{"inbox":2}}`, &StateFrame{Version: 3, Snapshot: raw(`{"inbox":2}`)}},
 		{`{"type":"state","version":0}`, &StateFrame{}},
+		{`{"type":"state","version":0,"snapshot":null}`, &StateFrame{Snapshot: raw(`null`)}},
+		{`{"type":"state","version":9007199254740992,"snapshot":[]}`, &StateFrame{Version: 1 << 53, Snapshot: raw(`[]`)}},
+		{`{"type":"state","version":-1.25}`, &StateFrame{Version: -1.25}},
 		{`{"type":"done"}`, &DoneFrame{}},
-		{`{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &DoneFrame{Usage: &Usage{TotalTokens: i64(812), CostUSD: f64(0.0041)}}},
-		{`{"type":"done","usage":{"totalTokens":0}}`, &DoneFrame{Usage: &Usage{TotalTokens: i64(0)}}},
+		{`{"type":"done","usage":{"totalTokens":812,"costUsd":0.0041}}`, &DoneFrame{Usage: &Usage{TotalTokens: f64(812), CostUSD: f64(0.0041)}}},
+		{`{"type":"done","usage":{"totalTokens":0}}`, &DoneFrame{Usage: &Usage{TotalTokens: f64(0)}}},
 		{`{"type":"done","usage":{}}`, &DoneFrame{Usage: &Usage{}}},
+		{`{"type":"done","usage":{"totalTokens":1.5,"costUsd":-1}}`, &DoneFrame{Usage: &Usage{TotalTokens: f64(1.5), CostUSD: f64(-1)}}},
 		{`{"type":"error","message":"upstream timed out"}`, &ErrorFrame{Message: "upstream timed out"}},
 		{`{"type":"navigate","href":"/products/A-100?size=43"}`, &NavigateFrame{Href: "/products/A-100?size=43"}},
 		{`{"type":"products","products":[{"sku":"A-100","price":89.0}]}`, app("products", `{"type":"products","products":[{"sku":"A-100","price":89.0}]}`)},
@@ -81,18 +93,31 @@ func TestParseChatEventDoesNotFit(t *testing.T) {
 		`{"type":"session","sessionId":["s"]}`,
 		`{"type":"tool_start","tool":"x","callId":7}`,
 		`{"type":"card","card":"nope"}`,
+		`{"type":"tool_start","tool":"x","callId":null}`,
 		`{"type":"card","card":{"prompt":"p"}}`,
-		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1.5}}`,
-		`{"type":"card","card":{"correlationId":"c","prompt":"p","presentation":{"kind":"radio","options":"[]"}}}`,
-		`{"type":"card","card":{"correlationId":"c","prompt":"p","presentation":{"kind":"slider","min":true}}}`,
-		`{"type":"card","card":{"correlationId":"c","prompt":"p","presentation":{"kind":"slider","max":1e400}}}`,
-		`{"type":"card","card":{"correlationId":"c","prompt":"p","report":{"plans":[]}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p"}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":null}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":"1"}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"fallbackText":null}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"dataSchemaJson":"{\"type\":\"object\"}"}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{"kind":"carousel"}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{"kind":"radio","options":"[]"}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{"kind":"radio","options":[{"id":"a"}]}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{"kind":"radio","options":[{"id":"a","label":"A","style":"bold"}]}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{"kind":"slider","min":true}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"presentation":{"kind":"slider","max":1e400}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"report":{}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"report":{"plans":[{"slug":"s"}]}}}`,
+		`{"type":"card","card":{"correlationId":"c","prompt":"p","createdAt":1,"report":{"plans":[{"title":"t","items":[{"id":"i"}]}]}}}`,
 		`{"type":"card_closed"}`,
 		`{"type":"state","version":"3"}`,
 		`{"type":"state","version":1e400}`,
-		`{"type":"state","version":9007199254740992}`,
+		`{"type":"state"}`,
+		`{"type":"state","version":null,"snapshot":1}`,
 		`{"type":"done","usage":"lots"}`,
-		`{"type":"done","usage":{"totalTokens":1.5}}`,
+		`{"type":"done","usage":null}`,
+		`{"type":"done","usage":{"totalTokens":null}}`,
 		`{"type":"done","usage":{"costUsd":"0.1"}}`,
 		`{"type":"error","message":{"text":"x"}}`,
 		`{"type":"navigate"}`,
@@ -116,11 +141,10 @@ func TestParseChatEventBrowserReading(t *testing.T) {
 		{"{\"type\":\"token\",\"content\":\"\xe2\x82A\"}", &TokenFrame{Content: "\ufffdA"}},
 		{" \r\n{\"type\":\"navigate\",\"href\":\"/x\"}\n", &NavigateFrame{Href: "/x"}},
 		{`{"type":"token","content":"x","extra":[1e400,{"deep":true}]}`, &TokenFrame{Content: "x"}},
-		{`{"type":"tool_start","tool":"t","callId":null}`, &ToolStartFrame{Tool: "t"}},
-		{`{"type":"state","version":2,"snapshot":null}`, &StateFrame{Version: 2}},
+		{`{"type":"state","version":2,"snapshot":null}`, &StateFrame{Version: 2, Snapshot: raw(`null`)}},
 		{`{"type":"state","version":2,"snapshot":{"a":1},"snapshot":[2]}`, &StateFrame{Version: 2, Snapshot: raw(`[2]`)}},
-		{`{"type":"card","card":{"correlationId":"c","prompt":"p","dataSchemaJson":{"type":"object"}}}`,
-			&CardFrame{Card: chatprotocol.OpenCardSnapshot{CorrelationID: "c", CardSpec: chatprotocol.CardSpec{Prompt: "p"}, DataSchemaJSON: `{"type":"object"}`}}},
+		{`{"type":"card","card":{"correlationId":"c","createdAt":1,"prompt":"p","dataSchemaJson":{"type":"object"}}}`,
+			&CardFrame{Card: Card{CorrelationID: "c", CreatedAt: 1, Prompt: "p", DataSchemaJSON: raw(`{"type":"object"}`)}}},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, ParseChatEvent([]byte(c.in)), "%q", c.in)

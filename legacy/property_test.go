@@ -76,7 +76,7 @@ func usage(t *rapid.T) *Usage {
 	}
 	u := &Usage{}
 	if rapid.Bool().Draw(t, "tokens") {
-		n := rapid.Int64Range(0, 1<<53-1).Draw(t, "totalTokens")
+		n := float64(rapid.Int64Range(0, 1<<53-1).Draw(t, "totalTokens"))
 		u.TotalTokens = &n
 	}
 	if rapid.Bool().Draw(t, "cost") {
@@ -135,12 +135,17 @@ func goodFrame(d Dialect) *rapid.Generator[Frame] {
 	return rapid.Custom(func(t *rapid.T) Frame {
 		shared := []func() Frame{
 			func() Frame { return &SessionFrame{SessionID: id().Draw(t, "sessionId")} },
-			func() Frame { return &CardFrame{Card: card(t)} },
+			func() Frame {
+				v1 := card(t)
+				c, err := cardV0(&v1)
+				require.NoError(t, err)
+				return &CardFrame{Card: *c}
+			},
 			func() Frame {
 				return &CardClosedFrame{CorrelationID: id().Draw(t, "correlationId")}
 			},
 			func() Frame {
-				return &StateFrame{Version: rapid.Int64Range(0, 1<<53-1).Draw(t, "version"), Snapshot: jsonValue(2).Draw(t, "snapshot")}
+				return &StateFrame{Version: float64(rapid.Int64Range(0, 1<<53-1).Draw(t, "version")), Snapshot: jsonValue(2).Draw(t, "snapshot")}
 			},
 			func() Frame { return &DoneFrame{Usage: usage(t)} },
 			func() Frame { return &ErrorFrame{Message: text().Draw(t, "message")} },
@@ -163,7 +168,7 @@ func goodFrame(d Dialect) *rapid.Generator[Frame] {
 		if d == Scout {
 			own = []func() Frame{
 				func() Frame { return &TokenFrame{Content: text().Draw(t, "content")} },
-				func() Frame { return &ToolStartFrame{Tool: id().Draw(t, "tool"), CallID: optID()} },
+				func() Frame { return &ToolStartFrame{Tool: id().Draw(t, "tool"), CallID: present(optID())} },
 			}
 		} else {
 			own = []func() Frame{
@@ -186,9 +191,9 @@ func goodFrame(d Dialect) *rapid.Generator[Frame] {
 func withCallID(f Frame, callID string) Frame {
 	switch f := f.(type) {
 	case *ToolStartFrame:
-		if f.CallID == "" {
+		if f.CallID == nil {
 			g := *f
-			g.CallID = callID
+			g.CallID = &callID
 			return &g
 		}
 	case *ToolCallFrame:
@@ -292,12 +297,14 @@ func badFrame(d Dialect) *rapid.Generator[badCase] {
 			},
 			func() badCase { return badCase{&NavigateFrame{}, nil, refusal.CodeInvalidEvent} },
 			func() badCase {
-				return badCase{&StateFrame{Version: rapid.Int64Range(-1<<53+1, -1).Draw(t, "version"), Snapshot: json.RawMessage(`{}`)}, nil, refusal.CodeInvalidEvent}
+				return badCase{&StateFrame{Version: float64(rapid.Int64Range(-1<<53+1, -1).Draw(t, "version")), Snapshot: json.RawMessage(`{}`)}, nil, refusal.CodeInvalidEvent}
 			},
 			func() badCase {
-				c := card(t)
+				v1 := card(t)
+				c, err := cardV0(&v1)
+				require.NoError(t, err)
 				c.CreatedAt = 0
-				return badCase{&CardFrame{Card: c}, nil, refusal.CodeInvalidCard}
+				return badCase{&CardFrame{Card: *c}, nil, refusal.CodeInvalidCard}
 			},
 			func() badCase {
 				typ := rapid.StringMatching(`[a-z_]{1,12}`).Filter(func(s string) bool {
@@ -318,7 +325,7 @@ func badFrame(d Dialect) *rapid.Generator[badCase] {
 		}
 		if d == Scout {
 			cases = append(cases, func() badCase {
-				return badCase{&ToolStartFrame{Tool: "", CallID: id().Draw(t, "callId")}, nil, refusal.CodeInvalidEvent}
+				return badCase{&ToolStartFrame{Tool: "", CallID: new(id().Draw(t, "callId"))}, nil, refusal.CodeInvalidEvent}
 			})
 		} else {
 			cases = append(cases,

@@ -185,7 +185,7 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 	case *DeltaFrame:
 		return one(&chatprotocol.DeltaEvent{Text: f.Text})
 	case *ToolStartFrame:
-		ev := &chatprotocol.ToolCallEvent{CallID: f.CallID, Name: f.Tool}
+		ev := &chatprotocol.ToolCallEvent{CallID: deref(f.CallID), Name: f.Tool}
 		return tool(ev, &ev.CallID)
 	case *ToolCallFrame:
 		ev := &chatprotocol.ToolCallEvent{CallID: f.CallID, Name: f.Name, Input: f.Input}
@@ -197,13 +197,25 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		ev := &chatprotocol.ToolResultEvent{CallID: f.CallID, Status: f.Status, Output: f.Output}
 		return tool(ev, &ev.CallID)
 	case *CardFrame:
-		return one(&chatprotocol.CardEvent{Card: f.Card})
+		card, err := f.Card.ToOpenCardSnapshot()
+		if err != nil {
+			return nil, nil, err
+		}
+		return one(&chatprotocol.CardEvent{Card: card})
 	case *CardClosedFrame:
 		return one(&chatprotocol.CardClosedEvent{CorrelationID: f.CorrelationID})
 	case *StateFrame:
-		return one(&chatprotocol.StateEvent{Version: f.Version, Snapshot: f.Snapshot})
+		version, err := wholeNumber("/version", f.Version)
+		if err != nil {
+			return nil, nil, err
+		}
+		return one(&chatprotocol.StateEvent{Version: version, Snapshot: f.Snapshot})
 	case *DoneFrame:
-		return one(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: usageV1(f.Usage)})
+		usage, err := usageV1(f.Usage)
+		if err != nil {
+			return nil, nil, err
+		}
+		return one(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: usage})
 	case *ErrorFrame:
 		buf[0] = &chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false}
 		buf[1] = &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed}
@@ -229,11 +241,19 @@ func isProductType(reg *chatprotocol.Registry, typ string) bool {
 	return ok
 }
 
-func usageV1(u *Usage) *chatprotocol.Usage {
+func usageV1(u *Usage) (*chatprotocol.Usage, error) {
 	if u == nil {
-		return nil
+		return nil, nil
 	}
-	return &chatprotocol.Usage{TotalTokens: u.TotalTokens, CostUSD: u.CostUSD}
+	out := &chatprotocol.Usage{CostUSD: u.CostUSD}
+	if u.TotalTokens != nil {
+		n, err := wholeNumber("/usage/totalTokens", *u.TotalTokens)
+		if err != nil {
+			return nil, err
+		}
+		out.TotalTokens = &n
+	}
+	return out, nil
 }
 
 // renamed maps the version-1 member names of an event back to the legacy

@@ -114,3 +114,29 @@ func (o *observedStore) doubleCompletions() []recovery.EffectRef {
 	defer o.mu.Unlock()
 	return moreThanOnce(o.completions)
 }
+
+// ClaimEffect observes the completions written through the fence it hands
+// out, as CompareAndSwapEffect does for the others.
+func (o *observedStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+	out, err := o.RecoveryStore.ClaimEffect(ctx, c)
+	if out.Fence != nil {
+		out.Fence = &observedFence{DispatchFence: out.Fence, o: o, effect: c.Effect}
+	}
+	return out, err
+}
+
+type observedFence struct {
+	recovery.DispatchFence
+	o      *observedStore
+	effect recovery.EffectRef
+}
+
+func (f *observedFence) Complete(ctx context.Context, expected uint64, next recovery.EffectRecord) error {
+	err := f.DispatchFence.Complete(ctx, expected, next)
+	if err == nil && next.State == recovery.EffectCompleted {
+		f.o.mu.Lock()
+		f.o.completions[f.effect]++
+		f.o.mu.Unlock()
+	}
+	return err
+}

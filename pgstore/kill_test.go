@@ -125,7 +125,7 @@ func TestKill9(t *testing.T) {
 	st, err := NewRecoveryStore(pool, nil)
 	require.NoError(t, err)
 	ctx := context.Background()
-	var completed, never, dups, admitted int
+	var completed, never, dups, admitted, afterCancel int
 	for i := range nextTurn {
 		turn, cancelAfter := killTurn(i)
 		rec, err := st.LoadTurn(ctx, turn)
@@ -154,6 +154,9 @@ func TestKill9(t *testing.T) {
 				never++
 				assert.Equal(t, recovery.TurnCancelled, rec.Status, "%v never ran although its turn finished", ref)
 				assert.Zero(t, n, "%v launched without an admission", ref)
+				if rec.Status == recovery.TurnCancelled {
+					afterCancel += n // never admitted before the cancellation, yet launched
+				}
 			default:
 				admitted++
 				t.Errorf("%v left %s without a reported status", ref, e.State)
@@ -161,6 +164,7 @@ func TestKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d worker processes, %d killed with SIGKILL (%d at named failpoints, the rest at random moments); "+
-		"%d turns, %d effects completed, %d never admitted (cancelled turns), %d launches in the sink, %d duplicates, %d left admitted",
-		boot, kills, len(namedHit), nextTurn, completed, never, len(launches), dups, admitted)
+		"%d turns, %d effects completed, %d never admitted (cancelled turns), %d launches in the sink, %d duplicates, "+
+		"%d launches after a committed cancellation, %d left admitted",
+		boot, kills, len(namedHit), nextTurn, completed, never, len(launches), dups, afterCancel, admitted)
 }

@@ -69,6 +69,33 @@ func (s *tracedStore) AdmitDispatch(ctx context.Context, adm recovery.Admission,
 	return err
 }
 
+func (s *tracedStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+	out, err := s.RecoveryStore.ClaimEffect(ctx, c)
+	s.note("claim", err)
+	if out.Fence != nil {
+		out.Fence = &tracedFence{DispatchFence: out.Fence, s: s}
+	}
+	return out, err
+}
+
+// tracedFence records the calls of a dispatch fence in its store's steps.
+type tracedFence struct {
+	recovery.DispatchFence
+	s *tracedStore
+}
+
+func (f *tracedFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+	err := f.DispatchFence.AdmitDispatch(ctx, adm, launch)
+	f.s.note("admit", err)
+	return err
+}
+
+func (f *tracedFence) Complete(ctx context.Context, expected uint64, next recovery.EffectRecord) error {
+	err := f.DispatchFence.Complete(ctx, expected, next)
+	f.s.note(string(siteOf(write{op: "cas", next: &next})), err)
+	return err
+}
+
 // tracedCards records the calls of one goroutine's resolver call.
 type tracedCards struct {
 	*InteractionStore

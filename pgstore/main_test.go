@@ -33,11 +33,18 @@ var (
 	flagGors  = flag.Int("pgstore.goroutines", 16, "goroutines of each concurrency scenario")
 	flagKills = flag.Int("pgstore.kills", 50, "SIGKILLs of worker processes in TestKill9 (at least the named failpoints)")
 	flagAcks  = flag.Int("pgstore.lostacks", 100, "acknowledgements TestLostAcks loses on the wire")
+	// flagCancels is how many cross-instance cancellations
+	// TestCrossInstanceCancel measures with the listener up (a quarter as
+	// many with its connection cut, and with the canceller killed).
+	flagCancels = flag.Int("pgstore.cancels", 40, "cancellations TestCrossInstanceCancel measures")
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(workerMain())
+	}
+	if os.Getenv(abortRoleEnv) != "" {
+		os.Exit(abortMain())
 	}
 	flag.Parse()
 	adminDSN = os.Getenv(dsnEnv)

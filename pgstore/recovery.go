@@ -247,6 +247,12 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 		return conn.QueryRow(ctx, sqlCompareAndSwap, turn.Conversation, turn.Turn, next.ID, int64(expected),
 			int64(next.Revision), string(next.State), next.Holder, lease, result, next.Reconciled).Scan(&swapped, &turnExists)
 	})
+	return swapOutcome(err, swapped, turnExists)
+}
+
+// swapOutcome is the answer of a compare-and-swap from the statement's
+// error and its row: swapped rows and whether the turn exists.
+func swapOutcome(err error, swapped int, turnExists bool) error {
 	if err := commitOutcome("effect write", err); err != nil {
 		return err
 	}
@@ -269,7 +275,17 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 // one run in fifteen). A row lock returns the newest committed version and
 // holds later writers until the commit. MATERIALIZED keeps the locking
 // CTE from being folded into the join.
-const sqlEndTurn = `
+const sqlEndTurn = sqlEndTurnHead + `
+	RETURNING status` + sqlEndTurnTail
+
+// sqlCancelTurn is sqlEndTurn for a cancellation: the same statement, and
+// a notification on AbortChannel whose payload ($4) names the turn. The
+// server delivers it when the statement's transaction commits, never
+// before, and never if it rolls back (AbortListener).
+const sqlCancelTurn = sqlEndTurnHead + `
+	RETURNING status, pg_notify('` + AbortChannel + `', $4)` + sqlEndTurnTail
+
+const sqlEndTurnHead = `
 WITH eff AS MATERIALIZED (
 	SELECT effect_id, revision, state, holder, lease_until, result, reconciled, position
 	FROM pgstore_effects
@@ -277,8 +293,9 @@ WITH eff AS MATERIALIZED (
 	FOR SHARE
 ), upd AS (
 	UPDATE pgstore_turns SET status = $3, ended_at = now()
-	WHERE conversation_id = $1 AND turn_id = $2 AND status = 'running'
-	RETURNING status
+	WHERE conversation_id = $1 AND turn_id = $2 AND status = 'running'`
+
+const sqlEndTurnTail = `
 )
 SELECT u.status, e.effect_id, e.revision, e.state, e.holder, e.lease_until, e.result, e.reconciled
 FROM upd u
@@ -308,7 +325,13 @@ func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, stat
 		if err := sendable(ctx, f.conn.Conn()); err != nil {
 			return err
 		}
-		rows, err := f.conn.Query(ctx, sqlEndTurn, turn.Conversation, turn.Turn, string(status))
+		var rows pgx.Rows
+		var err error
+		if status == recovery.TurnCancelled {
+			rows, err = f.conn.Query(ctx, sqlCancelTurn, turn.Conversation, turn.Turn, string(status), abortPayload(turn))
+		} else {
+			rows, err = f.conn.Query(ctx, sqlEndTurn, turn.Conversation, turn.Turn, string(status))
+		}
 		if err != nil {
 			return err
 		}
@@ -324,18 +347,20 @@ func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, stat
 	return rec, nil
 }
 
+// sqlAdmit writes the admission mark: one row when the turn is running and
+// the effect is claimed by the holder at the revision; no row otherwise,
+// and then sqlTurnStatus tells a turn that is not running from a claim
+// that moved (off the normal path).
 const sqlAdmit = `
-WITH upd AS (
-	UPDATE pgstore_effects e
-	SET revision = e.revision + 1, state = 'admitted'
-	WHERE e.conversation_id = $1 AND e.turn_id = $2 AND e.effect_id = $3
-	  AND e.revision = $4 AND e.state = 'claimed' AND e.holder = $5
-	  AND EXISTS (SELECT 1 FROM pgstore_turns t
-	              WHERE t.conversation_id = $1 AND t.turn_id = $2 AND t.status = 'running')
-	RETURNING 1
-)
-SELECT (SELECT count(*) FROM upd),
-       (SELECT status FROM pgstore_turns WHERE conversation_id = $1 AND turn_id = $2)`
+UPDATE pgstore_effects e
+SET revision = e.revision + 1, state = 'admitted'
+WHERE e.conversation_id = $1 AND e.turn_id = $2 AND e.effect_id = $3
+  AND e.revision = $4 AND e.state = 'claimed' AND e.holder = $5
+  AND EXISTS (SELECT 1 FROM pgstore_turns t
+              WHERE t.conversation_id = $1 AND t.turn_id = $2 AND t.status = 'running')
+RETURNING 1`
+
+const sqlTurnStatus = `SELECT status FROM pgstore_turns WHERE conversation_id = $1 AND turn_id = $2`
 
 // AdmitDispatch implements recovery.Admitter. Holding the turn's fence (a
 // session-level advisory lock on a dedicated connection, the one EndTurn
@@ -351,40 +376,50 @@ SELECT (SELECT count(*) FROM upd),
 // was not committed); refusal.ErrNeedsReconciliation (the mark's
 // acknowledgement was lost). In all of these launch is not called.
 func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
-	if adm.Authorize == nil {
-		return refused(refusal.CodeUnauthorized, "no authority check")
-	}
-	turn := adm.Effect.Turn
-	f, err := s.set.lockFence(ctx, s.pool, TurnLockKey(turn))
+	f, err := s.set.lockFence(ctx, s.pool, TurnLockKey(adm.Effect.Turn))
 	if err != nil {
 		return err
 	}
 	defer s.set.unlock(ctx, f)
-	if err := adm.Authorize(context.WithValue(ctx, connKey{}, f.conn.Conn())); err != nil {
+	return s.admitHeld(ctx, f.conn, adm, launch)
+}
+
+// admitHeld is AdmitDispatch once the fence is held on conn: Authorize,
+// the admission mark, launch.
+func (s *RecoveryStore) admitHeld(ctx context.Context, conn *pgxpool.Conn, adm recovery.Admission, launch recovery.LaunchFunc) error {
+	if adm.Authorize == nil {
+		return refused(refusal.CodeUnauthorized, "no authority check")
+	}
+	turn := adm.Effect.Turn
+	if err := adm.Authorize(context.WithValue(ctx, connKey{}, conn.Conn())); err != nil {
 		return err
 	}
 	if err := s.fault(ctx, write{op: "admit"}); err != nil {
 		return err
 	}
-	var (
-		marked int
-		status *string
-	)
-	err = s.set.retry(ctx, func() error {
-		if err := sendable(ctx, f.conn.Conn()); err != nil {
+	var marked int
+	err := s.set.retry(ctx, func() error {
+		if err := sendable(ctx, conn.Conn()); err != nil {
 			return err
 		}
-		return f.conn.QueryRow(ctx, sqlAdmit, turn.Conversation, turn.Turn, adm.Effect.Effect,
-			int64(adm.Revision), adm.Holder).Scan(&marked, &status)
+		return conn.QueryRow(ctx, sqlAdmit, turn.Conversation, turn.Turn, adm.Effect.Effect,
+			int64(adm.Revision), adm.Holder).Scan(&marked)
 	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Nothing written: tell why. The read runs under the fence, after
+		// the UPDATE, so a turn it finds running was running then.
+		var status string
+		err := conn.QueryRow(ctx, sqlTurnStatus, turn.Conversation, turn.Turn).Scan(&status)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows), err == nil && status != string(recovery.TurnRunning):
+			return refused(refusal.CodeTurnNotRunning, "the turn is missing or not running")
+		case err != nil:
+			return writeFailed("admission mark not written; reading why failed", err)
+		}
+		return refused(refusal.CodeClaimConflict, "the claim moved")
+	}
 	if err := commitOutcome("admission mark", err); err != nil {
 		return err
-	}
-	switch {
-	case status == nil || *status != string(recovery.TurnRunning):
-		return refused(refusal.CodeTurnNotRunning, "the turn is missing or not running")
-	case marked != 1:
-		return refused(refusal.CodeClaimConflict, "the claim moved")
 	}
 	return launch(ctx)
 }

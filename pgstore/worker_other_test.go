@@ -6,3 +6,8 @@ package pgstore
 const workerEnv = "PGSTORE_WORKER"
 
 func workerMain() int { return 2 }
+
+// abortRoleEnv is never set off unix: TestCrossInstanceCancel needs SIGKILL.
+const abortRoleEnv = "PGSTORE_ABORT_ROLE"
+
+func abortMain() int { return 2 }

@@ -136,6 +136,42 @@ func (k *killStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, l
 	})
 }
 
+// ClaimEffect is the claim of the fast path, with the claim's failpoints
+// around it; the fence it hands out has the admission's and the
+// completion's.
+func (k *killStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+	var out recovery.Claimed
+	err := k.around(recoverytest.SiteClaim, func() error {
+		var err error
+		out, err = k.RecoveryStore.ClaimEffect(ctx, c)
+		return err
+	})
+	if out.Fence != nil {
+		out.Fence = &killFence{DispatchFence: out.Fence, k: k}
+	}
+	return out, err
+}
+
+// killFence is a dispatch fence with the failpoints of killStore.
+type killFence struct {
+	recovery.DispatchFence
+	k *killStore
+}
+
+func (f *killFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+	f.k.kill(string(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeBefore)))
+	return f.DispatchFence.AdmitDispatch(ctx, adm, func(lctx context.Context) error {
+		f.k.kill(string(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeAfter)))
+		return launch(lctx)
+	})
+}
+
+func (f *killFence) Complete(ctx context.Context, expected uint64, next recovery.EffectRecord) error {
+	return f.k.around(siteOf(write{op: "cas", next: &next}), func() error {
+		return f.DispatchFence.Complete(ctx, expected, next)
+	})
+}
+
 // workerMain is a worker process: it drives the turns named in its
 // environment, four at a time, and exits 0 when all are done. It keeps
 // nothing in memory across restarts: whatever it finds in the database

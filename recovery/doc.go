@@ -33,6 +33,15 @@
 // returns Go(dispatchCtx, tool), which runs the tool on its own goroutine
 // under a context the host's abort hook cancels.
 //
+// A networked store may also implement Dispatcher: Execute then reads and
+// claims in one call, and admits and completes through the fence that call
+// hands out, so that the normal path costs three round trips (pgstore's
+// does). A claim-conflict caused by another holder's live lease is a
+// *LeaseError carrying when that lease ends: a restarted worker waits it
+// out, then executes again or reconciles. Ids no store can hold (a NUL,
+// invalid UTF-8) are refused with refusal.ErrInvalidInput before the store
+// is asked.
+//
 // # Guarantees
 //
 // With a Store that meets the contract below, whatever crashes, lost

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
@@ -105,4 +106,29 @@ func ExampleGo() {
 	fmt.Println(string(res.Data), err)
 	// Output:
 	// {"charged":"call-charge"} <nil>
+}
+
+// A worker restarted right after a crash waits out the lease its previous
+// incarnation held, then retries; an effect that had been admitted is
+// never relaunched: Reconcile looks it up through the host's own records.
+func ExampleLeaseError() {
+	resume := func(ctx context.Context, rec *recovery.TurnRecovery, effect recovery.EffectRef,
+		runner recovery.Launcher, lookup recovery.VerifyFunc) (recovery.Result, error) {
+		for {
+			res, err := rec.Execute(ctx, "user-7", effect, runner)
+			if le, ok := errors.AsType[*recovery.LeaseError](err); ok {
+				select {
+				case <-time.After(time.Until(le.Until)):
+					continue
+				case <-ctx.Done():
+					return recovery.Result{}, ctx.Err()
+				}
+			}
+			if errors.Is(err, refusal.ErrNeedsReconciliation) {
+				return rec.Reconcile(ctx, "user-7", effect, lookup)
+			}
+			return res, err
+		}
+	}
+	_ = resume
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/observe"
@@ -25,20 +26,30 @@ import (
 // result with a compare-and-swap. Launch is never called any other way, so
 // a delayed snapshot, a retry or the abort hook can never cause a launch.
 //
-// Errors, each an *Error:
-//   - ErrInvalidTurn, ErrUnauthorized, ErrStoreUnavailable, ErrUnknownEffect;
+// When the Store is also a Dispatcher, the read and the claim are one call
+// (ClaimEffect), and the admission and the completion go through the fence
+// it hands out: three round trips for a networked store, with the same
+// guarantees. Before any launch, Execute checks that the store's
+// AdmitDispatch called the Authorize it was handed and that it allowed: a
+// store that skips it gets no launch (ErrAuthorizeSkipped).
+//
+// Errors, each an *Error or wrapping one (refusal.CodeOf reads the code):
+//   - ErrInvalidTurn, ErrInvalidInput (an id no store can hold),
+//     ErrUnauthorized, ErrStoreUnavailable, ErrUnknownEffect;
 //   - ErrTurnNotRunning: the turn was cancelled or finished before
 //     admission; nothing launched;
 //   - ErrAdmissionUnavailable: the Store has no Admitter; nothing launched;
-//   - ErrClaimConflict: another worker holds a live claim on the effect, or
-//     won the claim; nothing launched by this call;
+//   - ErrClaimConflict: another worker holds a live claim on the effect
+//     (then the error is a *LeaseError whose Until says when that lease
+//     ends: retry then), or won the claim; nothing launched by this call;
 //   - ErrCheckpointWriteFailed: a claim or admission write was not applied
 //     (nothing launched; a claim that was written keeps other workers out
 //     until its lease expires), or the result could not be stored (the
 //     effect launched: the host reconciles it);
 //   - ErrNeedsReconciliation: the outcome is unknown: Launch or Wait
 //     failed, an acknowledgement was lost, the effect was admitted earlier
-//     and has no result, or ctx ended while waiting. A later Execute of the
+//     and has no result, ctx ended while waiting, or the store skipped the
+//     authorization (ErrAuthorizeSkipped; nothing launched). A later Execute of the
 //     effect returns it again, never relaunching; the host looks the effect
 //     up through its own idempotency records from Reconcile's lookup.
 //
@@ -58,41 +69,28 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	if err != nil {
 		return Result{}, err
 	}
+	adm, isAdmitter := st.(Admitter)
+	if d, ok := st.(Dispatcher); ok && isAdmitter {
+		return r.executeClaiming(ctx, caller, st, d, effect, l, &rep)
+	}
 	rec, eff, err := loadEffect(ctx, st, effect)
 	if err != nil {
 		return Result{}, err
 	}
 	now := r.now()
-	switch eff.State {
-	case EffectCompleted:
-		return eff.Result, nil
-	case EffectNeedsReconciliation:
-		return Result{}, needsReconciliation("effect outcome unknown: reconcile it", nil)
-	case EffectAdmitted:
-		if now.Before(eff.LeaseUntil) {
-			return Result{}, wire.New(refusal.CodeClaimConflict, "", "effect in flight under another worker")
-		}
-		return Result{}, needsReconciliation("effect admitted earlier without a stored result", nil)
-	case EffectClaimed:
-		if now.Before(eff.LeaseUntil) {
-			return Result{}, wire.New(refusal.CodeClaimConflict, "", "effect claimed by another worker")
-		}
+	if res, err, done := settled(now, rec.Status, eff); done {
+		return res, err
 	}
-	if rec.Status != TurnRunning {
-		return Result{}, wire.New(refusal.CodeTurnNotRunning, "", "turn is "+string(rec.Status))
-	}
-	adm, ok := st.(Admitter)
-	if !ok {
+	if !isAdmitter {
 		return Result{}, wire.New(refusal.CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
 	}
-
 	ctx = rep.claim(ctx)
 	claim := EffectRecord{
 		ID:         eff.ID,
 		Revision:   eff.Revision + 1,
 		State:      EffectClaimed,
 		Holder:     r.holder(),
-		LeaseUntil: now.Add(r.lease).Truncate(time.Microsecond), // what timestamptz keeps
+		LeaseUntil: r.leaseFrom(now),
 	}
 	err = st.CompareAndSwapEffect(ctx, effect.Turn, eff.Revision, claim.Clone())
 	switch classifyWrite(err) {
@@ -103,19 +101,101 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	case writeUncertain:
 		return Result{}, needsReconciliation("claim acknowledgement lost", err)
 	}
-	return r.dispatch(ctx, caller, st, adm, effect, claim, l, &rep)
+	swap := func(ctx context.Context, expected uint64, next EffectRecord) error {
+		return st.CompareAndSwapEffect(ctx, effect.Turn, expected, next)
+	}
+	return r.dispatch(ctx, caller, st, effect, claim, l, adm.AdmitDispatch, swap, &rep)
 }
+
+// executeClaiming is Execute over a Dispatcher: the claim with its read in
+// one call, then the admission and the completion through the fence it
+// hands out.
+func (r *TurnRecovery) executeClaiming(ctx context.Context, caller string, st Store, d Dispatcher, effect EffectRef, l Launcher, rep *effectReport) (Result, error) {
+	now := r.now()
+	c, err := d.ClaimEffect(ctx, Claim{Effect: effect, Holder: r.holder(), LeaseUntil: r.leaseFrom(now), Now: now})
+	if c.Fence != nil {
+		defer c.Fence.Close(context.WithoutCancel(ctx))
+	}
+	switch classifyWrite(err) {
+	case writeRefused:
+		return afterConflict(ctx, st, effect, err)
+	case writeNotApplied:
+		return Result{}, err
+	case writeUncertain:
+		return Result{}, needsReconciliation("claim acknowledgement lost", err)
+	}
+	if c.Fence == nil {
+		if res, err, done := settled(now, c.Status, c.Record); done {
+			return res, err
+		}
+		// Claimable, running, and yet not claimed: a concurrent write won.
+		return afterConflict(ctx, st, effect, wire.New(refusal.CodeClaimConflict, "", "another worker won the claim"))
+	}
+	if c.Record.State != EffectClaimed || c.Record.ID != effect.Effect {
+		return Result{}, needsReconciliation("the store reported a claim it did not write", nil)
+	}
+	ctx = rep.claim(ctx) // claimed: the read and the claim were one call
+	return r.dispatch(ctx, caller, st, effect, c.Record.Clone(), l, c.Fence.AdmitDispatch, c.Fence.Complete, rep)
+}
+
+// leaseFrom is the end of a claim made at now, at the precision
+// timestamptz keeps.
+func (r *TurnRecovery) leaseFrom(now time.Time) time.Time {
+	return now.Add(r.lease).Truncate(time.Microsecond)
+}
+
+// settled answers an Execute from the effect's record as read at now, when
+// the record alone decides: a stored result, an unknown outcome, a live
+// lease of another holder (a *LeaseError), or a turn that is not running.
+// done is false when the effect may be claimed.
+func settled(now time.Time, status TurnStatus, eff EffectRecord) (res Result, err error, done bool) {
+	switch eff.State {
+	case EffectCompleted:
+		return eff.Result, nil, true
+	case EffectNeedsReconciliation:
+		return Result{}, needsReconciliation("effect outcome unknown: reconcile it", nil), true
+	case EffectAdmitted:
+		if now.Before(eff.LeaseUntil) {
+			return Result{}, leaseConflict("effect in flight under another worker", eff.LeaseUntil), true
+		}
+		return Result{}, needsReconciliation("effect admitted earlier without a stored result", nil), true
+	case EffectClaimed:
+		if now.Before(eff.LeaseUntil) {
+			return Result{}, leaseConflict("effect claimed by another worker", eff.LeaseUntil), true
+		}
+	}
+	if status != TurnRunning {
+		return Result{}, wire.New(refusal.CodeTurnNotRunning, "", "turn is "+string(status)), true
+	}
+	return Result{}, nil, false
+}
+
+// admitFunc is Admitter.AdmitDispatch or DispatchFence.AdmitDispatch.
+type admitFunc func(ctx context.Context, adm Admission, launch LaunchFunc) error
+
+// swapFunc is Store.CompareAndSwapEffect for the effect's turn, or
+// DispatchFence.Complete.
+type swapFunc func(ctx context.Context, expected uint64, next EffectRecord) error
 
 // admission is what AdmitDispatch revalidates for rec, the effect's record
 // as the caller last wrote or read it: its revision, its holder and the
 // caller's current authority for action.
-func (r *TurnRecovery) admission(caller string, effect EffectRef, rec EffectRecord, action Action) Admission {
+//
+// authorized, when not nil, is set once Authorize returned nil: the
+// launch callback checks it, so that a store whose AdmitDispatch skips
+// the authorization cannot launch anything (defence in depth at the
+// fence).
+func (r *TurnRecovery) admission(caller string, effect EffectRef, rec EffectRecord, action Action, authorized *atomic.Bool) Admission {
 	return Admission{
 		Effect:   effect,
 		Revision: rec.Revision,
 		Holder:   rec.Holder,
 		Authorize: func(ctx context.Context) error {
-			return r.authorize(ctx, caller, effect.Turn, action)
+			err := r.authorize(ctx, caller, effect.Turn, action)
+			if err == nil && authorized != nil {
+				authorized.Store(true)
+			}
+			return err
 		},
 	}
 }
@@ -124,22 +204,39 @@ func (r *TurnRecovery) admission(caller string, effect EffectRef, rec EffectReco
 // host's Launcher at most once, and never after AdmitDispatch returned, even
 // if a faulty store calls it again or late.
 type launchOnce struct {
-	mu       sync.Mutex
-	called   bool
-	closed   bool
-	exec     Execution
-	err      error
-	launcher Launcher
-	effect   EffectRef
+	// authorized is set by the Admission's Authorize when it allowed.
+	authorized atomic.Bool
+	mu         sync.Mutex
+	called     bool
+	closed     bool
+	// unauthorized records a launch the store asked for without having
+	// called Authorize (or after it refused).
+	unauthorized bool
+	exec         Execution
+	err          error
+	launcher     Launcher
+	effect       EffectRef
 }
 
-var errLaunchRefused = errors.New("recovery: launch called twice or after AdmitDispatch returned")
+var (
+	errLaunchRefused = errors.New("recovery: launch called twice or after AdmitDispatch returned")
+	// ErrAuthorizeSkipped is wrapped by the needs-reconciliation refusal
+	// Execute returns when the Store's AdmitDispatch asked for the launch
+	// without having called Admission.Authorize (or after it refused): a
+	// broken store. Nothing was launched; the effect may be marked
+	// admitted, so the host reconciles it (its lookup finds it never ran).
+	ErrAuthorizeSkipped = errors.New("recovery: the store's AdmitDispatch asked for a launch without a successful Authorize: launch refused")
+)
 
 func (o *launchOnce) launch(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.called || o.closed {
 		return errLaunchRefused
+	}
+	if !o.authorized.Load() {
+		o.unauthorized = true
+		return ErrAuthorizeSkipped
 	}
 	o.called = true
 	o.exec, o.err = o.launcher.Launch(ctx, o.effect)
@@ -150,23 +247,27 @@ func (o *launchOnce) launch(ctx context.Context) error {
 }
 
 // close stops further launches and reports what happened.
-func (o *launchOnce) close() (called bool, exec Execution, err error) {
+func (o *launchOnce) close() (called, unauthorized bool, exec Execution, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.closed = true
-	return o.called, o.exec, o.err
+	return o.called, o.unauthorized, o.exec, o.err
 }
 
-// dispatch admits the claimed effect, awaits it and stores its result.
-func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, adm Admitter, effect EffectRef, claim EffectRecord, l Launcher, rep *effectReport) (Result, error) {
+// dispatch admits the claimed effect through admit, awaits it and stores
+// its result through swap.
+func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, effect EffectRef, claim EffectRecord, l Launcher, admit admitFunc, swap swapFunc, rep *effectReport) (Result, error) {
 	once := &launchOnce{launcher: l, effect: effect}
-	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, claim, ActionExecute), once.launch)
-	launched, exec, launchErr := once.close()
+	err := admit(ctx, r.admission(caller, effect, claim, ActionExecute, &once.authorized), once.launch)
+	launched, unauthorized, exec, launchErr := once.close()
 	if launched { // the store committed the admission before it let the launch run
 		rep.point(observe.EffectAdmit)
 		if launchErr == nil {
 			rep.point(observe.EffectLaunch)
 		}
+	}
+	if unauthorized {
+		return Result{}, needsReconciliation("broken store", ErrAuthorizeSkipped)
 	}
 	if !launched {
 		switch classifyWrite(err) {
@@ -195,16 +296,16 @@ func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, ad
 		}
 		return markUnknown(ctx, st, effect, admitted, err)
 	}
-	return complete(ctx, st, effect, admitted, res)
+	return complete(ctx, st, swap, effect, admitted, res)
 }
 
-// complete stores the result of an admitted effect.
-func complete(ctx context.Context, st Store, effect EffectRef, admitted EffectRecord, res Result) (Result, error) {
+// complete stores the result of an admitted effect through swap.
+func complete(ctx context.Context, st Store, swap swapFunc, effect EffectRef, admitted EffectRecord, res Result) (Result, error) {
 	done := admitted.Clone()
 	done.State = EffectCompleted
 	done.Revision = admitted.Revision + 1
 	done.Result = Result{Data: append([]byte(nil), res.Data...)}
-	err := st.CompareAndSwapEffect(ctx, effect.Turn, admitted.Revision, done.Clone())
+	err := swap(ctx, admitted.Revision, done.Clone())
 	switch classifyWrite(err) {
 	case writeApplied:
 		return done.Result, nil

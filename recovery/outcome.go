@@ -26,9 +26,10 @@ func classifyWrite(err error) writeOutcome {
 		return writeApplied
 	}
 	switch refusal.CodeOf(err) {
-	case refusal.CodeClaimConflict, refusal.CodeTurnNotRunning, refusal.CodeUnauthorized, refusal.CodeUnknownEffect, refusal.CodeInvalidTurn:
+	case refusal.CodeClaimConflict, refusal.CodeTurnNotRunning, refusal.CodeUnauthorized, refusal.CodeUnknownEffect, refusal.CodeInvalidTurn, refusal.CodeInvalidInput:
 		return writeRefused
-	case refusal.CodeCheckpointWriteFailed:
+	case refusal.CodeCheckpointWriteFailed, refusal.CodeStoreUnavailable:
+		// store-unavailable: a Dispatcher's read failed, nothing written.
 		return writeNotApplied
 	}
 	return writeUncertain

@@ -31,7 +31,7 @@ type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 //   - completed: returns the stored result, changing nothing (terminal
 //     records never change; the stored result wins);
 //   - admitted under a live lease: refuses with ErrClaimConflict, the effect
-//     is in flight under another worker;
+//     is in flight under another worker (a *LeaseError: retry after Until);
 //   - admitted after its lease: first passes the admission fence (an
 //     AdmitDispatch the store must refuse, see Admitter), so that a worker
 //     paused inside launch has returned before the lookup;
@@ -66,7 +66,7 @@ func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect Effe
 		}
 		if eff.State == EffectAdmitted {
 			if r.now().Before(eff.LeaseUntil) {
-				return Result{}, wire.New(refusal.CodeClaimConflict, "", "effect in flight under another worker: await its result or its lease")
+				return Result{}, leaseConflict("effect in flight under another worker: await its result or its lease", eff.LeaseUntil)
 			}
 			if err := r.barrier(ctx, caller, st, effect, eff); err != nil {
 				return Result{}, err
@@ -117,7 +117,7 @@ func (r *TurnRecovery) barrier(ctx context.Context, caller string, st Store, eff
 		return wire.New(refusal.CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
 	}
 	var launched atomic.Bool
-	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, eff, ActionReconcile), func(context.Context) error {
+	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, eff, ActionReconcile, nil), func(context.Context) error {
 		launched.Store(true)
 		return errBarrierLaunch
 	})

@@ -21,7 +21,9 @@ const DefaultLease = 30 * time.Second
 type Options struct {
 	// Worker names this process incarnation in claim holders; it must
 	// differ between processes and between restarts of one process
-	// (include a boot id). "" means 16 random hex digits.
+	// (include a boot id). "" means 16 random hex digits. It must be valid
+	// UTF-8 without a NUL character (it is stored in every claim's holder):
+	// every operation refuses otherwise, with refusal.ErrInvalidInput.
 	Worker string
 	// Lease is how long a claim keeps other workers out, a duration; 0
 	// means DefaultLease. An expired claim that was never admitted may be
@@ -95,6 +97,10 @@ func (r *TurnRecovery) begin(ctx context.Context, caller string, turn TurnRef, a
 	}
 	if r.host.Store == nil {
 		return nil, wire.New(refusal.CodeStoreUnavailable, "", "this host offers no turn store: restart recovery is refused")
+	}
+	if !wire.Storable(r.worker) {
+		// The worker name goes into every claim's holder.
+		return nil, wire.New(refusal.CodeInvalidInput, "", "Options.Worker holds a NUL character or invalid UTF-8")
 	}
 	if err := r.authorize(ctx, caller, turn, action); err != nil {
 		return nil, err

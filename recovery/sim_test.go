@@ -242,8 +242,12 @@ func (s *sim) spawn() {
 	s.spawned++
 	w := &simWorker{name: fmt.Sprintf("w%d", s.spawned), resume: make(chan struct{})}
 	w.store = s.db.Open(w.name)
+	var st recovery.Store = s.hist.Wrap(w.store, s.spawned)
+	if s.seed%2 == 1 {
+		st = recoverytest.Dispatching(st) // Execute's Dispatcher path
+	}
 	w.rec = recovery.New(recovery.Host{
-		Store:      s.hist.Wrap(w.store, s.spawned),
+		Store:      st,
 		Authorizer: simAuthorizer{s},
 		Aborter:    simAborter{s},
 	}, &recovery.Options{Worker: w.name, Lease: simLease, Now: func() time.Time { return s.clock }})

@@ -178,12 +178,16 @@ func checkID(path, id string) error {
 		return wire.New(refusal.CodeInvalidTurn, path, "empty id")
 	case len(id) > MaxIDBytes:
 		return wire.New(refusal.CodeInvalidTurn, path, "id longer than "+strconv.Itoa(MaxIDBytes)+" bytes")
+	case !wire.Storable(id):
+		return wire.New(refusal.CodeInvalidInput, path, "id holds a NUL character or invalid UTF-8")
 	}
 	return nil
 }
 
-// Validate checks that both ids are non-empty and at most MaxIDBytes long;
-// it returns an error matching ErrInvalidTurn otherwise.
+// Validate checks that both ids are non-empty and at most MaxIDBytes long
+// (else an error matching refusal.ErrInvalidTurn), and valid UTF-8 without
+// a NUL character, text every store can hold as sent (else
+// refusal.ErrInvalidInput).
 func (t TurnRef) Validate() error {
 	if err := checkID("/conversationId", t.Conversation); err != nil {
 		return err
@@ -191,8 +195,9 @@ func (t TurnRef) Validate() error {
 	return checkID("/turnId", t.Turn)
 }
 
-// Validate checks the turn and the effect id; it returns an error matching
-// ErrInvalidTurn otherwise.
+// Validate checks the turn and the effect id as TurnRef.Validate does;
+// it returns an error matching refusal.ErrInvalidTurn or
+// refusal.ErrInvalidInput otherwise.
 func (e EffectRef) Validate() error {
 	if err := e.Turn.Validate(); err != nil {
 		return err

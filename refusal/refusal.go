@@ -118,6 +118,7 @@ const (
 	CodeUnknownEffect         = wire.CodeUnknownEffect
 	CodeInvalidTurn           = wire.CodeInvalidTurn
 	CodeStoreUnavailable      = wire.CodeStoreUnavailable
+	CodeInvalidInput          = wire.CodeInvalidInput
 )
 
 // The sentinels of recovery/, one per code, for errors.Is.
@@ -150,6 +151,11 @@ const (
 	// ErrStoreUnavailable: the host supplied no store or replay source for
 	// the operation, or one failed a read; nothing was written.
 	ErrStoreUnavailable Sentinel = Sentinel(CodeStoreUnavailable)
+	// ErrInvalidInput: an id or value that no store can hold as sent (a NUL
+	// character, invalid UTF-8, a JSON string escaping U+0000); refused
+	// before any store is asked, so a retry never helps. Recovery and
+	// interactions return it alike, whatever the store.
+	ErrInvalidInput Sentinel = Sentinel(CodeInvalidInput)
 )
 
 // The codes of sse/ (docs/contract.md section 10); the sentinel of each, below,

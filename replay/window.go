@@ -55,8 +55,9 @@ type Window interface {
 	// Read returns the bounds of key's turn and the complete retained
 	// suffix after cursor, in seq order. A cursor below Lower is
 	// stale-cursor, one above Latest cursor-ahead, both refused with the
-	// bounds; a cursor equal to Latest returns no frame. An unknown turn is
-	// an empty window (0, 0).
+	// bounds: a *CursorError carrying them, and the same bounds returned
+	// beside it (CheckCursor builds the refusal). A cursor equal to Latest
+	// returns no frame. An unknown turn is an empty window (0, 0).
 	Read(ctx context.Context, key Key, after uint64) (Bounds, []Frame, error)
 
 	// Wait blocks until key's turn holds a frame after cursor after, or has

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -59,31 +58,10 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	return runStream("decode", input, o, stdin, stdout, stderr, func(out *bufio.Writer) (streamSink, func(streamResult) error) {
 		if state {
-			return streamSink{}, func(res streamResult) error {
-				// Streamed: the state's JSON, as long as its texts, is never
-				// built in memory beside the state.
-				if err := res.state.WriteJSON(out); err != nil {
-					return err
-				}
-				return out.WriteByte('\n')
-			}
+			return streamSink{}, func(res streamResult) error { return printState(out, res.state) }
 		}
-		var line []byte
-		return streamSink{
-			envelope: func(env *chatprotocol.ChatEventEnvelope) error {
-				var err error
-				if line, err = env.AppendJSON(line[:0]); err != nil {
-					return err // Apply accepted it, so AppendJSON cannot refuse it
-				}
-				_, err = out.Write(append(line, '\n'))
-				return err
-			},
-			appEvent: func(raw []byte) error {
-				line = append(append(append(line[:0], `{"appEvent":`...), raw...), "}\n"...)
-				_, err := out.Write(line)
-				return err
-			},
-		}, nil
+		p := &linePrinter{out: out}
+		return streamSink{envelope: p.envelope, appEvent: p.appEvent}, nil
 	})
 }
 

@@ -29,6 +29,7 @@
 //	200 duplicate-answer          this submission was already stored (status, revision)
 //	400 invalid-card              the body is not one strict CardResponse (path)
 //	400 invalid-idempotency-key   no Idempotency-Key header, or one over 256 bytes
+//	400 invalid-input             an id, key or value no store can hold (a NUL, invalid UTF-8, U+0000 in a string)
 //	400 unreadable-body           the body could not be read (the client went away, a broken upload)
 //	401 unauthenticated           Options.Caller returned an error
 //	403 unauthorized              the caller has no current authority
@@ -283,6 +284,7 @@ var outcomes = map[string]outcome{
 	"":                                        {http.StatusOK, "the answer was stored"},
 	string(refusal.CodeDuplicateAnswer):       {http.StatusOK, "this submission was already stored"},
 	string(refusal.CodeInvalidCard):           {http.StatusBadRequest, "the body is not one card response"},
+	string(refusal.CodeInvalidInput):          {http.StatusBadRequest, "the request holds text no store can hold (a NUL character, invalid UTF-8, U+0000 in a string)"},
 	CodeInvalidIdempotencyKey:                 {http.StatusBadRequest, "the Idempotency-Key header is required, 1 to 256 bytes"},
 	CodeUnreadableBody:                        {http.StatusBadRequest, "the request body could not be read"},
 	CodeUnauthenticated:                       {http.StatusUnauthorized, "the request is not authenticated"},

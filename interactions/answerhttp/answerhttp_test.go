@@ -242,6 +242,9 @@ func TestEveryCode(t *testing.T) {
 		{string(refusal.CodeFrameTooLarge), func(e *env) request {
 			return request{body: `{"action":"submit","correlationId":"card-1","value":{"optionId":"` + strings.Repeat("a", answerhttp.DefaultMaxBodyBytes) + `"}}`}
 		}, 413, "", "", nil},
+		{string(refusal.CodeInvalidInput), func(e *env) request {
+			return request{body: `{"action":"submit","correlationId":"card-1","value":{"optionId":"a\u0000"}}`}
+		}, 400, "/value", "", nil},
 		{string(refusal.CodeInvalidAnswer), func(e *env) request {
 			return request{body: `{"action":"submit","correlationId":"card-1","value":{"optionId":"z"}}`}
 		}, 422, "/value/optionId", "enum", nil},

@@ -81,6 +81,10 @@ const (
 	// CodeStoreUnavailable: the host supplied no store or replay source for
 	// the operation, or one failed a read; nothing was written.
 	CodeStoreUnavailable Code = "store-unavailable"
+	// CodeInvalidInput: an id or value that no store can hold as sent (a NUL
+	// character, invalid UTF-8, a JSON string escaping U+0000); refused
+	// before any store is asked, so a retry never helps.
+	CodeInvalidInput Code = "invalid-input"
 )
 
 // The codes of sse/ (contract-v1.md section 10).
@@ -144,7 +148,7 @@ func Codes() []Code {
 		CodeTurnNotRunning, CodeUnauthorized, CodeClaimConflict,
 		CodeNeedsReconciliation, CodeCheckpointWriteFailed,
 		CodeAdmissionUnavailable, CodeUnknownEffect, CodeInvalidTurn,
-		CodeStoreUnavailable,
+		CodeStoreUnavailable, CodeInvalidInput,
 		CodeInvalidFrame,
 		CodeCardNotFound, CodeCardExists, CodeDuplicateAnswer,
 		CodeAlreadyAnswered, CodeAnswerExpired, CodeCardCancelled,

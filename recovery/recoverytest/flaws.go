@@ -19,6 +19,10 @@ const (
 	// FlawSwallowsLostAck: a write whose acknowledgement was lost
 	// (ModeAckLost) reports success, and AdmitDispatch goes on to launch.
 	FlawSwallowsLostAck
+	// FlawSkipsAuthorize: AdmitDispatch never calls Admission.Authorize, so
+	// a caller whose authority was revoked still gets its effect admitted
+	// and launched; TurnRecovery refuses to launch for such a store.
+	FlawSkipsAuthorize
 )
 
 // String names the flaw.
@@ -32,9 +36,13 @@ func (f Flaw) String() string {
 		return "unfenced"
 	case FlawSwallowsLostAck:
 		return "swallows-lost-ack"
+	case FlawSkipsAuthorize:
+		return "skips-authorize"
 	}
 	return "unknown-flaw"
 }
 
 // Flaws returns the known defects, Sound excluded.
-func Flaws() []Flaw { return []Flaw{FlawIgnoresRevision, FlawUnfenced, FlawSwallowsLostAck} }
+func Flaws() []Flaw {
+	return []Flaw{FlawIgnoresRevision, FlawUnfenced, FlawSwallowsLostAck, FlawSkipsAuthorize}
+}

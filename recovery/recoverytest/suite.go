@@ -70,6 +70,7 @@ func checks() []check {
 		{"end-turn", checkEndTurn},
 		{"race-admit-end", checkRaceAdmitEnd},
 		{"linearizable", checkLinearizable},
+		{"dispatch", checkDispatch},
 	}, failpointChecks()...)
 }
 

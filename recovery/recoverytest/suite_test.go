@@ -54,6 +54,7 @@ func TestCheckFailsEachBrokenStore(t *testing.T) {
 		recoverytest.FlawIgnoresRevision: {"cas-revision", "cas-concurrent", "admit-refusals", "admit-durable-before-launch"},
 		recoverytest.FlawUnfenced:        {"admit-fences-end"},
 		recoverytest.FlawSwallowsLostAck: {},
+		recoverytest.FlawSkipsAuthorize:  {"admit-refusals"},
 	}
 	for _, fp := range recoverytest.Failpoints() {
 		if strings.HasSuffix(string(fp), ".ack-lost") {
@@ -77,6 +78,17 @@ func TestCheckFailsEachBrokenStore(t *testing.T) {
 func TestCheckPassesTheSoundStore(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	assert.NoError(t, recoverytest.Check(t.Context(), fakeSubject(recoverytest.Sound)))
+}
+
+// The Dispatcher of Dispatching passes the suite too, the dispatch check
+// included.
+func TestCheckPassesDispatching(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	db := recoverytest.NewDB(nil)
+	sub := func(context.Context) (recoverytest.Subject, error) {
+		return recoverytest.Subject{Store: recoverytest.Dispatching(db.Open("w"))}, nil
+	}
+	assert.NoError(t, recoverytest.Check(t.Context(), sub))
 }
 
 func TestFailpointsAreNamedAndArmable(t *testing.T) {

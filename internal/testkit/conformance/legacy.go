@@ -25,6 +25,13 @@ import (
 //   - "encode": Envelope is parsed with Host.Registry's product types and
 //     encoded with legacy.EncodeLegacyChatFrame to Dialect; accept expects
 //     Expect.Frame, the legacy frame as a JSON value.
+//   - "parse": the one frame of Frames is read with legacy.ParseChatEvent
+//     (tolerant, docs/contract.md section 2.4) and written back with
+//     legacy.MarshalChatEvent. Expect.Parsed says what the read gives: a
+//     "typed" frame of the union, an "app" frame (of the frame's own type,
+//     for a product type or a union frame its type does not accept), or
+//     "none"; for typed and app, Expect.Frame is what is written back, as a
+//     JSON value (presence of every member included).
 type LegacyCase struct {
 	Description string         `json:"description"`
 	Kind        string         `json:"kind"`
@@ -56,6 +63,7 @@ type LegacyExpected struct {
 	Path      *string          `json:"path,omitzero"`
 	Frame     jsontext.Value   `json:"frame,omitzero"`
 	Envelopes []jsontext.Value `json:"envelopes,omitzero"`
+	Parsed    string           `json:"parsed,omitzero"`
 }
 
 // decodeLegacyCase reads a legacy case strictly.
@@ -102,6 +110,8 @@ func runLegacy(data []byte) error {
 		return c.runUpgrade(d, h, reg)
 	case "encode":
 		return c.runEncode(d, reg)
+	case "parse":
+		return c.runParse()
 	}
 	return fmt.Errorf("no runner for kind %q", c.Kind)
 }
@@ -187,4 +197,35 @@ func (c *LegacyCase) runEncode(d legacy.Dialect, reg *chatprotocol.Registry) err
 		return fmt.Errorf("the legacy frame does not marshal: %w", err)
 	}
 	return sameJSON("legacy frame", got, c.Expect.Frame)
+}
+
+func (c *LegacyCase) runParse() error {
+	if len(c.Frames) != 1 {
+		return errors.New("a parse case has one frame")
+	}
+	f := legacy.ParseChatEvent([]byte(c.Frames[0]))
+	got := "typed"
+	switch a := f.(type) {
+	case nil:
+		got = "none"
+	case *legacy.AppFrame:
+		got = "app"
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(c.Frames[0]), &head); err != nil || head.Type != a.Type {
+			return fmt.Errorf("app frame of type %q, not the frame's own", a.Type)
+		}
+	}
+	if got != c.Expect.Parsed {
+		return fmt.Errorf("read as %s, want %s", got, c.Expect.Parsed)
+	}
+	if f == nil {
+		return nil
+	}
+	out, err := legacy.MarshalChatEvent(f)
+	if err != nil {
+		return fmt.Errorf("the frame read does not marshal: %w", err)
+	}
+	return sameJSON("frame written back", out, c.Expect.Frame)
 }

@@ -91,7 +91,7 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 		}
 		counts[e.Role]++
 	}
-	assert.Equal(t, 25, counts[RoleSchema])
+	assert.Equal(t, 26, counts[RoleSchema])
 	assert.Positive(t, counts[RoleLegacy])
 	assert.Positive(t, counts[RoleFixture])
 	assert.Positive(t, counts[RoleGoldenState])
@@ -145,4 +145,37 @@ func TestSchemasRejectWhatTheyShould(t *testing.T) {
 		require.NoError(t, err)
 		assert.Error(t, fixture.Validate(inst), f)
 	}
+}
+
+// TestLegacyParseCasesAgreeWithTheFrameSchema: a parse case's frame that
+// reads as a typed frame is valid against legacy-frame.schema.json, the
+// reference's types, and one that reads as an app frame is not; so the
+// schema and the tolerant reader accept the same frames.
+func TestLegacyParseCasesAgreeWithTheFrameSchema(t *testing.T) {
+	s := newSchemas(t, testdata)
+	frames := s.get("schemas/legacy-frame.schema.json")
+	m, err := BuildManifest(testdata)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range m.Files {
+		if e.Kind != "parse" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(testdata, filepath.FromSlash(e.Path)))
+		require.NoError(t, err)
+		c, err := decodeLegacyCase(data)
+		require.NoError(t, err, e.Path)
+		if c.Expect.Parsed == "none" {
+			continue
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(c.Frames[0])))
+		require.NoError(t, err, e.Path)
+		if c.Expect.Parsed == "typed" {
+			assert.NoError(t, frames.Validate(inst), e.Path)
+		} else {
+			assert.Error(t, frames.Validate(inst), e.Path)
+		}
+		n++
+	}
+	assert.Greater(t, n, 20)
 }

@@ -52,8 +52,8 @@ type Proxy struct {
 	conns   map[*pair]bool
 	closed  bool
 
-	cuts, commits atomic.Int64
-	wg            sync.WaitGroup
+	cuts, commits, roundTrips atomic.Int64
+	wg                        sync.WaitGroup
 }
 
 // Start listens on 127.0.0.1 (a free port) and forwards every connection
@@ -93,6 +93,16 @@ func (p *Proxy) Cuts() int { return int(p.cuts.Load()) }
 // Commits returns how many committed writes passed through the proxy,
 // lost or not.
 func (p *Proxy) Commits() int { return int(p.commits.Load()) }
+
+// RoundTrips returns how many round trips the clients made so far, over
+// every connection: a round trip begins with the first message a client
+// sends after the server's last answer was forwarded to it (or after the
+// startup message), so that requests pipelined before an answer count as
+// one. The startup exchange is not counted.
+func (p *Proxy) RoundTrips() int { return int(p.roundTrips.Load()) }
+
+// ResetRoundTrips sets the round-trip count back to 0.
+func (p *Proxy) ResetRoundTrips() { p.roundTrips.Store(0) }
 
 // Close stops listening, closes every connection and waits for the
 // proxy's goroutines.
@@ -148,7 +158,7 @@ func (p *Proxy) accept() {
 		p.conns[c] = true
 		p.mu.Unlock()
 		var both sync.WaitGroup
-		both.Go(func() { c.fromClient() })
+		both.Go(func() { c.fromClient(p) })
 		both.Go(func() { c.fromServer(p) })
 		p.wg.Go(func() {
 			both.Wait()
@@ -163,6 +173,9 @@ func (p *Proxy) accept() {
 type pair struct {
 	client, server net.Conn
 	once           sync.Once
+	// answered is set when the server's answer was forwarded to the client
+	// and cleared by the client's next message (RoundTrips).
+	answered atomic.Bool
 
 	mu      sync.Mutex
 	stmts   map[string]string // prepared statement name -> SQL
@@ -212,7 +225,7 @@ func cstring(b []byte) (string, []byte) {
 
 // fromClient forwards the client's bytes unchanged while noting the SQL of
 // each group.
-func (c *pair) fromClient() {
+func (c *pair) fromClient(p *Proxy) {
 	defer c.close()
 	r := bufio.NewReader(c.client)
 	// The startup message has no type byte: length, then the payload.
@@ -233,6 +246,9 @@ func (c *pair) fromClient() {
 			return
 		}
 		c.note(typ, body)
+		if c.answered.Swap(false) {
+			p.roundTrips.Add(1)
+		}
 		if _, err := c.server.Write(appendMessage(nil, typ, body)); err != nil {
 			return
 		}
@@ -307,6 +323,7 @@ func (c *pair) fromServer(p *Proxy) {
 			if len(body) == 1 && body[0] == 'I' && !failed && anyWrite(sql) && p.lose(Group{SQL: sql, Tags: tags}) {
 				return // closes both sides: the acknowledgement is lost
 			}
+			c.answered.Store(true)
 			if _, err := c.client.Write(buf); err != nil {
 				return
 			}

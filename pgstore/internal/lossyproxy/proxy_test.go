@@ -139,3 +139,19 @@ func TestProxyForwardsAndCutsCommittedWrites(t *testing.T) {
 	assert.Equal(t, 2, p.Cuts())
 	assert.Equal(t, 3, p.Commits())
 }
+
+// Each request the client sends after an answer is one round trip.
+func TestProxyCountsRoundTrips(t *testing.T) {
+	p, err := Start(fakeServer(t))
+	require.NoError(t, err)
+	defer p.Close()
+	cl := dial(t, p.Addr())
+	assert.Equal(t, 0, p.RoundTrips(), "the startup is not counted")
+	for i := range 3 {
+		_, err := cl.query("SELECT 1")
+		require.NoError(t, err)
+		assert.Equal(t, i+1, p.RoundTrips())
+	}
+	p.ResetRoundTrips()
+	assert.Equal(t, 0, p.RoundTrips())
+}

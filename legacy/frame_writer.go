@@ -1,0 +1,218 @@
+package legacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// frameWriter appends one frame object after its type, remembering the
+// first error. at is the JSON pointer of the object being written, for
+// the paths of refusals; first is true right after an object opens.
+type frameWriter struct {
+	b     []byte
+	err   error
+	at    string
+	first bool
+}
+
+func (w *frameWriter) name(name string) {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.b = append(w.b, '"')
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '"', ':')
+}
+
+func (w *frameWriter) open() {
+	w.b = append(w.b, '{')
+	w.first = true
+}
+
+func (w *frameWriter) close() {
+	w.b = append(w.b, '}')
+	w.first = false
+}
+
+func (w *frameWriter) fail(path, message string) {
+	if w.err == nil {
+		w.err = wire.New(refusal.CodeInvalidEvent, path, message)
+	}
+}
+
+func (w *frameWriter) str(name, s string) {
+	w.name(name)
+	w.b = jsjson.AppendString(w.b, s, false)
+}
+
+func (w *frameWriter) optStr(name string, s *string) {
+	if s != nil {
+		w.str(name, *s)
+	}
+}
+
+// nonEmpty writes a string member of the Papercusp dialect, whose frames
+// hold "" for absent.
+func (w *frameWriter) nonEmpty(name, s string) {
+	if s != "" {
+		w.str(name, s)
+	}
+}
+
+func (w *frameWriter) num(name string, f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		w.fail(w.at+"/"+name, "JSON has no NaN or infinite number")
+	}
+	w.name(name)
+	w.b = jsjson.AppendNumber(w.b, f)
+}
+
+func (w *frameWriter) optNum(name string, f *float64) {
+	if f != nil {
+		w.num(name, *f)
+	}
+}
+
+func (w *frameWriter) optBool(name string, b *bool) {
+	if b != nil {
+		w.name(name)
+		w.b = strconv.AppendBool(w.b, *b)
+	}
+}
+
+// optRaw writes the JSON text raw, without the whitespace around it, or
+// nothing when raw is nil; text that is not JSON is refused at its path.
+func (w *frameWriter) optRaw(name string, raw json.RawMessage) {
+	if raw == nil {
+		return
+	}
+	if !jsjson.Valid(raw) {
+		w.fail(w.at+"/"+name, "not JSON")
+		return
+	}
+	w.name(name)
+	w.b = append(w.b, bytes.Trim(raw, " \t\r\n")...)
+}
+
+// card writes c as its JSON object (docs/contract.md section 3.1).
+func (w *frameWriter) card(c *Card) {
+	at := w.at
+	w.open()
+	w.str("correlationId", c.CorrelationID)
+	w.num("createdAt", c.CreatedAt)
+	w.str("prompt", c.Prompt)
+	if p := c.Presentation; p != nil {
+		w.name("presentation")
+		w.at = at + "/presentation"
+		w.presentation(p)
+		w.at = at
+	}
+	w.optBool("allowDecline", c.AllowDecline)
+	w.optNum("timeoutMs", c.TimeoutMs)
+	w.optStr("fallbackText", c.FallbackText)
+	if r := c.Report; r != nil {
+		w.name("report")
+		w.at = at + "/report"
+		w.report(r)
+		w.at = at
+	}
+	if c.DataSchemaJSON != nil {
+		if v, ok := jsjson.Parse(c.DataSchemaJSON); !ok || !isJSONObject(v) {
+			w.fail(at+"/dataSchemaJson", "not the text of a JSON object")
+		}
+		w.optRaw("dataSchemaJson", c.DataSchemaJSON)
+	}
+	w.close()
+}
+
+func isJSONObject(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+func (w *frameWriter) presentation(p *CardPresentation) {
+	at := w.at
+	w.open()
+	w.str("kind", p.Kind)
+	if p.Options != nil {
+		w.name("options")
+		w.b = append(w.b, '[')
+		for i := range p.Options {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			o := &p.Options[i]
+			w.open()
+			w.str("id", o.ID)
+			w.str("label", o.Label)
+			w.optStr("description", o.Description)
+			w.optStr("hint", o.Hint)
+			w.optStr("style", o.Style)
+			w.close()
+		}
+		w.b = append(w.b, ']')
+	}
+	w.optStr("placeholder", p.Placeholder)
+	w.optBool("multiline", p.Multiline)
+	w.bound("min", p.Min)
+	w.bound("max", p.Max)
+	w.optNum("step", p.Step)
+	w.optBool("voiceAnswerable", p.VoiceAnswerable)
+	w.close()
+	w.at = at
+}
+
+func (w *frameWriter) bound(name string, b *CardBound) {
+	switch {
+	case b == nil:
+	case b.IsString:
+		w.str(name, b.String)
+	default:
+		w.num(name, b.Number)
+	}
+}
+
+func (w *frameWriter) report(r *Report) {
+	w.open()
+	w.name("plans")
+	w.b = append(w.b, '[')
+	for i := range r.Plans {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		p := &r.Plans[i]
+		w.open()
+		w.optStr("slug", p.Slug)
+		w.str("title", p.Title)
+		w.optStr("status", p.Status)
+		w.optStr("summary", p.Summary)
+		if p.Items != nil {
+			w.name("items")
+			w.b = append(w.b, '[')
+			for j := range p.Items {
+				if j > 0 {
+					w.b = append(w.b, ',')
+				}
+				it := &p.Items[j]
+				w.open()
+				w.optStr("id", it.ID)
+				w.str("text", it.Text)
+				w.optStr("status", it.Status)
+				w.optStr("ref", it.Ref)
+				w.close()
+			}
+			w.b = append(w.b, ']')
+		}
+		w.close()
+	}
+	w.b = append(w.b, ']')
+	w.optStr("title", r.Title)
+	w.close()
+}

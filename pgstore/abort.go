@@ -1,0 +1,266 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// AbortChannel is the LISTEN/NOTIFY channel on which EndTurn announces a
+// cancellation: the payload is the JSON array [conversation, turn]. The
+// server delivers the notification when the cancellation commits, never
+// before and never for one that rolled back.
+const AbortChannel = "pgstore_turn_cancelled"
+
+// abortPayload is the notification payload naming turn.
+func abortPayload(turn recovery.TurnRef) string {
+	b, _ := json.Marshal([2]string{turn.Conversation, turn.Turn}) // strings always encode
+	return string(b)
+}
+
+// AbortListenerOptions tunes an AbortListener; nil means all defaults.
+type AbortListenerOptions struct {
+	// RetryDelay is the pause before reconnecting after the listening
+	// connection failed; 0 means 100 ms.
+	RetryDelay time.Duration
+	// OnListen, when set, is called each time the listener is listening
+	// again: after LISTEN succeeded and the catch-up read that follows it
+	// ran (tests and metrics wait for it).
+	OnListen func()
+	// Logger receives connection failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// AbortListener carries cancellations across instances (docs/contract.md
+// section 13): a cancellation committed by TurnRecovery.Cancel in any
+// process reaches the abort hook of every process that runs an execution
+// of the turn, not only of the process that cancelled. It holds one
+// listening connection of its own (LISTEN AbortChannel): use one
+// AbortListener per process, connected directly to the primary or through
+// a pooler in session mode, never through a transaction pooler, which
+// does not keep a LISTEN.
+//
+// The executions to reach are the ones this process registered, through
+// Launcher or Watch. On a notification for a watched turn the listener
+// calls the Aborter with the effects watched in this process. The abort
+// runs only after the cancellation committed: notifications are delivered
+// at commit, and each (re)connection, once LISTEN is in place, reads every
+// watched turn (LoadTurn) and aborts those whose committed status is
+// cancelled, so a notification missed while the connection was down still
+// aborts. The Aborter must be idempotent (recovery.Aborter says so): the
+// process that cancelled calls it too.
+//
+// Its methods are safe for concurrent use.
+type AbortListener struct {
+	cfg      *pgx.ConnConfig
+	store    *RecoveryStore
+	aborter  recovery.Aborter
+	retry    time.Duration
+	onListen func()
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	watched map[recovery.TurnRef]map[string]int
+
+	connects atomic.Int64
+}
+
+// NewAbortListener returns a listener that connects with cfg (use the
+// ConnConfig of the host's pool: pool.Config().ConnConfig), reads turns
+// through store and aborts through aborter. It returns an error for a nil
+// argument. Call Run to listen.
+func NewAbortListener(cfg *pgx.ConnConfig, store *RecoveryStore, aborter recovery.Aborter, opts *AbortListenerOptions) (*AbortListener, error) {
+	if cfg == nil || store == nil || aborter == nil {
+		return nil, errors.New("pgstore: NewAbortListener needs a ConnConfig, a store and an aborter")
+	}
+	l := &AbortListener{cfg: cfg.Copy(), store: store, aborter: aborter, retry: 100 * time.Millisecond,
+		log: slog.Default(), watched: map[recovery.TurnRef]map[string]int{}}
+	if l.cfg.RuntimeParams == nil {
+		l.cfg.RuntimeParams = map[string]string{}
+	}
+	l.cfg.RuntimeParams["application_name"] = "pgstore-abort-listener"
+	if opts != nil {
+		if opts.RetryDelay > 0 {
+			l.retry = opts.RetryDelay
+		}
+		l.onListen = opts.OnListen
+		if opts.Logger != nil {
+			l.log = opts.Logger
+		}
+	}
+	return l, nil
+}
+
+// Watch registers effect as running in this process until stop is
+// called; stop is idempotent. A host that launches without Launcher calls
+// it from its Launch, before the execution starts.
+func (l *AbortListener) Watch(effect recovery.EffectRef) (stop func()) {
+	l.mu.Lock()
+	m := l.watched[effect.Turn]
+	if m == nil {
+		m = map[string]int{}
+		l.watched[effect.Turn] = m
+	}
+	m[effect.Effect]++
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if m := l.watched[effect.Turn]; m != nil {
+				if m[effect.Effect]--; m[effect.Effect] <= 0 {
+					delete(m, effect.Effect)
+				}
+				if len(m) == 0 {
+					delete(l.watched, effect.Turn)
+				}
+			}
+		})
+	}
+}
+
+// Launcher wraps inner so that each execution it starts is watched from
+// before its Launch until its Wait returned.
+func (l *AbortListener) Launcher(inner recovery.Launcher) recovery.Launcher {
+	return recovery.LauncherFunc(func(ctx context.Context, effect recovery.EffectRef) (recovery.Execution, error) {
+		stop := l.Watch(effect)
+		exec, err := inner.Launch(ctx, effect)
+		if err != nil || exec == nil {
+			stop()
+			return exec, err
+		}
+		return watchedExecution{exec: exec, stop: stop}, nil
+	})
+}
+
+// watchedExecution stops watching its effect when Wait returns.
+type watchedExecution struct {
+	exec recovery.Execution
+	stop func()
+}
+
+func (w watchedExecution) Wait(ctx context.Context) (recovery.Result, error) {
+	res, err := w.exec.Wait(ctx)
+	if ctx.Err() == nil {
+		w.stop() // the outcome is known: nothing left to abort
+	}
+	return res, err
+}
+
+// watchedEffects returns the effects of turn watched now, or nil.
+func (l *AbortListener) watchedEffects(turn recovery.TurnRef) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.watched[turn]
+	if len(m) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// watchedTurns returns the turns watched now.
+func (l *AbortListener) watchedTurns() []recovery.TurnRef {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	turns := make([]recovery.TurnRef, 0, len(l.watched))
+	for t := range l.watched {
+		turns = append(turns, t)
+	}
+	return turns
+}
+
+// Connects returns how many times the listener connected so far.
+func (l *AbortListener) Connects() int { return int(l.connects.Load()) }
+
+// Run listens until ctx ends, reconnecting after any failure (after
+// RetryDelay), and returns ctx's error.
+func (l *AbortListener) Run(ctx context.Context) error {
+	for {
+		err := l.session(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.log.Warn("pgstore: abort listener connection lost; reconnecting", "err", err)
+		t := time.NewTimer(l.retry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// session is one listening connection: connect, LISTEN, catch up, then
+// abort on each notification until the connection fails.
+func (l *AbortListener) session(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "LISTEN "+AbortChannel); err != nil {
+		return err
+	}
+	l.connects.Add(1)
+	if err := l.catchUp(ctx); err != nil {
+		return err // reconnect, and read again
+	}
+	if l.onListen != nil {
+		l.onListen()
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var ids [2]string
+		if json.Unmarshal([]byte(n.Payload), &ids) != nil {
+			continue // not ours
+		}
+		turn := recovery.TurnRef{Conversation: ids[0], Turn: ids[1]}
+		if effects := l.watchedEffects(turn); effects != nil {
+			l.abort(ctx, turn, effects)
+		}
+	}
+}
+
+// catchUp aborts every watched turn whose committed status is cancelled:
+// the cancellations whose notification may have been missed.
+// A turn that cannot be read fails the catch-up, and so the session: the
+// next one reads it again.
+func (l *AbortListener) catchUp(ctx context.Context) error {
+	for _, turn := range l.watchedTurns() {
+		rec, err := l.store.LoadTurn(ctx, turn)
+		switch {
+		case err != nil && refusal.CodeOf(err) != refusal.CodeTurnNotRunning:
+			return err
+		case err != nil || rec.Status != recovery.TurnCancelled:
+			continue
+		}
+		if effects := l.watchedEffects(turn); effects != nil {
+			l.abort(ctx, turn, effects)
+		}
+	}
+	return nil
+}
+
+func (l *AbortListener) abort(ctx context.Context, turn recovery.TurnRef, effects []string) {
+	if err := l.aborter.Abort(ctx, turn, effects); err != nil {
+		l.log.Warn("pgstore: abort hook failed", "conversation", turn.Conversation, "turn", turn.Turn, "err", err)
+	}
+}

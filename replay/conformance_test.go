@@ -1,0 +1,33 @@
+package replay_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/replay/replaytest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestMemoryConformance runs the conformance kit against Memory, with count
+// retention through MemoryOptions.MaxFrames.
+func TestMemoryConformance(t *testing.T) {
+	replaytest.TestWindow(t, replaytest.Config{
+		NewWindow: func(*testing.T) replay.Window { return replay.NewMemory(nil) },
+		NewRetaining: func(_ *testing.T, maxFrames int) replay.Window {
+			return replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames})
+		},
+	})
+}
+
+// TestMemoryConformanceWithASmallFrameLimit runs the frame-limit check at a
+// limit other than the default.
+func TestMemoryConformanceWithASmallFrameLimit(t *testing.T) {
+	replaytest.TestWindow(t, replaytest.Config{
+		NewWindow:     func(*testing.T) replay.Window { return replay.NewMemory(&replay.MemoryOptions{MaxFrameBytes: 4096}) },
+		MaxFrameBytes: 4096,
+	})
+}

@@ -1,0 +1,73 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/stream"
+)
+
+// sessionStore stands in for a host's sessions: who may read which
+// conversation.
+type sessionStore map[string]string // bearer token → conversation
+
+func (s sessionStore) MayRead(r *http.Request, conversation string) bool {
+	return conversation != "" && s[r.Header.Get("Authorization")] == conversation
+}
+
+// Serve one turn's resumable stream from a Memory window, and follow it
+// (the README's "Serve a resumable stream").
+func Example() {
+	ctx := context.Background()
+	sessions := sessionStore{"Bearer alice": "c-1"}
+	mux := http.NewServeMux()
+	// README:begin
+	window := replay.NewMemory(nil) // the turn's frames, kept for reconnects
+	h, err := stream.NewHandler(window, &stream.HandlerOptions{
+		// On every connection. The window waits for any turn, so this also
+		// tells an unknown one: both get the same 404.
+		Authorize: func(r *http.Request, key replay.Key) error {
+			if !sessions.MayRead(r, key.ConversationID) {
+				return stream.ErrTurnNotFound
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
+	srv := &http.Server{Handler: mux}
+	srv.RegisterOnShutdown(h.Close) // Shutdown ends no stream by itself
+
+	// The model's side: append each envelope (seq 1, 2, …) as it comes.
+	key := replay.Key{ConversationID: "c-1", TurnID: "t-1"}
+	for seq, ev := range []chatprotocol.Event{&chatprotocol.DeltaEvent{Text: "Hello"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}} {
+		env := chatprotocol.ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1",
+			EventID: fmt.Sprint("e-", seq+1), Seq: int64(seq + 1), Event: ev}
+		if _, err := window.Append(ctx, key, &env); err != nil {
+			panic(err)
+		}
+	}
+	// README:end
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = srv
+	ts.Start()
+	defer ts.Close()
+
+	// A client resumes by Last-Event-ID across cuts until the turn ends.
+	state, err := stream.Follow(ctx, ts.URL+"/conversations/c-1/turns/t-1/events",
+		&stream.FollowOptions{Header: http.Header{"Authorization": {"Bearer alice"}}})
+	fmt.Println(state.Turns[0].Text(), state.Turns[0].Status, err)
+	_, err = stream.Follow(ctx, ts.URL+"/conversations/c-1/turns/t-1/events", nil)
+	fmt.Println(refusal.CodeOf(err))
+	// Output:
+	// Hello completed <nil>
+	// turn-not-found
+}

@@ -1,0 +1,117 @@
+package stream_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/sse"
+	"github.com/Papercusp/chat-protocol-go/stream"
+)
+
+// A stream waits in one of three ways: parked (HTTP/1.1, the default), on
+// its request's goroutine (WaitOnRequest), or on its request's goroutine
+// because the connection cannot be taken over (HTTP/2).
+type mode struct {
+	name  string
+	opts  stream.HandlerOptions
+	http2 bool
+}
+
+var modes = []mode{
+	{name: "parked"},
+	{name: "on request", opts: stream.HandlerOptions{WaitOnRequest: true}},
+	{name: "HTTP/2", http2: true},
+}
+
+// serveMode serves a handler on w with m's options plus opts' heartbeat,
+// and returns key's URL, a client for it, and the HTTP major version of
+// the last request.
+func serveMode(t *testing.T, m mode, w replay.Window, heartbeat time.Duration) (string, *http.Client, *atomic.Int32) {
+	t.Helper()
+	var proto atomic.Int32
+	o := m.opts
+	o.HeartbeatInterval = heartbeat
+	o.Authorize = func(r *http.Request, key replay.Key) error {
+		proto.Store(int32(r.ProtoMajor))
+		return authorize(r, key)
+	}
+	srv := httptest.NewUnstartedServer(mux(newHandler(t, w, &o)))
+	srv.EnableHTTP2 = m.http2
+	if m.http2 {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv.URL + path(keyT1), srv.Client(), &proto
+}
+
+func TestLiveStreamInEveryMode(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			w := newWindow()
+			envs := script(keyT1, 100, 10)
+			appendAll(t, w, keyT1, envs[:2])
+			url, client, proto := serveMode(t, m, w, 0)
+			var got seqRecorder
+			state, err := stream.Follow(context.Background(), url, &stream.FollowOptions{Client: client,
+				OnEnvelope: func(env *chatprotocol.ChatEventEnvelope) error {
+					if env.Seq == 2 {
+						go appendAll(t, w, keyT1, envs[2:]) // after the replay: the rest is live
+					}
+					return got.on(env)
+				}})
+			require.NoError(t, err)
+			assert.Equal(t, seqsUpTo(len(envs)), got.seqs)
+			assert.Equal(t, wantState(t, envs), stateJSON(t, state))
+			assert.Equal(t, map[bool]int32{true: 2, false: 1}[m.http2], proto.Load())
+		})
+	}
+}
+
+func TestIdleStreamSendsHeartbeats(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			w := newWindow()
+			envs := script(keyT1, 1, 3)
+			appendAll(t, w, keyT1, envs[:1])
+			url, client, _ := serveMode(t, m, w, 10*time.Millisecond)
+			resp, err := client.Get(url)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			dec := sse.NewDecoder(resp.Body, nil)
+			var types []string
+			for len(types) < 5 {
+				ev, err := dec.Next()
+				require.NoError(t, err)
+				types = append(types, map[bool]string{true: "comment", false: ev.Type}[ev.Comment])
+			}
+			assert.Equal(t, []string{sse.EventHeartbeat, chatprotocol.EventTypeLifecycle, "comment", "comment", "comment"}, types,
+				"the opening heartbeat event, the frame, then heartbeat comments while idle")
+			appendAll(t, w, keyT1, envs[1:])
+			var last sse.Event
+			for {
+				ev, err := dec.Next()
+				if err != nil {
+					assert.ErrorIs(t, err, io.EOF, "the stream ends after the last frame")
+					break
+				}
+				if !ev.Comment {
+					last = ev.Clone()
+				}
+			}
+			assert.Equal(t, "3", last.LastEventID)
+			assert.Equal(t, chatprotocol.EventTypeLifecycle, last.Type)
+		})
+	}
+}

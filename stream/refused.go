@@ -1,0 +1,72 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// maxRefusalBytes bounds the body of a refusal that Follow reads.
+const maxRefusalBytes = 64 << 10
+
+// RefusedError is a stream endpoint's refusal as Follow returns it: the
+// HTTP status and the Refusal of its JSON body (docs/contract.md section
+// 14). Its Unwrap is a *refusal.Error of the refusal's code, so that
+// refusal.CodeOf(err) and errors.Is(err, refusal.ErrStaleCursor)
+// work on it. A body without a code gets one from the status: 404
+// turn-not-found, 401 and 403 unauthorized, 409 cursor-ahead, 410
+// stale-cursor, 400 invalid-cursor.
+type RefusedError struct {
+	// StatusCode is the response's HTTP status.
+	StatusCode int
+	// Refusal is the response's JSON body, or what the status implies
+	// when the body is not a Refusal.
+	Refusal
+}
+
+// Error describes the refusal; the text is informative only.
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("stream: refused with %d %s: %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Code, e.Message)
+}
+
+// Unwrap returns the refusal as a *refusal.Error of its code.
+func (e *RefusedError) Unwrap() error {
+	return &refusal.Error{Code: e.Code, Message: e.Message}
+}
+
+// statusCode gives the code of a refusal whose body carries none.
+func statusCode(status int) refusal.Code {
+	switch status {
+	case http.StatusNotFound:
+		return CodeTurnNotFound
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return refusal.CodeUnauthorized
+	case http.StatusConflict:
+		return refusal.CodeCursorAhead
+	case http.StatusGone:
+		return refusal.CodeStaleCursor
+	case http.StatusBadRequest:
+		return CodeInvalidCursor
+	}
+	return ""
+}
+
+// readRefusal reads the refusal of resp, whose status is neither 200 nor
+// 204 nor one Follow retries.
+func readRefusal(resp *http.Response) *RefusedError {
+	e := &RefusedError{StatusCode: resp.StatusCode}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
+	if json.Unmarshal(body, &e.Refusal) != nil {
+		e.Refusal = Refusal{}
+	}
+	if e.Code == "" {
+		e.Code = statusCode(resp.StatusCode)
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}
