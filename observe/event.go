@@ -22,7 +22,9 @@ const (
 	// Count is the number of in-flight effects it was given, Err its error
 	// (Code needs-reconciliation) when it failed.
 	TurnAbort Kind = "turn.abort"
-	// EffectClaim (a start): Execute is about to claim the effect.
+	// EffectClaim (a start): Execute claims the effect: reported before
+	// the claim's write, or, over a store that reads and claims in one call
+	// (a recovery Dispatcher), once that call returned the claim.
 	EffectClaim Kind = "effect.claim"
 	// EffectAdmit: the store admitted the effect under its fence; the
 	// launch follows.
