@@ -2,17 +2,40 @@ package chatprotocol
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
-	"github.com/Papercusp/chat-protocol-go/refusal"
-
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Capability names one thing a host can do across a connection or a
-// restart (contract-v1.md section 8). The value is the member name used in
+// restart (docs/contract.md section 8). The value is the member name used in
 // a declaration.
 type Capability string
+
+// AllCapabilities returns the five capabilities in the order of
+// docs/contract.md section 8; the slice is new on each call.
+func AllCapabilities() []Capability {
+	all := make([]Capability, len(capabilitiesSpec.members))
+	for i := range capabilitiesSpec.members {
+		all[i] = Capability(capabilitiesSpec.members[i].name)
+	}
+	return all
+}
+
+// ChatCapabilities is a host's declaration (docs/contract.md section 8): five
+// independent booleans, all present on the wire. Unknown holds members a
+// newer version declares, kept for re-emission. A lightweight host declares
+// ConnectionReplay true and InterruptedTurnRecovery false.
+type ChatCapabilities struct {
+	ConnectionReplay         bool
+	PersistedHistory         bool
+	PersistedDecisions       bool
+	CompletedToolCheckpoints bool
+	InterruptedTurnRecovery  bool
+	Unknown                  []Member
+}
 
 // The five capabilities. They are independent: none implies another (in
 // particular PersistedHistory does not imply InterruptedTurnRecovery).
@@ -31,28 +54,6 @@ const (
 	// be recovered.
 	CapabilityInterruptedTurnRecovery Capability = "interruptedTurnRecovery"
 )
-
-// AllCapabilities returns the five capabilities in the order of section 8;
-// the slice is new on each call.
-func AllCapabilities() []Capability {
-	return []Capability{
-		CapabilityConnectionReplay, CapabilityPersistedHistory, CapabilityPersistedDecisions,
-		CapabilityCompletedToolCheckpoints, CapabilityInterruptedTurnRecovery,
-	}
-}
-
-// ChatCapabilities is a host's declaration (section 8): five independent
-// booleans, all present on the wire. Unknown holds members a newer version
-// declares, kept for re-emission. A lightweight host declares
-// ConnectionReplay true and InterruptedTurnRecovery false.
-type ChatCapabilities struct {
-	ConnectionReplay         bool
-	PersistedHistory         bool
-	PersistedDecisions       bool
-	CompletedToolCheckpoints bool
-	InterruptedTurnRecovery  bool
-	Unknown                  []Member
-}
 
 // Has reports whether c declares capability. An unknown capability is never
 // declared.
@@ -91,8 +92,8 @@ func (e *MissingCapabilitiesError) Error() string {
 // RequireChatCapabilities returns nil when declared has every wanted
 // capability. Otherwise it refuses with unsupported-capability, naming every
 // missing one in the message and in a wrapped *MissingCapabilitiesError
-// (section 8); a capability name this version does not know is missing.
-// declared may be nil, which declares nothing.
+// (docs/contract.md section 8); a capability name this version does not know
+// is missing. declared may be nil, which declares nothing.
 func RequireChatCapabilities(declared *ChatCapabilities, wanted ...Capability) error {
 	var missing []Capability
 	for _, w := range wanted {
@@ -117,16 +118,17 @@ func containsCapability(cs []Capability, c Capability) bool {
 }
 
 // ParseChatCapabilities reads a capability declaration: a JSON object with
-// the five boolean members of section 8, all required. Unknown members are
-// kept; a member name that differs from a capability only by case, a
-// duplicated name or invalid UTF-8 is invalid-envelope, and a missing or
-// non-boolean capability is invalid-event, with the member's JSON pointer.
+// the five boolean members of docs/contract.md section 8, all required.
+// Unknown members are kept; a member name that differs from a capability only
+// by case, a duplicated name or invalid UTF-8 is invalid-envelope, and a
+// missing or non-boolean capability is invalid-event, with the member's JSON
+// pointer.
 func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
 	var c ChatCapabilities
 	d := strictjson.Get(data, string(data), 0, 0, DefaultMaxDepth)
 	defer strictjson.Put(d)
 	r := reader{d: d, maxDepth: DefaultMaxDepth}
-	if err := r.chatCapabilities(&c, refusal.CodeInvalidEvent, ""); err != nil {
+	if err := r.chatCapabilities(&c, ""); err != nil {
 		return ChatCapabilities{}, err
 	}
 	if err := d.Finish(); err != nil {
@@ -135,60 +137,29 @@ func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
 	return c, nil
 }
 
-var capabilityNames = []string{
-	string(CapabilityConnectionReplay), string(CapabilityPersistedHistory), string(CapabilityPersistedDecisions),
-	string(CapabilityCompletedToolCheckpoints), string(CapabilityInterruptedTurnRecovery),
-}
+// capabilitiesSpec describes a declaration: the five capabilities of
+// section 8, all required, in order.
+var capabilitiesSpec = objectOf[ChatCapabilities](
+	member(string(CapabilityConnectionReplay), "ConnectionReplay", kindBool).need(),
+	member(string(CapabilityPersistedHistory), "PersistedHistory", kindBool).need(),
+	member(string(CapabilityPersistedDecisions), "PersistedDecisions", kindBool).need(),
+	member(string(CapabilityCompletedToolCheckpoints), "CompletedToolCheckpoints", kindBool).need(),
+	member(string(CapabilityInterruptedTurnRecovery), "InterruptedTurnRecovery", kindBool).need())
 
-// chatCapabilities reads a declaration object at path.
-func (r *reader) chatCapabilities(c *ChatCapabilities, code refusal.Code, path string) error {
-	if err := r.object(code, path, ""); err != nil {
+// chatCapabilities reads a declaration object at path into c.
+func (r *reader) chatCapabilities(c *ChatCapabilities, path string) error {
+	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return err
 	}
-	var seen [5]bool
-	err := r.members(code, path, capabilityNames, &c.Unknown, func(name []byte) (bool, error) {
-		var dst *bool
-		var i int
-		switch string(name) {
-		case "connectionReplay":
-			dst, i = &c.ConnectionReplay, 0
-		case "persistedHistory":
-			dst, i = &c.PersistedHistory, 1
-		case "persistedDecisions":
-			dst, i = &c.PersistedDecisions, 2
-		case "completedToolCheckpoints":
-			dst, i = &c.CompletedToolCheckpoints, 3
-		case "interruptedTurnRecovery":
-			dst, i = &c.InterruptedTurnRecovery, 4
-		default:
-			return false, nil
-		}
-		seen[i] = true
-		return true, r.boolean(dst, code, path, string(name))
-	})
-	if err != nil {
-		return err
-	}
-	for i, ok := range seen {
-		if !ok {
-			return refusef(code, path+"/"+capabilityNames[i], "missing: a declaration states every capability")
-		}
-	}
-	return nil
+	_, err := r.readMembers(capabilitiesSpec, reflect.ValueOf(c).Elem(), path)
+	return err
 }
 
 // write writes the declaration: the five members in the order of
 // section 8, then the kept unknown ones; refusals are invalid-event at
 // path.
 func (c *ChatCapabilities) write(w *writer, path string) {
-	vals := [5]bool{c.ConnectionReplay, c.PersistedHistory, c.PersistedDecisions, c.CompletedToolCheckpoints, c.InterruptedTurnRecovery}
-	w.within(path, "", func() {
-		w.punct('{')
-		for i, name := range capabilityNames {
-			w.bool(name, vals[i])
-		}
-		w.close(c.Unknown, capabilityNames)
-	})
+	w.within(path, "", func() { w.object(capabilitiesSpec, reflect.ValueOf(c).Elem(), path) })
 }
 
 // MarshalJSON writes the declaration in its canonical form.

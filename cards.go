@@ -2,7 +2,7 @@ package chatprotocol
 
 import "github.com/Papercusp/chat-protocol-go/internal/wire"
 
-// The card shapes of contract-v1.md section 3. They are defined once, in a
+// The card shapes of docs/contract.md section 3. They are defined once, in a
 // leaf package, so that interactions/ can share them without importing the
 // validator this package uses; these aliases are the names to use. Since go
 // doc does not show the fields of an alias, each comment lists them, with
@@ -59,7 +59,8 @@ type (
 	CardAction = wire.CardAction
 )
 
-// The card kinds, option styles and response actions of section 3.
+// The card kinds, option styles and response actions of docs/contract.md
+// section 3.
 const (
 	CardKindRadio    = wire.CardKindRadio
 	CardKindCheckbox = wire.CardKindCheckbox

@@ -11,7 +11,7 @@ import (
 )
 
 // ValidateCardAnswer checks a person's response against the open card it
-// answers (contract-v1.md section 3) and returns nil or a CardViolations
+// answers (docs/contract.md section 3) and returns nil or a CardViolations
 // listing every violation. Beyond ValidateCardResponse's shape rules:
 //
 //   - /correlationId equals the card's.
@@ -28,12 +28,12 @@ import (
 // The card itself is not checked; use ValidateOpenCardSnapshot for that.
 // The value is read as a browser reads JSON (duplicate names last-one-wins).
 // Hosts that validate against a server-owned JSON Schema do that as well,
-// not instead (seed 000, interactions). Safe for concurrent use.
+// not instead (docs/contract.md section 13.2). Safe for concurrent use.
 func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
 	vs := responseViolations(r)
 	for _, v := range []*refusal.Error{
-		wire.CheckCorrelation(wire.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
-		wire.CheckDecline(wire.CodeInvalidCard, card.CardSpec, r.Action),
+		wire.CheckCorrelation(refusal.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
+		wire.CheckDecline(refusal.CodeInvalidCard, card.CardSpec, r.Action),
 	} {
 		if v != nil {
 			vs = append(vs, v)

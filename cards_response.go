@@ -11,11 +11,11 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 // ParseCardResponse reads a person's answer to a card, the JSON object
 // {"action":"submit","correlationId":ID,"value":{…}}, {"action":"decline",
 // "correlationId":ID} or {"action":"cancel","correlationId":ID}
-// (contract-v1.md section 3), as strictly as ParseEnvelope reads a frame
-// (section 5), so that the host and every later reader of the answer see
-// one meaning. It is what a host's answer endpoint reads a request body
-// with, in place of encoding/json, which matches "ACTION" to action, keeps
-// the last of duplicated names and replaces invalid UTF-8.
+// (docs/contract.md section 3), as strictly as ParseEnvelope reads a frame
+// (docs/contract.md section 5), so that the host and every later reader of
+// the answer see one meaning. It is what a host's answer endpoint reads a
+// request body with, in place of encoding/json, which matches "ACTION" to
+// action, keeps the last of duplicated names and replaces invalid UTF-8.
 //
 // The refusals, each an *Error with a JSON pointer into data:
 //

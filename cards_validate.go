@@ -19,7 +19,7 @@ import (
 )
 
 // CardViolations is the error returned by the card validators: every rule
-// of contract-v1.md section 3 the value breaks, sorted by path. Each
+// of docs/contract.md section 3 the value breaks, sorted by path. Each
 // element is an *Error of code invalid-card whose Path is the JSON pointer
 // of the offending member in the value's JSON form ("/presentation/options",
 // "/presentation/options/1/id", "/value"); its Message is for people only.
@@ -31,7 +31,7 @@ type CardViolations []*refusal.Error
 // Error lists the violations, one per line after a count.
 func (v CardViolations) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d violation(s)", wire.CodeInvalidCard, len(v))
+	fmt.Fprintf(&b, "%s: %d violation(s)", refusal.CodeInvalidCard, len(v))
 	for _, e := range v {
 		b.WriteString("\n\t")
 		b.WriteString(e.Error())
@@ -48,7 +48,7 @@ func (v CardViolations) Unwrap() []error {
 	return errs
 }
 
-// ValidateCardSpec checks a card spec against contract-v1.md section 3 and
+// ValidateCardSpec checks a card spec against docs/contract.md section 3 and
 // returns nil or a CardViolations listing every violation:
 //
 //   - /prompt is required (non-empty); /timeoutMs is not negative.
@@ -85,7 +85,7 @@ func ValidateOpenCardSnapshot(card OpenCardSnapshot) error {
 }
 
 // ValidateCardResponse checks a person's answer by its shape alone
-// (contract-v1.md section 3): /action is submit, decline or cancel;
+// (docs/contract.md section 3): /action is submit, decline or cancel;
 // /correlationId is required; a submit carries a /value that is a JSON
 // object, and a decline or cancel carries none. It returns nil or a
 // CardViolations. ValidateCardAnswer also checks the value against the card.
@@ -96,7 +96,7 @@ func ValidateCardResponse(r CardResponse) error {
 // responseViolations applies the shape rules of internal/wire, which
 // interactions applies too, and reads a submit's value as a browser does.
 func responseViolations(r CardResponse) []*refusal.Error {
-	vs := wire.ResponseViolations(wire.CodeInvalidCard, r)
+	vs := wire.ResponseViolations(refusal.CodeInvalidCard, r)
 	if len(vs) == 0 && r.Action == CardActionSubmit {
 		if _, ok := jsjson.Parse(r.Value); !ok {
 			vs = append(vs, violation("/value", "is not a JSON object"))
@@ -108,7 +108,7 @@ func responseViolations(r CardResponse) []*refusal.Error {
 // specViolations applies the rules of a CardSpec that depend on the kind.
 func specViolations(spec CardSpec, prefix string) []*refusal.Error {
 	var vs []*refusal.Error
-	if v := wire.CheckTimeout(wire.CodeInvalidCard, spec); v != nil {
+	if v := wire.CheckTimeout(refusal.CodeInvalidCard, spec); v != nil {
 		vs = append(vs, v)
 	}
 	p := spec.Presentation
@@ -190,7 +190,7 @@ func isObject(v any) bool {
 }
 
 func violation(path, message string) *refusal.Error {
-	return wire.New(wire.CodeInvalidCard, path, message)
+	return wire.New(refusal.CodeInvalidCard, path, message)
 }
 
 // violations joins lists of violations into a sorted CardViolations, or
@@ -234,7 +234,7 @@ func structViolations(v any) []*refusal.Error {
 	}
 	fes, ok := err.(validator.ValidationErrors)
 	if !ok {
-		return []*refusal.Error{wire.Wrap(wire.CodeInvalidCard, "", "cannot validate", err)}
+		return []*refusal.Error{wire.Wrap(refusal.CodeInvalidCard, "", "cannot validate", err)}
 	}
 	vs := make([]*refusal.Error, 0, len(fes))
 	for _, fe := range fes {

@@ -1,6 +1,6 @@
 package chatprotocol
 
-// Channel is the delivery class of an event type (contract-v1.md sections 2
+// Channel is the delivery class of an event type (docs/contract.md sections 2
 // and 6). Every event type belongs to exactly one channel.
 type Channel uint8
 

@@ -5,7 +5,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// ChatEventEnvelope is one version-1 frame (contract-v1.md section 5):
+// ChatEventEnvelope is one version-1 frame (docs/contract.md section 5):
 //
 //	{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,
 //	 "event":{"type":"delta","text":"Hel"}}
@@ -111,7 +111,7 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 	return p.Parse(data)
 }
 
-// Parse reads one version-1 frame (contract-v1.md sections 5 and 6) and
+// Parse reads one version-1 frame (docs/contract.md sections 5 and 6) and
 // returns the envelope, or a refusal (*Error) and a zero envelope.
 //
 // The checks, in order: a frame longer than the size limit is
@@ -211,23 +211,23 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 	if err := r.frameObject(); err != nil {
 		return err
 	}
-	var hasVersion, hasConv, hasTurn, hasEvent, hasSeq, hasID bool
+	var seen uint8 // bit i: envelopeNames[i] was read
 	err := r.members(refusal.CodeInvalidEnvelope, "", envelopeNames, &env.Unknown, func(name []byte) (bool, error) {
 		switch string(name) {
 		case "schemaVersion":
-			hasVersion = true
+			seen |= 1 << 0
 			return true, r.schemaVersion()
 		case "conversationId":
-			hasConv = true
+			seen |= 1 << 1
 			return true, r.id(&env.ConversationID, "conversationId")
 		case "turnId":
-			hasTurn = true
+			seen |= 1 << 2
 			return true, r.id(&env.TurnID, "turnId")
 		case "eventId":
-			hasID = true
+			seen |= 1 << 3
 			return true, r.id(&env.EventID, "eventId")
 		case "seq":
-			hasSeq = true
+			seen |= 1 << 4
 			if err := r.integer(&env.Seq, refusal.CodeInvalidEnvelope, "", "seq"); err != nil {
 				return true, err
 			}
@@ -238,7 +238,7 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 			}
 			return true, checkAt(env.At)
 		case "event":
-			hasEvent = true
+			seen |= 1 << 5
 			ev, err := r.event("/event")
 			env.Event = ev
 			return true, err
@@ -251,19 +251,13 @@ func (r *reader) envelope(env *ChatEventEnvelope) error {
 	if err := r.d.Finish(); err != nil {
 		return r.fail(err, refusal.CodeInvalidEnvelope, "", "")
 	}
-	switch {
-	case !hasVersion:
+	if seen&1 == 0 {
 		return refusef(refusal.CodeUnsupportedVersion, "/schemaVersion", "missing")
-	case !hasConv:
-		return missing(refusal.CodeInvalidEnvelope, "", "conversationId")
-	case !hasTurn:
-		return missing(refusal.CodeInvalidEnvelope, "", "turnId")
-	case !hasID:
-		return missing(refusal.CodeInvalidEnvelope, "", "eventId")
-	case !hasSeq:
-		return missing(refusal.CodeInvalidEnvelope, "", "seq")
-	case !hasEvent:
-		return missing(refusal.CodeInvalidEnvelope, "", "event")
+	}
+	for i, name := range envelopeNames {
+		if seen&(1<<i) == 0 && name != "at" {
+			return missing(refusal.CodeInvalidEnvelope, "", name) // every member but at is required
+		}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
 )
 
 // benchDelta is a typical delta envelope as a host streams it.
@@ -53,21 +55,25 @@ func BenchmarkParseEnvelope(b *testing.B) {
 		b.Run(in.name+"/strict", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in.data)))
+			cpu := benchcpu.Start()
 			for b.Loop() {
 				if _, err := ParseEnvelope(in.data); err != nil {
 					b.Fatal(err)
 				}
 			}
+			cpu.Report(b, len(in.data))
 		})
 		b.Run(in.name+"/baseline_encoding_json", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in.data)))
+			cpu := benchcpu.Start()
 			for b.Loop() {
 				var env plainEnvelope
 				if err := json.Unmarshal(in.data, &env); err != nil {
 					b.Fatal(err)
 				}
 			}
+			cpu.Report(b, len(in.data))
 		})
 	}
 }

@@ -2,15 +2,13 @@ package chatprotocol
 
 import (
 	"encoding/json"
-	"math"
-
-	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Event is one version-1 event, the payload of a ChatEventEnvelope
-// (contract-v1.md section 6): a *SessionEvent, *LifecycleEvent, *DeltaEvent,
+// (docs/contract.md section 6): a *SessionEvent, *LifecycleEvent, *DeltaEvent,
 // *ToolCallEvent, *ToolResultEvent, *ResultEvent, *ProvenanceEvent,
 // *ErrorEvent, *CardEvent, *CardClosedEvent, *StateEvent, *CapabilitiesEvent,
 // *NavigateEvent, or an *AppEvent for a product type the host registered.
@@ -23,7 +21,7 @@ type Event interface {
 	isEvent()
 }
 
-// The event types of version 1 (contract-v1.md section 6).
+// The event types of version 1 (docs/contract.md section 6).
 const (
 	EventTypeSession      = "session"
 	EventTypeLifecycle    = "lifecycle"
@@ -41,30 +39,24 @@ const (
 )
 
 // EventTypes returns the thirteen event types of version 1 in the order of
-// contract-v1.md section 6; the slice is new on each call.
+// docs/contract.md section 6; the slice is new on each call.
 func EventTypes() []string {
-	return []string{
-		EventTypeSession, EventTypeLifecycle, EventTypeDelta, EventTypeToolCall,
-		EventTypeToolResult, EventTypeResult, EventTypeProvenance, EventTypeError,
-		EventTypeCard, EventTypeCardClosed, EventTypeState, EventTypeCapabilities,
-		EventTypeNavigate,
+	types := make([]string, len(eventSpecs))
+	for i := range eventSpecs {
+		types[i] = eventSpecs[i].typ
 	}
+	return types
 }
 
-// EventChannel returns the channel of a version-1 event type (contract-v1.md
-// section 6): EVENT for session, lifecycle, delta, tool_call, tool_result,
-// result, provenance and error; STATE for card, card_closed, state and
-// capabilities; TRANSIENT for navigate. For any other type it returns
-// ok == false; a host's product types have the channel their Registry gives.
+// EventChannel returns the channel of a version-1 event type
+// (docs/contract.md section 6): EVENT for session, lifecycle, delta,
+// tool_call, tool_result, result, provenance and error; STATE for card,
+// card_closed, state and capabilities; TRANSIENT for navigate. For any
+// other type it returns ok == false; a host's product types have the
+// channel their Registry gives.
 func EventChannel(eventType string) (ch Channel, ok bool) {
-	switch eventType {
-	case EventTypeSession, EventTypeLifecycle, EventTypeDelta, EventTypeToolCall,
-		EventTypeToolResult, EventTypeResult, EventTypeProvenance, EventTypeError:
-		return ChannelEvent, true
-	case EventTypeCard, EventTypeCardClosed, EventTypeState, EventTypeCapabilities:
-		return ChannelState, true
-	case EventTypeNavigate:
-		return ChannelTransient, true
+	if s := eventSpecOf(eventType); s != nil {
+		return s.channel, true
 	}
 	return 0, false
 }
@@ -94,14 +86,20 @@ type SessionEvent struct {
 // LifecycleStatus is the state a turn reports (section 6).
 type LifecycleStatus string
 
-// The lifecycle statuses. Completed, failed and cancelled are terminal;
-// interrupted and needs-reconciliation are not: the turn may still go on to
-// a terminal status (section 7).
+// LifecycleStarted is the status of a turn under way.
+const LifecycleStarted LifecycleStatus = "started"
+
+// The terminal statuses: a turn ends with one of them (section 7).
 const (
-	LifecycleStarted             LifecycleStatus = "started"
-	LifecycleCompleted           LifecycleStatus = "completed"
-	LifecycleFailed              LifecycleStatus = "failed"
-	LifecycleCancelled           LifecycleStatus = "cancelled"
+	LifecycleCompleted LifecycleStatus = "completed"
+	LifecycleFailed    LifecycleStatus = "failed"
+	LifecycleCancelled LifecycleStatus = "cancelled"
+)
+
+// The statuses of a turn stopped short of its end: interrupted and
+// needs-reconciliation are not terminal, the turn may still go on to a
+// terminal status (section 7).
+const (
 	LifecycleInterrupted         LifecycleStatus = "interrupted"
 	LifecycleNeedsReconciliation LifecycleStatus = "needs-reconciliation"
 )
@@ -359,61 +357,8 @@ func (*CapabilitiesEvent) isEvent() {}
 func (*NavigateEvent) isEvent()     {}
 func (*AppEvent) isEvent()          {}
 
-// The value rules of section 6, shared by the parser (after it has checked
-// presence and JSON types) and by Marshal (for values built by hand). path
-// is the JSON pointer of the event object.
-
-func (e *SessionEvent) validate(path string) error {
-	return checkID(refusal.CodeInvalidEvent, path, "sessionId", e.SessionID)
-}
-
-func (e *LifecycleEvent) validate(path string) error {
-	if !e.Status.Valid() {
-		return refusef(refusal.CodeInvalidEvent, path+"/status", "unknown lifecycle status %q", e.Status)
-	}
-	if e.Usage != nil {
-		if err := e.Usage.validate(); err != nil {
-			return prefixed(err, path+"/usage")
-		}
-	}
-	return nil
-}
-
-// validate checks usage; paths in refusals are relative to the usage object.
-func (u *Usage) validate() error {
-	const path = ""
-	if u.TotalTokens != nil && *u.TotalTokens < 0 {
-		return refusef(refusal.CodeInvalidEvent, path+"/totalTokens", "must not be negative")
-	}
-	if u.CostUSD != nil && (*u.CostUSD < 0 || math.IsInf(*u.CostUSD, 0) || math.IsNaN(*u.CostUSD)) {
-		return refusef(refusal.CodeInvalidEvent, path+"/costUsd", "must be a non-negative finite number")
-	}
-	return nil
-}
-
-func (e *ToolCallEvent) validate(path string) error {
-	if err := checkID(refusal.CodeMissingCallID, path, "callId", e.CallID); err != nil {
-		return err
-	}
-	if e.Name == "" {
-		return refusef(refusal.CodeInvalidEvent, path+"/name", "must be a non-empty string")
-	}
-	return nil
-}
-
-func (e *ToolResultEvent) validate(path string) error {
-	if err := checkID(refusal.CodeMissingCallID, path, "callId", e.CallID); err != nil {
-		return err
-	}
-	if !e.Status.Valid() {
-		return refusef(refusal.CodeUnknownResultStatus, path+"/status", "tool result status %q is not ok, error or cancelled", e.Status)
-	}
-	return validateBlocks(e.Blocks, path)
-}
-
-func (e *ResultEvent) validate(path string) error {
-	return validateBlocks(e.Blocks, path)
-}
+// keptCard returns the card's JSON as read (see cardKeeper).
+func (e *CardEvent) keptCard() *[]byte { return &e.kept }
 
 // validateBlocks checks the blocks member of the event at path.
 func validateBlocks(bs []ResultBlock, path string) error {
@@ -490,51 +435,6 @@ func validateAsk(a *blocks.AskBlock, path string) error {
 		}
 	}
 	return prefixed(checkKeptStrings(a, refusal.CodeInvalidEvent), path)
-}
-
-func (e *ProvenanceEvent) validate(path string) error {
-	if e.Provider == "" {
-		return refusef(refusal.CodeInvalidEvent, path+"/provider", "must be a non-empty string")
-	}
-	return nil
-}
-
-func (e *ErrorEvent) validate(path string) error {
-	if e.Code == "" {
-		return refusef(refusal.CodeInvalidEvent, path+"/code", "must be a non-empty string")
-	}
-	if e.RetryAfterMs != nil && *e.RetryAfterMs < 0 {
-		return refusef(refusal.CodeInvalidEvent, path+"/retryAfterMs", "must not be negative")
-	}
-	return nil
-}
-
-func (e *CardEvent) validate(path string) error {
-	if err := validateCardSnapshot(&e.Card); err != nil {
-		return prefixed(err, path+"/card")
-	}
-	return nil
-}
-
-func (e *CardClosedEvent) validate(path string) error {
-	return checkID(refusal.CodeInvalidEvent, path, "correlationId", e.CorrelationID)
-}
-
-func (e *StateEvent) validate(path string) error {
-	if e.Version < 0 {
-		return refusef(refusal.CodeInvalidEvent, path+"/version", "must not be negative")
-	}
-	if e.Snapshot == nil {
-		return refusef(refusal.CodeInvalidEvent, path+"/snapshot", "missing")
-	}
-	return nil
-}
-
-func (e *NavigateEvent) validate(path string) error {
-	if e.Href == "" {
-		return refusef(refusal.CodeInvalidEvent, path+"/href", "must be a non-empty string")
-	}
-	return nil
 }
 
 // validateCardSnapshot checks an open card with ValidateOpenCardSnapshot

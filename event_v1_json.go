@@ -3,34 +3,108 @@ package chatprotocol
 import (
 	"reflect"
 
-	"github.com/Papercusp/chat-protocol-go/refusal"
-
 	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// The member names of each object of section 6, in canonical order. A name
-// that differs from one of these only by case is refused; any other name
-// is kept as an unknown member.
+// eventSpec is the descriptor of one event type of section 6
+// (docs/contract.md): its wire name, its channel and its members.
+type eventSpec struct {
+	typ     string
+	channel Channel
+	obj     *objectSpec
+}
+
+// eventSpecs describes the thirteen event types of version 1, in the order
+// of docs/contract.md section 6: for each member its wire name, the Go field
+// that holds it, its kind, whether it is required (need), its value rule
+// (is, oneOf) and its refusal code when not invalid-event (coded). The
+// members are in canonical order, which is the order Marshal writes them
+// and the order presence and value rules are checked in.
+var eventSpecs = [...]eventSpec{
+	{EventTypeSession, ChannelEvent, eventOf[SessionEvent](
+		member("sessionId", "SessionID", kindString).need().is(ruleID))},
+	{EventTypeLifecycle, ChannelEvent, eventOf[LifecycleEvent](
+		member("status", "Status", kindString).need().oneOf(isLifecycleStatus),
+		member("reason", "Reason", kindString),
+		member("usage", "Usage", kindObject).of(usageSpec))},
+	{EventTypeDelta, ChannelEvent, eventOf[DeltaEvent](
+		member("text", "Text", kindString).need())},
+	{EventTypeToolCall, ChannelEvent, eventOf[ToolCallEvent](
+		member("callId", "CallID", kindString).need().is(ruleID).coded(refusal.CodeMissingCallID),
+		member("name", "Name", kindString).need().is(ruleNonEmpty),
+		member("input", "Input", kindRaw))},
+	{EventTypeToolResult, ChannelEvent, eventOf[ToolResultEvent](
+		member("callId", "CallID", kindString).need().is(ruleID).coded(refusal.CodeMissingCallID),
+		member("status", "Status", kindString).oneOf(isToolResultStatus).coded(refusal.CodeUnknownResultStatus),
+		member("output", "Output", kindRaw),
+		member("blocks", "Blocks", kindBlocks))},
+	{EventTypeResult, ChannelEvent, eventOf[ResultEvent](
+		member("blocks", "Blocks", kindBlocks).need())},
+	{EventTypeProvenance, ChannelEvent, eventOf[ProvenanceEvent](
+		member("provider", "Provider", kindString).is(ruleNonEmpty),
+		member("model", "Model", kindString),
+		member("requestId", "RequestID", kindString))},
+	{EventTypeError, ChannelEvent, eventOf[ErrorEvent](
+		member("code", "Code", kindString).is(ruleNonEmpty),
+		member("message", "Message", kindString).need(),
+		member("retryable", "Retryable", kindBool).need(),
+		member("retryAfterMs", "RetryAfterMs", kindInteger).is(ruleNonNegative))},
+	{EventTypeCard, ChannelState, eventOf[CardEvent](
+		member("card", "Card", kindCard).need())},
+	{EventTypeCardClosed, ChannelState, eventOf[CardClosedEvent](
+		member("correlationId", "CorrelationID", kindString).is(ruleID),
+		member("outcome", "Outcome", kindString))},
+	{EventTypeState, ChannelState, eventOf[StateEvent](
+		member("version", "Version", kindInteger).need().is(ruleNonNegative),
+		member("snapshot", "Snapshot", kindRaw).is(ruleSet))},
+	{EventTypeCapabilities, ChannelState, eventOf[CapabilitiesEvent](
+		member("capabilities", "Capabilities", kindObject).need().of(capabilitiesSpec))},
+	{EventTypeNavigate, ChannelTransient, eventOf[NavigateEvent](
+		member("href", "Href", kindString).need().is(ruleNonEmpty))},
+}
+
+// The objects nested in events (docs/contract.md sections 6 and 8).
 var (
-	sessionNames      = []string{"type", "sessionId"}
-	lifecycleNames    = []string{"type", "status", "reason", "usage"}
-	usageNames        = []string{"totalTokens", "costUsd"}
-	deltaNames        = []string{"type", "text"}
-	toolCallNames     = []string{"type", "callId", "name", "input"}
-	toolResultNames   = []string{"type", "callId", "status", "output", "blocks"}
-	resultNames       = []string{"type", "blocks"}
-	blockNames        = []string{"kind", "text", "sources", "report", "ask"}
-	sourceNames       = []string{"ref", "label"}
-	provenanceNames   = []string{"type", "provider", "model", "requestId"}
-	errorNames        = []string{"type", "code", "message", "retryable", "retryAfterMs"}
-	cardNames         = []string{"type", "card"}
-	cardClosedNames   = []string{"type", "correlationId", "outcome"}
-	stateNames        = []string{"type", "version", "snapshot"}
-	capabilitiesNames = []string{"type", "capabilities"}
-	navigateNames     = []string{"type", "href"}
-	appNames          = []string{"type"}
+	usageSpec = objectOf[Usage](
+		member("totalTokens", "TotalTokens", kindInteger).is(ruleNonNegative),
+		member("costUsd", "CostUSD", kindNumber).is(ruleFinite))
+	sourceSpec = objectOf[Source](
+		member("ref", "Ref", kindString).need(),
+		member("label", "Label", kindString))
+	blockSpec = objectOf[blockWire](
+		member("kind", "Kind", kindString).need(),
+		member("text", "Text", kindString),
+		member("sources", "Sources", kindList).of(sourceSpec),
+		member("report", "Report", kindRaw),
+		member("ask", "Ask", kindRaw))
 )
+
+// blockWire is a result block as read, before the rules of its kind turn
+// it into a ResultBlock.
+type blockWire struct {
+	Kind    string
+	Text    string
+	Sources []Source
+	Report  []byte
+	Ask     []byte
+	Unknown []Member
+}
+
+func isLifecycleStatus(s string) bool  { return LifecycleStatus(s).Valid() }
+func isToolResultStatus(s string) bool { return ToolResultStatus(s).Valid() }
+
+// eventSpecOf returns the descriptor of the event type typ, or nil for a
+// type not of section 6.
+func eventSpecOf(typ string) *eventSpec {
+	for i := range eventSpecs {
+		if eventSpecs[i].typ == typ {
+			return &eventSpecs[i]
+		}
+	}
+	return nil
+}
 
 // event reads the event object at path (section 6). Canonical producers
 // write "type" first, which lets the reader dispatch without a second pass;
@@ -105,226 +179,26 @@ func (r *reader) findType(path string) (typ string, found bool, err error) {
 	return typ, found, nil
 }
 
-// coreEvent reads an event of a type of section 6. known is false, and
+// coreEvent reads an event of a type of section 6 with its descriptor:
+// its members (readMembers), then their value rules. known is false, and
 // nothing is read, for any other type.
 func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
-	switch typ {
-	case EventTypeDelta:
-		ev, err = r.delta(path)
-	case EventTypeToolCall:
-		ev, err = r.toolCall(path)
-	case EventTypeToolResult:
-		ev, err = r.toolResult(path)
-	case EventTypeLifecycle:
-		ev, err = r.lifecycle(path)
-	case EventTypeSession:
-		ev, err = r.session(path)
-	case EventTypeResult:
-		ev, err = r.result(path)
-	case EventTypeProvenance:
-		ev, err = r.provenance(path)
-	case EventTypeError:
-		ev, err = r.errorEvent(path)
-	case EventTypeCard:
-		ev, err = r.card(path)
-	case EventTypeCardClosed:
-		ev, err = r.cardClosed(path)
-	case EventTypeState:
-		ev, err = r.state(path)
-	case EventTypeCapabilities:
-		ev, err = r.capabilities(path)
-	case EventTypeNavigate:
-		ev, err = r.navigate(path)
-	default:
+	s := eventSpecOf(typ)
+	if s == nil {
 		return nil, false, nil
 	}
-	if err != nil {
+	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
+		return nil, true, err
+	}
+	ev = s.obj.zero()
+	v := reflect.ValueOf(ev).Elem()
+	if _, err := r.readMembers(s.obj, v, path); err != nil {
+		return nil, true, err
+	}
+	if err := s.obj.check(v, path); err != nil {
 		return nil, true, err
 	}
 	return ev, true, nil
-}
-
-// eventMembers reads the event object at path: its '{', its members and its
-// '}'. The "type" member, on which the caller was dispatched, is skipped;
-// member handles the others as in members.
-func (r *reader) eventMembers(path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
-	if err := r.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
-		return err
-	}
-	return r.members(refusal.CodeInvalidEvent, path, known, unknown, func(name []byte) (bool, error) {
-		if string(name) != "type" {
-			return member(name)
-		}
-		if err := r.d.Skip(); err != nil {
-			return true, r.fail(err, refusal.CodeInvalidEvent, path, "type")
-		}
-		return true, nil
-	})
-}
-
-func (r *reader) delta(path string) (*DeltaEvent, error) {
-	e := new(DeltaEvent)
-	if err := r.stringEvent(path, "text", deltaNames, &e.Text, &e.Unknown); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// stringEvent reads an event whose one member is the required string
-// member (delta, session, navigate).
-func (r *reader) stringEvent(path, member string, known []string, dst *string, unknown *[]Member) error {
-	has := false
-	err := r.eventMembers(path, known, unknown, func(name []byte) (bool, error) {
-		if string(name) != member {
-			return false, nil
-		}
-		has = true
-		return true, r.str(dst, refusal.CodeInvalidEvent, path, member)
-	})
-	if err == nil && !has {
-		err = missing(refusal.CodeInvalidEvent, path, member)
-	}
-	return err
-}
-
-func (r *reader) session(path string) (*SessionEvent, error) {
-	e := new(SessionEvent)
-	if err := r.stringEvent(path, "sessionId", sessionNames, &e.SessionID, &e.Unknown); err != nil {
-		return nil, err
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) lifecycle(path string) (*LifecycleEvent, error) {
-	e := new(LifecycleEvent)
-	hasStatus := false
-	err := r.eventMembers(path, lifecycleNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "status":
-			hasStatus = true
-			var s string
-			err := r.str(&s, refusal.CodeInvalidEvent, path, "status")
-			e.Status = LifecycleStatus(s)
-			return true, err
-		case "reason":
-			return true, r.str(&e.Reason, refusal.CodeInvalidEvent, path, "reason")
-		case "usage":
-			u, err := r.usage(path + "/usage")
-			e.Usage = u
-			return true, err
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !hasStatus {
-		return nil, missing(refusal.CodeInvalidEvent, path, "status")
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) usage(path string) (*Usage, error) {
-	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
-		return nil, err
-	}
-	u := new(Usage)
-	err := r.members(refusal.CodeInvalidEvent, path, usageNames, &u.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "totalTokens":
-			var n int64
-			err := r.integer(&n, refusal.CodeInvalidEvent, path, "totalTokens")
-			u.TotalTokens = &n
-			return true, err
-		case "costUsd":
-			f, err := r.d.Float()
-			if err != nil {
-				return true, r.fail(err, refusal.CodeInvalidEvent, path, "costUsd")
-			}
-			u.CostUSD = &f
-			return true, nil
-		}
-		return false, nil
-	})
-	return u, err
-}
-
-func (r *reader) toolCall(path string) (*ToolCallEvent, error) {
-	e := new(ToolCallEvent)
-	hasName := false
-	err := r.eventMembers(path, toolCallNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "callId":
-			return true, r.str(&e.CallID, refusal.CodeMissingCallID, path, "callId")
-		case "name":
-			hasName = true
-			return true, r.str(&e.Name, refusal.CodeInvalidEvent, path, "name")
-		case "input":
-			return true, r.raw((*[]byte)(&e.Input), refusal.CodeInvalidEvent, path, "input")
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if e.CallID == "" {
-		return nil, refusef(refusal.CodeMissingCallID, path+"/callId", "a tool call needs a stable call id")
-	}
-	if !hasName {
-		return nil, missing(refusal.CodeInvalidEvent, path, "name")
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) toolResult(path string) (*ToolResultEvent, error) {
-	e := new(ToolResultEvent)
-	err := r.eventMembers(path, toolResultNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "callId":
-			return true, r.str(&e.CallID, refusal.CodeMissingCallID, path, "callId")
-		case "status":
-			var s string
-			err := r.str(&s, refusal.CodeUnknownResultStatus, path, "status")
-			e.Status = ToolResultStatus(s)
-			return true, err
-		case "output":
-			return true, r.raw((*[]byte)(&e.Output), refusal.CodeInvalidEvent, path, "output")
-		case "blocks":
-			bs, err := r.blocks(path + "/blocks")
-			e.Blocks = bs
-			return true, err
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if e.CallID == "" {
-		return nil, refusef(refusal.CodeMissingCallID, path+"/callId", "a tool result needs the stable call id of its call")
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) result(path string) (*ResultEvent, error) {
-	e := new(ResultEvent)
-	hasBlocks := false
-	err := r.eventMembers(path, resultNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "blocks":
-			hasBlocks = true
-			bs, err := r.blocks(path + "/blocks")
-			e.Blocks = bs
-			return true, err
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !hasBlocks {
-		return nil, missing(refusal.CodeInvalidEvent, path, "blocks")
-	}
-	return e, e.validate(path)
 }
 
 // blocks reads an array of grounded result blocks (section 6).
@@ -346,259 +220,56 @@ func (r *reader) blocks(path string) ([]ResultBlock, error) {
 	return bs, nil
 }
 
-// block reads one result block; its members may come in any order.
+// block reads one result block; its members may come in any order. A
+// block carries only the members of its kind, and a report or ask keeps
+// its JSON beside its value (kept.go).
 func (r *reader) block(path string) (ResultBlock, error) {
-	var b ResultBlock
 	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
-		return b, err
+		return ResultBlock{}, err
 	}
-	var kind string
-	var hasKind, hasText bool
-	var report, ask []byte
-	err := r.members(refusal.CodeInvalidEvent, path, blockNames, &b.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "kind":
-			hasKind = true
-			return true, r.str(&kind, refusal.CodeInvalidEvent, path, "kind")
-		case "text":
-			hasText = true
-			return true, r.str(&b.Text, refusal.CodeInvalidEvent, path, "text")
-		case "sources":
-			ss, err := r.sources(path + "/sources")
-			b.Sources = ss
-			return true, err
-		case "report":
-			return true, r.raw(&report, refusal.CodeInvalidEvent, path, "report")
-		case "ask":
-			return true, r.raw(&ask, refusal.CodeInvalidEvent, path, "ask")
-		}
-		return false, nil
-	})
+	var in blockWire
+	seen, err := r.readMembers(blockSpec, reflect.ValueOf(&in).Elem(), path)
 	if err != nil {
-		return b, err
+		return ResultBlock{}, err
 	}
-	if !hasKind {
-		return b, missing(refusal.CodeInvalidEvent, path, "kind")
-	}
-	b.Kind = ResultBlockKind(kind)
+	hasText := seen&(1<<blockSpec.find([]byte("text"))) != 0
+	b := ResultBlock{Kind: ResultBlockKind(in.Kind), Text: in.Text, Sources: in.Sources, Unknown: in.Unknown}
 	switch b.Kind {
 	case ResultBlockText:
 		if !hasText {
 			return b, missing(refusal.CodeInvalidEvent, path, "text")
 		}
-		if report != nil || ask != nil {
+		if in.Report != nil || in.Ask != nil {
 			return b, refusef(refusal.CodeInvalidEvent, path, "a text block carries only text and sources")
 		}
 	case ResultBlockReport:
-		if report == nil {
-			return b, missing(refusal.CodeInvalidEvent, path, "report")
-		}
-		if hasText || b.Sources != nil || ask != nil {
-			return b, refusef(refusal.CodeInvalidEvent, path, "a report block carries only its report")
-		}
-		b.Report = new(blocks.ReportBlock)
-		if err := decodeKept(report, b.Report, refusal.CodeInvalidEvent, path+"/report"); err != nil {
-			return b, err
-		}
-		b.kept = report
+		b.Report, err = keptBlock[blocks.ReportBlock](in.Report, hasText || b.Sources != nil || in.Ask != nil, path, "report")
+		b.kept = in.Report
 	case ResultBlockAsk:
-		if ask == nil {
-			return b, missing(refusal.CodeInvalidEvent, path, "ask")
-		}
-		if hasText || b.Sources != nil || report != nil {
-			return b, refusef(refusal.CodeInvalidEvent, path, "an ask block carries only its ask")
-		}
-		b.Ask = new(blocks.AskBlock)
-		if err := decodeKept(ask, b.Ask, refusal.CodeInvalidEvent, path+"/ask"); err != nil {
-			return b, err
-		}
-		b.kept = ask
+		b.Ask, err = keptBlock[blocks.AskBlock](in.Ask, hasText || b.Sources != nil || in.Report != nil, path, "ask")
+		b.kept = in.Ask
+	}
+	if err != nil {
+		return b, err
 	}
 	return b, prefixed(b.validate(), path)
 }
 
-// sources reads the sources of a text block.
-func (r *reader) sources(path string) ([]Source, error) {
-	if err := r.array(refusal.CodeInvalidEvent, path, ""); err != nil {
+// keptBlock decodes raw, the member of a report or ask block at path,
+// keeping nothing else: missing when raw is nil, refused when the block
+// carries another kind's member (other).
+func keptBlock[T any](raw []byte, other bool, path, member string) (*T, error) {
+	if raw == nil {
+		return nil, missing(refusal.CodeInvalidEvent, path, member)
+	}
+	if other {
+		return nil, refusef(refusal.CodeInvalidEvent, path, "a %s block carries only its %s", member, member)
+	}
+	v := new(T)
+	if err := decodeKept(raw, v, refusal.CodeInvalidEvent, path+"/"+member); err != nil {
 		return nil, err
 	}
-	ss := []Source{}
-	for i := 0; r.d.More(); i++ {
-		p := path + "/" + itoa(i)
-		if err := r.object(refusal.CodeInvalidEvent, p, ""); err != nil {
-			return nil, err
-		}
-		var s Source
-		hasRef := false
-		err := r.members(refusal.CodeInvalidEvent, p, sourceNames, &s.Unknown, func(name []byte) (bool, error) {
-			switch string(name) {
-			case "ref":
-				hasRef = true
-				return true, r.str(&s.Ref, refusal.CodeInvalidEvent, p, "ref")
-			case "label":
-				return true, r.str(&s.Label, refusal.CodeInvalidEvent, p, "label")
-			}
-			return false, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !hasRef {
-			return nil, missing(refusal.CodeInvalidEvent, p, "ref")
-		}
-		ss = append(ss, s)
-	}
-	if err := r.d.End(); err != nil {
-		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
-	}
-	return ss, nil
-}
-
-func (r *reader) provenance(path string) (*ProvenanceEvent, error) {
-	e := new(ProvenanceEvent)
-	err := r.eventMembers(path, provenanceNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "provider":
-			return true, r.str(&e.Provider, refusal.CodeInvalidEvent, path, "provider")
-		case "model":
-			return true, r.str(&e.Model, refusal.CodeInvalidEvent, path, "model")
-		case "requestId":
-			return true, r.str(&e.RequestID, refusal.CodeInvalidEvent, path, "requestId")
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) errorEvent(path string) (*ErrorEvent, error) {
-	e := new(ErrorEvent)
-	var hasMessage, hasRetryable bool
-	err := r.eventMembers(path, errorNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "code":
-			return true, r.str(&e.Code, refusal.CodeInvalidEvent, path, "code")
-		case "message":
-			hasMessage = true
-			return true, r.str(&e.Message, refusal.CodeInvalidEvent, path, "message")
-		case "retryable":
-			hasRetryable = true
-			return true, r.boolean(&e.Retryable, refusal.CodeInvalidEvent, path, "retryable")
-		case "retryAfterMs":
-			var n int64
-			err := r.integer(&n, refusal.CodeInvalidEvent, path, "retryAfterMs")
-			e.RetryAfterMs = &n
-			return true, err
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !hasMessage {
-		return nil, missing(refusal.CodeInvalidEvent, path, "message")
-	}
-	if !hasRetryable {
-		return nil, refusef(refusal.CodeInvalidEvent, path+"/retryable", "missing: an error states whether it is retryable")
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) card(path string) (*CardEvent, error) {
-	e := new(CardEvent)
-	var card []byte
-	err := r.eventMembers(path, cardNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "card":
-			v, err := r.d.RawObject()
-			if err != nil {
-				return true, r.fail(err, refusal.CodeInvalidEvent, path, "card")
-			}
-			card = v
-			return true, nil
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if card == nil {
-		return nil, missing(refusal.CodeInvalidEvent, path, "card")
-	}
-	if err := decodeKept(card, &e.Card, refusal.CodeInvalidCard, path+"/card"); err != nil {
-		return nil, err
-	}
-	e.kept = card
-	return e, e.validate(path)
-}
-
-func (r *reader) cardClosed(path string) (*CardClosedEvent, error) {
-	e := new(CardClosedEvent)
-	err := r.eventMembers(path, cardClosedNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "correlationId":
-			return true, r.str(&e.CorrelationID, refusal.CodeInvalidEvent, path, "correlationId")
-		case "outcome":
-			return true, r.str(&e.Outcome, refusal.CodeInvalidEvent, path, "outcome")
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) state(path string) (*StateEvent, error) {
-	e := new(StateEvent)
-	hasVersion := false
-	err := r.eventMembers(path, stateNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "version":
-			hasVersion = true
-			return true, r.integer(&e.Version, refusal.CodeInvalidEvent, path, "version")
-		case "snapshot":
-			return true, r.raw((*[]byte)(&e.Snapshot), refusal.CodeInvalidEvent, path, "snapshot")
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !hasVersion {
-		return nil, missing(refusal.CodeInvalidEvent, path, "version")
-	}
-	return e, e.validate(path)
-}
-
-func (r *reader) capabilities(path string) (*CapabilitiesEvent, error) {
-	e := new(CapabilitiesEvent)
-	hasCaps := false
-	err := r.eventMembers(path, capabilitiesNames, &e.Unknown, func(name []byte) (bool, error) {
-		switch string(name) {
-		case "capabilities":
-			hasCaps = true
-			return true, r.chatCapabilities(&e.Capabilities, refusal.CodeInvalidEvent, path+"/capabilities")
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !hasCaps {
-		return nil, missing(refusal.CodeInvalidEvent, path, "capabilities")
-	}
-	return e, nil
-}
-
-func (r *reader) navigate(path string) (*NavigateEvent, error) {
-	e := new(NavigateEvent)
-	if err := r.stringEvent(path, "href", navigateNames, &e.Href, &e.Unknown); err != nil {
-		return nil, err
-	}
-	return e, e.validate(path)
+	return v, nil
 }
 
 // appEvent reads an event whose type is not of section 6: a product type
@@ -626,7 +297,7 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 		if err != nil {
 			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
-		if isCaseVariant(name, appNames) {
+		if isCaseVariant(name, []string{"type"}) {
 			return nil, refusef(refusal.CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
 		}
 		if err := check.Skip(); err != nil {
@@ -648,128 +319,35 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 }
 
 // event writes ev as its canonical event object (section 6): "type" first,
-// then the members in the order of the contract's table, absent optional
-// members omitted, then the kept unknown members. It refuses an event
-// that breaks the rules of its type, with path as the event's pointer,
-// before writing any of it.
+// then the members its descriptor lists, in order, absent optional members
+// omitted, then the kept unknown members. It refuses an event that breaks
+// the rules of its type, with path as the event's pointer, before writing
+// any of it.
 func (w *writer) event(ev Event, path string) {
-	if ev == nil || reflect.ValueOf(ev).IsNil() {
+	ptr := reflect.ValueOf(ev)
+	if ev == nil || ptr.IsNil() {
 		w.fail(refusef(refusal.CodeInvalidEnvelope, path, "missing"))
 		return
 	}
-	if err := validateEvent(ev, path); err != nil {
+	if app, ok := ev.(*AppEvent); ok {
+		if err := app.validate(path); err != nil {
+			w.fail(err)
+			return
+		}
+		w.rawValue(app.Raw)
+		return
+	}
+	s := eventSpecOf(ev.EventType())
+	v := ptr.Elem()
+	if err := s.obj.check(v, path); err != nil {
 		w.fail(err)
 		return
 	}
-	outerPath, outerCode := w.path, w.code
-	w.path, w.code = path, ""
-	w.eventMembers(ev, path)
-	w.path, w.code = outerPath, outerCode
-}
-
-// validateEvent applies the value rules of ev's type (section 6).
-func validateEvent(ev Event, path string) error {
-	switch e := ev.(type) {
-	case *SessionEvent:
-		return e.validate(path)
-	case *LifecycleEvent:
-		return e.validate(path)
-	case *ToolCallEvent:
-		return e.validate(path)
-	case *ToolResultEvent:
-		return e.validate(path)
-	case *ResultEvent:
-		return e.validate(path)
-	case *ProvenanceEvent:
-		return e.validate(path)
-	case *ErrorEvent:
-		return e.validate(path)
-	case *CardEvent:
-		return e.validate(path)
-	case *CardClosedEvent:
-		return e.validate(path)
-	case *StateEvent:
-		return e.validate(path)
-	case *NavigateEvent:
-		return e.validate(path)
-	case *AppEvent:
-		return e.validate(path)
-	}
-	return nil // delta and capabilities: every value their members hold is valid
-}
-
-// eventMembers writes the object of a validated event; path is the event's
-// pointer, for the capabilities of a capabilities event.
-func (w *writer) eventMembers(ev Event, path string) {
-	switch e := ev.(type) {
-	case *SessionEvent:
-		w.open(EventTypeSession)
-		w.str("sessionId", e.SessionID)
-		w.close(e.Unknown, sessionNames)
-	case *LifecycleEvent:
-		w.open(EventTypeLifecycle)
-		w.str("status", string(e.Status))
-		w.optStr("reason", e.Reason)
-		if e.Usage != nil {
-			w.name("usage")
-			w.usage(e.Usage)
-		}
-		w.close(e.Unknown, lifecycleNames)
-	case *DeltaEvent:
-		w.open(EventTypeDelta)
-		w.str("text", e.Text)
-		w.close(e.Unknown, deltaNames)
-	case *ToolCallEvent:
-		w.open(EventTypeToolCall)
-		w.str("callId", e.CallID)
-		w.str("name", e.Name)
-		w.optRaw("input", e.Input)
-		w.close(e.Unknown, toolCallNames)
-	case *ToolResultEvent:
-		w.open(EventTypeToolResult)
-		w.str("callId", e.CallID)
-		w.result(string(e.Status), e.Output, e.Blocks)
-		w.close(e.Unknown, toolResultNames)
-	case *ResultEvent:
-		w.open(EventTypeResult)
-		w.name("blocks")
-		w.blocks(e.Blocks)
-		w.close(e.Unknown, resultNames)
-	case *ProvenanceEvent:
-		w.open(EventTypeProvenance)
-		w.provenance(e.Provider, e.Model, e.RequestID)
-		w.close(e.Unknown, provenanceNames)
-	case *ErrorEvent:
-		w.open(EventTypeError)
-		w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
-		w.close(e.Unknown, errorNames)
-	case *CardEvent:
-		w.open(EventTypeCard)
-		w.name("card")
-		writeKept(w, &e.Card, e.kept, refusal.CodeInvalidCard, path+"/card")
-		w.close(e.Unknown, cardNames)
-	case *CardClosedEvent:
-		w.open(EventTypeCardClosed)
-		w.str("correlationId", e.CorrelationID)
-		w.optStr("outcome", e.Outcome)
-		w.close(e.Unknown, cardClosedNames)
-	case *StateEvent:
-		w.open(EventTypeState)
-		w.int("version", e.Version)
-		w.optRaw("snapshot", e.Snapshot)
-		w.close(e.Unknown, stateNames)
-	case *CapabilitiesEvent:
-		w.open(EventTypeCapabilities)
-		w.name("capabilities")
-		e.Capabilities.write(w, path+"/capabilities")
-		w.close(e.Unknown, capabilitiesNames)
-	case *NavigateEvent:
-		w.open(EventTypeNavigate)
-		w.str("href", e.Href)
-		w.close(e.Unknown, navigateNames)
-	case *AppEvent:
-		w.rawValue(e.Raw)
-	}
+	w.within(path, "", func() {
+		w.open(s.typ)
+		w.members(s.obj, v, path)
+		w.close(s.obj.keptMembers(v), s.obj.names)
+	})
 }
 
 // validate checks that an app event hand-built for Marshal is an object

@@ -1,29 +1,92 @@
 package chatprotocol
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
-	"io"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
+	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // Cards (section 3) and report and ask blocks (section 4) have Go types of
 // their own, shared with version 0, that hold no unknown members. Inside a
 // version-1 event they are decoded from their JSON and the JSON is kept
 // beside the value: Marshal re-emits it, members unknown to this version
-// included, as long as the value still equals what the JSON decodes to.
+// included, as long as the value still equals what the JSON decodes to
+// (docs/contract.md sections 5 and 6).
+//
+// They are read and written by the same table-driven walks as the events
+// (codec.go), with the descriptors below, which follow the types' JSON
+// tags: members in the Go types' order, the embedded CardSpec inlined,
+// "omitempty"/"omitzero" members omitted when zero, integers read by
+// value. A report or ask block writes itself (its MarshalJSON, in the
+// reference's canonical form).
+var (
+	cardSpec = keptObjectOf[OpenCardSnapshot](
+		member("correlationId", "CorrelationID", kindString).need(),
+		member("createdAt", "CreatedAt", kindInteger).need(),
+		member("prompt", "Prompt", kindString).need(),
+		member("presentation", "Presentation", kindObject).of(presentationSpec),
+		member("allowDecline", "AllowDecline", kindBool),
+		member("timeoutMs", "TimeoutMs", kindInteger),
+		member("fallbackText", "FallbackText", kindString),
+		member("report", "Report", kindObject).of(reportSpec),
+		member("dataSchemaJson", "DataSchemaJSON", kindString))
+	presentationSpec = keptObjectOf[CardPresentation](
+		member("kind", "Kind", kindString).need(),
+		member("options", "Options", kindList).of(optionSpec),
+		member("placeholder", "Placeholder", kindString),
+		member("multiline", "Multiline", kindBool),
+		member("min", "Min", kindBound),
+		member("max", "Max", kindBound),
+		member("step", "Step", kindNumber),
+		member("voiceAnswerable", "VoiceAnswerable", kindBool))
+	optionSpec = keptObjectOf[CardOption](
+		member("id", "ID", kindString).need(),
+		member("label", "Label", kindString).need(),
+		member("description", "Description", kindString),
+		member("hint", "Hint", kindString),
+		member("style", "Style", kindString))
+	reportSpec = keptObjectOf[blocks.ReportBlock](
+		member("plans", "Plans", kindList).of(planSpec),
+		member("title", "Title", kindString))
+	planSpec = keptObjectOf[blocks.ReportPlan](
+		member("slug", "Slug", kindString),
+		member("title", "Title", kindString),
+		member("status", "Status", kindString),
+		member("summary", "Summary", kindString),
+		member("items", "Items", kindList).of(itemSpec))
+	itemSpec = keptObjectOf[blocks.ReportItem](
+		member("id", "ID", kindString),
+		member("text", "Text", kindString),
+		member("status", "Status", kindString),
+		member("ref", "Ref", kindString))
+	askSpec = keptObjectOf[blocks.AskBlock](
+		member("question", "Question", kindString),
+		member("options", "Options", kindList).of(askOptionSpec),
+		member("refs", "Refs", kindStrings))
+	askOptionSpec = keptObjectOf[blocks.AskOption](
+		member("id", "ID", kindString),
+		member("label", "Label", kindString),
+		member("description", "Description", kindString))
+)
+
+// keptSpecOf returns the descriptor of a kept type: a card, a report or an
+// ask block.
+func keptSpecOf(t reflect.Type) *objectSpec {
+	for _, s := range [...]*objectSpec{cardSpec, reportSpec, askSpec} {
+		if s.typ == t {
+			return s
+		}
+	}
+	return nil
+}
 
 // decodeKept decodes raw, a card or block object, into dst. Member names
 // match exactly and duplicates are refused by the decoder; a name that
@@ -42,26 +105,53 @@ func decodeKept(raw []byte, dst any, code refusal.Code, path string) error {
 	if ok {
 		return refusef(refusal.CodeInvalidEnvelope, path+p, "member name differs from another name of the object, or from a member of the contract, only by case")
 	}
-	if err := unmarshalKept(raw, dst); err != nil {
-		if se, ok := errors.AsType[*json.SemanticError](err); ok {
-			return refuseWrap(code, path+string(se.JSONPointer), "wrong type or value", err)
-		}
-		return refuseWrap(code, path, "wrong type or value", err)
+	return decodeInto(raw, dst, code, path)
+}
+
+// decodeInto reads raw, strict JSON, into dst, a pointer to a kept type,
+// with its descriptor: null is a zero value (section 3). An integer member
+// is read by its value, exactly, as ParseEnvelope reads seq: 1.0 and 1e3
+// are integers, 1.5 is not (strictjson.ParseInteger). A member of the
+// wrong type is refused with code at its path.
+func decodeInto(raw []byte, dst any, code refusal.Code, path string) error {
+	v := reflect.ValueOf(dst).Elem()
+	s := keptSpecOf(v.Type())
+	if s == nil {
+		return refusef(code, path, "no descriptor for %v", v.Type())
+	}
+	d := strictjson.Get(raw, string(raw), 0, 0, maxKeptDepth)
+	defer strictjson.Put(d)
+	r := reader{d: d, maxDepth: maxKeptDepth, prefix: path}
+	if d.Peek() == 'n' {
+		return nil
+	}
+	if err := r.object(code, path, ""); err != nil {
+		return err
+	}
+	_, err := r.readMembers(s, v, path)
+	if err == nil {
+		err = d.Finish()
+	}
+	if err != nil {
+		return recoded(err, code, path)
 	}
 	return nil
 }
 
-// unmarshalKept decodes a card or block. An integer member is read by its
-// value, exactly, as ParseEnvelope reads seq: 1.0 and 1e3 are integers,
-// 1.5 is not (strictjson.ParseInteger).
-func unmarshalKept(raw []byte, dst any) error {
-	return json.Unmarshal(raw, dst, json.WithUnmarshalers(json.UnmarshalFunc(func(b []byte, n *int64) error {
-		v, err := strictjson.ParseInteger(b)
-		if err == nil {
-			*n = v
+// maxKeptDepth bounds the nesting of kept JSON, whose depth the frame's
+// reader has already bounded.
+const maxKeptDepth = 10000
+
+// recoded returns the refusal of reading a kept object: the reader's own,
+// a member's value refused with code in place of invalid-event.
+func recoded(err error, code refusal.Code, path string) error {
+	if e, ok := err.(*refusal.Error); ok {
+		if e.Code == refusal.CodeInvalidEvent {
+			e.Code = code
 		}
-		return err
-	})))
+		return e
+	}
+	return refuseWrap(code, path, "wrong type or value", err)
 }
 
 // foldCollision reads raw, one JSON value decoded into a Go value of type
@@ -76,42 +166,37 @@ func unmarshalKept(raw []byte, dst any) error {
 // by foldKey, never compared pairwise. err reports JSON that is not
 // strict.
 func foldCollision(raw []byte, t reflect.Type) (pointer string, found bool, err error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
-	pointer, found, err = foldWalk(dec, t)
+	d := strictjson.Get(raw, "", 0, 0, maxKeptDepth)
+	defer strictjson.Put(d)
+	pointer, found, err = foldWalk(d, t)
 	if err == nil {
-		_, err = dec.ReadToken()
-		if err == io.EOF {
-			return pointer, found, nil
-		}
-		if err == nil {
-			err = errors.New("data after the JSON value")
-		}
+		err = d.Finish()
 	}
 	return pointer, found, err
 }
 
-// foldWalk reads the next value of dec for foldCollision.
-func foldWalk(dec *jsontext.Decoder, t reflect.Type) (string, bool, error) {
+// foldWalk reads the next value of d for foldCollision.
+func foldWalk(d *strictjson.Decoder, t reflect.Type) (string, bool, error) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch dec.PeekKind() {
+	switch d.Peek() {
 	case '{':
-		if _, err := dec.ReadToken(); err != nil {
+		if err := d.Begin('{'); err != nil {
 			return "", false, err
 		}
 		known := jsonMembers(t)
 		var names []string
 		var inner, innerName string
 		var innerFound bool
-		for dec.PeekKind() != '}' {
-			tok, err := dec.ReadToken()
+		for d.More() {
+			n, err := d.Name()
 			if err != nil {
 				return "", false, err
 			}
-			name := tok.String()
+			name := string(n)
 			names = append(names, name)
-			p, ok, err := foldWalk(dec, known[name])
+			p, ok, err := foldWalk(d, known[name])
 			if err != nil {
 				return "", false, err
 			}
@@ -119,7 +204,7 @@ func foldWalk(dec *jsontext.Decoder, t reflect.Type) (string, bool, error) {
 				inner, innerName, innerFound = "/"+escapePointer(name)+p, name, true
 			}
 		}
-		if _, err := dec.ReadToken(); err != nil {
+		if err := d.End(); err != nil {
 			return "", false, err
 		}
 		slices.Sort(names)
@@ -128,7 +213,7 @@ func foldWalk(dec *jsontext.Decoder, t reflect.Type) (string, bool, error) {
 		}
 		return inner, innerFound, nil
 	case '[':
-		if _, err := dec.ReadToken(); err != nil {
+		if err := d.Begin('['); err != nil {
 			return "", false, err
 		}
 		var elem reflect.Type
@@ -137,8 +222,8 @@ func foldWalk(dec *jsontext.Decoder, t reflect.Type) (string, bool, error) {
 		}
 		var inner string
 		var innerFound bool
-		for i := 0; dec.PeekKind() != ']'; i++ {
-			p, ok, err := foldWalk(dec, elem)
+		for i := 0; d.More(); i++ {
+			p, ok, err := foldWalk(d, elem)
 			if err != nil {
 				return "", false, err
 			}
@@ -146,12 +231,12 @@ func foldWalk(dec *jsontext.Decoder, t reflect.Type) (string, bool, error) {
 				inner, innerFound = "/"+itoa(i)+p, true
 			}
 		}
-		if _, err := dec.ReadToken(); err != nil {
+		if err := d.End(); err != nil {
 			return "", false, err
 		}
 		return inner, innerFound, nil
 	}
-	return "", false, dec.SkipValue()
+	return "", false, d.Skip()
 }
 
 // leastFoldVariant returns the least of the sorted names that is a case
@@ -209,16 +294,15 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 }
 
 // writeKept writes v: the kept JSON when v still equals what it decodes
-// to, else v's canonical encoding (members in the Go type's order, absent
-// ones omitted). In check mode it writes nothing: kept JSON that still
-// matches was strict when it was read, and any other value is checked by
-// encoding it to nowhere, since what the JSON encoder accepts is the rule.
-// An encoder error is refused with code at the pointer, under path, of
-// the member it could not write (keptRefusal).
+// to, else v's canonical encoding by its descriptor (members in the Go
+// type's order, absent ones omitted). In check mode it writes nothing:
+// kept JSON that still matches was strict when it was read, and any other
+// value is checked by the same walk that would encode it. A member that
+// cannot be written is refused with code at its pointer under path.
 func writeKept[T any](w *writer, v *T, kept []byte, code refusal.Code, path string) {
 	if kept != nil {
 		var orig T
-		if unmarshalKept(kept, &orig) == nil && reflect.DeepEqual(&orig, v) {
+		if decodeInto(kept, &orig, code, path) == nil && reflect.DeepEqual(&orig, v) {
 			if !w.check {
 				var err error
 				w.dst, err = strictjson.AppendRaw(w.dst, kept)
@@ -227,29 +311,20 @@ func writeKept[T any](w *writer, v *T, kept []byte, code refusal.Code, path stri
 			return
 		}
 	}
-	if w.check {
-		w.keptErr(json.MarshalWrite(io.Discard, v), code, path)
-		return
+	outer := w.err
+	w.within(path, code, func() { w.object(keptSpecOf(reflect.TypeFor[T]()), reflect.ValueOf(v).Elem(), path) })
+	if w.err != outer {
+		w.err = keptRefusal(w.err, code, path)
 	}
-	b, err := json.Marshal(v)
-	if err == nil {
-		w.dst = append(w.dst, b...)
-	}
-	w.keptErr(err, code, path)
 }
 
 // keptRefusal turns an error of writeKept, for the card or block at path,
-// into a refusal of code at the pointer of the member the encoder could not
-// write (a string that is not valid UTF-8, such as a lone surrogate a
-// version-0 frame carried, or a number that is not finite).
+// into a refusal of code: a refusal of the walk is kept as it is; any
+// other error (the kept JSON, or a block's own JSON, is not strict) is
+// refused at path.
 func keptRefusal(err error, code refusal.Code, path string) error {
-	if e, ok := err.(*refusal.Error); ok {
+	if e, ok := errors.AsType[*refusal.Error](err); ok {
 		return e
-	}
-	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
-		path += string(se.JSONPointer)
-	} else if se, ok := errors.AsType[*json.SemanticError](err); ok {
-		path += string(se.JSONPointer)
 	}
 	return refuseWrap(code, path, "cannot encode: not valid UTF-8, or not a finite number", err)
 }

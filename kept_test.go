@@ -31,7 +31,7 @@ func TestFoldCollision(t *testing.T) {
 		`{"x":{"K":1,"K":2},"y":{"a":1,"A":2}}`: "/x/K",
 	}
 	for in, want := range tests {
-		err := decodeKept([]byte(in), new(map[string]any), refusal.CodeInvalidEvent, "")
+		err := decodeKept([]byte(in), new(blocks.AskBlock), refusal.CodeInvalidEvent, "")
 		if want == "" {
 			assert.NoError(t, err, in)
 			continue

@@ -10,7 +10,7 @@ import (
 )
 
 // Member is one object member that this version of the contract does not
-// define, kept as read so that re-encoding preserves it (contract-v1.md
+// define, kept as read so that re-encoding preserves it (docs/contract.md
 // section 5: "unknown members are ignored and kept for re-emission"). Name is
 // the member name unescaped; Value is its JSON value, byte for byte as read.
 //

@@ -3,9 +3,8 @@ package chatprotocol
 import (
 	"errors"
 
-	"github.com/Papercusp/chat-protocol-go/refusal"
-
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // reader reads the members of a version-1 frame and turns the decoder's
@@ -113,37 +112,23 @@ func (r *reader) array(code refusal.Code, path, member string) error {
 
 // str reads a string member value into dst.
 func (r *reader) str(dst *string, code refusal.Code, path, member string) error {
-	s, err := r.d.String()
-	if err != nil {
-		return r.fail(err, code, path, member)
-	}
-	*dst = s
-	return nil
-}
-
-// boolean reads a true or false member value into dst.
-func (r *reader) boolean(dst *bool, code refusal.Code, path, member string) error {
-	b, err := r.d.Bool()
-	if err != nil {
-		return r.fail(err, code, path, member)
-	}
-	*dst = b
-	return nil
+	return readValue(r, r.d.String, dst, code, path, member)
 }
 
 // integer reads an integer member value (exactly, see strictjson.ParseInteger).
 func (r *reader) integer(dst *int64, code refusal.Code, path, member string) error {
-	n, err := r.d.Integer()
-	if err != nil {
-		return r.fail(err, code, path, member)
-	}
-	*dst = n
-	return nil
+	return readValue(r, r.d.Integer, dst, code, path, member)
 }
 
 // raw reads any member value and keeps a copy of its bytes.
 func (r *reader) raw(dst *[]byte, code refusal.Code, path, member string) error {
-	v, err := r.d.Raw()
+	return readValue(r, r.d.Raw, dst, code, path, member)
+}
+
+// readValue reads a member value with read into dst, refusing a value of
+// the wrong type with code at path+"/"+member.
+func readValue[T any](r *reader, read func() (T, error), dst *T, code refusal.Code, path, member string) error {
+	v, err := read()
 	if err != nil {
 		return r.fail(err, code, path, member)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // Registry is a host's list of product event types, each with the channel
-// it belongs to (contract-v1.md sections 2 and 6). Scout registers
+// it belongs to (docs/contract.md sections 2 and 6). Scout registers
 // "products", "cart_mutate" …; an envelope whose event type is neither of
 // section 6 nor registered is refused with unsupported-event.
 //
@@ -75,8 +75,9 @@ func productTypeByte(c rune) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
-// Channel returns the channel of eventType: the one of section 6 for its
-// types, else the registered one. ok is false for a type neither knows.
+// Channel returns the channel of eventType: the one of docs/contract.md
+// section 6 for its types, else the registered one. ok is false for a type
+// neither knows.
 func (r *Registry) Channel(eventType string) (ch Channel, ok bool) {
 	if ch, ok := EventChannel(eventType); ok {
 		return ch, true

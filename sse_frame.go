@@ -13,7 +13,7 @@ import (
 )
 
 // EnvelopeFrame returns the SSE frame of a version-1 envelope
-// (contract-v1.md section 10): ID is the decimal seq, Event the event type
+// (docs/contract.md section 10): ID is the decimal seq, Event the event type
 // and Data the canonical JSON of AppendJSON. Write it with an sse.Encoder or
 // an sse.Writer, which refuse (with invalid-frame) an event type holding CR
 // or LF; NewRegistry never registers such a type. EnvelopeFrame returns the
@@ -27,7 +27,7 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 }
 
 // EnvelopeReader reads version-1 envelopes from an SSE stream
-// (contract-v1.md sections 5 and 10): it decodes frames with an
+// (docs/contract.md sections 5 and 10): it decodes frames with an
 // sse.Decoder, skips comment-only frames and heartbeats, and parses the
 // data of every other frame with an EnvelopeParser.
 //
@@ -37,8 +37,8 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 // before the decoder refuses it. Either refusal is frame-too-large, and
 // memory stays within a small multiple of the bound.
 //
-// A client that reconnects sends LastEventID as Last-Event-ID and waits
-// Retry before it does (section 10).
+// A client that reconnects sends LastEventID as Last-Event-ID and waits Retry
+// before it does (docs/contract.md section 10).
 //
 // An EnvelopeReader is not safe for concurrent use. The zero EnvelopeReader
 // is not usable: make one with NewEnvelopeReader.
@@ -93,13 +93,13 @@ func (r *EnvelopeReader) NextFrame() (sse.Event, error) {
 	}
 }
 
-// Next reads the next envelope. Besides the errors of NextFrame, it
-// returns the refusals of EnvelopeParser.Parse for the frame's data, and
+// Next reads the next envelope. Besides the errors of NextFrame, it returns
+// the refusals of EnvelopeParser.Parse for the frame's data, and
 // invalid-frame (path /event) for a frame whose SSE event name is neither
 // absent ("message") nor the envelope's event type, since an EventSource
-// client dispatches on that name (section 10). The id line is not checked
-// against the seq: ids carry over from frame to frame. After a refusal,
-// calling Next again goes on with the next frame.
+// client dispatches on that name (docs/contract.md section 10). The id line
+// is not checked against the seq: ids carry over from frame to frame. After a
+// refusal, calling Next again goes on with the next frame.
 func (r *EnvelopeReader) Next() (ChatEventEnvelope, error) {
 	ev, err := r.NextFrame()
 	if err != nil {
@@ -129,16 +129,16 @@ func (r *EnvelopeReader) ParseFrame(ev sse.Event) (ChatEventEnvelope, error) {
 // Use it to place an error: "frame N".
 func (r *EnvelopeReader) Frame() int64 { return r.frame }
 
-// Truncated reports, once Next has returned io.EOF, whether the stream
-// ended inside a frame: bytes after the last blank line that were dropped,
-// as the WHATWG rules require (section 10).
+// Truncated reports, once Next has returned io.EOF, whether the stream ended
+// inside a frame: bytes after the last blank line that were dropped, as the
+// WHATWG rules require (docs/contract.md section 10).
 func (r *EnvelopeReader) Truncated() bool { return r.dec.Truncated() }
 
-// LastEventID returns the stream's last event id, as the sse.Decoder keeps
-// it (contract-v1.md section 10): the value of the last id line of a frame
-// read whole, or "" before the first (and after an empty one). A client
-// that reconnects sends it as the Last-Event-ID header, and the host
-// replays the frames after it (section 11); for version 1 the id is the
+// LastEventID returns the stream's last event id, as the sse.Decoder keeps it
+// (docs/contract.md section 10): the value of the last id line of a frame
+// read whole, or "" before the first (and after an empty one). A client that
+// reconnects sends it as the Last-Event-ID header, and the host replays the
+// frames after it (docs/contract.md section 11); for version 1 the id is the
 // decimal seq of the frame's envelope.
 //
 // It counts every frame read whole, including one Next refused (its data
@@ -149,8 +149,8 @@ func (r *EnvelopeReader) Truncated() bool { return r.dec.Truncated() }
 // carries one.
 func (r *EnvelopeReader) LastEventID() string { return r.dec.LastEventID() }
 
-// Retry returns the reconnection delay the stream last asked for with a
-// retry line (milliseconds on the wire, section 10), and whether it asked
-// for any: the time a client waits before it reconnects. A value too large
-// for a time.Duration is ignored, as the sse.Decoder ignores it.
+// Retry returns the reconnection delay the stream last asked for with a retry
+// line (milliseconds on the wire, docs/contract.md section 10), and whether
+// it asked for any: the time a client waits before it reconnects. A value too
+// large for a time.Duration is ignored, as the sse.Decoder ignores it.
 func (r *EnvelopeReader) Retry() (time.Duration, bool) { return r.dec.Retry() }

@@ -11,7 +11,7 @@ import (
 )
 
 // ChatStateV1 is a conversation as the version-1 envelopes of its turns
-// add up (contract-v1.md section 7). Apply folds envelopes into it; its
+// add up (docs/contract.md section 7). Apply folds envelopes into it; its
 // JSON form (MarshalJSON) is
 //
 //	{"schemaVersion":1, "conversationId", "sessionId"?, "capabilities"?,
@@ -51,7 +51,8 @@ type ChatStateV1 struct {
 	scratch []byte
 }
 
-// TurnState is one turn of a ChatStateV1 (section 7). Its JSON form is
+// TurnState is one turn of a ChatStateV1 (docs/contract.md section 7). Its
+// JSON form is
 //
 //	{"turnId", "status", "lastSeq", "text", "toolCalls":[ToolCallState…],
 //	 "results":[ResultBlock…], "error"?, "provenance":[Provenance…], "usage"?, "reason"?}
@@ -153,8 +154,9 @@ func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
 	return t, ok
 }
 
-// Apply folds one envelope into the state (section 7), or refuses it and
-// leaves the state unchanged. The refusals, checked in this order:
+// Apply folds one envelope into the state (docs/contract.md section 7), or
+// refuses it and leaves the state unchanged. The refusals, checked in this
+// order:
 //
 //   - any refusal of ChatEventEnvelope.AppendJSON, for an envelope that
 //     ParseEnvelope would not have returned;
@@ -318,7 +320,7 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 
 // ErrChatStateWriteOnly is the error of ChatStateV1.UnmarshalJSON: a
 // state's JSON form is written, never read back. Rebuild a state by
-// applying its envelopes again (contract-v1.md section 7; a host's replay
+// applying its envelopes again (docs/contract.md section 7; a host's replay
 // window or history keeps them), or keep a copy with Clone.
 //
 // Why there is no reader: what Apply needs to go on from a state is not in

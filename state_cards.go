@@ -1,6 +1,6 @@
 package chatprotocol
 
-// openCards is the set of open cards of a ChatStateV1 (contract-v1.md
+// openCards is the set of open cards of a ChatStateV1 (docs/contract.md
 // sections 3 and 7), in the order they were first opened. Opening,
 // replacing and closing a card cost O(1) amortised whatever the number of
 // open cards: list keeps the cards in order and index finds a card's
@@ -87,7 +87,7 @@ func (o *openCards) clone() openCards {
 }
 
 // OpenCards returns the open cards in the order they were first opened
-// (contract-v1.md section 7, "openCards"): a card event for an open card
+// (docs/contract.md section 7, "openCards"): a card event for an open card
 // replaces it in place (STATE channel, last write wins) and card_closed
 // removes it; a card closed and opened again goes to the end. The slice is
 // new on each call (O(n) in the number of open cards) and the caller may

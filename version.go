@@ -32,13 +32,13 @@ func (v ChatVersion) String() string {
 	return "unsupported"
 }
 
-// NegotiateChatVersion reads a requested version, given as the raw JSON
-// value a peer sent (nil or empty when it sent none), and accepts exactly
-// the explicit values 0 and 1: a JSON number whose value is 0 or 1 (so 1.0
-// is 1). A missing value, null, a future number (2, 3 …), a string ("1"),
-// a boolean, a fraction, a negative number, or text that is not one JSON
-// value is refused with unsupported-version (section 1). Unversioned frames
-// are never guessed into version 1.
+// NegotiateChatVersion reads a requested version, given as the raw JSON value
+// a peer sent (nil or empty when it sent none), and accepts exactly the
+// explicit values 0 and 1: a JSON number whose value is 0 or 1 (so 1.0 is 1).
+// A missing value, null, a future number (2, 3 …), a string ("1"), a boolean,
+// a fraction, a negative number, or text that is not one JSON value is
+// refused with unsupported-version (docs/contract.md section 1). Unversioned
+// frames are never guessed into version 1.
 func NegotiateChatVersion(v []byte) (ChatVersion, error) {
 	v = bytes.Trim(v, " \t\r\n")
 	if len(v) == 0 {

@@ -15,7 +15,7 @@ import (
 var shortExponent = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$`)
 
 // FuzzNegotiateChatVersion checks NegotiateChatVersion against the rule of
-// contract-v1.md section 1 read from a reference: the text, without JSON
+// docs/contract.md section 1 read from a reference: the text, without JSON
 // whitespace around it, is one JSON number whose exact value (math/big) is
 // 0 or 1. Anything else is refused with unsupported-version; it never
 // panics.

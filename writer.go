@@ -2,11 +2,12 @@ package chatprotocol
 
 import (
 	"io"
+	"math"
+	"reflect"
 	"unicode/utf8"
 
-	"github.com/Papercusp/chat-protocol-go/refusal"
-
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // writer walks the canonical JSON of envelopes, events and ChatStateV1:
@@ -131,15 +132,24 @@ func appendName(dst []byte, name string) []byte {
 
 // str writes a string member.
 func (w *writer) str(name, s string) {
-	var err error
-	if w.check {
-		err = strictjson.CheckString(s)
-	} else {
-		w.dst, err = strictjson.AppendString(appendName(w.dst, name), s)
-	}
-	if err != nil {
+	if err := w.quote(name, s); err != nil {
 		w.fail(w.refuse(name, "not valid UTF-8", err))
 	}
+}
+
+// quote writes s as a JSON string, after the member name unless name is
+// "" (an array's element); in check mode it only checks s.
+func (w *writer) quote(name, s string) error {
+	if w.check {
+		return strictjson.CheckString(s)
+	}
+	dst := w.dst
+	if name != "" {
+		dst = appendName(dst, name)
+	}
+	var err error
+	w.dst, err = strictjson.AppendString(dst, s)
+	return err
 }
 
 // longStr writes a string member that may be long (a turn's text): to a
@@ -280,19 +290,28 @@ func (w *writer) result(status string, output []byte, blocks []ResultBlock) {
 	}
 }
 
-// usage writes a Usage object.
+// usage writes a Usage object (its descriptor, usageSpec).
 func (w *writer) usage(u *Usage) {
-	w.punct('{')
-	if u.TotalTokens != nil {
-		w.int("totalTokens", *u.TotalTokens)
+	w.object(usageSpec, reflect.ValueOf(u).Elem(), w.path)
+}
+
+// float writes a number member. NaN and the infinities, which JSON has
+// no number for, are refused.
+func (w *writer) float(name string, x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		w.fail(w.refuse(name, "not a finite number", nil))
+		return
 	}
-	if u.CostUSD != nil {
-		w.name("costUsd")
-		if !w.check {
-			w.dst = strictjson.AppendFloat(w.dst, *u.CostUSD)
-		}
+	if !w.check {
+		w.dst = strictjson.AppendFloat(appendName(w.dst, name), x)
 	}
-	w.close(u.Unknown, usageNames)
+}
+
+// strElem writes a string element of an array; path is its pointer.
+func (w *writer) strElem(s, path string) {
+	if err := w.quote("", s); err != nil {
+		w.fail(refuseWrap(w.refusalCode(), path, "not valid UTF-8", err))
+	}
 }
 
 // blocks writes grounded result blocks.
@@ -309,13 +328,7 @@ func (w *writer) block(b *ResultBlock, i int) {
 		w.str("text", b.Text)
 		if b.Sources != nil {
 			w.name("sources")
-			w.list(len(b.Sources), func(i int) {
-				s := &b.Sources[i]
-				w.punct('{')
-				w.str("ref", s.Ref)
-				w.optStr("label", s.Label)
-				w.close(s.Unknown, sourceNames)
-			})
+			w.list(len(b.Sources), func(i int) { w.object(sourceSpec, reflect.ValueOf(&b.Sources[i]).Elem(), w.path) })
 		}
 	case ResultBlockReport:
 		w.name("report")
@@ -324,5 +337,5 @@ func (w *writer) block(b *ResultBlock, i int) {
 		w.name("ask")
 		writeKept(w, b.Ask, b.kept, w.refusalCode(), w.path+"/blocks/"+itoa(i)+"/ask")
 	}
-	w.close(b.Unknown, blockNames)
+	w.close(b.Unknown, blockSpec.names)
 }

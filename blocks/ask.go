@@ -3,7 +3,7 @@ package blocks
 import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 
 // ParseAskBlock reads a decoded JSON value into an AskBlock, field by field
-// as the TypeScript reference's parseAskBlock does (contract-v1.md section
+// as the TypeScript reference's parseAskBlock does (docs/contract.md section
 // 4):
 //
 //   - v must be an object whose trimmed "question" is a non-blank string;

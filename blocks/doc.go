@@ -1,7 +1,7 @@
 // Package blocks reads and writes the structured blocks that models embed in
 // their turn text: <report>{json}</report> (a ReportBlock, a two-tier
 // plan/item status list) and <ask>{json}</ask> (an AskBlock, a durable
-// question to the owner), as contract-v1.md section 4 describes.
+// question to the owner), as docs/contract.md section 4 describes.
 //
 // # Parsers
 //
@@ -63,7 +63,7 @@
 //     stand between the opening tag, the JSON value and the closing tag.
 //   - Text before and after the block is ignored.
 //
-// One deliberate improvement over the reference (contract-v1.md section 4):
+// One deliberate improvement over the reference (docs/contract.md section 4):
 // the parser reads the JSON value that follows the opening tag and then
 // expects the closing tag, so a closing tag inside a JSON string
 // ({"question":"what does </ask> do?"}) does not cut the block short. The

@@ -5,7 +5,7 @@ import "strings"
 // TagKind names the kind of a tag FindTags found: TagReport or TagAsk.
 type TagKind string
 
-// The tag kinds, which are also the tag names (contract-v1.md section 4).
+// The tag kinds, which are also the tag names (docs/contract.md section 4).
 const (
 	TagReport TagKind = reportTag
 	TagAsk    TagKind = askTag
@@ -27,7 +27,7 @@ type Tag struct {
 // TypeScript reference, read only the first tag of their kind.
 //
 // Each block is read by the rules of ParseReportTag and ParseAskTag
-// (contract-v1.md section 4): an opening tag in any ASCII case, one JSON
+// (docs/contract.md section 4): an opening tag in any ASCII case, one JSON
 // value, the closing tag, ECMAScript whitespace between them, and the
 // field rules of ParseReportBlock and ParseAskBlock. Unlike those
 // functions, an opening tag that does not start a valid block is passed

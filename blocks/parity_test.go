@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// parityCase is one line of ../testdata/blocks-parity.jsonl, a copy of the
-// TypeScript reference's answers (../shared/cases/blocks-parity.jsonl).
+// parityCase is one line of ../testdata/blocks-parity.jsonl: the TypeScript
+// reference's answers (docs/contract.md section 4.2).
 type parityCase struct {
 	Fn    string          `json:"fn"`
 	Input string          `json:"input"`

@@ -3,7 +3,7 @@ package blocks
 import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 
 // ParseReportBlock reads a decoded JSON value into a ReportBlock, field by
-// field as the TypeScript reference's parseReportBlock does (contract-v1.md
+// field as the TypeScript reference's parseReportBlock does (docs/contract.md
 // section 4):
 //
 //   - v must be an object whose "plans" member is an array; anything else

@@ -5,7 +5,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// The tag names of contract-v1.md section 4.
+// The tag names of docs/contract.md section 4.
 const (
 	askTag    = "ask"
 	reportTag = "report"
@@ -38,7 +38,7 @@ func ParseReportTag(text string) (ReportBlock, bool) {
 // of b (see AskBlock.MarshalJSON) with '<', '>' and '&' escaped as \u003c,
 // \u003e and \u0026, so the tag never contains a closing tag of its own and
 // ParseAskTag, like the TypeScript reference's regular expression, reads
-// back exactly what the block holds (contract-v1.md section 4). A block
+// back exactly what the block holds (docs/contract.md section 4). A block
 // already in the parser's normal form (as ParseAskBlock returns it) reads
 // back equal; any other block reads back as ParseAskBlock normalizes it.
 func SerializeAskTag(b AskBlock) string {

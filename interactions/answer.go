@@ -9,7 +9,7 @@ import (
 )
 
 // Answer lands a person's response on the card under key, exactly once
-// (seed 000; contract-v1.md section 13).
+// (docs/contract.md section 13.2).
 //
 // caller is the identity the host authenticated for this request; key and
 // sub come from the request. Answer reads the card once to learn its schema

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The resolver imports no validator and no database, transitively (seed
-// 000: "the package itself adds no validator or database dependency").
+// The resolver imports no validator and no database, transitively
+// (docs/contract.md section 13).
 func TestImportsNoValidatorOrDatabase(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {

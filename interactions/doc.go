@@ -1,17 +1,16 @@
 // Package interactions is the InteractionResolver of the chat contract
-// (seed 000, "@papercusp/chat-protocol/interactions"; contract-v1.md
-// sections 3 and 13): when a model pauses a turn to ask a person a card, it
-// lands that person's answer exactly once, on the card it targets, only
-// from the caller the card is bound to, and keeps the pending and terminal
-// records in the host's own store so that any worker, including a fresh one
-// after a restart, recovers them.
+// (docs/contract.md sections 3 and 13.2): when a model pauses a turn to ask a
+// person a card, it lands that person's answer exactly once, on the card it
+// targets, only from the caller the card is bound to, and keeps the pending
+// and terminal records in the host's own store so that any worker, including
+// a fresh one after a restart, recovers them.
 //
-// It reuses the card types of contract-v1.md section 3 (CardSpec,
+// It reuses the card types of docs/contract.md section 3 (CardSpec,
 // CardResponse …, the same types as chatprotocol's) and imports no validator
-// and no database driver: the host supplies a Store (its card/session
-// store) and a Validator (the jsonschema subpackage provides one). Use it
-// when answers must survive retries, races and restarts; a host that only
-// renders cards needs chatprotocol alone.
+// and no database driver: the host supplies a Store (its card/session store)
+// and a Validator (the jsonschema subpackage provides one). Use it when
+// answers must survive retries, races and restarts; a host that only renders
+// cards needs chatprotocol alone.
 //
 // # The answer flow
 //

@@ -17,11 +17,11 @@ type View struct {
 }
 
 // Read recovers the pending or terminal state of the card under key for a
-// person, without advancing it (seed 000: "read recovers pending or
-// terminal state without an advance and rechecks current authority"): the
-// store reads the caller's current authority with the card, and the card is
-// returned only to the caller it is bound to. A fresh worker uses it to pick
-// up a card another worker opened or closed.
+// person, without advancing it, rechecking current authority
+// (docs/contract.md section 13.2): the store reads the caller's current
+// authority with the card, and the card is returned only to the caller it is
+// bound to. A fresh worker uses it to pick up a card another worker opened or
+// closed.
 //
 // Refusals: ErrUnauthorized, ErrCardNotFound (missing or foreign, alike),
 // ErrUnsupportedVersion, ErrStoreUnavailable.

@@ -7,12 +7,12 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// RecordVersion is the version of the records this package reads and
-// writes (seed 000: "version-1 pending and terminal records"). A stored
-// record of any other version is refused with ErrUnsupportedVersion.
+// RecordVersion is the version of the records this package reads and writes:
+// version-1 pending and terminal records (docs/contract.md section 13.2). A
+// stored record of any other version is refused with ErrUnsupportedVersion.
 const RecordVersion = 1
 
-// The card shapes of contract-v1.md section 3, re-exported so that a host
+// The card shapes of docs/contract.md section 3, re-exported so that a host
 // needs only this package; each is the same type as its chatprotocol
 // namesake, whose documentation lists the fields (go doc shows none for an
 // alias of an internal type): go doc chatprotocol.CardSpec.
@@ -33,7 +33,7 @@ type (
 	OpenCardSnapshot = wire.OpenCardSnapshot
 )
 
-// The response actions of contract-v1.md section 3.
+// The response actions of docs/contract.md section 3.
 const (
 	CardActionSubmit  = wire.CardActionSubmit
 	CardActionDecline = wire.CardActionDecline
@@ -41,25 +41,24 @@ const (
 )
 
 // MaxIDBytes is the longest conversation id, correlation id, submission id,
-// scope member or schema id accepted, in bytes (contract-v1.md section 5).
+// scope member or schema id accepted, in bytes (docs/contract.md section 5).
 const MaxIDBytes = 256
 
 // Key names one card: the conversation it belongs to and its correlation id
-// (the OpenCardSnapshot.correlationId of contract-v1.md section 3). Both are
-// chosen by the host, non-empty and at most MaxIDBytes long.
+// (the OpenCardSnapshot.correlationId of docs/contract.md section 3). Both
+// are chosen by the host, non-empty and at most MaxIDBytes long.
 type Key struct {
 	Conversation  string `json:"conversation"`
 	CorrelationID string `json:"correlationId"`
 }
 
-// Caller is the party making a request, as the host's backend
-// authenticated it from its own session — never from the request body (seed
-// 000: "rendered content and submitted fields never grant authority").
-// Principal is the signed-in person, Tenant and Customer the organisation
-// and customer account the session acts for, PublicOwner the owner of a
-// conversation opened through a public surface (a visitor of a share link);
-// members that do not apply are "". At least one of Principal and
-// PublicOwner is non-empty.
+// Caller is the party making a request, as the host's backend authenticated
+// it from its own session — never from the request body (docs/contract.md
+// section 13.2). Principal is the signed-in person, Tenant and Customer the
+// organisation and customer account the session acts for, PublicOwner the
+// owner of a conversation opened through a public surface (a visitor of a
+// share link); members that do not apply are "". At least one of Principal
+// and PublicOwner is non-empty.
 type Caller struct {
 	Principal   string `json:"principal,omitzero"`
 	Tenant      string `json:"tenant,omitzero"`
@@ -68,9 +67,8 @@ type Caller struct {
 }
 
 // Scope is the binding of a card, fixed by the backend when the card opens:
-// the conversation and the one caller who may answer it (seed 000: "bind
-// conversation, principal, tenant, customer and public owner on the
-// backend"). A caller may answer only when the authority the store reads
+// the conversation and the one caller who may answer it (docs/contract.md
+// section 13.2). A caller may answer only when the authority the store reads
 // inside the fence has exactly this scope; an empty member matches only an
 // empty member.
 type Scope struct {
@@ -79,9 +77,9 @@ type Scope struct {
 }
 
 // SchemaRef names the server-owned JSON Schema an answer is validated
-// against: an id and a revision, both immutable once registered (seed 000:
-// "the immutable server-owned schema id/revision"). ID is non-empty and at
-// most MaxIDBytes long; Revision is at least 1.
+// against: an id and a revision, both immutable once registered
+// (docs/contract.md section 13.2). ID is non-empty and at most MaxIDBytes
+// long; Revision is at least 1.
 type SchemaRef struct {
 	ID       string `json:"id"`
 	Revision int64  `json:"revision"`
@@ -119,7 +117,8 @@ func (s Status) Terminal() bool {
 }
 
 // Record is the version-1 record of one card as the host's store keeps it
-// (seed 000). Times are Unix epoch milliseconds from the Resolver's clock.
+// (docs/contract.md section 13.2). Times are Unix epoch milliseconds from the
+// Resolver's clock.
 //
 // Revision starts at 1 when the card opens and grows by exactly 1 with every
 // stored change, metadata (Revise) or terminal; Schema and Spec are
@@ -171,7 +170,7 @@ func (a Answer) Response(correlationID string) CardResponse {
 func (r Record) Expired(now int64) bool { return r.ExpiresAt > 0 && now >= r.ExpiresAt }
 
 // Snapshot returns the card as an OpenCardSnapshot for the STATE channel
-// (contract-v1.md section 3): its spec, correlation id, creation time and
+// (docs/contract.md section 3): its spec, correlation id, creation time and
 // the data schema a renderer needs, as given by the host (typically the
 // registered schema text of r.Schema).
 func (r Record) Snapshot(dataSchemaJSON string) OpenCardSnapshot {
@@ -183,10 +182,9 @@ func (r Record) Snapshot(dataSchemaJSON string) OpenCardSnapshot {
 	}
 }
 
-// Transition is the workflow transition stored with a terminal record, in
-// the same transaction (seed 000: "a workflow advance is a stored
-// transition, not an untracked network call"). The host's workflow reads it
-// (an outbox) to resume the paused turn. Status is the terminal status
+// Transition is the workflow transition stored with a terminal record, in the
+// same transaction (docs/contract.md section 13.2). The host's workflow reads
+// it (an outbox) to resume the paused turn. Status is the terminal status
 // reached; Revision the revision of the record that reached it; At its time
 // in epoch milliseconds; Response the person's response when one closed the
 // card; Reason and SupersededBy as in Record.

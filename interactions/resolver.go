@@ -13,11 +13,11 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// Resolver is the InteractionResolver of seed 000: it opens cards, lands
-// each person's answer exactly once on the card it targets and only from the
-// caller the card is bound to, closes cards for the backend (cancel, expire,
-// supersede), and recovers pending and terminal state, keeping version-1
-// records in the host's store through Store.
+// Resolver is the InteractionResolver of docs/contract.md section 13.2: it
+// opens cards, lands each person's answer exactly once on the card it targets
+// and only from the caller the card is bound to, closes cards for the backend
+// (cancel, expire, supersede), and recovers pending and terminal state,
+// keeping version-1 records in the host's store through Store.
 //
 // A Resolver holds no state of its own besides its configuration: any
 // number of Resolvers in any number of processes may serve the same store,
@@ -98,7 +98,8 @@ type recogniseFunc func(stored, next *Record) bool
 
 // transact runs decide once inside the store's fence and sorts out what
 // happened: a refusal, a commit, a definite failure, or an unknown outcome,
-// which gets exactly one read and never a second write (seed 000).
+// which gets exactly one read and never a second write (docs/contract.md
+// section 13.2).
 func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide decideFunc, recognise recogniseFunc) (Result, error) {
 	var (
 		mu      sync.Mutex

@@ -7,10 +7,10 @@ import (
 )
 
 // Store is the seam to the host's existing card/session store: the one
-// interface a host implements (seed 000; contract-v1.md section 13). The
-// package doc's "Implementing Store" section states what an implementation
-// must guarantee and why a read followed by an unconditional update, or a
-// lock inside one process, is not an implementation; interactionstest.TestStore
+// interface a host implements (docs/contract.md section 13.2). The package
+// doc's "Implementing Store" section states what an implementation must
+// guarantee and why a read followed by an unconditional update, or a lock
+// inside one process, is not an implementation; interactionstest.TestStore
 // checks an implementation against it.
 //
 // Implementations must be safe for concurrent use by many goroutines and by
@@ -58,8 +58,8 @@ type Current struct {
 }
 
 // Authority is a caller's authorization as the store reads it now, from the
-// host's own tables, inside the same transaction as the card row (seed 000:
-// "fence current authorization ... together").
+// host's own tables, inside the same transaction as the card row, so that
+// both are fenced together (docs/contract.md section 13.2).
 //
 // Active is false when the caller has no current authorization at all
 // (unknown, revoked, suspended). Scope is the scope the caller holds right

@@ -19,7 +19,7 @@ import (
 // Idempotency-Key header, or an id the renderer generated when it showed the
 // card): non-empty, at most MaxIDBytes. The same ID with the same action
 // and value is the same submission (a retry), anything else a different
-// one. Response is the CardResponse of contract-v1.md section 3, checked
+// one. Response is the CardResponse of docs/contract.md section 3, checked
 // by the same shape rules as chatprotocol.ValidateCardResponse (a decline
 // or cancel whose Value is JSON null, encoding/json's form of an absent
 // member, carries no value); its CorrelationID must equal the key's. Revision, when not 0, is the card
@@ -27,7 +27,7 @@ import (
 // the card has moved since.
 //
 // None of these fields grants authority: authority comes from the Caller the
-// host authenticated and from the store (seed 000).
+// host authenticated and from the store (docs/contract.md section 13.2).
 type Submission struct {
 	ID       string
 	Response CardResponse

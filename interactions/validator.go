@@ -6,8 +6,8 @@ import (
 )
 
 // Validator checks a submitted value against the server-owned schema a card
-// was opened with (seed 000: "supply validate by looking up the immutable
-// server-owned schema id/revision"). The Resolver calls it with the card's
+// was opened with, found by its immutable schema id and revision
+// (docs/contract.md section 13.2). The Resolver calls it with the card's
 // stored SchemaRef, never with anything taken from the submission, and with
 // the canonical value (a JSON object). It may block (a remote registry, a
 // cache fill): it runs outside the store's transaction, and the transaction

@@ -1,11 +1,11 @@
 // Package pgstore is the reference PostgreSQL adapter of the chat protocol's
 // two reliability components: a recovery.Store and recovery.Admitter for
-// TurnRecovery, and an interactions.Store for the InteractionResolver (seed
-// 000; contract-v1.md section 13). Any number of workers, in any number of
+// TurnRecovery, and an interactions.Store for the InteractionResolver
+// (docs/contract.md section 13). Any number of workers, in any number of
 // processes on any number of machines, coordinate through one PostgreSQL
 // primary. It lives in a module of its own so that the core module never
-// carries a database driver; it uses github.com/jackc/pgx/v5 and exposes
-// pgx types (a *pgxpool.Pool, a pgx.Tx) where a host must hand them over.
+// carries a database driver; it uses github.com/jackc/pgx/v5 and exposes pgx
+// types (a *pgxpool.Pool, a pgx.Tx) where a host must hand them over.
 //
 // Use it as it is, or copy it into a host's own store: the fences below are
 // the part that must not be weakened. Its tests prove them against a real

@@ -136,10 +136,11 @@ func readsAfterLostAcks(steps *[]step) []step {
 }
 
 // wantReads is how many reads the components make after a lost
-// acknowledgement of each write (seed 000): one where they can return what
-// is stored (a completion, a start, a turn end, a reconciliation, a card
-// write); none after a claim, an admission or a needs-reconciliation mark,
-// which return needs-reconciliation at once.
+// acknowledgement of each write (docs/contract.md sections 13.1 and 13.2,
+// "one read"): one where they can return what is stored (a completion, a
+// start, a turn end, a reconciliation, a card write); none after a claim, an
+// admission or a needs-reconciliation mark, which return needs-reconciliation
+// at once.
 var wantReads = map[string]int{
 	"start": 1, "end": 1, "complete": 1, "reconcile": 1, "transact": 1,
 	"claim": 0, "admit": 0, "mark": 0,
@@ -180,10 +181,10 @@ func cut(s string) (string, int, bool) {
 // committed; the connection is cut before the answer reaches pgx), until
 // -pgstore.lostacks acknowledgements were lost. Every lost acknowledgement
 // must surface as an unknown outcome (never success, never a definite
-// failure), the components must read exactly as the seed says after it,
-// and when the host has reconciled everything, no effect launched twice,
-// every effect is completed with the truth, and every card carries the one
-// answer that landed.
+// failure), the components must read exactly as docs/contract.md section 13
+// says after it, and when the host has reconciled everything, no effect
+// launched twice, every effect is completed with the truth, and every card
+// carries the one answer that landed.
 func TestLostAcks(t *testing.T) {
 	proxy := startProxy(t)
 	f := newCardFixture(t, "", proxy.Addr())

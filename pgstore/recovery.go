@@ -13,7 +13,7 @@ import (
 )
 
 // RecoveryStore is the recovery.Store and recovery.Admitter of a host over
-// PostgreSQL (package recovery; seed 000; contract-v1.md section 13): turn
+// PostgreSQL (package recovery; docs/contract.md section 13.1): turn
 // and effect records in the tables pgstore_turns and pgstore_effects (see
 // Migrate), compare-and-swap on each effect's revision, and an admission
 // fence, shared with EndTurn, that is a session-level advisory lock on the

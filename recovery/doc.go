@@ -1,8 +1,8 @@
-// Package recovery is TurnRecovery: the component a backend wraps around
-// its existing session store so that a worker crash, a lost acknowledgement,
-// a reconnect or a model retry never runs a side-effecting tool twice, and a
-// cancelled turn never launches anything new (seed 000,
-// @papercusp/chat-protocol/recovery; contract-v1.md sections 11 and 13).
+// Package recovery is TurnRecovery: the component a backend wraps around its
+// existing session store so that a worker crash, a lost acknowledgement, a
+// reconnect or a model retry never runs a side-effecting tool twice, and a
+// cancelled turn never launches anything new (docs/contract.md sections 11
+// and 13.1).
 //
 // Durable-execution engines run effects at least once. TurnRecovery launches
 // each effect at most once and says so when it cannot know an outcome: the
@@ -68,7 +68,8 @@
 // failpoints, a seeded simulation of workers that crash and restart, a
 // model-based test and linearizability checks; a host's own adapter proves
 // its part with recoverytest.TestStore. Production restart durability still
-// requires each host's persistent adapter tests (seed 000).
+// requires each host's persistent adapter tests (docs/contract.md section
+// 13).
 //
 // # Implementing the Store
 //
@@ -160,14 +161,14 @@
 //
 // # Replay windows
 //
-// Resume asks the host's ReplaySource for the window and the retained
-// suffix after the cursor and checks it (contract-v1.md section 11): a
-// cursor below the lower bound is stale-cursor, above the latest
-// cursor-ahead, equal to the latest returns nothing; a suffix with a gap, a
-// repeated or reordered seq, or a frame of another turn or conversation is
-// refused, and every refusal is a *WindowError carrying the bounds. Frames
-// are a small identity (conversation, turn, seq) plus the host's opaque
-// payload; see Frame for the mapping from ChatEventEnvelope.
+// Resume asks the host's ReplaySource for the window and the retained suffix
+// after the cursor and checks it (docs/contract.md section 11): a cursor
+// below the lower bound is stale-cursor, above the latest cursor-ahead, equal
+// to the latest returns nothing; a suffix with a gap, a repeated or reordered
+// seq, or a frame of another turn or conversation is refused, and every
+// refusal is a *WindowError carrying the bounds. Frames are a small identity
+// (conversation, turn, seq) plus the host's opaque payload; see Frame for the
+// mapping from ChatEventEnvelope.
 //
 // # Security considerations
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// Cancel cancels a running turn (seed 000; contract-v1.md section 13). It
+// Cancel cancels a running turn (docs/contract.md section 13.1). It
 // authorizes caller for ActionCancel, commits the cancellation through
 // Store.EndTurn, under the fence admission uses, and only then calls the
 // host's Aborter with the turn's in-flight effects: from the commit on,

@@ -14,7 +14,7 @@ import (
 )
 
 // Execute runs one authorized effect at most once and returns its result
-// (seed 000; contract-v1.md section 13). caller is the host's principal id.
+// (docs/contract.md section 13.1). caller is the host's principal id.
 //
 // It authorizes caller for ActionExecute and reads the effect. A completed
 // effect returns its stored result without launching: completed results

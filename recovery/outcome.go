@@ -68,7 +68,8 @@ func loadEffect(ctx context.Context, st Store, effect EffectRef) (TurnRecord, Ef
 
 // storedResult reads the effect once and returns its result if it is
 // completed. It is the one read after a lost compare-and-swap or a lost
-// acknowledgement (seed 000: read the stored result before returning).
+// acknowledgement (docs/contract.md section 13.1: read the stored result
+// before returning).
 func storedResult(ctx context.Context, st Store, effect EffectRef) (Result, bool) {
 	_, eff, err := loadEffect(ctx, st, effect)
 	if err != nil || eff.State != EffectCompleted {

@@ -16,17 +16,17 @@ import (
 const reconcileAttempts = 4
 
 // VerifyFunc is the host's lookup of an effect's real outcome in its own
-// effect or idempotency records (seed 000), for example a query of the
-// external system by the effect's idempotency key. It returns the verified
-// Result (which may record that the effect was never performed), or an
-// error when the outcome cannot be verified yet. Reconcile may call it more
-// than once, and calls it only when no launch of the effect can be in
+// effect or idempotency records (docs/contract.md section 13.1), for example
+// a query of the external system by the effect's idempotency key. It returns
+// the verified Result (which may record that the effect was never performed),
+// or an error when the outcome cannot be verified yet. Reconcile may call it
+// more than once, and calls it only when no launch of the effect can be in
 // progress.
 type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 
 // Reconcile stores the host-verified outcome of an effect whose outcome was
-// unknown, through the same compare-and-swap seam (seed 000). It authorizes
-// caller for ActionReconcile, reads the effect and:
+// unknown, through the same compare-and-swap seam (docs/contract.md section
+// 13.1). It authorizes caller for ActionReconcile, reads the effect and:
 //
 //   - completed: returns the stored result, changing nothing (terminal
 //     records never change; the stored result wins);

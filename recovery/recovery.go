@@ -43,11 +43,10 @@ type Options struct {
 
 // TurnRecovery launches each host-authorized effect of a turn at most once,
 // whatever crashes, lost acknowledgements, reconnects and model retries
-// happen (seed 000, @papercusp/chat-protocol/recovery; contract-v1.md
-// section 13). It keeps no state of its own beyond its options: all state
-// lives in the host's Store, so any number of TurnRecovery values in any
-// number of processes may serve the same turns. A TurnRecovery is safe for
-// concurrent use.
+// happen (docs/contract.md section 13.1). It keeps no state of its own beyond
+// its options: all state lives in the host's Store, so any number of
+// TurnRecovery values in any number of processes may serve the same turns. A
+// TurnRecovery is safe for concurrent use.
 type TurnRecovery struct {
 	host   Host
 	worker string

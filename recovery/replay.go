@@ -9,7 +9,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// Window is what a host's replay source retains for a turn (contract-v1.md
+// Window is what a host's replay source retains for a turn (docs/contract.md
 // section 11), reported also when it holds no frame.
 //
 // Lower is the retained lower bound, as a cursor: the smallest cursor the
@@ -35,10 +35,11 @@ type Frame struct {
 	Payload      []byte
 }
 
-// ReplaySource is the host's SSE/event replay window (seed 000): its
-// existing transport buffer or persistence. Replay returns the turn's
-// window and the complete retained suffix after cursor, in seq order; it
-// need not check the cursor itself. It must be safe for concurrent use.
+// ReplaySource is the host's SSE/event replay window (docs/contract.md
+// section 11): its existing transport buffer or persistence. Replay returns
+// the turn's window and the complete retained suffix after cursor, in seq
+// order; it need not check the cursor itself. It must be safe for concurrent
+// use.
 type ReplaySource interface {
 	Replay(ctx context.Context, turn TurnRef, cursor uint64) (Window, []Frame, error)
 }
@@ -51,12 +52,11 @@ func (f ReplayFunc) Replay(ctx context.Context, turn TurnRef, cursor uint64) (Wi
 	return f(ctx, turn, cursor)
 }
 
-// WindowError is a replay refusal (contract-v1.md section 11): it carries
+// WindowError is a replay refusal (docs/contract.md section 11): it carries
 // the window's bounds and the refused cursor with the refusal. Err is the
 // *Error with the code (stale-cursor, cursor-ahead, sequence-gap,
-// sequence-reordered or foreign-frame) and a Path of the form /frames/N
-// for a frame; errors.Is, errors.AsType[*Error] and CodeOf see through to
-// it.
+// sequence-reordered or foreign-frame) and a Path of the form /frames/N for a
+// frame; errors.Is, errors.AsType[*Error] and CodeOf see through to it.
 type WindowError struct {
 	Window Window
 	Cursor uint64
@@ -72,7 +72,7 @@ func (e *WindowError) Error() string {
 // Unwrap returns the coded refusal.
 func (e *WindowError) Unwrap() error { return e.Err }
 
-// ValidateReplay checks a replay answer for turn against contract-v1.md
+// ValidateReplay checks a replay answer for turn against docs/contract.md
 // section 11 and returns nil, or a *WindowError:
 //
 //   - a window whose Lower is above its Latest: sequence-gap;
@@ -120,7 +120,7 @@ func ValidateReplay(turn TurnRef, cursor uint64, w Window, frames []Frame) error
 }
 
 // Resume returns the frames of turn after cursor, for a client that
-// reconnects (contract-v1.md section 11). It authorizes caller for
+// reconnects (docs/contract.md section 11). It authorizes caller for
 // ActionRead, asks the host's ReplaySource and checks its answer with
 // ValidateReplay. It returns the window also with a refusal.
 //

@@ -460,7 +460,7 @@ func TestR7AuthorityRevokedBeforeDispatch(t *testing.T) {
 }
 
 // R8: each replay-window violation is refused with its code and the
-// window's bounds (contract-v1.md section 11).
+// window's bounds (docs/contract.md section 11).
 func TestR8ReplayWindowViolations(t *testing.T) {
 	leakCheck(t)
 	fr := func(seq uint64) recovery.Frame {

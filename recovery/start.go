@@ -11,9 +11,9 @@ import (
 )
 
 // Start durably starts turn with the effect ids the host authorized for it
-// (seed 000: a turn starts with host-authorized effect identities), each
-// pending at revision 1, after authorizing caller for ActionStart. No other
-// effect of the turn can ever be claimed.
+// (docs/contract.md section 13.1), each pending at revision 1, after
+// authorizing caller for ActionStart. No other effect of the turn can ever be
+// claimed.
 //
 // Start is idempotent: when the turn already exists with the same effects
 // in the same order, it returns the stored record (whatever its status) so

@@ -3,10 +3,10 @@ package recovery
 import "context"
 
 // Store is the host's existing session store, seen through the
-// compare-and-swap seam recovery needs (seed 000; contract-v1.md section
-// 13). Every method must be safe for concurrent use by many goroutines and
-// many processes sharing the same database, and must return records that do
-// not share memory with the stored state.
+// compare-and-swap seam recovery needs (docs/contract.md section 13.1). Every
+// method must be safe for concurrent use by many goroutines and many
+// processes sharing the same database, and must return records that do not
+// share memory with the stored state.
 //
 // Errors. An implementation reports:
 //   - a lost compare-and-swap, or CreateTurn of a turn that exists: an error
@@ -56,9 +56,10 @@ type Store interface {
 	EndTurn(ctx context.Context, turn TurnRef, status TurnStatus) (TurnRecord, error)
 }
 
-// Admitter is the admission seam (seed 000: admitDispatch). A Store that
-// does not implement it makes TurnRecovery.Execute refuse dispatch with
-// ErrAdmissionUnavailable. Implementations must be safe for concurrent use.
+// Admitter is the admission seam (docs/contract.md section 13.1, the
+// admission fence). A Store that does not implement it makes
+// TurnRecovery.Execute refuse dispatch with ErrAdmissionUnavailable.
+// Implementations must be safe for concurrent use.
 type Admitter interface {
 	// AdmitDispatch admits one effect for dispatch. Holding the fence it
 	// shares with Store.EndTurn for the turn, it must, in this order:

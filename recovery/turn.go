@@ -12,11 +12,11 @@ import (
 )
 
 // MaxIDBytes is the longest conversation, turn or effect id accepted, in
-// bytes, the bound contract-v1.md section 5 puts on host-allocated ids.
+// bytes, the bound docs/contract.md section 5 puts on host-allocated ids.
 const MaxIDBytes = 256
 
 // TurnRef names a turn: the host-allocated conversation and turn ids of its
-// envelopes (contract-v1.md section 5). Both are non-empty and at most
+// envelopes (docs/contract.md section 5). Both are non-empty and at most
 // MaxIDBytes long. TurnRef is comparable and may key a map.
 type TurnRef struct {
 	Conversation string
@@ -32,7 +32,8 @@ type EffectRef struct {
 }
 
 // TurnStatus is the lifecycle of a turn record. Only TurnRunning admits new
-// effects; the others are terminal and never change again (section 13).
+// effects; the others are terminal and never change again (docs/contract.md
+// section 13.1).
 type TurnStatus string
 
 // The turn statuses.
@@ -71,7 +72,7 @@ const (
 )
 
 // Result is the outcome of an effect as the host stores it: opaque bytes,
-// typically the encoded tool_result output (contract-v1.md section 6). A
+// typically the encoded tool_result output (docs/contract.md section 6). A
 // definite failure of the tool is a Result too; only an unknown outcome is
 // an error. Results are compared byte for byte.
 type Result struct {

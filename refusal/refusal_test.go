@@ -18,7 +18,7 @@ import (
 // Every code constant has exactly one sentinel constant Err<Name> =
 // Sentinel(Code<Name>), and Codes lists every code once.
 func TestEveryCodeHasItsSentinel(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "refusal.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "codes.go", nil, 0)
 	require.NoError(t, err)
 	codes, sentinels := map[string]bool{}, map[string]string{}
 	for _, d := range f.Decls {

@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultMaxFrameBytes is the frame size bound of a Decoder whose options
-// give none: 1 MiB, the envelope size limit of contract-v1.md section 5.
+// give none: 1 MiB, the envelope size limit of docs/contract.md section 5.
 const DefaultMaxFrameBytes = 1 << 20
 
 // DecoderOptions configures a Decoder. A nil *DecoderOptions means the
@@ -102,7 +102,7 @@ const bom = "\xEF\xBB\xBF"
 var errTooLarge = errors.New("frame too large")
 
 // Decoder reads frames from an event stream, following the event-stream
-// interpretation of the WHATWG HTML standard (contract-v1.md section 10):
+// interpretation of the WHATWG HTML standard (docs/contract.md section 10):
 // one leading UTF-8 BOM is skipped; lines end with CR, LF or CRLF, a CRLF
 // split across two reads included; lines starting with ':' are comments; a
 // line without ':' is a field with an empty value; one space after the

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -126,7 +125,7 @@ func TestDecoderFrameBound(t *testing.T) {
 		_, err = d.Next()
 		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
-		assert.Equal(t, wire.CodeFrameTooLarge, wire.CodeOf(err))
+		assert.Equal(t, refusal.CodeFrameTooLarge, refusal.CodeOf(err))
 		n, off := d.Frame()
 		assert.Equal(t, int64(2), n)
 		assert.Equal(t, int64(10), off)

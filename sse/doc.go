@@ -1,6 +1,6 @@
 // Package sse writes and reads server-sent event streams
 // (text/event-stream), the framing of the chat wire contract
-// (contract-v1.md section 10). It is framing only: it knows nothing of chat
+// (docs/contract.md section 10). It is framing only: it knows nothing of chat
 // events or envelopes, and imports only the standard library and the
 // module's refusal type. Use it to serve a stream from an HTTP handler, to
 // read one from any io.Reader, or to check a stream's bytes; use the root

@@ -5,7 +5,7 @@ import (
 )
 
 // Encoder writes frames to an io.Writer, one Write call per frame, in the
-// format of AppendFrame (contract-v1.md section 10). It keeps one buffer,
+// format of AppendFrame (docs/contract.md section 10). It keeps one buffer,
 // grown to the largest frame written, so writing does not allocate once it
 // has warmed up.
 //

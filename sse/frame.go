@@ -10,7 +10,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// Event names with a meaning on the wire (contract-v1.md section 10).
+// Event names with a meaning on the wire (docs/contract.md section 10).
 const (
 	// EventMessage is the type a reader gives a frame without an event line;
 	// AppendFrame writes no event line for it.
@@ -20,7 +20,7 @@ const (
 	EventHeartbeat = "heartbeat"
 )
 
-// Frame is one event as a host writes it (contract-v1.md section 10). For a
+// Frame is one event as a host writes it (docs/contract.md section 10). For a
 // version-1 envelope ID is the decimal seq and Event the event type.
 //
 // ID is written as an id line unless it is empty; it may not contain CR, LF
@@ -55,7 +55,7 @@ func (f *Frame) check() error {
 // AppendFrame appends the bytes of f to dst and returns the extended slice:
 // the id, event, data and retry lines in that order, each "name: value"
 // ("name:" when the value is empty), LF line ends, then one blank line
-// (contract-v1.md section 10), for example
+// (docs/contract.md section 10), for example
 //
 //	id: 1
 //	event: lifecycle
@@ -95,7 +95,7 @@ func AppendComment(dst []byte, text string) []byte {
 // AppendHeartbeat appends a heartbeat frame to dst:
 // "event: heartbeat\ndata: {\"tsMs\":N}\n\n" where N is tsMs, a time in
 // Unix epoch milliseconds. A heartbeat carries no id, so it does not move a
-// reader's last event id (contract-v1.md section 10).
+// reader's last event id (docs/contract.md section 10).
 func AppendHeartbeat(dst []byte, tsMs int64) []byte {
 	dst = append(dst, "event: heartbeat\ndata: {\"tsMs\":"...)
 	dst = strconv.AppendInt(dst, tsMs, 10)

@@ -20,7 +20,7 @@ type WriterOptions struct {
 	HeartbeatInterval time.Duration
 }
 
-// Writer writes an event stream as an HTTP response (contract-v1.md
+// Writer writes an event stream as an HTTP response (docs/contract.md
 // section 10): it sets the event-stream headers, then writes each frame
 // whole and flushes it through http.ResponseController, so the client sees
 // every frame as soon as it is sent.

@@ -27,7 +27,7 @@ type Refusal struct {
 // The answers that carry no detail of the request, built once so that an
 // unknown turn and a caller without rights get the same bytes.
 var (
-	bodyNotFound    = mustBody(Refusal{Code: CodeTurnNotFound, Message: "no such turn"})
+	bodyNotFound    = mustBody(Refusal{Code: refusal.CodeTurnNotFound, Message: "no such turn"})
 	bodyUnavailable = mustBody(Refusal{Code: refusal.CodeStoreUnavailable, Message: "the stream is unavailable; retry later"})
 	bodyClosed      = mustBody(Refusal{Code: refusal.CodeStoreUnavailable, Message: "the server is shutting down; retry later"})
 )

@@ -15,7 +15,7 @@ const maxCursorDigits = 16
 // not a cursor: a request without one starts from 0.
 //
 // Anything else is refused with a *refusal.Error of code invalid-cursor
-// (ErrInvalidCursor) and path "/lastEventId".
+// (refusal.ErrInvalidCursor) and path "/lastEventId".
 func ParseCursor(s string) (uint64, error) {
 	if s == "" || len(s) > maxCursorDigits {
 		return 0, errBadCursor("a cursor is 1 to 16 decimal digits")
@@ -38,5 +38,5 @@ func ParseCursor(s string) (uint64, error) {
 }
 
 func errBadCursor(msg string) error {
-	return &refusal.Error{Code: CodeInvalidCursor, Path: "/lastEventId", Message: msg}
+	return &refusal.Error{Code: refusal.CodeInvalidCursor, Path: "/lastEventId", Message: msg}
 }

@@ -21,7 +21,7 @@ func TestParseCursor(t *testing.T) {
 	for _, in := range []string{"", "-1", "1e3", " 5", "5 ", "+5", "05", "00", "0x5", "9007199254740992",
 		"18446744073709551616", "99999999999999999", "5\r\n", "5\x00", "٥", "1.0", "1_000"} {
 		_, err := stream.ParseCursor(in)
-		assert.ErrorIs(t, err, stream.ErrInvalidCursor, strconv.Quote(in))
+		assert.ErrorIs(t, err, refusal.ErrInvalidCursor, strconv.Quote(in))
 	}
 }
 
@@ -34,7 +34,7 @@ func FuzzParseCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		n, err := stream.ParseCursor(s)
 		if err != nil {
-			assert.Equal(t, stream.CodeInvalidCursor, refusal.CodeOf(err))
+			assert.Equal(t, refusal.CodeInvalidCursor, refusal.CodeOf(err))
 			return
 		}
 		assert.LessOrEqual(t, n, uint64(chatprotocol.MaxSeq))

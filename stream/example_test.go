@@ -33,7 +33,7 @@ func Example() {
 		// tells an unknown one: both get the same 404.
 		Authorize: func(r *http.Request, key replay.Key) error {
 			if !sessions.MayRead(r, key.ConversationID) {
-				return stream.ErrTurnNotFound
+				return refusal.ErrTurnNotFound
 			}
 			return nil
 		},

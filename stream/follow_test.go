@@ -154,10 +154,10 @@ func TestFollowReturnsRefusalsTyped(t *testing.T) {
 		sentinel           error
 		lower, latest      uint64
 	}{
-		{name: "unknown turn", path: path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), status: 404, sentinel: stream.ErrTurnNotFound},
+		{name: "unknown turn", path: path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), status: 404, sentinel: refusal.ErrTurnNotFound},
 		{name: "stale", path: path(keyT1), cursor: "3", status: 410, sentinel: refusal.ErrStaleCursor, lower: 17, latest: 22},
 		{name: "ahead", path: path(keyT1), cursor: "99", status: 409, sentinel: refusal.ErrCursorAhead, lower: 17, latest: 22},
-		{name: "malformed", path: path(keyT1), cursor: "x", status: 400, sentinel: stream.ErrInvalidCursor},
+		{name: "malformed", path: path(keyT1), cursor: "x", status: 400, sentinel: refusal.ErrInvalidCursor},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(q.lastEventIDs())

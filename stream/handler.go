@@ -30,7 +30,7 @@ const (
 type HandlerOptions struct {
 	// Authorize decides, on every connection, whether the caller may read
 	// key's turn; it is called before the window is read. It returns nil to
-	// allow, an error of code turn-not-found (ErrTurnNotFound) or
+	// allow, an error of code turn-not-found (refusal.ErrTurnNotFound) or
 	// unauthorized (refusal.ErrUnauthorized) to deny, and any other error when it cannot decide (its store is down).
 	//
 	// The hook is also what tells an unknown turn: a window treats a turn
@@ -276,8 +276,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var rep streamReport
 	r = rep.connect(h.obs, r, key)
 	if err := h.authorize(r, key); err != nil {
-		if code := refusal.CodeOf(err); code == CodeTurnNotFound || code == refusal.CodeUnauthorized {
-			rep.refuse(CodeTurnNotFound, nil, 0, nil) // the code of the answer
+		if code := refusal.CodeOf(err); code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized {
+			rep.refuse(refusal.CodeTurnNotFound, nil, 0, nil) // the code of the answer
 			writeBody(w, http.StatusNotFound, bodyNotFound)
 			return
 		}

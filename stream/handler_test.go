@@ -154,7 +154,7 @@ func TestHandlerRefusesMalformedCursors(t *testing.T) {
 				rec := record(h, req)
 				require.Equal(t, http.StatusBadRequest, rec.Code)
 				r := refusalOf(t, rec)
-				assert.Equal(t, stream.CodeInvalidCursor, r.Code)
+				assert.Equal(t, refusal.CodeInvalidCursor, r.Code)
 				assert.Nil(t, r.Lower)
 			})
 		}
@@ -187,7 +187,7 @@ func TestHandlerAnswersUnknownAndForbiddenAlike(t *testing.T) {
 	h := newHandler(t, w, nil)
 	unknown := record(h, httptest.NewRequest(http.MethodGet, path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), nil))
 	require.Equal(t, http.StatusNotFound, unknown.Code)
-	assert.Equal(t, stream.CodeTurnNotFound, refusalOf(t, unknown).Code)
+	assert.Equal(t, refusal.CodeTurnNotFound, refusalOf(t, unknown).Code)
 
 	answers := map[string]*httptest.ResponseRecorder{}
 	denied := httptest.NewRequest(http.MethodGet, path(keyT1), nil)

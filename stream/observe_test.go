@@ -97,10 +97,10 @@ func TestObserverSeesStreams(t *testing.T) {
 		{observe.StreamRefuse, en, refusal.CodeStaleCursor, 1, 0, 0},
 
 		{observe.StreamConnect, st, "", 0, 0, 0},
-		{observe.StreamRefuse, en, stream.CodeTurnNotFound, 0, 0, 0},
+		{observe.StreamRefuse, en, refusal.CodeTurnNotFound, 0, 0, 0},
 
 		{observe.StreamConnect, st, "", 0, 0, 0},
-		{observe.StreamRefuse, en, stream.CodeInvalidCursor, 0, 0, 0},
+		{observe.StreamRefuse, en, refusal.CodeInvalidCursor, 0, 0, 0},
 	}, seenOf(events))
 	assert.Empty(t, obs.Faults())
 	// Every moment of a request is on its connect's context.

@@ -41,7 +41,7 @@ func (e *RefusedError) Unwrap() error {
 func statusCode(status int) refusal.Code {
 	switch status {
 	case http.StatusNotFound:
-		return CodeTurnNotFound
+		return refusal.CodeTurnNotFound
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return refusal.CodeUnauthorized
 	case http.StatusConflict:
@@ -49,7 +49,7 @@ func statusCode(status int) refusal.Code {
 	case http.StatusGone:
 		return refusal.CodeStaleCursor
 	case http.StatusBadRequest:
-		return CodeInvalidCursor
+		return refusal.CodeInvalidCursor
 	}
 	return ""
 }

@@ -15,7 +15,7 @@ const blocksUsage = `usage: chatwire blocks [--from auto|legacy0|v1] [--conversa
 Decodes an SSE stream as chatwire decode does (same flags, same violations and exit
 statuses), then prints every <report> and <ask> block of each turn's text: the text
 its deltas add up to, so a tag split across deltas is found whole, and every tag,
-not only the first of each kind (contract-v1.md section 4). One line of JSON per
+not only the first of each kind (docs/contract.md section 4). One line of JSON per
 block, turns in the order they started, blocks in the order of the text:
 
   {"turnId":"turn-1","kind":"report","block":{...ReportBlock...}}

@@ -38,7 +38,7 @@ skipped, and still counted).
 Every envelope is applied to a ChatStateV1, so a sequence gap or a foreign frame is
 a violation too. The first violation ends the command with exit status 1 and one
 stderr line "chatwire: frame N: CODE: message" (N counts the stream's frames from 1,
-comments and heartbeats included; CODE as in contract-v1.md section 12, or
+comments and heartbeats included; CODE as in docs/contract.md section 12, or
 invalid-frame for a stream cut inside a frame). --keep-going reports every
 violation, skips the bad frames, and exits 1 at the end if there was any; with
 --state it then prints the state of the frames that applied.

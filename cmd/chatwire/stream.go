@@ -185,7 +185,7 @@ func plural(n int) string {
 
 // errTruncated is the violation of a stream that ends inside a frame.
 func errTruncated() *refusal.Error {
-	return &refusal.Error{Code: refusal.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (contract-v1.md section 10)"}
+	return &refusal.Error{Code: refusal.CodeInvalidFrame, Message: "the stream ends inside this frame, before the blank line that ends it, so an event-stream reader drops it (docs/contract.md section 10)"}
 }
 
 // errStop ends decodeStream at the first violation without --keep-going.

@@ -1,8 +1,8 @@
 // Command server is a complete small chat service over the chat wire
 // contract: it streams scripted model turns as resumable version-1 streams
-// (stream.Handler on a replay.Memory window, docs/contract.md section 14)
-// and takes the answers to their cards (answerhttp over an
-// interactions.Resolver, section 13).
+// (stream.Handler on a replay.Memory window, docs/contract.md section 14) and
+// takes the answers to their cards (answerhttp over an interactions.Resolver,
+// docs/contract.md section 13).
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -deltas 50 -pace 20ms -turns 1
 //
@@ -46,6 +46,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -156,7 +157,7 @@ func mayRead(turns int) func(*http.Request, replay.Key) error {
 	}
 	return func(_ *http.Request, key replay.Key) error {
 		if !known[key] {
-			return stream.ErrTurnNotFound
+			return refusal.ErrTurnNotFound
 		}
 		return nil
 	}

@@ -1,5 +1,5 @@
 // Package answerhttp serves a person's answer to a card over HTTP: an
-// http.Handler over an interactions.Resolver (contract-v1.md sections 3
+// http.Handler over an interactions.Resolver (docs/contract.md sections 3
 // and 13) that reads the request as strictly as the wire contract reads a
 // frame and answers every outcome with one status and one JSON body.
 //

@@ -319,6 +319,7 @@ func TestEveryCode(t *testing.T) {
 		refusal.CodeCursorAhead: true, refusal.CodeTurnNotRunning: true, refusal.CodeClaimConflict: true,
 		refusal.CodeAdmissionUnavailable: true, refusal.CodeUnknownEffect: true, refusal.CodeInvalidTurn: true,
 		refusal.CodeInvalidFrame: true, refusal.CodeCardExists: true, refusal.CodeNotExpired: true,
+		refusal.CodeInvalidCursor: true, refusal.CodeTurnNotFound: true,
 	}
 	for _, code := range refusal.Codes() {
 		assert.True(t, seen[string(code)] != notAnswerCodes[code], "%s: provoked by a case above, or listed as not an answer's", code)

@@ -39,7 +39,7 @@ type Fixture struct {
 }
 
 // TestStore checks that a host's interactions.Store keeps the seam's
-// promises (interactions.Store; contract-v1.md section 13), in the manner of
+// promises (interactions.Store; docs/contract.md section 13), in the manner of
 // testing/fstest.TestFS. newFixture is called once per check and returns an
 // empty database. Run it from a test of the host's adapter:
 //

@@ -1,9 +1,8 @@
-// Package jsonschema is an interactions.Validator that validates a
-// submitted value against a JSON Schema registered under a server-owned
-// schema id and revision: the same schema text a host puts in
-// OpenCardSnapshot.dataSchemaJson for renderers (contract-v1.md section 3;
-// seed 000: "supply validate by looking up the immutable server-owned schema
-// id/revision").
+// Package jsonschema is an interactions.Validator that validates a submitted
+// value against a JSON Schema registered under a server-owned schema id and
+// revision: the same schema text a host puts in
+// OpenCardSnapshot.dataSchemaJson for renderers (docs/contract.md sections 3
+// and 13.2).
 //
 // It is a separate package so that interactions itself imports no
 // validator: only this package imports the schema library

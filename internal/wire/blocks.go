@@ -1,7 +1,7 @@
 package wire
 
 // ReportBlock is the body of a <report>{json}</report> block: a two-tier
-// status list, plans first and then each plan's items (contract-v1.md
+// status list, plans first and then each plan's items (docs/contract.md
 // section 4). A parsed ReportBlock always has at least one plan; Title is ""
 // when the block had no usable title.
 //
@@ -34,7 +34,7 @@ type ReportItem struct {
 }
 
 // AskBlock is the body of an <ask>{json}</ask> block: a durable question to
-// the owner with optional choices and references (contract-v1.md section 4).
+// the owner with optional choices and references (docs/contract.md section 4).
 // Question is never blank in a parsed block; Options and Refs are nil when
 // empty.
 type AskBlock struct {

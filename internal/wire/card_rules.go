@@ -1,6 +1,6 @@
 package wire
 
-// The card and answer rules of contract-v1.md section 3 that both the root
+// The card and answer rules of docs/contract.md section 3 that both the root
 // package's validators and interactions/ apply. Each is written here once;
 // a caller chooses the code (the root refuses with invalid-card,
 // interactions with invalid-answer or invalid-card) and keeps the path and

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// CardKind is the presentation of an interactive card (contract-v1.md
+// CardKind is the presentation of an interactive card (docs/contract.md
 // section 3).
 type CardKind string
 
@@ -41,7 +41,7 @@ const (
 )
 
 // CardSpec is what a model asks a person: the prompt and how to present it
-// (contract-v1.md section 3). A card without Presentation is a confirm card.
+// (docs/contract.md section 3). A card without Presentation is a confirm card.
 // TimeoutMs is in milliseconds; 0 means no timeout.
 type CardSpec struct {
 	Prompt       string            `json:"prompt" validate:"required"`
@@ -53,7 +53,7 @@ type CardSpec struct {
 }
 
 // CardPresentation says how a card is rendered and what shape its answer
-// takes (contract-v1.md section 3): radio and select answer {optionId},
+// takes (docs/contract.md section 3): radio and select answer {optionId},
 // checkbox {optionIds}, text {text}, slider {value}, date {date}.
 // Min and Max bound a slider (numbers) or a date card (ISO dates).
 type CardPresentation struct {
@@ -79,7 +79,7 @@ type CardOption struct {
 // OpenCardSnapshot is a card as the STATE channel carries it while it waits
 // for an answer: the CardSpec plus its correlation id, its creation time in
 // epoch milliseconds and, optionally, the JSON Schema of its answer as a
-// JSON string (contract-v1.md section 3).
+// JSON string (docs/contract.md section 3).
 //
 // The validate tags on this file's types are read by the root package's
 // card validators (go-playground/validator); this package does not import
@@ -93,7 +93,7 @@ type OpenCardSnapshot struct {
 }
 
 // CardResponse is a person's answer to a card: submit with a Value object,
-// decline, or cancel (contract-v1.md section 3). Value is the raw JSON
+// decline, or cancel (docs/contract.md section 3). Value is the raw JSON
 // object of a submit and nil otherwise.
 type CardResponse struct {
 	Action        CardAction      `json:"action"`

@@ -1,5 +1,5 @@
-// Package wire holds the contract's leaf types: the refusal type with its
-// stable codes, the card shapes and the block shapes. It imports nothing of
+// Package wire holds the contract's leaf types: the refusal type (its codes
+// are declared in package refusal), the card shapes and the block shapes. It imports nothing of
 // the module's public packages, so that every one of them, recovery/ and
 // interactions/ included (which must not pull in a validator or a database
 // driver), shares one error type, one set of card types and one set of card
@@ -15,13 +15,13 @@ import (
 )
 
 // Code is the stable, machine-readable name of a refusal, as it appears on
-// the wire and in fixtures (contract-v1.md section 12). Callers branch on a
+// the wire and in fixtures (docs/contract.md section 12). Callers branch on a
 // Code, never on message text. The zero Code is "" and means "no refusal".
 type Code string
 
-// Error is the single refusal type of the module (contract-v1.md section 12).
+// Error is the single refusal type of the module (docs/contract.md section 12).
 //
-// Code is stable and listed in Codes. Path is a JSON pointer (RFC 6901) into
+// Code is stable and listed in refusal.Codes. Path is a JSON pointer (RFC 6901) into
 // the refused input where one applies, or "". Message is for people only and
 // may change between releases. Err, when set, is the underlying cause and is
 // returned by Unwrap.

@@ -1,4 +1,4 @@
--- pgstore migration 1: the recovery store (package recovery, contract-v1.md section 13).
+-- pgstore migration 1: the recovery store (package recovery, docs/contract.md section 13).
 --
 -- One row per turn and one row per effect, so that effects of one turn advance
 -- concurrently: each effect has its own revision, the compare-and-swap token.

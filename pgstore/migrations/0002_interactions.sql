@@ -1,5 +1,5 @@
 -- pgstore migration 2: the interactions store (package interactions,
--- contract-v1.md sections 3 and 13).
+-- docs/contract.md sections 3 and 13).
 --
 -- One row per card, keyed by (conversation, correlation id); the revision is
 -- the compare-and-swap token. Times are Unix epoch milliseconds, as in

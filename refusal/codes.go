@@ -1,7 +1,9 @@
-package wire
+package refusal
 
-// The codes of the wire contract (contract-v1.md section 12).
+// The codes, one block for the whole module, grouped by the package that
+// mainly returns them (docs/contract.md section 12 lists which returns which).
 const (
+	// Codes of the wire contract (docs/contract.md section 12).
 	// CodeUnsupportedVersion: a schema or negotiated version other than the
 	// explicit 0 or 1 (sections 1 and 5).
 	CodeUnsupportedVersion Code = "unsupported-version"
@@ -49,10 +51,8 @@ const (
 	// CodeInvalidCard: a card spec, presentation, option, snapshot or
 	// response that breaks the card rules (section 3).
 	CodeInvalidCard Code = "invalid-card"
-)
 
-// The codes of recovery/ (contract-v1.md section 13, seed 000).
-const (
+	// Codes of recovery/ (docs/contract.md section 13).
 	// CodeTurnNotRunning: the turn is not running (never started, cancelled or
 	// finished), so nothing may be claimed or admitted.
 	CodeTurnNotRunning Code = "turn-not-running"
@@ -85,21 +85,17 @@ const (
 	// character, invalid UTF-8, a JSON string escaping U+0000); refused
 	// before any store is asked, so a retry never helps.
 	CodeInvalidInput Code = "invalid-input"
-)
 
-// The codes of sse/ (contract-v1.md section 10).
-const (
+	// Codes of sse/ (docs/contract.md section 10).
 	// CodeInvalidFrame: an SSE frame the encoder will not write because a
 	// field would break out of its line: a CR or LF in an id or event name,
 	// or a NUL in an id (section 10).
 	CodeInvalidFrame Code = "invalid-frame"
-)
 
-// The codes of interactions/ (contract-v1.md section 13, seed 000). The
-// resolver also returns CodeUnauthorized, CodeNeedsReconciliation,
-// CodeCheckpointWriteFailed, CodeStoreUnavailable, CodeUnsupportedVersion,
-// CodeInvalidCard and CodeFrameTooLarge.
-const (
+	// Codes of interactions/ (docs/contract.md section 13). The
+	// resolver also returns CodeUnauthorized, CodeNeedsReconciliation,
+	// CodeCheckpointWriteFailed, CodeStoreUnavailable, CodeUnsupportedVersion,
+	// CodeInvalidCard and CodeFrameTooLarge.
 	// CodeCardNotFound: no card under the key, or a card bound to another
 	// conversation, principal, tenant, customer or public owner; the two are
 	// indistinguishable so that a foreign caller learns nothing.
@@ -133,26 +129,108 @@ const (
 	CodeUnknownSchema Code = "unknown-schema"
 	// CodeNotExpired: an expiry was requested before the card's deadline.
 	CodeNotExpired Code = "not-expired"
+
+	// Codes of stream/, the HTTP handler of a turn's stream (docs/contract.md
+	// section 14).
+
+	// CodeInvalidCursor: a Last-Event-ID (or lastEventId) that is not the
+	// decimal form of a seq from 0 to 2^53-1 (400).
+	CodeInvalidCursor Code = "invalid-cursor"
+	// CodeTurnNotFound: an unknown turn, a malformed turn key, or a caller
+	// the host's Authorize hook denies; the three are indistinguishable (404).
+	CodeTurnNotFound Code = "turn-not-found"
 )
 
-// Codes returns every code of the module, in a fixed order. Tests use it to
-// prove each code has a sentinel and round-trips; the slice is new on each
-// call.
+// The sentinels, one per code, for errors.Is: ErrX matches every *Error of
+// CodeX (see the code for when it is returned).
+const (
+	ErrUnsupportedVersion    Sentinel = Sentinel(CodeUnsupportedVersion)
+	ErrUnsupportedEvent      Sentinel = Sentinel(CodeUnsupportedEvent)
+	ErrInvalidEnvelope       Sentinel = Sentinel(CodeInvalidEnvelope)
+	ErrInvalidEvent          Sentinel = Sentinel(CodeInvalidEvent)
+	ErrMissingCallID         Sentinel = Sentinel(CodeMissingCallID)
+	ErrUnknownResultStatus   Sentinel = Sentinel(CodeUnknownResultStatus)
+	ErrForeignFrame          Sentinel = Sentinel(CodeForeignFrame)
+	ErrSequenceGap           Sentinel = Sentinel(CodeSequenceGap)
+	ErrSequenceReordered     Sentinel = Sentinel(CodeSequenceReordered)
+	ErrUnknownCall           Sentinel = Sentinel(CodeUnknownCall)
+	ErrTurnTerminated        Sentinel = Sentinel(CodeTurnTerminated)
+	ErrUnsupportedCapability Sentinel = Sentinel(CodeUnsupportedCapability)
+	ErrFrameTooLarge         Sentinel = Sentinel(CodeFrameTooLarge)
+	ErrStaleCursor           Sentinel = Sentinel(CodeStaleCursor)
+	ErrCursorAhead           Sentinel = Sentinel(CodeCursorAhead)
+	ErrInvalidCard           Sentinel = Sentinel(CodeInvalidCard)
+	ErrTurnNotRunning        Sentinel = Sentinel(CodeTurnNotRunning)
+	ErrUnauthorized          Sentinel = Sentinel(CodeUnauthorized)
+	ErrClaimConflict         Sentinel = Sentinel(CodeClaimConflict)
+	ErrNeedsReconciliation   Sentinel = Sentinel(CodeNeedsReconciliation)
+	ErrCheckpointWriteFailed Sentinel = Sentinel(CodeCheckpointWriteFailed)
+	ErrAdmissionUnavailable  Sentinel = Sentinel(CodeAdmissionUnavailable)
+	ErrUnknownEffect         Sentinel = Sentinel(CodeUnknownEffect)
+	ErrInvalidTurn           Sentinel = Sentinel(CodeInvalidTurn)
+	ErrStoreUnavailable      Sentinel = Sentinel(CodeStoreUnavailable)
+	ErrInvalidInput          Sentinel = Sentinel(CodeInvalidInput)
+	ErrInvalidFrame          Sentinel = Sentinel(CodeInvalidFrame)
+	ErrCardNotFound          Sentinel = Sentinel(CodeCardNotFound)
+	ErrCardExists            Sentinel = Sentinel(CodeCardExists)
+	ErrDuplicateAnswer       Sentinel = Sentinel(CodeDuplicateAnswer)
+	ErrAlreadyAnswered       Sentinel = Sentinel(CodeAlreadyAnswered)
+	ErrAnswerExpired         Sentinel = Sentinel(CodeAnswerExpired)
+	ErrCardCancelled         Sentinel = Sentinel(CodeCardCancelled)
+	ErrCardSuperseded        Sentinel = Sentinel(CodeCardSuperseded)
+	ErrStaleRevision         Sentinel = Sentinel(CodeStaleRevision)
+	ErrSchemaMismatch        Sentinel = Sentinel(CodeSchemaMismatch)
+	ErrInvalidAnswer         Sentinel = Sentinel(CodeInvalidAnswer)
+	ErrUnknownSchema         Sentinel = Sentinel(CodeUnknownSchema)
+	ErrNotExpired            Sentinel = Sentinel(CodeNotExpired)
+	ErrInvalidCursor         Sentinel = Sentinel(CodeInvalidCursor)
+	ErrTurnNotFound          Sentinel = Sentinel(CodeTurnNotFound)
+)
+
+// Codes returns every code of the module in a fixed order; the slice is new
+// on each call.
 func Codes() []Code {
 	return []Code{
-		CodeUnsupportedVersion, CodeUnsupportedEvent, CodeInvalidEnvelope,
-		CodeInvalidEvent, CodeMissingCallID, CodeUnknownResultStatus,
-		CodeForeignFrame, CodeSequenceGap, CodeSequenceReordered,
-		CodeUnknownCall, CodeTurnTerminated, CodeUnsupportedCapability,
-		CodeFrameTooLarge, CodeStaleCursor, CodeCursorAhead, CodeInvalidCard,
-		CodeTurnNotRunning, CodeUnauthorized, CodeClaimConflict,
-		CodeNeedsReconciliation, CodeCheckpointWriteFailed,
-		CodeAdmissionUnavailable, CodeUnknownEffect, CodeInvalidTurn,
-		CodeStoreUnavailable, CodeInvalidInput,
+		CodeUnsupportedVersion,
+		CodeUnsupportedEvent,
+		CodeInvalidEnvelope,
+		CodeInvalidEvent,
+		CodeMissingCallID,
+		CodeUnknownResultStatus,
+		CodeForeignFrame,
+		CodeSequenceGap,
+		CodeSequenceReordered,
+		CodeUnknownCall,
+		CodeTurnTerminated,
+		CodeUnsupportedCapability,
+		CodeFrameTooLarge,
+		CodeStaleCursor,
+		CodeCursorAhead,
+		CodeInvalidCard,
+		CodeTurnNotRunning,
+		CodeUnauthorized,
+		CodeClaimConflict,
+		CodeNeedsReconciliation,
+		CodeCheckpointWriteFailed,
+		CodeAdmissionUnavailable,
+		CodeUnknownEffect,
+		CodeInvalidTurn,
+		CodeStoreUnavailable,
+		CodeInvalidInput,
 		CodeInvalidFrame,
-		CodeCardNotFound, CodeCardExists, CodeDuplicateAnswer,
-		CodeAlreadyAnswered, CodeAnswerExpired, CodeCardCancelled,
-		CodeCardSuperseded, CodeStaleRevision, CodeSchemaMismatch,
-		CodeInvalidAnswer, CodeUnknownSchema, CodeNotExpired,
+		CodeCardNotFound,
+		CodeCardExists,
+		CodeDuplicateAnswer,
+		CodeAlreadyAnswered,
+		CodeAnswerExpired,
+		CodeCardCancelled,
+		CodeCardSuperseded,
+		CodeStaleRevision,
+		CodeSchemaMismatch,
+		CodeInvalidAnswer,
+		CodeUnknownSchema,
+		CodeNotExpired,
+		CodeInvalidCursor,
+		CodeTurnNotFound,
 	}
 }

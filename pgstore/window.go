@@ -1,0 +1,434 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// The defaults of WindowOptions.
+const (
+	// DefaultWindowMaxFrames is the number of frames a Window retains per
+	// turn: 10,000, as replay.DefaultMaxFrames.
+	DefaultWindowMaxFrames = 10_000
+	// DefaultCatchUpInterval is the time after which every waiting reader
+	// reads the database again although no notification came: 2 seconds.
+	DefaultCatchUpInterval = 2 * time.Second
+	// DefaultPatience is how long Read and Wait keep retrying while the
+	// database cannot be reached before they return its error: 10 seconds.
+	DefaultPatience = 10 * time.Second
+	// DefaultQueryTimeout bounds one read of the window: 10 seconds.
+	DefaultQueryTimeout = 10 * time.Second
+)
+
+// notifyChannel is the channel every Window notifies on and listens to.
+const notifyChannel = "pgstore_replay"
+
+// WindowOptions configures a Window; nil means all defaults, and every
+// zero field its default.
+type WindowOptions struct {
+	// MaxFrameBytes is the largest canonical envelope Append stores, in
+	// bytes: 0 means chatprotocol.DefaultMaxFrameBytes (1 MiB, the
+	// reader's default) and a negative value no limit (see
+	// replay.EncodeFrame).
+	MaxFrameBytes int
+	// MaxFrames is the number of frames retained per turn: the Append that
+	// stores frame n deletes frame n-MaxFrames and moves Lower to it, in
+	// the same statement. 0 means DefaultWindowMaxFrames, a negative value
+	// no count bound.
+	MaxFrames int
+	// ListenConfig is the connection the Window's listener holds: one
+	// session, for LISTEN, for as long as the Window is open. nil means the
+	// pool's own connection configuration. It must reach the server
+	// directly (or through a session pooler): a transaction pooler, such
+	// as PgBouncer in transaction mode, does not keep a LISTEN.
+	ListenConfig *pgx.ConnConfig
+	// CatchUpInterval is the time after which every waiting reader reads
+	// the database although no notification came, the net under a slow or
+	// lost notification; 0 means DefaultCatchUpInterval, a negative value
+	// never (reconnects of the listener still trigger a catch-up read).
+	CatchUpInterval time.Duration
+	// Patience is how long Read and Wait retry a read that failed because
+	// the database could not be reached (a restart, a failover) before they
+	// return the error; 0 means DefaultPatience, a negative value no retry.
+	Patience time.Duration
+	// QueryTimeout bounds one read of the database; 0 means
+	// DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// MaxAge is how long a turn's frames are kept after its newest one;
+	// 0 means DefaultWindowMaxAge. EndedTTL is the same for a turn that has
+	// ended; 0 means DefaultWindowEndedTTL. TombstoneTTL is how long the
+	// bounds of a trimmed turn are kept after its newest frame; 0 means
+	// DefaultTombstoneTTL, a negative value forever. See Trim.
+	MaxAge, EndedTTL, TombstoneTTL time.Duration
+	// TrimInterval is the time between two runs of Trim by this Window; 0
+	// means DefaultTrimInterval, a negative value never (the host calls
+	// Trim).
+	TrimInterval time.Duration
+	// Retries is how many times an Append the server rolled back with a
+	// serialization failure or a deadlock is run again; 0 means 16.
+	Retries int
+	// Logger receives the listener's connection failures; nil logs
+	// nothing.
+	Logger *slog.Logger
+
+	// flaws are known-broken behaviours, set by this package's tests only
+	// to prove that the tests catch them.
+	flaws windowFlaws
+}
+
+// windowFlaws are the known-broken variants of a Window. None may be set
+// outside this package's tests.
+type windowFlaws struct {
+	// notifyEarly notifies on a connection of its own, then commits the
+	// frame notifyEarlyBy later: a reader woken by the notification reads
+	// before the frame is visible.
+	notifyEarly   bool
+	notifyEarlyBy time.Duration
+	// noCatchUp drops every catch-up read: Wait relies on notifications
+	// alone, from the moment it starts, across listener reconnects and
+	// without the periodic one.
+	noCatchUp bool
+}
+
+// Window is a replay.Window on PostgreSQL that every instance of a host
+// shares, so that a client's reconnect may land on any instance
+// (docs/contract.md sections 11 and 14). Hand it to stream.NewHandler in
+// place of replay.NewMemory: nothing else changes.
+//
+// # Tables
+//
+// Migration 5 (replay_window) creates pgstore_replay_turns, one row per
+// turn with its bounds (lower, latest, ended, appended_at), and
+// pgstore_replay_frames, keyed by (conversation_id, turn_id, seq), holding
+// each frame's SSE event type and its canonical envelope bytes (bytea)
+// exactly as appended: Read returns them, and the handler writes them,
+// without parsing them again.
+//
+// # Append
+//
+// Append is one statement, its own transaction, at any session isolation
+// level (read committed and serializable are tested):
+//
+//	UPDATE pgstore_replay_turns SET latest = $seq, ended = ended OR $ends, lower = …
+//	WHERE … AND latest = $seq - 1 AND (NOT ended OR $toolResult)      -- or INSERT the turn row for seq 1
+//	INSERT INTO pgstore_replay_frames … SELECT … FROM the moved row
+//	DELETE FROM pgstore_replay_frames WHERE … AND seq <= the new lower -- count retention
+//	SELECT …, pg_notify('pgstore_replay', ids)                          -- delivered at commit
+//
+// The compare on latest is atomic: a second writer of the same turn waits
+// for the row and re-evaluates it (read committed), or is rolled back and
+// retried (serializable), so a gap, a duplicate or a reorder is never
+// stored; the primary key stands behind it. A refused frame stores
+// nothing, and its refusal (replay.CheckAppend's, replay.EncodeFrame's) is
+// computed against the bounds read after it. When the connection breaks
+// after the statement was sent, the outcome is unknown: the writer's retry
+// is refused as sequence-reordered when the frame was stored.
+//
+// PostgreSQL serializes the commits of transactions that notify (one lock
+// per database keeps notifications in commit order), so concurrent appends
+// of many turns scale less than plain inserts: BenchmarkWindowAppend
+// measures the ratio at 1, 4 and 16 producers.
+//
+// # Notifications and the listener
+//
+// PostgreSQL delivers a NOTIFY when its transaction commits, never before,
+// so a woken reader always finds the frame. The payload names the turn,
+// ids only (conversation and turn, at most 256 bytes each, far below the
+// server's 8,000-byte limit); readers then read the frames themselves.
+// Each Window holds one listening connection (ListenConfig; one Window per
+// process, so one listener per process), which must be a session of its
+// own: never through a transaction pooler (PgBouncer in transaction or
+// statement mode drops a LISTEN between transactions). The listener
+// reconnects, with a pause growing from 20 ms
+// to 1 s, whenever its connection breaks.
+//
+// # Catch-up reads
+//
+// A reader never waits on a frame already committed: Wait registers with
+// the listener, then reads the bounds; it reads again on every
+// notification of its turn, on every reconnect of the listener (a broken
+// connection or a restarted server loses the notifications sent
+// meanwhile), and every CatchUpInterval (a slow or stalled listener,
+// whatever else delays a notification). Reads of one turn in one process are shared: a
+// Read or a Wait joins the next statement of that turn that starts after
+// it was called (never one already running, whose snapshot might predate
+// it), so a Read returns every frame whose Append returned before it, on
+// any instance, and a thousand readers woken by one frame cost a few
+// statements. While the database cannot be reached, Read and Wait retry
+// for Patience.
+//
+// # Retention
+//
+// MaxFrames per turn is applied by Append itself; MaxAge, EndedTTL and
+// TombstoneTTL by Trim, which every Window runs each TrimInterval. Both
+// move lower and delete the frames below it in one statement, so no gap
+// appears; a trimmed turn keeps its bounds (a tombstone) until
+// TombstoneTTL, so a reconnect is refused stale-cursor and a writer
+// continues at latest+1.
+//
+// # Evidence
+//
+// The tests (CHATPROTOCOL_PG_DSN) run replaytest.TestWindow under read
+// committed and serializable, and followers on three instances through cut
+// connections and killed processes; BenchmarkWindowAppend and
+// BenchmarkWindowDeliveryLatency (-pgstore.latency) measure it.
+//
+// A Window is safe for concurrent use; Close it when done.
+type Window struct {
+	pool          *pgxpool.Pool
+	maxFrameBytes int
+	maxFrames     int
+	catchUp       time.Duration
+	patience      time.Duration
+	queryTimeout  time.Duration
+	retries       int
+	maxAge        time.Duration
+	endedTTL      time.Duration
+	tombstoneTTL  time.Duration
+	trimInterval  time.Duration
+	log           *slog.Logger
+	flaws         windowFlaws
+
+	appendSQL string
+	lis       *listener
+
+	mu       sync.Mutex
+	fetchers map[replay.Key]*fetcher
+
+	ctx    context.Context // done on Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+var _ replay.Window = (*Window)(nil)
+
+// NewWindow returns a Window on pool's database, which Migrate has brought
+// to LatestVersion, and starts its listener. It fails when opts is out of
+// range.
+func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
+	if pool == nil {
+		return nil, errors.New("pgstore: NewWindow needs a pool")
+	}
+	var o WindowOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxAge < 0 || o.EndedTTL < 0 {
+		return nil, errors.New("pgstore: negative WindowOptions.MaxAge or EndedTTL")
+	}
+	if o.Retries < 0 {
+		return nil, errors.New("pgstore: negative WindowOptions.Retries")
+	}
+	w := &Window{
+		pool:          pool,
+		maxFrameBytes: o.MaxFrameBytes,
+		maxFrames:     o.MaxFrames,
+		catchUp:       o.CatchUpInterval,
+		patience:      o.Patience,
+		queryTimeout:  o.QueryTimeout,
+		retries:       o.Retries,
+		maxAge:        orDuration(o.MaxAge, DefaultWindowMaxAge),
+		endedTTL:      orDuration(o.EndedTTL, DefaultWindowEndedTTL),
+		tombstoneTTL:  orDuration(o.TombstoneTTL, DefaultTombstoneTTL),
+		trimInterval:  orDuration(o.TrimInterval, DefaultTrimInterval),
+		log:           o.Logger,
+		flaws:         o.flaws,
+		fetchers:      make(map[replay.Key]*fetcher),
+	}
+	if w.maxFrames == 0 {
+		w.maxFrames = DefaultWindowMaxFrames
+	}
+	if w.catchUp == 0 {
+		w.catchUp = DefaultCatchUpInterval
+	}
+	if w.patience == 0 {
+		w.patience = DefaultPatience
+	}
+	if w.queryTimeout <= 0 {
+		w.queryTimeout = DefaultQueryTimeout
+	}
+	if w.retries == 0 {
+		w.retries = defaultRetries
+	}
+	w.appendSQL = appendStatement(!w.flaws.notifyEarly)
+	cfg := o.ListenConfig
+	if cfg == nil {
+		cfg = pool.Config().ConnConfig
+	}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.lis = newListener(cfg.Copy(), o.Logger, w.catchUp, w.flaws.noCatchUp)
+	w.lis.onNotify = w.notified
+	w.wg.Go(func() { w.lis.run(w.ctx) })
+	if w.trimInterval > 0 {
+		w.wg.Go(w.trimLoop)
+	}
+	return w, nil
+}
+
+// orDuration is d, or def when d is 0.
+func orDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Close stops the listener and ends every Wait in progress with an error.
+// The pool is the caller's: Close does not close it. Close may be called
+// more than once.
+func (w *Window) Close() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+// Capabilities returns what a Window lets a host declare
+// (docs/contract.md section 8): connectionReplay and persistedHistory true
+// (the frames outlive every process and a restart of the server), and
+// interruptedTurnRecovery false: the window replays what was streamed, it
+// does not resume an interrupted turn, which takes TurnRecovery
+// (recovery.Store, NewRecoveryStore).
+func (w *Window) Capabilities() chatprotocol.ChatCapabilities {
+	return chatprotocol.ChatCapabilities{ConnectionReplay: true, PersistedHistory: true}
+}
+
+// errClosed is the error of a read of a closed Window.
+var errClosed = errors.New("pgstore: the window is closed")
+
+// appendStatement is Append's one statement, its own transaction: it moves
+// the turn's latest from $3-1 to $3 (creating the turn row for seq 1), under
+// the end rule, inserts the frame, deletes the frames count retention drops
+// and moves lower past them, and, with notify, notifies: the server delivers
+// the notification at commit, never before. It returns the new bounds, or
+// no row when the seq or the end rule refused the frame.
+//
+//	$1 conversation, $2 turn, $3 seq, $4 type, $5 data, $6 the frame ends
+//	the turn, $7 it is a tool_result, $8 frames kept (0: no count bound),
+//	$9 the notification's payload (with notify)
+func appendStatement(notify bool) string {
+	sql := `WITH moved AS (
+	UPDATE pgstore_replay_turns
+	SET latest = $3, ended = ended OR $6, appended_at = now(),
+		lower = CASE WHEN $8 > 0 THEN greatest(lower, $3 - $8) ELSE lower END
+	WHERE conversation_id = $1 AND turn_id = $2 AND latest = $3 - 1 AND (NOT ended OR $7)
+	RETURNING lower, latest, ended
+), created AS (
+	INSERT INTO pgstore_replay_turns (conversation_id, turn_id, latest, ended)
+	SELECT $1, $2, $3, $6 WHERE $3 = 1 AND NOT EXISTS (SELECT FROM moved)
+	ON CONFLICT DO NOTHING
+	RETURNING lower, latest, ended
+), turn AS (
+	SELECT * FROM moved UNION ALL SELECT * FROM created
+), frame AS (
+	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data)
+	SELECT $1, $2, $3, $4, $5 FROM turn
+), trimmed AS (
+	DELETE FROM pgstore_replay_frames
+	WHERE $8 > 0 AND conversation_id = $1 AND turn_id = $2 AND seq <= (SELECT lower FROM turn)
+)
+SELECT t.lower, t.latest, t.ended FROM turn t`
+	if notify {
+		sql += ", LATERAL (SELECT pg_notify('" + notifyChannel + "', $9)) n"
+	}
+	return sql
+}
+
+// Append stores env as the next frame of key's turn and returns it (see
+// replay.Window.Append), in one statement that checks and moves the turn's
+// latest seq, inserts the frame's canonical bytes, trims what retention
+// drops and notifies every instance, delivered at its commit. Refusals are
+// *replay.AppendError with the turn's bounds and nothing stored, with the
+// codes replay.CheckAppend and replay.EncodeFrame give. Any other error is
+// the database's: when the connection broke after the statement was sent,
+// the frame may have been stored, and the writer learns it from the
+// sequence-reordered refusal of its retry (or from Read).
+func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
+	if err := ctx.Err(); err != nil {
+		return replay.Frame{}, err
+	}
+	f, err := replay.EncodeFrame(env, w.maxFrameBytes)
+	if err != nil {
+		return replay.Frame{}, w.refuse(ctx, key, env, err)
+	}
+	if env.ConversationID != key.ConversationID || env.TurnID != key.TurnID || env.Seq <= 0 {
+		return replay.Frame{}, w.refuse(ctx, key, env, nil)
+	}
+	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
+	ends := replay.EndsTurn(env)
+	payload := encodeNotification(key)
+	for range 3 {
+		var b replay.Bounds
+		err := w.retry(ctx, func() error {
+			args := []any{key.ConversationID, key.TurnID, int64(f.Seq), f.Type, f.Data, ends, toolResult, int64(max(w.maxFrames, 0))}
+			if w.flaws.notifyEarly {
+				return w.appendNotifyingEarly(ctx, args, payload, &b)
+			}
+			return scanAppended(w.pool.QueryRow(ctx, w.appendSQL, append(args, payload)...), &b)
+		})
+		switch {
+		case err == nil:
+			return f, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return replay.Frame{}, fmt.Errorf("pgstore: append of seq %d: %w", f.Seq, err)
+		}
+		// Refused by the seq or the end rule: CheckAppend says which,
+		// against bounds read after the refusal. They may have moved
+		// since (the writer's own lost acknowledgement, read back),
+		// making the envelope the next one: then it is tried again.
+		if rerr := w.refuse(ctx, key, env, nil); !errors.Is(rerr, errAppendable) {
+			return replay.Frame{}, rerr
+		}
+	}
+	return replay.Frame{}, fmt.Errorf("pgstore: append of seq %d: the turn keeps moving", f.Seq)
+}
+
+// errAppendable is refuse's answer when the bounds it read allow env.
+var errAppendable = errors.New("pgstore: appendable")
+
+func scanAppended(row pgx.Row, b *replay.Bounds) error {
+	var lower, latest int64
+	var ended bool
+	if err := row.Scan(&lower, &latest, &ended); err != nil {
+		return err
+	}
+	*b = replay.Bounds{Lower: uint64(lower), Latest: uint64(latest), Ended: ended}
+	return nil
+}
+
+// refuse reads key's bounds and returns env's refusal against them: cause
+// (an EncodeFrame refusal) when set, else replay.CheckAppend's, or
+// errAppendable when the bounds allow env.
+func (w *Window) refuse(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope, cause error) error {
+	b, _, err := w.query(ctx, key, math.MaxInt64)
+	if err != nil {
+		return fmt.Errorf("pgstore: reading the bounds of a refused append: %w", err)
+	}
+	if cause != nil {
+		var seq int64
+		if env != nil {
+			seq = env.Seq
+		}
+		return &replay.AppendError{Seq: seq, Bounds: b, Err: cause}
+	}
+	if err := replay.CheckAppend(key, b, env); err != nil {
+		return err
+	}
+	return errAppendable
+}
+
+// retry runs op again after a serialization failure or a deadlock, up to
+// w.retries times.
+func (w *Window) retry(ctx context.Context, op func() error) error {
+	s := settings{retries: w.retries}
+	return s.retry(ctx, op)
+}
