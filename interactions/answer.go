@@ -35,7 +35,10 @@ import (
 // caller's authority was revoked or the card's scope changed before that
 // read (never ErrUnauthorized or ErrCardNotFound: the answer may have
 // committed); it never writes again.
-func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (Result, error) {
+func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (res Result, err error) {
+	rep := answerReport{obs: r.obs, key: key}
+	ctx = rep.submit(ctx)
+	defer func() { rep.end(ctx, res, err) }()
 	if err := checkInput(append(callerTexts(caller), key.Conversation, key.CorrelationID, sub.ID)...); err != nil {
 		return Result{}, err
 	}

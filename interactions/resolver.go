@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -27,6 +28,7 @@ type Resolver struct {
 	validator     Validator
 	clock         func() time.Time
 	maxValueBytes int
+	obs           observe.Observer
 }
 
 // Options configures a Resolver; a nil *Options means all defaults.
@@ -39,6 +41,11 @@ type Options struct {
 	// JSON; 0 means DefaultMaxValueBytes (64 KiB). A larger value is
 	// refused with ErrFrameTooLarge before the store is touched.
 	MaxValueBytes int
+	// Observer receives each Answer's submission and outcome (stored,
+	// duplicate, late or refused), with the card's identity and the
+	// refusal code, never the submitted value; nil means silent.
+	// observe.NewSlog(logger) turns on structured logs.
+	Observer observe.Observer
 }
 
 // New returns a Resolver over store that validates submitted values with
@@ -53,6 +60,7 @@ func New(store Store, validator Validator, opts *Options) (*Resolver, error) {
 		if opts.Clock != nil {
 			r.clock = opts.Clock
 		}
+		r.obs = opts.Observer
 		if opts.MaxValueBytes < 0 {
 			return nil, errors.New("interactions: negative MaxValueBytes")
 		}

@@ -25,16 +25,20 @@ import (
 // but the in-flight effects' outcomes are unknown.
 func (r *TurnRecovery) Cancel(ctx context.Context, caller string, turn TurnRef) error {
 	rec, err := r.end(ctx, caller, turn, TurnCancelled, ActionCancel)
+	r.reportEnd(ctx, turn, TurnCancelled, err)
 	if err != nil {
 		return err
 	}
 	if r.host.Aborter == nil {
 		return nil
 	}
-	if err := r.host.Aborter.Abort(ctx, turn, rec.InFlight()); err != nil {
-		return needsReconciliation("turn cancelled, abort hook failed", err)
+	inFlight := rec.InFlight()
+	err = r.host.Aborter.Abort(ctx, turn, inFlight)
+	if err != nil {
+		err = needsReconciliation("turn cancelled, abort hook failed", err)
 	}
-	return nil
+	r.reportAbort(ctx, turn, len(inFlight), err)
+	return err
 }
 
 // Finish ends a running turn as completed or failed, after authorizing
@@ -48,6 +52,7 @@ func (r *TurnRecovery) Finish(ctx context.Context, caller string, turn TurnRef, 
 		return wire.New(refusal.CodeInvalidTurn, "/status", "finish status must be completed or failed")
 	}
 	_, err := r.end(ctx, caller, turn, status, ActionFinish)
+	r.reportEnd(ctx, turn, status, err)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -55,7 +56,9 @@ import (
 // When the completion's acknowledgement is lost or its compare-and-swap
 // lost, Execute reads the stored record once and returns the stored
 // result: every result Execute returns with a nil error is the stored one.
-func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect EffectRef, l Launcher) (Result, error) {
+func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect EffectRef, l Launcher) (_ Result, err error) {
+	rep := effectReport{obs: r.obs, effect: effect}
+	defer func() { rep.end(ctx, err) }()
 	if err := effect.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -68,7 +71,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	}
 	adm, isAdmitter := st.(Admitter)
 	if d, ok := st.(Dispatcher); ok && isAdmitter {
-		return r.executeClaiming(ctx, caller, st, d, effect, l)
+		return r.executeClaiming(ctx, caller, st, d, effect, l, &rep)
 	}
 	rec, eff, err := loadEffect(ctx, st, effect)
 	if err != nil {
@@ -81,6 +84,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	if !isAdmitter {
 		return Result{}, wire.New(refusal.CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
 	}
+	ctx = rep.claim(ctx)
 	claim := EffectRecord{
 		ID:         eff.ID,
 		Revision:   eff.Revision + 1,
@@ -100,13 +104,13 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 	swap := func(ctx context.Context, expected uint64, next EffectRecord) error {
 		return st.CompareAndSwapEffect(ctx, effect.Turn, expected, next)
 	}
-	return r.dispatch(ctx, caller, st, effect, claim, l, adm.AdmitDispatch, swap)
+	return r.dispatch(ctx, caller, st, effect, claim, l, adm.AdmitDispatch, swap, &rep)
 }
 
 // executeClaiming is Execute over a Dispatcher: the claim with its read in
 // one call, then the admission and the completion through the fence it
 // hands out.
-func (r *TurnRecovery) executeClaiming(ctx context.Context, caller string, st Store, d Dispatcher, effect EffectRef, l Launcher) (Result, error) {
+func (r *TurnRecovery) executeClaiming(ctx context.Context, caller string, st Store, d Dispatcher, effect EffectRef, l Launcher, rep *effectReport) (Result, error) {
 	now := r.now()
 	c, err := d.ClaimEffect(ctx, Claim{Effect: effect, Holder: r.holder(), LeaseUntil: r.leaseFrom(now), Now: now})
 	if c.Fence != nil {
@@ -130,7 +134,8 @@ func (r *TurnRecovery) executeClaiming(ctx context.Context, caller string, st St
 	if c.Record.State != EffectClaimed || c.Record.ID != effect.Effect {
 		return Result{}, needsReconciliation("the store reported a claim it did not write", nil)
 	}
-	return r.dispatch(ctx, caller, st, effect, c.Record.Clone(), l, c.Fence.AdmitDispatch, c.Fence.Complete)
+	ctx = rep.claim(ctx) // claimed: the read and the claim were one call
+	return r.dispatch(ctx, caller, st, effect, c.Record.Clone(), l, c.Fence.AdmitDispatch, c.Fence.Complete, rep)
 }
 
 // leaseFrom is the end of a claim made at now, at the precision
@@ -251,10 +256,16 @@ func (o *launchOnce) close() (called, unauthorized bool, exec Execution, err err
 
 // dispatch admits the claimed effect through admit, awaits it and stores
 // its result through swap.
-func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, effect EffectRef, claim EffectRecord, l Launcher, admit admitFunc, swap swapFunc) (Result, error) {
+func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, effect EffectRef, claim EffectRecord, l Launcher, admit admitFunc, swap swapFunc, rep *effectReport) (Result, error) {
 	once := &launchOnce{launcher: l, effect: effect}
 	err := admit(ctx, r.admission(caller, effect, claim, ActionExecute, &once.authorized), once.launch)
 	launched, unauthorized, exec, launchErr := once.close()
+	if launched { // the store committed the admission before it let the launch run
+		rep.point(observe.EffectAdmit)
+		if launchErr == nil {
+			rep.point(observe.EffectLaunch)
+		}
+	}
 	if unauthorized {
 		return Result{}, needsReconciliation("broken store", ErrAuthorizeSkipped)
 	}

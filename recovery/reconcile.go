@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -46,7 +47,8 @@ type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 // lost swaps), ErrCheckpointWriteFailed, and ErrNeedsReconciliation when
 // verify failed, or the acknowledgement was lost and one read did not show
 // a stored result.
-func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect EffectRef, verify VerifyFunc) (Result, error) {
+func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect EffectRef, verify VerifyFunc) (_ Result, err error) {
+	defer func() { r.reportEffect(ctx, observe.EffectReconcile, effect, err) }()
 	if err := effect.Validate(); err != nil {
 		return Result{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -33,6 +34,11 @@ type Options struct {
 	Lease time.Duration
 	// Now is the clock used for leases; nil means time.Now.
 	Now func() time.Time
+	// Observer receives the moments of every call (turn start and end,
+	// abort, effect claim, admission, launch and outcome, reconcile,
+	// replay served or refused); nil means silent. observe.NewSlog(logger)
+	// turns on structured logs.
+	Observer observe.Observer
 }
 
 // TurnRecovery launches each host-authorized effect of a turn at most once,
@@ -47,6 +53,7 @@ type TurnRecovery struct {
 	lease  time.Duration
 	now    func() time.Time
 	calls  atomic.Uint64
+	obs    observe.Observer
 }
 
 // New returns a TurnRecovery over the host's seams; see Host for what a nil
@@ -61,6 +68,7 @@ func New(host Host, opts *Options) *TurnRecovery {
 		if opts.Now != nil {
 			r.now = opts.Now
 		}
+		r.obs = opts.Observer
 	}
 	if r.worker == "" {
 		var b [8]byte

@@ -128,7 +128,8 @@ func ValidateReplay(turn TurnRef, cursor uint64, w Window, frames []Frame) error
 // host has no ReplaySource or it failed (an error from it that already
 // carries a code is returned as it is); and the *WindowError refusals of
 // ValidateReplay.
-func (r *TurnRecovery) Resume(ctx context.Context, caller string, turn TurnRef, cursor uint64) (Window, []Frame, error) {
+func (r *TurnRecovery) Resume(ctx context.Context, caller string, turn TurnRef, cursor uint64) (w Window, frames []Frame, err error) {
+	defer func() { r.reportReplay(ctx, turn, cursor, w, len(frames), err) }()
 	if err := turn.Validate(); err != nil {
 		return Window{}, nil, err
 	}
@@ -138,7 +139,7 @@ func (r *TurnRecovery) Resume(ctx context.Context, caller string, turn TurnRef, 
 	if r.host.Replay == nil {
 		return Window{}, nil, wire.New(refusal.CodeStoreUnavailable, "", "this host offers no replay window")
 	}
-	w, frames, err := r.host.Replay.Replay(ctx, turn, cursor)
+	w, frames, err = r.host.Replay.Replay(ctx, turn, cursor)
 	if err != nil {
 		if refusal.CodeOf(err) == "" {
 			err = wire.Wrap(refusal.CodeStoreUnavailable, "", "replay source failed", err)

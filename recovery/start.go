@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -22,7 +23,8 @@ import (
 // effects; ErrCheckpointWriteFailed when the write was not applied; and
 // ErrNeedsReconciliation when its acknowledgement was lost and one read did
 // not find the turn.
-func (r *TurnRecovery) Start(ctx context.Context, caller string, turn TurnRef, effects []string) (TurnRecord, error) {
+func (r *TurnRecovery) Start(ctx context.Context, caller string, turn TurnRef, effects []string) (_ TurnRecord, err error) {
+	defer func() { r.report(ctx, observe.TurnStart, turn, err) }()
 	if err := validateEffects(effects); err != nil {
 		return TurnRecord{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/observe"
 )
 
 // The defaults of MemoryOptions (docs/contract.md section 11.4).
@@ -72,6 +73,11 @@ type MemoryOptions struct {
 	MaxTombstones int
 	// Now is the clock of MaxAge and EndedTTL; nil means time.Now.
 	Now func() time.Time
+	// Observer receives each Read's outcome, after the window's lock is
+	// released: replay.serve with the cursor, the bounds and the count of
+	// frames, or replay.refuse with the code of a stale or ahead cursor;
+	// nil means silent.
+	Observer observe.Observer
 }
 
 // Memory is the in-memory Window (docs/contract.md sections 11.4 and 11.7), the
@@ -97,6 +103,7 @@ type Memory struct {
 	endedTTL      int64 // nanoseconds; -1: no bound
 	maxTombstones int
 	now           func() time.Time
+	obs           observe.Observer
 
 	mu    sync.RWMutex
 	turns map[Key]*turn
@@ -146,6 +153,7 @@ func NewMemory(opts *MemoryOptions) *Memory {
 		endedTTL:      int64(bound(o.EndedTTL, DefaultEndedTTL)),
 		maxTombstones: bound(o.MaxTombstones, DefaultMaxTombstones),
 		now:           o.Now,
+		obs:           o.Observer,
 		turns:         make(map[Key]*turn),
 	}
 	if m.now == nil {
@@ -213,6 +221,15 @@ func (m *Memory) Read(ctx context.Context, key Key, after uint64) (Bounds, []Fra
 	if err := ctx.Err(); err != nil {
 		return Bounds{}, nil, err
 	}
+	b, suffix, err := m.read(key, after)
+	if m.obs != nil {
+		reportRead(ctx, m.obs, key, after, b, len(suffix), err)
+	}
+	return b, suffix, err
+}
+
+// read is Read under the window's read lock.
+func (m *Memory) read(key Key, after uint64) (Bounds, []Frame, error) {
 	now := m.now().UnixNano()
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -75,6 +76,13 @@ type HandlerOptions struct {
 	// Logger receives the errors no client is told about (a window or hook
 	// failure, a window that broke its rules); nil logs nothing.
 	Logger *slog.Logger
+
+	// Observer receives each stream's moments: connect, resume, every
+	// write of frames and its delivery, and the end (a refusal with its
+	// code, the end of the stream, or a slow reader's drop), with the
+	// turn's identity; nil means silent. observe.NewSlog(logger) turns on
+	// structured logs.
+	Observer observe.Observer
 }
 
 // Handler serves one turn's version-1 stream from a replay window as a
@@ -146,6 +154,7 @@ type Handler struct {
 	writeTimeout time.Duration
 	parking      bool
 	log          *slog.Logger
+	obs          observe.Observer
 
 	closing context.Context // done once Close is called
 	close   context.CancelFunc
@@ -179,6 +188,7 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
 		parking:      !opts.WaitOnRequest,
 		log:          opts.Logger,
+		obs:          opts.Observer,
 	}
 	if h.key == nil {
 		h.key = PathKey
@@ -263,11 +273,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeBody(w, http.StatusNotFound, bodyNotFound)
 		return
 	}
+	var rep streamReport
+	r = rep.connect(h.obs, r, key)
 	if err := h.authorize(r, key); err != nil {
 		if code := refusal.CodeOf(err); code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized {
+			rep.refuse(refusal.CodeTurnNotFound, nil, 0, nil) // the code of the answer
 			writeBody(w, http.StatusNotFound, bodyNotFound)
 			return
 		}
+		rep.refuse(refusal.CodeStoreUnavailable, err, 0, nil)
 		h.log.WarnContext(r.Context(), "stream: authorize failed", "err", err)
 		writeBody(w, http.StatusServiceUnavailable, bodyUnavailable)
 		return
@@ -275,33 +289,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cursor, err := cursorOf(r)
 	if err != nil {
 		e, _ := errors.AsType[*refusal.Error](err)
+		rep.refuse(e.Code, nil, 0, nil)
 		writeRefusal(w, http.StatusBadRequest, e.Code, e.Message, nil)
 		return
 	}
 	b, frames, err := h.window.Read(r.Context(), key, cursor)
 	if err != nil {
-		switch refusal.CodeOf(err) {
+		switch code := refusal.CodeOf(err); code {
 		case refusal.CodeStaleCursor:
+			rep.refuse(code, nil, cursor, &b)
 			writeRefusal(w, http.StatusGone, refusal.CodeStaleCursor, "the cursor is below the retained lower bound; start again from the turn's history", &b)
 		case refusal.CodeCursorAhead:
+			rep.refuse(code, nil, cursor, &b)
 			writeRefusal(w, http.StatusConflict, refusal.CodeCursorAhead, "the cursor is beyond the latest seq", &b)
 		default:
 			if r.Context().Err() == nil {
+				rep.refuse(refusal.CodeStoreUnavailable, err, cursor, nil)
 				h.log.WarnContext(r.Context(), "stream: reading the window failed", "err", err)
 				writeBody(w, http.StatusServiceUnavailable, bodyUnavailable)
 			}
+			rep.close(err) // the client went away
 		}
 		return
 	}
+	rep.resume(cursor, b)
 	if b.Ended && cursor == b.Latest {
+		rep.close(nil)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	if !h.begin() {
+		rep.refuse(refusal.CodeStoreUnavailable, nil, 0, nil) // the Handler is shutting down
 		writeBody(w, http.StatusServiceUnavailable, bodyClosed)
 		return
 	}
-	h.serve(w, r, key, cursor, b, frames)
+	h.serve(w, r, key, cursor, b, frames, &rep)
 }
 
 // cursorOf returns the request's resume cursor: the Last-Event-ID header,

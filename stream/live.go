@@ -18,6 +18,9 @@ func sseFrame(f replay.Frame) sse.Frame {
 	return sse.Frame{ID: strconv.FormatUint(f.Seq, 10), Event: f.Type, Data: f.Data}
 }
 
+// errGap is the delivery error of a window suffix that is not contiguous.
+var errGap = errors.New("stream: gap in the window's suffix")
+
 // contiguous reports whether f is the frame after cursor, and logs the
 // window's broken rule when it is not: the stream then ends rather than
 // skip or repeat a frame.
@@ -35,9 +38,11 @@ func (h *Handler) contiguous(ctx context.Context, cursor uint64, f replay.Frame)
 // stream (see Handler) when the connection can be taken over, and else
 // waits on this goroutine. The stream was counted by begin; it is counted
 // out here, unless it was handed to a subscriber, which does it.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor uint64, b replay.Bounds, frames []replay.Frame) {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor uint64, b replay.Bounds, frames []replay.Frame, rep *streamReport) {
 	handedOff := false
+	var failed error // the write that ended the stream, for rep
 	defer func() {
+		rep.close(failed)
 		if !handedOff {
 			h.ended()
 		}
@@ -66,8 +71,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 	}
 	parkable := h.parking && r.ProtoMajor == 1 && r.Method == http.MethodGet
 	for {
+		wrote := rep.write(frames)
 		for _, f := range frames {
 			if !h.contiguous(ctx, cursor, f) {
+				rep.deliver(wrote, frames, errGap)
 				return
 			}
 			deadline()
@@ -75,10 +82,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 				if errors.Is(err, refusal.ErrInvalidFrame) {
 					h.log.ErrorContext(ctx, "stream: a stored frame cannot be written", "seq", f.Seq, "err", err)
 				}
+				failed = err
+				rep.deliver(wrote, frames, err)
 				return
 			}
 			cursor = f.Seq
 		}
+		rep.deliver(wrote, frames, nil)
 		if b.Ended && cursor >= b.Latest {
 			return
 		}
@@ -88,12 +98,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 			// Hijack returns is dropped: every frame so far was flushed.
 			if conn, _, err := rc.Hijack(); err == nil {
 				handedOff = true
-				h.run(&subscriber{conn: conn, key: key, cursor: cursor}, false)
+				h.run(&subscriber{conn: conn, key: key, cursor: cursor, rep: rep.handOver()}, false)
 				return
 			}
 			parkable = false // not on this connection: wait here
 		}
 		if b, err = h.wait(ctx, key, cursor, sw, deadline); err != nil {
+			failed = err // a heartbeat that outlasted WriteTimeout drops the reader too
 			return
 		}
 		if b, frames, err = h.window.Read(ctx, key, cursor); err != nil {

@@ -21,6 +21,8 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/observetest"
+	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -163,7 +165,8 @@ func TestThousandClientsReconnectAtOnce(t *testing.T) {
 func TestSlowReaderIsDropped(t *testing.T) {
 	w := replay.NewMemory(&replay.MemoryOptions{MaxBytes: -1})
 	big := script(keyT1, 200, 32<<10) // 6.4 MiB of deltas
-	h := newHandler(t, w, &stream.HandlerOptions{WriteTimeout: 300 * time.Millisecond})
+	obs := &observetest.Recorder{}
+	h := newHandler(t, w, &stream.HandlerOptions{WriteTimeout: 300 * time.Millisecond, Observer: obs})
 	srv := httptest.NewUnstartedServer(mux(h))
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		c.(*net.TCPConn).SetWriteBuffer(8 << 10) // small kernel buffers, so the stall shows soon
@@ -199,6 +202,12 @@ func TestSlowReaderIsDropped(t *testing.T) {
 		assert.ErrorIs(t, err, syscall.ECONNRESET, "closed, not timed out")
 	}
 	assert.Less(t, n, int64(1<<20), "dropped after %d bytes", n)
+
+	// The slow stream's end is reported as a drop; the reading client's
+	// stream ended normally.
+	require.NoError(t, obs.Await(t.Context(), func(events []observetest.Recorded) bool { return len(observetest.Ends(events)) == 2 }))
+	assert.ElementsMatch(t, []observe.Kind{observe.StreamDrop, observe.StreamEnd}, observetest.Ends(obs.Events()))
+	assert.Empty(t, obs.Faults())
 }
 
 // TestShutdownEndsStreams shuts a server down while a stream is live: the

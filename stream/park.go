@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"net"
 	"strconv"
 	"time"
@@ -18,6 +17,7 @@ type subscriber struct {
 	conn   net.Conn
 	key    replay.Key
 	cursor uint64
+	rep    streamReport
 }
 
 // hub is the set of a turn's parked subscribers and the one window wait
@@ -103,7 +103,11 @@ func (h *Handler) run(s *subscriber, beat bool) {
 			h.end(s)
 			return
 		}
-		if err := h.writeFrames(s, bp, frames, beat); err != nil {
+		wrote := s.rep.write(frames)
+		err = h.writeFrames(s, bp, frames, beat)
+		s.rep.deliver(wrote, frames, err)
+		if err != nil {
+			s.rep.close(err) // a drop when the write outlasted WriteTimeout
 			h.drop(s)
 			return
 		}
@@ -131,7 +135,7 @@ func (h *Handler) writeFrames(s *subscriber, bp *[]byte, frames []replay.Frame, 
 	}
 	for _, f := range frames {
 		if !h.contiguous(h.closing, s.cursor, f) {
-			return errors.New("stream: gap in the window's suffix")
+			return errGap
 		}
 		if len(buf) == 0 {
 			buf = beginChunk(buf)
@@ -201,6 +205,7 @@ func (h *Handler) end(s *subscriber) {
 
 // drop closes s's connection: the stream has ended.
 func (h *Handler) drop(s *subscriber) {
+	s.rep.close(nil) // a no-op when the end was reported already
 	s.conn.Close()
 	h.ended()
 }
