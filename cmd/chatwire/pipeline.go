@@ -222,12 +222,12 @@ func (r *frameReader) decode(it *item, ev sse.Event) {
 	it.envs = r.batch.envs[start:len(r.batch.envs):len(r.batch.envs)]
 }
 
-// hint gives the refusal of a frame that came before the session frame,
-// with no --conversation, a message that says how to give one; code and
-// path stay.
-func (u *upgrader) hint(err error) error {
+// conversationHint gives the refusal of a frame that came before the
+// session frame, when --conversation was not given, a message that says how
+// to give one; code and path stay.
+func conversationHint(err error, given bool) error {
 	e, ok := errors.AsType[*refusal.Error](err)
-	if !ok || u.givenConversation || e.Code != refusal.CodeInvalidEnvelope || e.Path != "/conversationId" {
+	if !ok || given || e.Code != refusal.CodeInvalidEnvelope || e.Path != "/conversationId" {
 		return err
 	}
 	return &refusal.Error{Code: e.Code, Path: e.Path,
@@ -291,7 +291,7 @@ func (u *upgrader) run() {
 			envs, err := legacy.AppendUpgradedLegacyChatFrame(context.Background(), b.envs, it.old, u.host) // a StreamHost: no I/O to cancel
 			it.old = nil
 			if err != nil {
-				setErr(it, u.hint(err))
+				setErr(it, conversationHint(err, u.givenConversation))
 				continue
 			}
 			b.envs, it.envs = envs, envs[start:len(envs):len(envs)]

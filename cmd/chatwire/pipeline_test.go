@@ -113,7 +113,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 		}
 		envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)
 		if err != nil {
-			return refused(err)
+			return refused(conversationHint(err, o.conversation != ""))
 		}
 		for i := range envs {
 			if err := s.apply(&envs[i]); err != nil {
