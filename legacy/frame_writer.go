@@ -145,11 +145,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	w.str("kind", p.Kind)
 	if p.Options != nil {
 		w.name("options")
-		w.b = append(w.b, '[')
-		for i := range p.Options {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
+		w.array(len(p.Options), func(i int) {
 			o := &p.Options[i]
 			w.open()
 			w.str("id", o.ID)
@@ -159,8 +155,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 			w.optStr("style", o.Style)
 			w.unknownAt(o.Unknown, optionNames, at, "options", i)
 			w.close()
-		}
-		w.b = append(w.b, ']')
+		})
 	}
 	w.optStr("placeholder", p.Placeholder)
 	w.optBool("multiline", p.Multiline)
@@ -187,11 +182,7 @@ func (w *frameWriter) report(r *Report) {
 	at := w.at
 	w.open()
 	w.name("plans")
-	w.b = append(w.b, '[')
-	for i := range r.Plans {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
+	w.array(len(r.Plans), func(i int) {
 		p := &r.Plans[i]
 		w.open()
 		w.optStr("slug", p.Slug)
@@ -200,11 +191,7 @@ func (w *frameWriter) report(r *Report) {
 		w.optStr("summary", p.Summary)
 		if p.Items != nil {
 			w.name("items")
-			w.b = append(w.b, '[')
-			for j := range p.Items {
-				if j > 0 {
-					w.b = append(w.b, ',')
-				}
+			w.array(len(p.Items), func(j int) {
 				it := &p.Items[j]
 				w.open()
 				w.optStr("id", it.ID)
@@ -215,16 +202,26 @@ func (w *frameWriter) report(r *Report) {
 					w.unknownAt(it.Unknown, itemNames, at+"/plans/"+strconv.Itoa(i), "items", j)
 				}
 				w.close()
-			}
-			w.b = append(w.b, ']')
+			})
 		}
 		w.unknownAt(p.Unknown, planNames, at, "plans", i)
 		w.close()
-	}
-	w.b = append(w.b, ']')
+	})
 	w.optStr("title", r.Title)
 	w.unknown(r.Unknown, reportNames)
 	w.close()
+}
+
+// array writes a JSON array of n elements, each written by elem(i).
+func (w *frameWriter) array(n int, elem func(i int)) {
+	w.b = append(w.b, '[')
+	for i := range n {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		elem(i)
+	}
+	w.b = append(w.b, ']')
 }
 
 // unknownAt writes the kept members of element i of the array member name
