@@ -93,18 +93,30 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 		LeaseUntil: r.leaseFrom(now),
 	}
 	err = st.CompareAndSwapEffect(ctx, effect.Turn, eff.Revision, claim.Clone())
-	switch classifyWrite(err) {
-	case writeRefused:
-		return afterConflict(ctx, st, effect, err)
-	case writeNotApplied:
-		return Result{}, err
-	case writeUncertain:
-		return Result{}, needsReconciliation("claim acknowledgement lost", err)
+	if res, err, done := claimOutcome(ctx, st, effect, err); done {
+		return res, err
 	}
 	swap := func(ctx context.Context, expected uint64, next EffectRecord) error {
 		return st.CompareAndSwapEffect(ctx, effect.Turn, expected, next)
 	}
 	return r.dispatch(ctx, caller, st, effect, claim, l, adm.AdmitDispatch, swap, &rep)
+}
+
+// claimOutcome settles Execute after a claim write that did not surely
+// apply: a refusal is read again as a conflict, a write known not applied
+// returns as it is, and an uncertain one needs reconciliation. done is false
+// when the claim applied.
+func claimOutcome(ctx context.Context, st Store, effect EffectRef, err error) (Result, error, bool) {
+	switch classifyWrite(err) {
+	case writeRefused:
+		res, err := afterConflict(ctx, st, effect, err)
+		return res, err, true
+	case writeNotApplied:
+		return Result{}, err, true
+	case writeUncertain:
+		return Result{}, needsReconciliation("claim acknowledgement lost", err), true
+	}
+	return Result{}, nil, false
 }
 
 // executeClaiming is Execute over a Dispatcher: the claim with its read in
@@ -116,13 +128,8 @@ func (r *TurnRecovery) executeClaiming(ctx context.Context, caller string, st St
 	if c.Fence != nil {
 		defer c.Fence.Close(context.WithoutCancel(ctx))
 	}
-	switch classifyWrite(err) {
-	case writeRefused:
-		return afterConflict(ctx, st, effect, err)
-	case writeNotApplied:
-		return Result{}, err
-	case writeUncertain:
-		return Result{}, needsReconciliation("claim acknowledgement lost", err)
+	if res, err, done := claimOutcome(ctx, st, effect, err); done {
+		return res, err
 	}
 	if c.Fence == nil {
 		if res, err, done := settled(now, c.Status, c.Record); done {
