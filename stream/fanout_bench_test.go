@@ -26,14 +26,15 @@ const fanoutEnv = "FANOUT_BENCH"
 // measured interval, the deltas the client had in it and their latency,
 // and the server's memory over the idle connections.
 type fanoutRun struct {
-	mode           string
-	cpu            time.Duration
-	deliveries     int64
-	p50, p99, max  time.Duration
-	heapStack, rss int64 // the idle connections' share, in bytes: measured minus base
-	subscribers    int
-	failed         int64
-	load           string
+	mode            string
+	cpu             time.Duration
+	clientCPU, wall time.Duration // the client process's CPU time and the interval's wall time
+	deliveries      int64
+	p50, p99, max   time.Duration
+	heapStack, rss  int64 // the idle connections' share, in bytes: measured minus base
+	subscribers     int
+	failed          int64
+	load            string
 }
 
 // BenchmarkFanout measures the fan-out of one instance: 10,000 subscribers
@@ -74,8 +75,8 @@ func BenchmarkFanout(b *testing.B) {
 		for _, mode := range []string{"floor", "stream", "floor", "stream"} {
 			i++
 			r := runFanout(b, bin, mode, turns, measure, i)
-			b.Logf("%-6s load %s: %d deliveries, %.0f cpu-ns/frame, p50 %v p99 %v max %v, idle %.0f B/sub heap+stack, %.0f B/sub RSS, %d failed",
-				mode, r.load, r.deliveries, perFrame(r), r.p50, r.p99, r.max,
+			b.Logf("%-6s load %s: %d deliveries (%.0f/s), %.0f cpu-ns/frame, cores used: server %.2f client %.2f, p50 %v p99 %v max %v, idle %.0f B/sub heap+stack, %.0f B/sub RSS, %d failed",
+				mode, r.load, r.deliveries, float64(r.deliveries)/r.wall.Seconds(), perFrame(r), r.cpu.Seconds()/r.wall.Seconds(), r.clientCPU.Seconds()/r.wall.Seconds(), r.p50, r.p99, r.max,
 				float64(r.heapStack)/float64(r.subscribers), float64(r.rss)/float64(r.subscribers), r.failed)
 			runs[mode] = append(runs[mode], r)
 		}
@@ -118,11 +119,12 @@ func runFanout(b *testing.B, bin, mode string, turns int, measure time.Duration,
 	time.Sleep(measure)
 	_, err = io.WriteString(clientIn, "report\n")
 	require.NoError(b, err)
-	var u struct{ CPUNanos int64 }
+	var u struct{ CPUNanos, WallNanos int64 }
 	control(b, http.MethodPost, addr, "stop", &u)
-	var rep struct{ Deliveries, P50, P99, Max, Failed int64 }
+	var rep struct{ Deliveries, P50, P99, Max, Failed, CPUNanos int64 }
 	require.NoError(b, json.Unmarshal([]byte(expect(b, clientOut, "{")), &rep))
 	r.cpu, r.deliveries, r.failed = time.Duration(u.CPUNanos), rep.Deliveries, rep.Failed
+	r.clientCPU, r.wall = time.Duration(rep.CPUNanos), time.Duration(u.WallNanos)
 	r.p50, r.p99, r.max = time.Duration(rep.P50), time.Duration(rep.P99), time.Duration(rep.Max)
 	require.Positive(b, r.deliveries, "%s: no delta delivered", mode)
 	if r.failed > 0 {
@@ -218,13 +220,21 @@ func perFrame(r fanoutRun) float64 { return float64(r.cpu.Nanoseconds()) / float
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// loadAverage is the 1-, 5- and 15-minute load averages, as uptime shows them.
+// loadAverage is the 1-, 5- and 15-minute load averages, as uptime shows
+// them, and the share of the last 10 seconds in which some task waited for
+// a CPU (/proc/pressure/cpu, where the kernel has it).
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "unknown"
 	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
+	load := strings.Join(strings.Fields(string(b))[:3], " ")
+	if p, err := os.ReadFile("/proc/pressure/cpu"); err == nil {
+		if f := strings.Fields(string(p)); len(f) > 1 && strings.HasPrefix(f[1], "avg10=") {
+			load += ", cpu pressure " + strings.TrimPrefix(f[1], "avg10=") + "%"
+		}
+	}
+	return load
 }
 
 func envInt(b *testing.B, name string, def int) int {

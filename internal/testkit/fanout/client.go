@@ -16,13 +16,15 @@ import (
 
 // report is the line the client prints on "report": the deltas delivered
 // since "mark" (over every connection), their latency quantiles and
-// maximum in nanoseconds, and the connections that failed.
+// maximum in nanoseconds, the connections that failed, and the client's
+// own CPU time (user and system) over the interval, in nanoseconds.
 type report struct {
 	Deliveries int64 `json:"deliveries"`
 	P50        int64 `json:"p50"`
 	P99        int64 `json:"p99"`
 	Max        int64 `json:"max"`
 	Failed     int64 `json:"failed"`
+	CPUNanos   int64 `json:"cpuNanos"`
 }
 
 // client is the load generator's state.
@@ -52,16 +54,18 @@ func runClient(c config) error {
 	caught.Wait()
 	fmt.Printf("connected %d\n", n)
 	in := bufio.NewScanner(os.Stdin)
+	var markCPU time.Duration
 	for in.Scan() {
 		switch in.Text() {
 		case "mark":
 			cl.latency.reset()
 			cl.measuring.Store(true)
+			markCPU = cpuTime()
 		case "report":
 			cl.measuring.Store(false)
 			h := &cl.latency
 			b, _ := json.Marshal(report{Deliveries: h.total(), P50: int64(h.quantile(0.50)), P99: int64(h.quantile(0.99)),
-				Max: h.max.Load(), Failed: cl.failed.Load()})
+				Max: h.max.Load(), Failed: cl.failed.Load(), CPUNanos: int64(cpuTime() - markCPU)})
 			fmt.Println(string(b))
 		}
 	}
