@@ -45,9 +45,10 @@ type fanoutRun struct {
 // are processes of their own; the modes alternate, floor, stream, floor,
 // stream, in each iteration. It reports the server's CPU time per
 // delivered frame for both and their ratio, the stream's p50/p99
-// append-to-delivery latency and its heap and stack (and resident set) per
-// idle subscriber, measured once all are caught up and before the
-// producer starts. Run it with
+// append-to-delivery latency (the larger of its two runs) and its heap and
+// stack (and resident set) per idle subscriber, measured once all are
+// caught up and before the producer starts; each run's figures are logged
+// with the machine's load. Run it with
 //
 //	FANOUT_BENCH=1 go test ./stream -run '^$' -bench BenchmarkFanout -benchtime 1x -count 3 -timeout 30m
 //
