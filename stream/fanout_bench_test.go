@@ -99,7 +99,7 @@ func runFanout(b *testing.B, bin, mode string, turns int, measure time.Duration,
 	r := fanoutRun{mode: mode, subscribers: turns * 10, load: loadAverage()}
 	args := []string{"-mode", mode, "-turns", strconv.Itoa(turns)}
 	if dir := os.Getenv("FANOUT_CPUPROFILE"); dir != "" {
-		args = append(args, "-cpuprofile", filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", mode, i)))
+		args = append(args, "-cpuprofile", filepath.Join(dir, fmt.Sprintf("%s-%d-%d.pprof", mode, time.Now().Unix(), i)))
 	}
 	server, serverIn, serverOut := start(b, bin, args...)
 	defer stop(b, server, serverIn)
