@@ -2,8 +2,6 @@ package replaytest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -124,18 +122,11 @@ func runCheck(t *testing.T, c check, cfg Config) error {
 	if cfg.Readers <= 0 {
 		cfg.Readers = 200
 	}
-	r := &run{t: t, ctx: t.Context(), cfg: cfg, conv: randomID("replaytest-" + c.Name + "-")}
+	r := &run{t: t, ctx: t.Context(), cfg: cfg, conv: checklist.UniqueID("replaytest-" + c.Name + "-")}
 	if c.Name != "retention" {
 		r.w = cfg.NewWindow(t)
 	}
 	return c.Run(r)
-}
-
-// randomID is prefix and 12 random hex digits.
-func randomID(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
 }
 
 // key is the check's key for turn.

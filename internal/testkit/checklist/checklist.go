@@ -5,6 +5,8 @@
 package checklist
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"testing"
 )
@@ -56,4 +58,12 @@ func Collect[F any](checks []Check[F], run func(c Check[F]) error, wrap func(nam
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// UniqueID is prefix and 12 random hex digits: a name no other run of a
+// check uses, so that checks sharing one database never meet.
+func UniqueID(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }

@@ -62,3 +62,9 @@ func TestTestSkipsAndPasses(t *testing.T) {
 	})
 	assert.Equal(t, []string{"TestTestSkipsAndPasses/passes", "TestTestSkipsAndPasses/skips"}, ran)
 }
+
+func TestUniqueID(t *testing.T) {
+	a, b := UniqueID("kit-"), UniqueID("kit-")
+	assert.Regexp(t, `^kit-[0-9a-f]{12}$`, a)
+	assert.NotEqual(t, a, b)
+}
