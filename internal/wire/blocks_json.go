@@ -40,7 +40,7 @@ func member(dst []byte, first bool, name, value string, optional, html bool) []b
 // html also escapes <, > and & so that the JSON can sit inside a tag.
 func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
 	dst = append(dst, `{"plans":`...)
-	dst = appendArray(dst, b.Plans, func(dst []byte, p ReportPlan) []byte {
+	dst = jsjson.AppendArray(dst, b.Plans, func(dst []byte, p ReportPlan) []byte {
 		dst = append(dst, '{')
 		dst = member(dst, true, "slug", p.Slug, true, html)
 		dst = member(dst, p.Slug == "", "title", p.Title, false, html)
@@ -48,7 +48,7 @@ func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
 		dst = member(dst, false, "summary", p.Summary, true, html)
 		if len(p.Items) > 0 {
 			dst = append(dst, `,"items":`...)
-			dst = appendArray(dst, p.Items, func(dst []byte, it ReportItem) []byte {
+			dst = jsjson.AppendArray(dst, p.Items, func(dst []byte, it ReportItem) []byte {
 				dst = append(dst, '{')
 				dst = member(dst, true, "id", it.ID, true, html)
 				dst = member(dst, it.ID == "", "text", it.Text, false, html)
@@ -69,7 +69,7 @@ func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
 	dst = member(dst, true, "question", b.Question, false, html)
 	if len(b.Options) > 0 {
 		dst = append(dst, `,"options":`...)
-		dst = appendArray(dst, b.Options, func(dst []byte, o AskOption) []byte {
+		dst = jsjson.AppendArray(dst, b.Options, func(dst []byte, o AskOption) []byte {
 			dst = append(dst, '{')
 			dst = member(dst, true, "id", o.ID, false, html)
 			dst = member(dst, false, "label", o.Label, false, html)
@@ -79,22 +79,9 @@ func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
 	}
 	if len(b.Refs) > 0 {
 		dst = append(dst, `,"refs":`...)
-		dst = appendArray(dst, b.Refs, func(dst []byte, r string) []byte {
+		dst = jsjson.AppendArray(dst, b.Refs, func(dst []byte, r string) []byte {
 			return jsjson.AppendString(dst, r, html)
 		})
 	}
 	return append(dst, '}')
-}
-
-// appendArray appends the JSON array of xs, each element as elem writes
-// it.
-func appendArray[T any](dst []byte, xs []T, elem func(dst []byte, x T) []byte) []byte {
-	dst = append(dst, '[')
-	for i, x := range xs {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = elem(dst, x)
-	}
-	return append(dst, ']')
 }
