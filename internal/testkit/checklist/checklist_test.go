@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
