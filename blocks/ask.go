@@ -29,19 +29,11 @@ func ParseAskBlock(v any) (AskBlock, bool) {
 		return AskBlock{}, false
 	}
 	b := AskBlock{Question: question}
-	if raw, ok := rec["options"].([]any); ok {
-		for _, o := range raw {
-			orec, ok := object(o)
-			if !ok {
-				continue
-			}
-			id := str(orec["id"])
-			if id == "" {
-				continue
-			}
-			b.Options = append(b.Options, AskOption{ID: id, Label: or(str(orec["label"]), id), Description: str(orec["description"])})
-		}
-	}
+	options, _ := rec["options"].([]any)
+	b.Options = objects(options, func(o map[string]any) (AskOption, bool) {
+		id := str(o["id"])
+		return AskOption{ID: id, Label: or(str(o["label"]), id), Description: str(o["description"])}, id != ""
+	})
 	if raw, ok := rec["refs"].([]any); ok {
 		for _, r := range raw {
 			if s := str(r); s != "" {

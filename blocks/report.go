@@ -32,47 +32,27 @@ func ParseReportBlock(v any) (ReportBlock, bool) {
 	if !ok {
 		return ReportBlock{}, false
 	}
-	var plans []ReportPlan
-	for _, p := range rawPlans {
-		prec, ok := object(p)
-		if !ok {
-			continue
-		}
-		slug := str(prec["slug"])
-		title := or(str(prec["title"]), slug)
+	plans := objects(rawPlans, func(p map[string]any) (ReportPlan, bool) {
+		slug := str(p["slug"])
+		title := or(str(p["title"]), slug)
 		if title == "" {
-			continue
+			return ReportPlan{}, false
 		}
-		plans = append(plans, ReportPlan{
-			Slug:    slug,
-			Title:   title,
-			Status:  str(prec["status"]),
-			Summary: str(prec["summary"]),
-			Items:   parseReportItems(prec["items"]),
-		})
-	}
+		items, _ := p["items"].([]any)
+		return ReportPlan{Slug: slug, Title: title, Status: str(p["status"]), Summary: str(p["summary"]), Items: objects(items, reportItem)}, true
+	})
 	if len(plans) == 0 {
 		return ReportBlock{}, false
 	}
 	return ReportBlock{Plans: plans, Title: str(rec["title"])}, true
 }
 
-func parseReportItems(v any) []ReportItem {
-	raw, _ := v.([]any)
-	var items []ReportItem
-	for _, it := range raw {
-		irec, ok := object(it)
-		if !ok {
-			continue
-		}
-		id := str(irec["id"])
-		text := or(str(irec["text"]), id)
-		if text == "" {
-			continue
-		}
-		items = append(items, ReportItem{ID: id, Text: text, Status: str(irec["status"]), Ref: str(irec["ref"])})
-	}
-	return items
+// reportItem is the item of rec, an element of a plan's "items"; false
+// when it has neither text nor id.
+func reportItem(rec map[string]any) (ReportItem, bool) {
+	id := str(rec["id"])
+	text := or(str(rec["text"]), id)
+	return ReportItem{ID: id, Text: text, Status: str(rec["status"]), Ref: str(rec["ref"])}, text != ""
 }
 
 // ParseReportBody reads the JSON text of a <report> block (the text between

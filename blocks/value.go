@@ -12,6 +12,23 @@ func object(v any) (map[string]any, bool) {
 	return m, ok
 }
 
+// objects is what build makes of each element of raw that is an object
+// (see object), in order, leaving out those build answers false for; nil
+// when none is left.
+func objects[T any](raw []any, build func(rec map[string]any) (T, bool)) []T {
+	var out []T
+	for _, v := range raw {
+		rec, ok := object(v)
+		if !ok {
+			continue
+		}
+		if t, ok := build(rec); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // str is the reference's one field rule: a string, trimmed as
 // String.prototype.trim trims, kept only when something is left. Any other
 // JSON type gives "".

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,26 +163,14 @@ func (w watchedExecution) Wait(ctx context.Context) (recovery.Result, error) {
 func (l *AbortListener) watchedEffects(turn recovery.TurnRef) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := l.watched[turn]
-	if len(m) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	return ids
+	return slices.Collect(maps.Keys(l.watched[turn]))
 }
 
 // watchedTurns returns the turns watched now.
 func (l *AbortListener) watchedTurns() []recovery.TurnRef {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	turns := make([]recovery.TurnRef, 0, len(l.watched))
-	for t := range l.watched {
-		turns = append(turns, t)
-	}
-	return turns
+	return slices.Collect(maps.Keys(l.watched))
 }
 
 // Connects returns how many times the listener connected so far.

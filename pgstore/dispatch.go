@@ -235,15 +235,7 @@ func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next reco
 		f.releaseLocked(ctx) // past ctx's end, bounded by UnlockTimeout
 		return err
 	}
-	var lease *time.Time
-	if !next.LeaseUntil.IsZero() {
-		l := next.LeaseUntil.Truncate(time.Microsecond)
-		lease = &l
-	}
-	var result []byte
-	if len(next.Result.Data) > 0 {
-		result = next.Result.Data
-	}
+	lease, result := effectColumns(next)
 	var released bool
 	err := f.conn.QueryRow(ctx, sqlCompleteAndRelease, f.turn.Conversation, f.turn.Turn, next.ID, int64(expected),
 		int64(next.Revision), string(next.State), next.Holder, lease, result, next.Reconciled, f.key).Scan(&released)

@@ -145,16 +145,7 @@ func (l *listener) run(ctx context.Context) {
 		defer func() { <-done }()
 		go func() {
 			defer close(done)
-			t := time.NewTicker(l.catchUp)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					l.wakeAll()
-				}
-			}
+			every(ctx, l.catchUp, l.wakeAll)
 		}()
 	}
 	for pause := 20 * time.Millisecond; ctx.Err() == nil; pause = min(2*pause, time.Second) {

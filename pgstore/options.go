@@ -60,22 +60,24 @@ func newSettings(opts *Options) (settings, error) {
 	default:
 		return s, errors.New("pgstore: unknown isolation level " + string(opts.Isolation))
 	}
-	if opts.Retries < 0 {
-		return s, errors.New("pgstore: negative Retries")
+	if opts.Retries < 0 || opts.FenceLinger < 0 {
+		return s, errors.New("pgstore: negative Retries or FenceLinger")
 	}
-	if opts.Retries > 0 {
-		s.retries = opts.Retries
-	}
+	s.retries = orDefault(opts.Retries, s.retries)
 	if opts.UnlockTimeout > 0 {
 		s.unlockTimeout = opts.UnlockTimeout
 	}
-	if opts.FenceLinger < 0 {
-		return s, errors.New("pgstore: negative FenceLinger")
-	}
-	if opts.FenceLinger > 0 {
-		s.fenceLinger = opts.FenceLinger
-	}
+	s.fenceLinger = orDefault(opts.FenceLinger, s.fenceLinger)
 	return s, nil
+}
+
+// orDefault is v, or def when v is its type's zero: an option left unset.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
 }
 
 // retry runs op until it succeeds, fails with an error that is not

@@ -230,15 +230,7 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 	if err := s.fault(ctx, write{op: "cas", next: &next}); err != nil {
 		return err
 	}
-	var lease *time.Time
-	if !next.LeaseUntil.IsZero() {
-		l := next.LeaseUntil.Truncate(time.Microsecond)
-		lease = &l
-	}
-	var result []byte
-	if len(next.Result.Data) > 0 {
-		result = next.Result.Data
-	}
+	lease, result := effectColumns(next)
 	var (
 		swapped    int
 		turnExists bool
@@ -248,6 +240,20 @@ func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.
 			int64(next.Revision), string(next.State), next.Holder, lease, result, next.Reconciled).Scan(&swapped, &turnExists)
 	})
 	return swapOutcome(err, swapped, turnExists)
+}
+
+// effectColumns is next's nullable columns as a compare-and-swap writes
+// them: the lease truncated to the column's microseconds, NULL when it is
+// zero, and the result's bytes, NULL when there are none.
+func effectColumns(next recovery.EffectRecord) (lease *time.Time, result []byte) {
+	if !next.LeaseUntil.IsZero() {
+		l := next.LeaseUntil.Truncate(time.Microsecond)
+		lease = &l
+	}
+	if len(next.Result.Data) > 0 {
+		result = next.Result.Data
+	}
+	return lease, result
 }
 
 // swapOutcome is the answer of a compare-and-swap from the statement's

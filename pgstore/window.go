@@ -224,42 +224,27 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxAge < 0 || o.EndedTTL < 0 {
-		return nil, errors.New("pgstore: negative WindowOptions.MaxAge or EndedTTL")
-	}
-	if o.Retries < 0 {
-		return nil, errors.New("pgstore: negative WindowOptions.Retries")
+	if o.MaxAge < 0 || o.EndedTTL < 0 || o.Retries < 0 {
+		return nil, errors.New("pgstore: negative WindowOptions.MaxAge, EndedTTL or Retries")
 	}
 	w := &Window{
 		pool:          pool,
 		maxFrameBytes: o.MaxFrameBytes,
-		maxFrames:     o.MaxFrames,
-		catchUp:       o.CatchUpInterval,
-		patience:      o.Patience,
+		maxFrames:     orDefault(o.MaxFrames, DefaultWindowMaxFrames),
+		catchUp:       orDefault(o.CatchUpInterval, DefaultCatchUpInterval),
+		patience:      orDefault(o.Patience, DefaultPatience),
 		queryTimeout:  o.QueryTimeout,
-		retries:       o.Retries,
-		maxAge:        orDuration(o.MaxAge, DefaultWindowMaxAge),
-		endedTTL:      orDuration(o.EndedTTL, DefaultWindowEndedTTL),
-		tombstoneTTL:  orDuration(o.TombstoneTTL, DefaultTombstoneTTL),
-		trimInterval:  orDuration(o.TrimInterval, DefaultTrimInterval),
+		retries:       orDefault(o.Retries, defaultRetries),
+		maxAge:        orDefault(o.MaxAge, DefaultWindowMaxAge),
+		endedTTL:      orDefault(o.EndedTTL, DefaultWindowEndedTTL),
+		tombstoneTTL:  orDefault(o.TombstoneTTL, DefaultTombstoneTTL),
+		trimInterval:  orDefault(o.TrimInterval, DefaultTrimInterval),
 		log:           o.Logger,
 		flaws:         o.flaws,
 		fetchers:      make(map[replay.Key]*fetcher),
 	}
-	if w.maxFrames == 0 {
-		w.maxFrames = DefaultWindowMaxFrames
-	}
-	if w.catchUp == 0 {
-		w.catchUp = DefaultCatchUpInterval
-	}
-	if w.patience == 0 {
-		w.patience = DefaultPatience
-	}
 	if w.queryTimeout <= 0 {
 		w.queryTimeout = DefaultQueryTimeout
-	}
-	if w.retries == 0 {
-		w.retries = defaultRetries
 	}
 	w.appendSQL = appendStatement(!w.flaws.notifyEarly)
 	cfg := o.ListenConfig
@@ -274,14 +259,6 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 		w.wg.Go(w.trimLoop)
 	}
 	return w, nil
-}
-
-// orDuration is d, or def when d is 0.
-func orDuration(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // Close stops the listener and ends every Wait in progress with an error.

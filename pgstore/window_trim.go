@@ -79,18 +79,11 @@ func (w *Window) Trim(ctx context.Context) (TrimResult, error) {
 
 // trimLoop runs Trim every trimInterval until the Window closes.
 func (w *Window) trimLoop() {
-	t := time.NewTicker(w.trimInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.ctx.Done():
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(w.ctx, w.queryTimeout)
-			if _, err := w.Trim(ctx); err != nil && w.ctx.Err() == nil && w.log != nil {
-				w.log.Warn("pgstore: window trim failed", "err", err)
-			}
-			cancel()
+	every(w.ctx, w.trimInterval, func() {
+		ctx, cancel := context.WithTimeout(w.ctx, w.queryTimeout)
+		defer cancel()
+		if _, err := w.Trim(ctx); err != nil && w.ctx.Err() == nil && w.log != nil {
+			w.log.Warn("pgstore: window trim failed", "err", err)
 		}
-	}
+	})
 }

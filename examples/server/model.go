@@ -30,24 +30,14 @@ func model(ctx context.Context, window replay.Window, cards *cards, c config) er
 			if _, err := window.Append(ctx, key, env); err != nil {
 				return err
 			}
-			if err := pause(ctx, c.pace); err != nil {
-				return err
+			select { // time.After's timer is collected once it fires or is dropped (Go 1.23)
+			case <-time.After(c.pace):
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
 	}
 	return nil
-}
-
-// pause waits d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // script is one turn's events: started, half the deltas, a tool call and

@@ -242,7 +242,7 @@ func firstPath(err error) string {
 // with the handler's message for the code, and a log record of err.
 func (h *handler) reply(w http.ResponseWriter, r *http.Request, reply Reply, err error) {
 	status := StatusOf(reply.Code)
-	reply.Message = outcomes[reply.Code].message
+	reply.Message = outcomes[refusal.Code(reply.Code)].message
 	level := slog.LevelDebug
 	if status >= 500 {
 		level = slog.LevelError
@@ -265,7 +265,7 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, reply Reply, err
 // returns, one of the handler's own codes, or "" (200). Any other code is
 // 500.
 func StatusOf(code string) int {
-	if o, ok := outcomes[code]; ok {
+	if o, ok := outcomes[refusal.Code(code)]; ok {
 		return o.status
 	}
 	return http.StatusInternalServerError
@@ -278,31 +278,33 @@ type outcome struct {
 	message string
 }
 
-// outcomes is the one mapping from code to status and message; it is
+// outcomes is the one mapping from code to status and message: the
+// handler's own codes, then the refusal codes, each in status order. It is
 // never written.
-var outcomes = map[string]outcome{
-	"":                                        {http.StatusOK, "the answer was stored"},
-	string(refusal.CodeDuplicateAnswer):       {http.StatusOK, "this submission was already stored"},
-	string(refusal.CodeInvalidCard):           {http.StatusBadRequest, "the body is not one card response"},
-	string(refusal.CodeInvalidInput):          {http.StatusBadRequest, "the request holds text no store can hold (a NUL character, invalid UTF-8, U+0000 in a string)"},
-	CodeInvalidIdempotencyKey:                 {http.StatusBadRequest, "the Idempotency-Key header is required, 1 to 256 bytes"},
-	CodeUnreadableBody:                        {http.StatusBadRequest, "the request body could not be read"},
-	CodeUnauthenticated:                       {http.StatusUnauthorized, "the request is not authenticated"},
-	string(refusal.CodeUnauthorized):          {http.StatusForbidden, "the caller may not answer this card"},
-	string(refusal.CodeCardNotFound):          {http.StatusNotFound, "no such card"},
-	CodeMethodNotAllowed:                      {http.StatusMethodNotAllowed, "an answer is sent with POST"},
-	string(refusal.CodeAlreadyAnswered):       {http.StatusConflict, "the card was already answered"},
-	string(refusal.CodeAnswerExpired):         {http.StatusConflict, "the card's deadline has passed"},
-	string(refusal.CodeCardCancelled):         {http.StatusConflict, "the card was cancelled"},
-	string(refusal.CodeCardSuperseded):        {http.StatusConflict, "the card was replaced by another card"},
-	string(refusal.CodeStaleRevision):         {http.StatusConflict, "the card changed since it was shown"},
-	string(refusal.CodeSchemaMismatch):        {http.StatusConflict, "the card's schema changed since the answer was checked"},
-	string(refusal.CodeFrameTooLarge):         {http.StatusRequestEntityTooLarge, "the answer is too large"},
-	string(refusal.CodeInvalidAnswer):         {http.StatusUnprocessableEntity, "the answer is not acceptable for this card"},
-	string(refusal.CodeUnknownSchema):         {http.StatusInternalServerError, "the card's schema is not available"},
-	string(refusal.CodeUnsupportedVersion):    {http.StatusInternalServerError, "the card is stored in a version this server does not read"},
-	CodeInternal:                              {http.StatusInternalServerError, "the answer could not be processed"},
-	string(refusal.CodeNeedsReconciliation):   {http.StatusServiceUnavailable, "the outcome is unknown; repeat the request with the same Idempotency-Key"},
-	string(refusal.CodeStoreUnavailable):      {http.StatusServiceUnavailable, "the card store is unavailable; repeat the request with the same Idempotency-Key"},
-	string(refusal.CodeCheckpointWriteFailed): {http.StatusServiceUnavailable, "the answer was not stored; repeat the request with the same Idempotency-Key"},
+var outcomes = map[refusal.Code]outcome{
+	CodeInvalidIdempotencyKey: {http.StatusBadRequest, "the Idempotency-Key header is required, 1 to 256 bytes"},
+	CodeUnreadableBody:        {http.StatusBadRequest, "the request body could not be read"},
+	CodeUnauthenticated:       {http.StatusUnauthorized, "the request is not authenticated"},
+	CodeMethodNotAllowed:      {http.StatusMethodNotAllowed, "an answer is sent with POST"},
+	CodeInternal:              {http.StatusInternalServerError, "the answer could not be processed"},
+
+	"":                                {http.StatusOK, "the answer was stored"},
+	refusal.CodeDuplicateAnswer:       {http.StatusOK, "this submission was already stored"},
+	refusal.CodeInvalidCard:           {http.StatusBadRequest, "the body is not one card response"},
+	refusal.CodeInvalidInput:          {http.StatusBadRequest, "the request holds text no store can hold (a NUL character, invalid UTF-8, U+0000 in a string)"},
+	refusal.CodeUnauthorized:          {http.StatusForbidden, "the caller may not answer this card"},
+	refusal.CodeCardNotFound:          {http.StatusNotFound, "no such card"},
+	refusal.CodeAlreadyAnswered:       {http.StatusConflict, "the card was already answered"},
+	refusal.CodeAnswerExpired:         {http.StatusConflict, "the card's deadline has passed"},
+	refusal.CodeCardCancelled:         {http.StatusConflict, "the card was cancelled"},
+	refusal.CodeCardSuperseded:        {http.StatusConflict, "the card was replaced by another card"},
+	refusal.CodeStaleRevision:         {http.StatusConflict, "the card changed since it was shown"},
+	refusal.CodeSchemaMismatch:        {http.StatusConflict, "the card's schema changed since the answer was checked"},
+	refusal.CodeFrameTooLarge:         {http.StatusRequestEntityTooLarge, "the answer is too large"},
+	refusal.CodeInvalidAnswer:         {http.StatusUnprocessableEntity, "the answer is not acceptable for this card"},
+	refusal.CodeUnknownSchema:         {http.StatusInternalServerError, "the card's schema is not available"},
+	refusal.CodeUnsupportedVersion:    {http.StatusInternalServerError, "the card is stored in a version this server does not read"},
+	refusal.CodeNeedsReconciliation:   {http.StatusServiceUnavailable, "the outcome is unknown; repeat the request with the same Idempotency-Key"},
+	refusal.CodeStoreUnavailable:      {http.StatusServiceUnavailable, "the card store is unavailable; repeat the request with the same Idempotency-Key"},
+	refusal.CodeCheckpointWriteFailed: {http.StatusServiceUnavailable, "the answer was not stored; repeat the request with the same Idempotency-Key"},
 }

@@ -2,6 +2,7 @@ package interactionstest
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -174,17 +175,12 @@ func (db *DB) commit(key interactions.Key, caller *interactions.Caller, auth int
 func (db *DB) Keys() []interactions.Key {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	keys := make([]interactions.Key, 0, len(db.cards))
-	for k := range db.cards {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b interactions.Key) int {
+	return slices.SortedFunc(maps.Keys(db.cards), func(a, b interactions.Key) int {
 		if c := strings.Compare(a.Conversation, b.Conversation); c != 0 {
 			return c
 		}
 		return strings.Compare(a.CorrelationID, b.CorrelationID)
 	})
-	return keys
 }
 
 // History returns every committed version of the card under key, oldest
@@ -192,11 +188,7 @@ func (db *DB) Keys() []interactions.Key {
 func (db *DB) History(key interactions.Key) []interactions.Record {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	out := make([]interactions.Record, 0, len(db.history[key]))
-	for _, b := range db.history[key] {
-		out = append(out, *decode[interactions.Record](b))
-	}
-	return out
+	return decodeAll[interactions.Record](db.history[key])
 }
 
 // Transitions returns the workflow transitions stored for the card under
@@ -204,11 +196,7 @@ func (db *DB) History(key interactions.Key) []interactions.Record {
 func (db *DB) Transitions(key interactions.Key) []interactions.Transition {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	out := make([]interactions.Transition, 0, len(db.transitions[key]))
-	for _, b := range db.transitions[key] {
-		out = append(out, *decode[interactions.Transition](b))
-	}
-	return out
+	return decodeAll[interactions.Transition](db.transitions[key])
 }
 
 // Commits returns every commit, oldest first.
@@ -216,6 +204,15 @@ func (db *DB) Commits() []Commit {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	return slices.Clone(db.commits)
+}
+
+// decodeAll is decode of each of bs, in order, as values.
+func decodeAll[T any](bs [][]byte) []T {
+	out := make([]T, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, *decode[T](b))
+	}
+	return out
 }
 
 // decode is json.Unmarshal into a fresh T for bytes encode wrote.

@@ -101,6 +101,19 @@ func AppendNumber(dst []byte, f float64) []byte {
 	return dst
 }
 
+// AppendArray appends the JSON array of xs, each element as elem writes
+// it, with a comma between two.
+func AppendArray[T any](dst []byte, xs []T, elem func(dst []byte, x T) []byte) []byte {
+	dst = append(dst, '[')
+	for i, x := range xs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = elem(dst, x)
+	}
+	return append(dst, ']')
+}
+
 // AppendValue appends v, a value as Parse returns it, as JSON.stringify
 // would write it, except that object members are written in sorted order
 // (a map keeps no order). Values of other Go types are written as null.
@@ -115,14 +128,7 @@ func AppendValue(dst []byte, v any) []byte {
 	case string:
 		return AppendString(dst, v, false)
 	case []any:
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendValue(dst, e)
-		}
-		return append(dst, ']')
+		return AppendArray(dst, v, AppendValue)
 	case map[string]any:
 		dst = append(dst, '{')
 		for i, k := range slices.Sorted(maps.Keys(v)) {

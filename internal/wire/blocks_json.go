@@ -39,34 +39,26 @@ func member(dst []byte, first bool, name, value string, optional, html bool) []b
 // AppendReport appends the canonical JSON of b to dst (see ReportBlock.MarshalJSON);
 // html also escapes <, > and & so that the JSON can sit inside a tag.
 func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
-	dst = append(dst, `{"plans":[`...)
-	for i, p := range b.Plans {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+	dst = append(dst, `{"plans":`...)
+	dst = jsjson.AppendArray(dst, b.Plans, func(dst []byte, p ReportPlan) []byte {
 		dst = append(dst, '{')
 		dst = member(dst, true, "slug", p.Slug, true, html)
 		dst = member(dst, p.Slug == "", "title", p.Title, false, html)
 		dst = member(dst, false, "status", p.Status, true, html)
 		dst = member(dst, false, "summary", p.Summary, true, html)
 		if len(p.Items) > 0 {
-			dst = append(dst, `,"items":[`...)
-			for j, it := range p.Items {
-				if j > 0 {
-					dst = append(dst, ',')
-				}
+			dst = append(dst, `,"items":`...)
+			dst = jsjson.AppendArray(dst, p.Items, func(dst []byte, it ReportItem) []byte {
 				dst = append(dst, '{')
 				dst = member(dst, true, "id", it.ID, true, html)
 				dst = member(dst, it.ID == "", "text", it.Text, false, html)
 				dst = member(dst, false, "status", it.Status, true, html)
 				dst = member(dst, false, "ref", it.Ref, true, html)
-				dst = append(dst, '}')
-			}
-			dst = append(dst, ']')
+				return append(dst, '}')
+			})
 		}
-		dst = append(dst, '}')
-	}
-	dst = append(dst, ']')
+		return append(dst, '}')
+	})
 	dst = member(dst, false, "title", b.Title, true, html)
 	return append(dst, '}')
 }
@@ -76,28 +68,20 @@ func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
 	dst = append(dst, '{')
 	dst = member(dst, true, "question", b.Question, false, html)
 	if len(b.Options) > 0 {
-		dst = append(dst, `,"options":[`...)
-		for i, o := range b.Options {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
+		dst = append(dst, `,"options":`...)
+		dst = jsjson.AppendArray(dst, b.Options, func(dst []byte, o AskOption) []byte {
 			dst = append(dst, '{')
 			dst = member(dst, true, "id", o.ID, false, html)
 			dst = member(dst, false, "label", o.Label, false, html)
 			dst = member(dst, false, "description", o.Description, true, html)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
+			return append(dst, '}')
+		})
 	}
 	if len(b.Refs) > 0 {
-		dst = append(dst, `,"refs":[`...)
-		for i, r := range b.Refs {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsjson.AppendString(dst, r, html)
-		}
-		dst = append(dst, ']')
+		dst = append(dst, `,"refs":`...)
+		dst = jsjson.AppendArray(dst, b.Refs, func(dst []byte, r string) []byte {
+			return jsjson.AppendString(dst, r, html)
+		})
 	}
 	return append(dst, '}')
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/checklist"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -12,7 +13,7 @@ import (
 // only, and an append to one wakes no Wait on the other.
 func checkIsolation(r *run) error {
 	a := r.key("shared-turn")
-	b := replay.Key{ConversationID: randomID(r.conv + "-b-"), TurnID: a.TurnID}
+	b := replay.Key{ConversationID: checklist.UniqueID(r.conv + "-b-"), TurnID: a.TurnID}
 	sibling := r.key("sibling")
 	wantA, err := r.appendTurn(a, 1, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
 		&chatprotocol.DeltaEvent{Text: "A2"}, &chatprotocol.DeltaEvent{Text: "A3"})

@@ -70,6 +70,20 @@ func (r *run) woken(done <-chan waitResult, cancel context.CancelFunc, want repl
 	return nil
 }
 
+// wokenBy starts a Wait on key after after (waitLater), then appends evs
+// from seq after+1 on and checks that they wake it with want (woken).
+func (r *run) wokenBy(key replay.Key, after uint64, want replay.Bounds, evs ...chatprotocol.Event) error {
+	done, cancel, err := r.waitLater(key, after)
+	if err != nil {
+		return err
+	}
+	if _, err := r.appendTurn(key, int64(after)+1, evs...); err != nil {
+		cancel()
+		return err
+	}
+	return r.woken(done, cancel, want)
+}
+
 // checkWaitLostWakeup: a frame appended between a reader's Read and its
 // Wait makes the Wait return at once.
 func checkWaitLostWakeup(r *run) error {
@@ -101,15 +115,7 @@ func checkWaitWakesOnAppend(r *run) error {
 	if _, err := r.appendTurn(key, 1, turnEvents(2)...); err != nil {
 		return err
 	}
-	done, cancel, err := r.waitLater(key, 2)
-	if err != nil {
-		return err
-	}
-	if _, err := r.appendTurn(key, 3, &chatprotocol.DeltaEvent{Text: "wake"}); err != nil {
-		cancel()
-		return err
-	}
-	return r.woken(done, cancel, replay.Bounds{Latest: 3})
+	return r.wokenBy(key, 2, replay.Bounds{Latest: 3}, &chatprotocol.DeltaEvent{Text: "wake"})
 }
 
 // checkWaitWakesOnEnd: the frame that ends the turn wakes a Wait, and a
@@ -119,16 +125,8 @@ func checkWaitWakesOnEnd(r *run) error {
 	if _, err := r.appendTurn(key, 1, turnEvents(1)...); err != nil {
 		return err
 	}
-	done, cancel, err := r.waitLater(key, 1)
-	if err != nil {
-		return err
-	}
-	if _, err := r.appendTurn(key, 2, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}); err != nil {
-		cancel()
-		return err
-	}
 	end := replay.Bounds{Latest: 2, Ended: true}
-	if err := r.woken(done, cancel, end); err != nil {
+	if err := r.wokenBy(key, 1, end, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}); err != nil {
 		return err
 	}
 	if got, err := r.waitReturns(key, 2); err != nil || got != end {
@@ -141,15 +139,7 @@ func checkWaitWakesOnEnd(r *run) error {
 // first frame.
 func checkWaitUnknownTurn(r *run) error {
 	key := r.key("not-yet")
-	done, cancel, err := r.waitLater(key, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := r.appendTurn(key, 1, turnEvents(1)...); err != nil {
-		cancel()
-		return err
-	}
-	return r.woken(done, cancel, replay.Bounds{Latest: 1})
+	return r.wokenBy(key, 0, replay.Bounds{Latest: 1}, turnEvents(1)...)
 }
 
 // checkWaitContext: a Wait ends, with the context's error, when its

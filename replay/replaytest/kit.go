@@ -2,13 +2,12 @@ package replaytest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/checklist"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -53,41 +52,35 @@ func (e *CheckError) Error() string { return "replaytest: check " + e.Check + ":
 func (e *CheckError) Unwrap() error { return e.Err }
 
 // errSkip marks a check the configuration does not allow.
-var errSkip = errors.New("replaytest: check skipped")
+var errSkip = checklist.ErrSkip
 
-type check struct {
-	name string
-	run  func(r *run) error
-}
+// check is one check of the kit, run on a fresh window.
+type check = checklist.Check[func(r *run) error]
 
 // checks is the kit, in order.
 func checks() []check {
 	return []check{
-		{"empty-turn", checkEmptyTurn},
-		{"append-read", checkAppendRead},
-		{"cursor-ahead", checkCursorAhead},
-		{"append-refusals", checkAppendRefusals},
-		{"frame-too-large", checkFrameTooLarge},
-		{"ended", checkEnded},
-		{"wait-lost-wakeup", checkWaitLostWakeup},
-		{"wait-wakes-on-append", checkWaitWakesOnAppend},
-		{"wait-wakes-on-end", checkWaitWakesOnEnd},
-		{"wait-unknown-turn", checkWaitUnknownTurn},
-		{"wait-context", checkWaitContext},
-		{"isolation", checkIsolation},
-		{"fan-out", checkFanOut},
-		{"retention", checkRetention},
+		{Name: "empty-turn", Run: checkEmptyTurn},
+		{Name: "append-read", Run: checkAppendRead},
+		{Name: "cursor-ahead", Run: checkCursorAhead},
+		{Name: "append-refusals", Run: checkAppendRefusals},
+		{Name: "frame-too-large", Run: checkFrameTooLarge},
+		{Name: "ended", Run: checkEnded},
+		{Name: "wait-lost-wakeup", Run: checkWaitLostWakeup},
+		{Name: "wait-wakes-on-append", Run: checkWaitWakesOnAppend},
+		{Name: "wait-wakes-on-end", Run: checkWaitWakesOnEnd},
+		{Name: "wait-unknown-turn", Run: checkWaitUnknownTurn},
+		{Name: "wait-context", Run: checkWaitContext},
+		{Name: "isolation", Run: checkIsolation},
+		{Name: "fan-out", Run: checkFanOut},
+		{Name: "retention", Run: checkRetention},
 	}
 }
 
 // CheckNames returns the names of the checks, in the order TestWindow runs
 // them as subtests and Check reports them.
 func CheckNames() []string {
-	var names []string
-	for _, c := range checks() {
-		names = append(names, c.name)
-	}
-	return names
+	return checklist.Names(checks())
 }
 
 // TestWindow runs every check against the windows cfg makes, one subtest
@@ -95,29 +88,15 @@ func CheckNames() []string {
 // without cfg.NewRetaining, frame-too-large without a frame limit.
 func TestWindow(t *testing.T, cfg Config) {
 	t.Helper()
-	for _, c := range checks() {
-		t.Run(c.name, func(t *testing.T) {
-			switch err := runCheck(t, c, cfg); {
-			case errors.Is(err, errSkip):
-				t.Skip(err)
-			case err != nil:
-				t.Error(err)
-			}
-		})
-	}
+	checklist.Test(t, checks(), func(t *testing.T, c check) error { return runCheck(t, c, cfg) })
 }
 
 // Check runs the checks like TestWindow, but returns nil or the errors.Join
 // of a *CheckError per failed check instead of failing t; t is handed to
 // cfg's constructors only.
 func Check(t *testing.T, cfg Config) error {
-	var errs []error
-	for _, c := range checks() {
-		if err := runCheck(t, c, cfg); err != nil && !errors.Is(err, errSkip) {
-			errs = append(errs, &CheckError{Check: c.name, Err: err})
-		}
-	}
-	return errors.Join(errs...)
+	return checklist.Collect(checks(), func(c check) error { return runCheck(t, c, cfg) },
+		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
 }
 
 // run is one check's state: the configuration resolved, the window, and
@@ -143,18 +122,11 @@ func runCheck(t *testing.T, c check, cfg Config) error {
 	if cfg.Readers <= 0 {
 		cfg.Readers = 200
 	}
-	r := &run{t: t, ctx: t.Context(), cfg: cfg, conv: randomID("replaytest-" + c.name + "-")}
-	if c.name != "retention" {
+	r := &run{t: t, ctx: t.Context(), cfg: cfg, conv: checklist.UniqueID("replaytest-" + c.Name + "-")}
+	if c.Name != "retention" {
 		r.w = cfg.NewWindow(t)
 	}
-	return c.run(r)
-}
-
-// randomID is prefix and 12 random hex digits.
-func randomID(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	return c.Run(r)
 }
 
 // key is the check's key for turn.

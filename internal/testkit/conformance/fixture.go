@@ -62,17 +62,21 @@ type Expectation struct {
 	State    jsontext.Value `json:"state,omitzero"`
 }
 
-// decodeFixture reads a fixture file strictly: unknown or duplicated
-// members are errors, so a misspelt expectation cannot pass silently.
-func decodeFixture(data []byte) (Fixture, error) {
-	var f Fixture
-	if err := json.Unmarshal(data, &f, json.RejectUnknownMembers(true)); err != nil {
-		return f, err
+// decodeFixture reads a fixture file strictly (see decodeCase).
+func decodeFixture(data []byte) (Fixture, error) { return decodeCase[Fixture](data) }
+
+// decodeCase reads a fixture or a legacy case strictly: unknown or
+// duplicated members are errors, so a misspelt expectation cannot pass
+// silently, and the expected outcome must be accept or reject.
+func decodeCase[T interface{ brief() (string, *Expectation) }](data []byte) (T, error) {
+	var c T
+	if err := json.Unmarshal(data, &c, json.RejectUnknownMembers(true)); err != nil {
+		return c, err
 	}
-	if f.Expect.Outcome != "accept" && f.Expect.Outcome != "reject" {
-		return f, fmt.Errorf("expect.outcome %q is neither accept nor reject", f.Expect.Outcome)
+	if _, x := c.brief(); x.Outcome != "accept" && x.Outcome != "reject" {
+		return c, fmt.Errorf("expect.outcome %q is neither accept nor reject", x.Outcome)
 	}
-	return f, nil
+	return c, nil
 }
 
 // brief returns the fixture's kind and expectation, for the manifest.

@@ -66,17 +66,8 @@ type LegacyExpected struct {
 	Parsed    string           `json:"parsed,omitzero"`
 }
 
-// decodeLegacyCase reads a legacy case strictly.
-func decodeLegacyCase(data []byte) (LegacyCase, error) {
-	var c LegacyCase
-	if err := json.Unmarshal(data, &c, json.RejectUnknownMembers(true)); err != nil {
-		return c, err
-	}
-	if c.Expect.Outcome != "accept" && c.Expect.Outcome != "reject" {
-		return c, fmt.Errorf("expect.outcome %q is neither accept nor reject", c.Expect.Outcome)
-	}
-	return c, nil
-}
+// decodeLegacyCase reads a legacy case strictly (see decodeCase).
+func decodeLegacyCase(data []byte) (LegacyCase, error) { return decodeCase[LegacyCase](data) }
 
 // expectation returns the refusal part of the case's expectation.
 func (c *LegacyCase) expectation() *Expectation {
