@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,7 +66,7 @@ func BenchmarkFanout(b *testing.B) {
 		require.NoError(b, err)
 	}
 	bin := filepath.Join(b.TempDir(), "fanout")
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin,
+	out, err := exec.Command("go", "build", "-o", bin,
 		"github.com/Papercusp/chat-protocol-go/internal/testkit/fanout").CombinedOutput()
 	require.NoError(b, err, "%s", out)
 	runs := map[string][]fanoutRun{}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -108,7 +109,10 @@ func serve(c config, newServer func(config) (server, error)) error {
 	if profiling {
 		pprof.StopCPUProfile()
 	}
-	return nil
+	if errors.Is(err, net.ErrClosed) {
+		return nil // the benchmark closed us
+	}
+	return err
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
