@@ -41,7 +41,7 @@ type ChatCapabilities struct {
 // particular PersistedHistory does not imply InterruptedTurnRecovery).
 const (
 	// CapabilityConnectionReplay: the host replays the retained suffix of a
-	// turn's events after a reconnect (section 11).
+	// turn's events after a reconnect (docs/contract.md section 11).
 	CapabilityConnectionReplay Capability = "connectionReplay"
 	// CapabilityPersistedHistory: conversations survive a host restart.
 	CapabilityPersistedHistory Capability = "persistedHistory"
@@ -138,7 +138,7 @@ func ParseChatCapabilities(data []byte) (ChatCapabilities, error) {
 }
 
 // capabilitiesSpec describes a declaration: the five capabilities of
-// section 8, all required, in order.
+// docs/contract.md section 8, all required, in order.
 var capabilitiesSpec = objectOf[ChatCapabilities](
 	member(string(CapabilityConnectionReplay), "ConnectionReplay", kindBool).need(),
 	member(string(CapabilityPersistedHistory), "PersistedHistory", kindBool).need(),
@@ -156,7 +156,7 @@ func (r *reader) chatCapabilities(c *ChatCapabilities, path string) error {
 }
 
 // write writes the declaration: the five members in the order of
-// section 8, then the kept unknown ones; refusals are invalid-event at
+// docs/contract.md section 8, then the kept unknown ones; refusals are invalid-event at
 // path.
 func (c *ChatCapabilities) write(w *writer, path string) {
 	w.within(path, "", func() { w.object(capabilitiesSpec, reflect.ValueOf(c).Elem(), path) })

@@ -5,7 +5,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// cardResponseNames are the members of a CardResponse (section 3).
+// cardResponseNames are the members of a CardResponse (docs/contract.md section 3).
 var cardResponseNames = []string{"action", "correlationId", "value"}
 
 // ParseCardResponse reads a person's answer to a card, the JSON object
@@ -20,7 +20,7 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 // The refusals, each an *Error with a JSON pointer into data:
 //
 //   - frame-too-large: data longer than DefaultMaxFrameBytes (1 MiB, the
-//     frame limit of section 5), refused before it is read.
+//     frame limit of docs/contract.md section 5), refused before it is read.
 //   - invalid-card, at the offending member: data that is not one JSON
 //     object; a duplicated member name or invalid UTF-8 at any depth;
 //     nesting deeper than DefaultMaxDepth (64, the response object counting
@@ -38,7 +38,7 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 //
 // errors.Is(err, ErrInvalidCard) holds for every refusal but
 // frame-too-large, and CodeOf(err) gives the code of each. Other members
-// are ignored (section 5), after the checks above.
+// are ignored (docs/contract.md section 5), after the checks above.
 //
 // The returned response does not refer to data: its strings share one copy
 // of it, and Value is a copy of its own of the value's bytes as they were

@@ -33,7 +33,7 @@ const (
 	kindBound                     // a card's min or max (section 3): a number or a date string; *CardBound
 )
 
-// valueRule is the rule of section 6 a member's value obeys beyond its
+// valueRule is the rule of docs/contract.md section 6 a member's value obeys beyond its
 // JSON shape. The parser applies it after reading the whole object and
 // checking presence; Marshal applies it before writing anything.
 type valueRule uint8
@@ -97,7 +97,7 @@ func (m *memberSpec) refusalCode() refusal.Code {
 
 // objectSpec describes an object: its members in canonical order and the
 // Go struct that holds it, whose field Unknown keeps the members this
-// version does not define (section 5).
+// version does not define (docs/contract.md section 5).
 //
 // A kept object (a card or a report or ask block, see kept.go) has no
 // Unknown field: its JSON is kept whole instead. It is read as the card
@@ -206,7 +206,7 @@ func (s *objectSpec) keptMembers(v reflect.Value) []Member {
 // whose '{' the decoder just read, into v (an addressable struct of s),
 // and its '}'. A member's value of the wrong shape is refused with the
 // member's code; a name s does not define is kept in Unknown unless it
-// is a case variant of one it does (section 5). It then refuses the first
+// is a case variant of one it does (docs/contract.md section 5). It then refuses the first
 // required member, in canonical order, that is missing, and decodes the
 // kept JSON of a card. It returns the set of members read, bit i for the
 // i-th. The value rules are left to check.
@@ -324,7 +324,7 @@ func (r *reader) member(s *objectSpec, m *memberSpec, v reflect.Value, path stri
 }
 
 // errEmptyDate refuses a card bound that is an empty string: a date bound
-// is an ISO date (section 3).
+// is an ISO date (docs/contract.md section 3).
 var errEmptyDate = errors.New("card bound: empty date string")
 
 // list reads an array of objects of m.sub, or of strings, into the slice
@@ -399,13 +399,13 @@ type cardKeeper interface{ keptCard() *[]byte }
 func keptOf(v reflect.Value) *[]byte { return v.Addr().Interface().(cardKeeper).keptCard() }
 
 // decodeCardMember decodes the kept JSON of the card member m of v into its
-// field: invalid-card at the member's path (section 3).
+// field: invalid-card at the member's path (docs/contract.md section 3).
 func decodeCardMember(m *memberSpec, v reflect.Value, path string) error {
 	return decodeKept(*keptOf(v), v.FieldByIndex(m.index).Addr().Interface(), refusal.CodeInvalidCard, path+"/"+m.name)
 }
 
 // check applies the value rules of s to v, an object at path, member by
-// member in canonical order, nested objects included (section 6).
+// member in canonical order, nested objects included (docs/contract.md section 6).
 func (s *objectSpec) check(v reflect.Value, path string) error {
 	if s.checked == 0 {
 		return nil
@@ -507,7 +507,7 @@ func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
 
 // object writes v, an object of s at path: its members, its kept
 // unknown members, its braces. A kept object whose type writes its own
-// JSON (a report or ask block: JSON.stringify's form, section 4) is
+// JSON (a report or ask block: JSON.stringify's form, docs/contract.md section 4) is
 // written by its MarshalJSON.
 func (w *writer) object(s *objectSpec, v reflect.Value, path string) {
 	if s.unknown == nil {

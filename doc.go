@@ -25,20 +25,21 @@
 //
 // # Refusals
 //
-// Every refusal is an *Error with a stable Code (docs/contract.md section 12).
-// Branch with errors.Is against a sentinel such as ErrSequenceGap, with
-// errors.AsType[*Error], or with CodeOf; message text is for people only.
+// Every refusal is a *refusal.Error with a stable Code (docs/contract.md
+// section 12). Branch with errors.Is against a sentinel of package refusal
+// such as refusal.ErrSequenceGap, with errors.AsType[*refusal.Error], or with
+// refusal.CodeOf; message text is for people only.
 //
 // # Version 1
 //
 // ParseEnvelope (or an EnvelopeParser, for other limits and a host's
 // product types) reads one frame into a ChatEventEnvelope whose Event is one
-// of the types of section 6; MarshalJSON (or AppendJSON) writes the
+// of the types of docs/contract.md section 6; MarshalJSON (or AppendJSON) writes the
 // canonical one-line form back, with every member the reader did not know.
-// A ChatStateV1 folds envelopes with Apply (section 7), Clone copies it, and
+// A ChatStateV1 folds envelopes with Apply (docs/contract.md section 7), Clone copies it, and
 // WriteJSON streams its JSON form, which is written and never read back
 // (rebuild a state by applying its envelopes); NegotiateChatVersion
-// and RequireChatCapabilities answer sections 1 and 8. The language-neutral
+// and RequireChatCapabilities answer docs/contract.md sections 1 and 8. The language-neutral
 // cases in testdata/ (schemas, fixtures, goldens, manifest) pin all of it.
 //
 // # Security considerations

@@ -30,17 +30,17 @@ type ChatEventEnvelope struct {
 }
 
 // SchemaVersion is the schemaVersion of every ChatEventEnvelope and
-// ChatStateV1 (section 5).
+// ChatStateV1 (docs/contract.md section 5).
 const SchemaVersion = 1
 
 // MaxSeq is the largest seq an envelope may carry, 2^53-1, the largest
-// integer every JSON reader represents exactly (section 5).
+// integer every JSON reader represents exactly (docs/contract.md section 5).
 const MaxSeq = 1<<53 - 1
 
 // The default limits of an EnvelopeParser.
 const (
 	// DefaultMaxFrameBytes is the largest frame accepted by default: 1 MiB
-	// (section 5).
+	// (docs/contract.md section 5).
 	DefaultMaxFrameBytes = 1 << 20
 	// DefaultMaxDepth is the deepest nesting accepted by default, counting
 	// the envelope object as depth 1 and its event as depth 2.
@@ -63,7 +63,7 @@ type ParserOptions struct {
 	// frames are invalid-envelope.
 	MaxDepth int
 	// Registry lists the host's product event types; nil registers none,
-	// so every type outside section 6 is unsupported-event.
+	// so every type outside docs/contract.md section 6 is unsupported-event.
 	Registry *Registry
 }
 
@@ -128,9 +128,9 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 //     limit; an id that is missing, not a string, empty or over 256 bytes; a
 //     seq that is not an integer in 1..MaxSeq (1.0 is 1; 1.5, "1", 0 and
 //     2^53 are refused); an "at" that is not RFC 3339; a missing event.
-//   - unsupported-event: an event type neither of section 6 nor registered.
+//   - unsupported-event: an event type neither of docs/contract.md section 6 nor registered.
 //   - invalid-event, missing-call-id, unknown-result-status, invalid-card:
-//     the event's own rules (section 6); a missing required member is
+//     the event's own rules (docs/contract.md section 6); a missing required member is
 //     refused, an absent optional one is left zero.
 //
 // Every refusal carries the JSON pointer of the offending member. Unknown
@@ -164,7 +164,7 @@ func (p *EnvelopeParser) Parse(data []byte) (ChatEventEnvelope, error) {
 
 // findSchemaVersion reads the top level of a frame whose first member is
 // not schemaVersion, looking for it, so that the version is checked before
-// anything else (sections 1 and 5).
+// anything else (docs/contract.md sections 1 and 5).
 func (p *EnvelopeParser) findSchemaVersion(data []byte) error {
 	d := strictjson.Get(data, "", 0, 0, p.maxDepth)
 	defer strictjson.Put(d)
@@ -274,7 +274,7 @@ func (r *reader) frameObject() error {
 	return nil
 }
 
-// id reads one of the envelope's ids (section 5).
+// id reads one of the envelope's ids (docs/contract.md section 5).
 func (r *reader) id(dst *string, member string) error {
 	if err := r.str(dst, refusal.CodeInvalidEnvelope, "", member); err != nil {
 		return err
@@ -282,7 +282,7 @@ func (r *reader) id(dst *string, member string) error {
 	return checkID(refusal.CodeInvalidEnvelope, "", member, *dst)
 }
 
-// checkSeq enforces 1 <= seq <= MaxSeq (section 5).
+// checkSeq enforces 1 <= seq <= MaxSeq (docs/contract.md section 5).
 func checkSeq(seq int64) error {
 	if seq < 1 || seq > MaxSeq {
 		return refusef(refusal.CodeInvalidEnvelope, "/seq", "seq %d is outside 1..2^53-1", seq)
@@ -330,7 +330,7 @@ func (e *ChatEventEnvelope) Validate() error {
 }
 
 // write walks the envelope for AppendJSON and Validate: the id, seq and
-// at rules first (section 5), then the members in canonical order.
+// at rules first (docs/contract.md section 5), then the members in canonical order.
 func (e *ChatEventEnvelope) write(w *writer) {
 	for _, id := range [...]struct{ member, id string }{
 		{"conversationId", e.ConversationID}, {"turnId", e.TurnID}, {"eventId", e.EventID},
@@ -377,7 +377,7 @@ func (e *ChatEventEnvelope) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Channel returns the channel of the envelope's event: the one of section 6
+// Channel returns the channel of the envelope's event: the one of docs/contract.md section 6
 // for its types, or reg's for a product type (reg may be nil). ok is false
 // for an envelope without event or of an unregistered type.
 func (e *ChatEventEnvelope) Channel(reg *Registry) (ch Channel, ok bool) {

@@ -61,10 +61,10 @@ func EventChannel(eventType string) (ch Channel, ok bool) {
 	return 0, false
 }
 
-// maxIDBytes is the longest id the contract allows, in bytes (section 5).
+// maxIDBytes is the longest id the contract allows, in bytes (docs/contract.md section 5).
 const maxIDBytes = 256
 
-// checkID enforces the id rule of section 5 (non-empty, at most 256 bytes)
+// checkID enforces the id rule of docs/contract.md section 5 (non-empty, at most 256 bytes)
 // on the id in member of the object at path, refusing with code.
 func checkID(code refusal.Code, path, member, id string) error {
 	if id == "" {
@@ -76,20 +76,20 @@ func checkID(code refusal.Code, path, member, id string) error {
 	return nil
 }
 
-// SessionEvent names the host's session (section 6, channel EVENT).
+// SessionEvent names the host's session (docs/contract.md section 6, channel EVENT).
 // SessionID follows the id rule: non-empty, at most 256 bytes.
 type SessionEvent struct {
 	SessionID string
 	Unknown   []Member
 }
 
-// LifecycleStatus is the state a turn reports (section 6).
+// LifecycleStatus is the state a turn reports (docs/contract.md section 6).
 type LifecycleStatus string
 
 // LifecycleStarted is the status of a turn under way.
 const LifecycleStarted LifecycleStatus = "started"
 
-// The terminal statuses: a turn ends with one of them (section 7).
+// The terminal statuses: a turn ends with one of them (docs/contract.md section 7).
 const (
 	LifecycleCompleted LifecycleStatus = "completed"
 	LifecycleFailed    LifecycleStatus = "failed"
@@ -98,13 +98,13 @@ const (
 
 // The statuses of a turn stopped short of its end: interrupted and
 // needs-reconciliation are not terminal, the turn may still go on to a
-// terminal status (section 7).
+// terminal status (docs/contract.md section 7).
 const (
 	LifecycleInterrupted         LifecycleStatus = "interrupted"
 	LifecycleNeedsReconciliation LifecycleStatus = "needs-reconciliation"
 )
 
-// Valid reports whether s is one of the six statuses of section 6.
+// Valid reports whether s is one of the six statuses of docs/contract.md section 6.
 func (s LifecycleStatus) Valid() bool {
 	switch s {
 	case LifecycleStarted, LifecycleCompleted, LifecycleFailed, LifecycleCancelled,
@@ -115,12 +115,12 @@ func (s LifecycleStatus) Valid() bool {
 }
 
 // Terminal reports whether s ends a turn: completed, failed or cancelled
-// (section 7).
+// (docs/contract.md section 7).
 func (s LifecycleStatus) Terminal() bool {
 	return s == LifecycleCompleted || s == LifecycleFailed || s == LifecycleCancelled
 }
 
-// LifecycleEvent reports a turn's status (section 6, channel EVENT). Reason
+// LifecycleEvent reports a turn's status (docs/contract.md section 6, channel EVENT). Reason
 // is optional free text ("" when absent); Usage is optional.
 type LifecycleEvent struct {
 	Status  LifecycleStatus
@@ -145,7 +145,7 @@ type DeltaEvent struct {
 	Unknown []Member
 }
 
-// ToolCallEvent opens a tool call (section 6, channel EVENT). CallID is the
+// ToolCallEvent opens a tool call (docs/contract.md section 6, channel EVENT). CallID is the
 // host's stable id of the call (required: without it, missing-call-id),
 // Name the tool's name (non-empty), Input the optional JSON input (nil when
 // absent).
@@ -156,7 +156,7 @@ type ToolCallEvent struct {
 	Unknown []Member
 }
 
-// ToolResultStatus is how a tool call ended (section 6).
+// ToolResultStatus is how a tool call ended (docs/contract.md section 6).
 type ToolResultStatus string
 
 // The tool result statuses. Any other value is refused with
@@ -172,7 +172,7 @@ func (s ToolResultStatus) Valid() bool {
 	return s == ToolResultOK || s == ToolResultError || s == ToolResultCancelled
 }
 
-// ToolResultEvent closes a tool call (section 6, channel EVENT): the call's
+// ToolResultEvent closes a tool call (docs/contract.md section 6, channel EVENT): the call's
 // CallID (required: missing-call-id), its Status (required:
 // unknown-result-status), the optional JSON Output (nil when absent) and
 // optional grounded result Blocks.
@@ -184,14 +184,14 @@ type ToolResultEvent struct {
 	Unknown []Member
 }
 
-// ResultEvent carries the turn's grounded result blocks (section 6,
+// ResultEvent carries the turn's grounded result blocks (docs/contract.md section 6,
 // channel EVENT). Blocks is required and may be empty.
 type ResultEvent struct {
 	Blocks  []ResultBlock
 	Unknown []Member
 }
 
-// ResultBlockKind is the kind of a grounded result block (section 6).
+// ResultBlockKind is the kind of a grounded result block (docs/contract.md section 6).
 type ResultBlockKind string
 
 // The result block kinds.
@@ -201,7 +201,7 @@ const (
 	ResultBlockAsk    ResultBlockKind = "ask"
 )
 
-// ResultBlock is one grounded result block (section 6): {kind:"text", text,
+// ResultBlock is one grounded result block (docs/contract.md section 6): {kind:"text", text,
 // sources?}, {kind:"report", report} or {kind:"ask", ask}. Only the members
 // of its Kind may be set. Nothing in a block is markup or code: hosts render
 // its strings through their own safe components.
@@ -228,7 +228,7 @@ type Source struct {
 	Unknown []Member
 }
 
-// ProvenanceEvent says which provider produced the turn (section 6, channel
+// ProvenanceEvent says which provider produced the turn (docs/contract.md section 6, channel
 // EVENT). Provider is required and non-empty; Model and RequestID are
 // optional ("" when absent).
 type ProvenanceEvent struct {
@@ -238,7 +238,7 @@ type ProvenanceEvent struct {
 	Unknown   []Member
 }
 
-// ErrorEvent reports an error (section 6, channel EVENT). Code is a
+// ErrorEvent reports an error (docs/contract.md section 6, channel EVENT). Code is a
 // non-empty machine-readable string chosen by the producer; Message is for
 // people. Retryable must be present on the wire: an error without an
 // explicit retryable is refused. RetryAfterMs is an optional non-negative
@@ -251,7 +251,7 @@ type ErrorEvent struct {
 	Unknown      []Member
 }
 
-// CardEvent opens or replaces an interactive card (section 6, channel
+// CardEvent opens or replaces an interactive card (docs/contract.md section 6, channel
 // STATE): the same shape as version 0's card event. Like a ResultBlock's
 // report, a card read by ParseEnvelope keeps its bytes for re-emission while
 // Card is unchanged.
@@ -263,14 +263,14 @@ type CardEvent struct {
 }
 
 // CardClosedEvent closes the card of CorrelationID (non-empty), with an
-// optional free-text Outcome (section 6, channel STATE).
+// optional free-text Outcome (docs/contract.md section 6, channel STATE).
 type CardClosedEvent struct {
 	CorrelationID string
 	Outcome       string
 	Unknown       []Member
 }
 
-// StateEvent carries the host's state snapshot (section 6, channel STATE):
+// StateEvent carries the host's state snapshot (docs/contract.md section 6, channel STATE):
 // Version is a non-negative integer, Snapshot any JSON value (required).
 type StateEvent struct {
 	Version  int64
@@ -278,7 +278,7 @@ type StateEvent struct {
 	Unknown  []Member
 }
 
-// CapabilitiesEvent declares the host's capabilities (sections 6 and 8,
+// CapabilitiesEvent declares the host's capabilities (docs/contract.md sections 6 and 8,
 // channel STATE).
 type CapabilitiesEvent struct {
 	Capabilities ChatCapabilities
@@ -286,13 +286,13 @@ type CapabilitiesEvent struct {
 }
 
 // NavigateEvent asks the client to navigate to Href, a non-empty string
-// (section 6, channel TRANSIENT). Hosts check the target before following it.
+// (docs/contract.md section 6, channel TRANSIENT). Hosts check the target before following it.
 type NavigateEvent struct {
 	Href    string
 	Unknown []Member
 }
 
-// AppEvent is an event of a product type the host registered (section 6):
+// AppEvent is an event of a product type the host registered (docs/contract.md section 6):
 // Type is its "type" and Raw the whole event object as read, "type"
 // included. Its channel is the one its Registry gives.
 type AppEvent struct {
@@ -423,7 +423,7 @@ func validateReport(r *blocks.ReportBlock) error {
 	return checkKeptStrings(r, refusal.CodeInvalidEvent)
 }
 
-// validateAsk enforces what an AskBlock's parser guarantees (section 4): a
+// validateAsk enforces what an AskBlock's parser guarantees (docs/contract.md section 4): a
 // question, and an id and a label on every option.
 func validateAsk(a *blocks.AskBlock, path string) error {
 	if a.Question == "" {
@@ -438,7 +438,7 @@ func validateAsk(a *blocks.AskBlock, path string) error {
 }
 
 // validateCardSnapshot checks an open card with ValidateOpenCardSnapshot
-// (section 3) and refuses with the first violation, its path relative to
+// (docs/contract.md section 3) and refuses with the first violation, its path relative to
 // the card; every violation is in the refusal's cause.
 func validateCardSnapshot(c *OpenCardSnapshot) error {
 	if err := firstViolation(ValidateOpenCardSnapshot(*c), refusal.CodeInvalidCard); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// eventSpec is the descriptor of one event type of section 6
+// eventSpec is the descriptor of one event type of docs/contract.md section 6
 // (docs/contract.md): its wire name, its channel and its members.
 type eventSpec struct {
 	typ     string
@@ -96,7 +96,7 @@ func isLifecycleStatus(s string) bool  { return LifecycleStatus(s).Valid() }
 func isToolResultStatus(s string) bool { return ToolResultStatus(s).Valid() }
 
 // eventSpecOf returns the descriptor of the event type typ, or nil for a
-// type not of section 6.
+// type not of docs/contract.md section 6.
 func eventSpecOf(typ string) *eventSpec {
 	for i := range eventSpecs {
 		if eventSpecs[i].typ == typ {
@@ -106,7 +106,7 @@ func eventSpecOf(typ string) *eventSpec {
 	return nil
 }
 
-// event reads the event object at path (section 6). Canonical producers
+// event reads the event object at path (docs/contract.md section 6). Canonical producers
 // write "type" first, which lets the reader dispatch without a second pass;
 // any other order is read through a view of the whole object.
 func (r *reader) event(path string) (Event, error) {
@@ -179,7 +179,7 @@ func (r *reader) findType(path string) (typ string, found bool, err error) {
 	return typ, found, nil
 }
 
-// coreEvent reads an event of a type of section 6 with its descriptor:
+// coreEvent reads an event of a type of docs/contract.md section 6 with its descriptor:
 // its members (readMembers), then their value rules. known is false, and
 // nothing is read, for any other type.
 func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
@@ -201,7 +201,7 @@ func (r *reader) coreEvent(typ, path string) (ev Event, known bool, err error) {
 	return ev, true, nil
 }
 
-// blocks reads an array of grounded result blocks (section 6).
+// blocks reads an array of grounded result blocks (docs/contract.md section 6).
 func (r *reader) blocks(path string) ([]ResultBlock, error) {
 	if err := r.array(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return nil, err
@@ -272,9 +272,9 @@ func keptBlock[T any](raw []byte, other bool, path, member string) (*T, error) {
 	return v, nil
 }
 
-// appEvent reads an event whose type is not of section 6: a product type
+// appEvent reads an event whose type is not of docs/contract.md section 6: a product type
 // the host registered becomes an *AppEvent with the raw object; any other
-// type is unsupported-event (section 6).
+// type is unsupported-event (docs/contract.md section 6).
 func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	if r.reg == nil || !r.reg.has(typ) {
 		return nil, refusef(refusal.CodeUnsupportedEvent, path+"/type", "event type %q is neither of version 1 nor registered by the host", typ)
@@ -307,7 +307,7 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	return &AppEvent{Type: string(typ), Raw: v}, nil
 }
 
-// appendEvent writes ev as its canonical event object (section 6); see
+// appendEvent writes ev as its canonical event object (docs/contract.md section 6); see
 // writer.event. On a refusal dst is returned unchanged.
 func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 	w := writer{dst: dst}
@@ -318,7 +318,7 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 	return w.dst, nil
 }
 
-// event writes ev as its canonical event object (section 6): "type" first,
+// event writes ev as its canonical event object (docs/contract.md section 6): "type" first,
 // then the members its descriptor lists, in order, absent optional members
 // omitted, then the kept unknown members. It refuses an event that breaks
 // the rules of its type, with path as the event's pointer, before writing
@@ -351,7 +351,7 @@ func (w *writer) event(ev Event, path string) {
 }
 
 // validate checks that an app event hand-built for Marshal is an object
-// whose "type" is e.Type and not a type of section 6.
+// whose "type" is e.Type and not a type of docs/contract.md section 6.
 func (e *AppEvent) validate(path string) error {
 	if _, core := EventChannel(e.Type); core || e.Type == "" {
 		return refusef(refusal.CodeUnsupportedEvent, path+"/type", "an app event has a product type of its own")

@@ -14,7 +14,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// Cards (section 3) and report and ask blocks (section 4) have Go types of
+// Cards (docs/contract.md section 3) and report and ask blocks (docs/contract.md section 4) have Go types of
 // their own, shared with version 0, that hold no unknown members. Inside a
 // version-1 event they are decoded from their JSON and the JSON is kept
 // beside the value: Marshal re-emits it, members unknown to this version
@@ -93,7 +93,7 @@ func keptSpecOf(t reflect.Type) *objectSpec {
 // differs only by case from another name of the same object, or from a
 // member the object's Go type defines, is refused here, because the kept
 // JSON is re-emitted and a case-folding consumer would read it as that
-// member (section 5), as ParseEnvelope refuses "TYPE" beside or instead of
+// member (docs/contract.md section 5), as ParseEnvelope refuses "TYPE" beside or instead of
 // "type". Those refusals, and JSON that is not strict, are
 // invalid-envelope; a member of the wrong type or value is code, at the
 // member's path.
@@ -109,7 +109,7 @@ func decodeKept(raw []byte, dst any, code refusal.Code, path string) error {
 }
 
 // decodeInto reads raw, strict JSON, into dst, a pointer to a kept type,
-// with its descriptor: null is a zero value (section 3). An integer member
+// with its descriptor: null is a zero value (docs/contract.md section 3). An integer member
 // is read by its value, exactly, as ParseEnvelope reads seq: 1.0 and 1e3
 // are integers, 1.5 is not (strictjson.ParseInteger). A member of the
 // wrong type is refused with code at its path.
@@ -332,7 +332,7 @@ func keptRefusal(err error, code refusal.Code, path string) error {
 // checkKeptStrings refuses, with code at the string's pointer relative to
 // v, the first string of a card or block v (walked by its JSON names) that
 // is not valid UTF-8: a hand-built value, or one a version-0 frame carried
-// (a lone surrogate escape). Version-1 text is UTF-8 (section 5), and the
+// (a lone surrogate escape). Version-1 text is UTF-8 (docs/contract.md section 5), and the
 // blocks' own MarshalJSON would silently write U+FFFD in its place.
 func checkKeptStrings(v any, code refusal.Code) error {
 	if p, bad := invalidString(reflect.ValueOf(v)); bad {

@@ -27,7 +27,7 @@ type Member struct {
 // isCaseVariant reports whether name differs from one of known only by case
 // (Unicode simple folding, so "ſeq" is a variant of "seq" and "TYPE" of
 // "type"). Such a name is refused rather than kept: a consumer whose decoder
-// folds case would read it as the known member (section 5, "member names
+// folds case would read it as the known member (docs/contract.md section 5, "member names
 // match exactly").
 func isCaseVariant(name []byte, known []string) bool {
 	for _, k := range known {

@@ -32,7 +32,7 @@ func (r *reader) wholeCode() refusal.Code {
 
 // fail turns an error of the decoder into a refusal. Syntax errors (broken
 // JSON, invalid UTF-8, duplicated names) and excessive nesting concern the
-// frame and are invalid-envelope (section 5), or r.whole; a value of the
+// frame and are invalid-envelope (docs/contract.md section 5), or r.whole; a value of the
 // wrong type or range is code at path+"/"+member (member may be "").
 func (r *reader) fail(err error, code refusal.Code, path, member string) error {
 	if _, ok := errors.AsType[*refusal.Error](err); ok {
@@ -57,7 +57,7 @@ func (r *reader) fail(err error, code refusal.Code, path, member string) error {
 // members reads the members of the object whose '{' the decoder just read,
 // and its '}'. For each name, member reports whether it handled the member
 // (reading its value); an unhandled name is kept in unknown, unless it is a
-// case variant of a name in known (refused, section 5).
+// case variant of a name in known (refused, docs/contract.md section 5).
 func (r *reader) members(code refusal.Code, path string, known []string, unknown *[]Member, member func(name []byte) (bool, error)) error {
 	for r.d.More() {
 		name, err := r.d.Name()

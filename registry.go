@@ -13,7 +13,7 @@ import (
 // Registry is a host's list of product event types, each with the channel
 // it belongs to (docs/contract.md sections 2 and 6). Scout registers
 // "products", "cart_mutate" …; an envelope whose event type is neither of
-// section 6 nor registered is refused with unsupported-event.
+// docs/contract.md section 6 nor registered is refused with unsupported-event.
 //
 // A Registry is built once by NewRegistry and never changes, so it is safe
 // for concurrent use. The nil *Registry is valid and registers nothing.
@@ -25,12 +25,12 @@ type Registry struct {
 //
 // A product type is 1 to 256 bytes of lower-case ASCII letters, digits,
 // '_', '.' and '-' ([a-z0-9_.-], docs/contract.md sections 6 and 10), so
-// that no two types, and no type and a type of section 6, differ only by
+// that no two types, and no type and a type of docs/contract.md section 6, differ only by
 // case, by a look-alike letter ("ſession"), or by an invisible or
 // line-breaking character (a zero-width space, a BOM, U+2028), and every
 // type is a safe SSE event name. NewRegistry refuses, with
 // unsupported-event and the type as the path, a type outside that set, a
-// type of section 6, a version-0 type the legacy adapters map ("token",
+// type of docs/contract.md section 6, a version-0 type the legacy adapters map ("token",
 // "tool_start", "done"), or the SSE event name of heartbeats ("heartbeat",
 // which EnvelopeReader and other stream readers skip, so such events would
 // be lost); and, with invalid-event, a channel that is not ChannelEvent,

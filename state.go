@@ -18,7 +18,7 @@ import (
 //	 "turns":[TurnState…], "openCards":[OpenCardSnapshot…], "state"?:{"version","snapshot"}}
 //
 // with absent optional members omitted and lists always present. sessionId
-// (the last session event's) is an addition to the shape of section 7,
+// (the last session event's) is an addition to the shape of docs/contract.md section 7,
 // which has no other place for it.
 //
 // The zero value is an empty state whose conversation is set by the first
@@ -92,7 +92,7 @@ type TurnState struct {
 // is refused as sequence-reordered whatever it holds. Apply thus keeps at
 // most 8 KiB per turn to tell redeliveries apart, however many envelopes a
 // producer sends: a hostile producer cannot choose a client's memory. A
-// reconnecting client resumes from its last seq (section 11), so what is
+// reconnecting client resumes from its last seq (docs/contract.md section 11), so what is
 // redelivered is the few envelopes around the cursor, well inside the
 // window.
 const RedeliveryWindow = 1024

@@ -261,7 +261,7 @@ func (w *writer) list(n int, elem func(i int)) {
 	w.punct(']')
 }
 
-// errorMembers writes the members of an error (section 6), shared by the
+// errorMembers writes the members of an error (docs/contract.md section 6), shared by the
 // error event and a turn's error in ChatStateV1.
 func (w *writer) errorMembers(code, message string, retryable bool, retryAfterMs *int64) {
 	w.str("code", code)
@@ -272,14 +272,14 @@ func (w *writer) errorMembers(code, message string, retryable bool, retryAfterMs
 	}
 }
 
-// provenance writes the members of a provenance record (section 6).
+// provenance writes the members of a provenance record (docs/contract.md section 6).
 func (w *writer) provenance(provider, model, requestID string) {
 	w.str("provider", provider)
 	w.optStr("model", model)
 	w.optStr("requestId", requestID)
 }
 
-// result writes the members of a tool result (section 6), shared by the
+// result writes the members of a tool result (docs/contract.md section 6), shared by the
 // tool_result event and a tool call in ChatStateV1.
 func (w *writer) result(status string, output []byte, blocks []ResultBlock) {
 	w.str("status", status)

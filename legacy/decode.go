@@ -18,7 +18,7 @@ import (
 //   - unsupported-version: d is not Scout or Papercusp; or the frame is an
 //     object with a "schemaVersion" member, whatever its value and before
 //     anything else is checked (path /schemaVersion): it is not legacy0,
-//     and only ParseEnvelope reads it (section 1).
+//     and only ParseEnvelope reads it (docs/contract.md section 1).
 //   - invalid-event: not a JSON object (path ""), no string "type" (path
 //     /type), or a type of the dialect whose members do not fit it (the
 //     path of the first member that does not, however deep:

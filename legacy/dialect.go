@@ -25,7 +25,7 @@ const (
 	// Papercusp keeps its own vocabulary: delta{text},
 	// tool_call{callId?, name, input?} and tool_result{callId?, status,
 	// output?} in place of token and tool_start, and the other types of
-	// section 2 unchanged.
+	// docs/contract.md section 2 unchanged.
 	Papercusp
 )
 

@@ -118,7 +118,7 @@ func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error
 // StreamHost). Before the conversation id is known, a session event sets
 // it and any other event is refused with invalid-envelope at
 // /conversationId; a refused envelope does not use up a seq. An identity
-// that breaks the envelope rules (section 5: an id given in the options
+// that breaks the envelope rules (docs/contract.md section 5: an id given in the options
 // that is empty or over 256 bytes, a seq past MaxSeq) is refused with
 // invalid-envelope, as ChatEventEnvelope.Validate refuses it, after its seq
 // is used up. The conversation and turn ids do not change once known and

@@ -55,7 +55,7 @@ const ErrorCode = "legacy-error"
 //     not valid UTF-8, a product frame that is not strict JSON …) or a
 //     nil frame.
 //   - a refusal h.ToolCallID or h.Identify returns, and invalid-envelope
-//     for an identity h gave that breaks the envelope rules (section 5).
+//     for an identity h gave that breaks the envelope rules (docs/contract.md section 5).
 //
 // An error of h that is not a refusal (its store failed, ctx ended) is
 // returned wrapped in a *HostError, not as a refusal: the frame was not
@@ -164,7 +164,7 @@ const maxIDBytes = 256
 // value, which a frame may well carry itself.
 const hostCallID = "host-call-id"
 
-// upgradeEvents builds the events of f by the table of section 9, in buf.
+// upgradeEvents builds the events of f by the table of docs/contract.md section 9, in buf.
 // call points at the call id of the tool event that the host must supply,
 // nil when f carries its own or is no tool frame.
 func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Registry) (events []chatprotocol.Event, call *string, err error) {
@@ -270,7 +270,7 @@ var renamed = map[string]map[string]string{
 // envelope, before the host gives the real one.
 const probeID = "probe"
 
-// checkEvent applies the version-1 rules of ev (section 6), with the path
+// checkEvent applies the version-1 rules of ev (docs/contract.md section 6), with the path
 // of a refusal pointing into the legacy frame f. It validates the event
 // inside an envelope of a valid stand-in identity, without encoding it.
 func checkEvent(ev chatprotocol.Event, f Frame) error {

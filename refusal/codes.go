@@ -5,51 +5,51 @@ package refusal
 const (
 	// Codes of the wire contract (docs/contract.md section 12).
 	// CodeUnsupportedVersion: a schema or negotiated version other than the
-	// explicit 0 or 1 (sections 1 and 5).
+	// explicit 0 or 1 (docs/contract.md sections 1 and 5).
 	CodeUnsupportedVersion Code = "unsupported-version"
 	// CodeUnsupportedEvent: an event type that is neither in the contract nor
-	// registered by the host, or an event without a legacy form (sections 6, 9).
+	// registered by the host, or an event without a legacy form (docs/contract.md sections 6, 9).
 	CodeUnsupportedEvent Code = "unsupported-event"
 	// CodeInvalidEnvelope: an envelope member missing, of the wrong type or out
 	// of range, a duplicated or case-variant member name, invalid UTF-8, or
-	// nesting beyond the depth limit (section 5).
+	// nesting beyond the depth limit (docs/contract.md section 5).
 	CodeInvalidEnvelope Code = "invalid-envelope"
 	// CodeInvalidEvent: an event member missing, of the wrong type or out of
-	// range (section 6).
+	// range (docs/contract.md section 6).
 	CodeInvalidEvent Code = "invalid-event"
 	// CodeMissingCallID: a tool event without a stable call id, and no host
-	// mapping to give it one (sections 6, 9).
+	// mapping to give it one (docs/contract.md sections 6, 9).
 	CodeMissingCallID Code = "missing-call-id"
 	// CodeUnknownResultStatus: a tool_result status that is absent or not one
-	// of ok, error, cancelled (sections 6, 9).
+	// of ok, error, cancelled (docs/contract.md sections 6, 9).
 	CodeUnknownResultStatus Code = "unknown-result-status"
-	// CodeForeignFrame: a frame of another conversation or turn (sections 7, 11).
+	// CodeForeignFrame: a frame of another conversation or turn (docs/contract.md sections 7, 11).
 	CodeForeignFrame Code = "foreign-frame"
-	// CodeSequenceGap: a seq that skips one or more values (sections 7, 11).
+	// CodeSequenceGap: a seq that skips one or more values (docs/contract.md sections 7, 11).
 	CodeSequenceGap Code = "sequence-gap"
 	// CodeSequenceReordered: a seq at or below one already applied that is not
 	// an identical redelivery, or a duplicated seq in a replay suffix
-	// (sections 7, 11).
+	// (docs/contract.md sections 7, 11).
 	CodeSequenceReordered Code = "sequence-reordered"
-	// CodeUnknownCall: a tool_result whose callId no tool_call opened (section 7).
+	// CodeUnknownCall: a tool_result whose callId no tool_call opened (docs/contract.md section 7).
 	CodeUnknownCall Code = "unknown-call"
 	// CodeTurnTerminated: an envelope for a turn that already completed,
-	// failed or was cancelled, other than a late tool_result (section 7).
+	// failed or was cancelled, other than a late tool_result (docs/contract.md section 7).
 	CodeTurnTerminated Code = "turn-terminated"
 	// CodeUnsupportedCapability: a required capability the peer does not
-	// declare (section 8).
+	// declare (docs/contract.md section 8).
 	CodeUnsupportedCapability Code = "unsupported-capability"
 	// CodeFrameTooLarge: a frame, line or payload beyond the configured size
-	// limit (sections 5, 10).
+	// limit (docs/contract.md sections 5, 10).
 	CodeFrameTooLarge Code = "frame-too-large"
 	// CodeStaleCursor: a resume cursor below the replay window's retained
-	// lower bound (section 11).
+	// lower bound (docs/contract.md section 11).
 	CodeStaleCursor Code = "stale-cursor"
 	// CodeCursorAhead: a resume cursor beyond the replay window's latest seq
-	// (section 11).
+	// (docs/contract.md section 11).
 	CodeCursorAhead Code = "cursor-ahead"
 	// CodeInvalidCard: a card spec, presentation, option, snapshot or
-	// response that breaks the card rules (section 3).
+	// response that breaks the card rules (docs/contract.md section 3).
 	CodeInvalidCard Code = "invalid-card"
 
 	// Codes of recovery/ (docs/contract.md section 13).
@@ -89,7 +89,7 @@ const (
 	// Codes of sse/ (docs/contract.md section 10).
 	// CodeInvalidFrame: an SSE frame the encoder will not write because a
 	// field would break out of its line: a CR or LF in an id or event name,
-	// or a NUL in an id (section 10).
+	// or a NUL in an id (docs/contract.md section 10).
 	CodeInvalidFrame Code = "invalid-frame"
 
 	// Codes of interactions/ (docs/contract.md section 13). The

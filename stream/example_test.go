@@ -12,27 +12,33 @@ import (
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
-// sessionStore stands in for a host's sessions: who may read which
-// conversation.
-type sessionStore map[string]string // bearer token → conversation
+// sessionStore stands in for a host's sessions and turns: who may read
+// which conversation, and which turns exist.
+type sessionStore struct {
+	readers map[string]string // bearer token → conversation
+	turns   map[replay.Key]bool
+}
 
-func (s sessionStore) MayRead(r *http.Request, conversation string) bool {
-	return conversation != "" && s[r.Header.Get("Authorization")] == conversation
+// MayRead reports whether the caller may read key's conversation and the
+// turn exists: an unknown turn is denied like a foreign one.
+func (s sessionStore) MayRead(r *http.Request, key replay.Key) bool {
+	return s.readers[r.Header.Get("Authorization")] == key.ConversationID && s.turns[key]
 }
 
 // Serve one turn's resumable stream from a Memory window, and follow it
 // (the README's "Serve a resumable stream").
 func Example() {
 	ctx := context.Background()
-	sessions := sessionStore{"Bearer alice": "c-1"}
+	sessions := sessionStore{readers: map[string]string{"Bearer alice": "c-1"},
+		turns: map[replay.Key]bool{{ConversationID: "c-1", TurnID: "t-1"}: true}}
 	mux := http.NewServeMux()
 	// README:begin
 	window := replay.NewMemory(nil) // the turn's frames, kept for reconnects
 	h, err := stream.NewHandler(window, &stream.HandlerOptions{
 		// On every connection. The window waits for any turn, so this also
-		// tells an unknown one: both get the same 404.
+		// denies an unknown one: both get the same 404.
 		Authorize: func(r *http.Request, key replay.Key) error {
-			if !sessions.MayRead(r, key.ConversationID) {
+			if !sessions.MayRead(r, key) { // the caller's conversation, a turn that exists
 				return refusal.ErrTurnNotFound
 			}
 			return nil

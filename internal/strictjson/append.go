@@ -38,7 +38,7 @@ func CheckRaw(raw []byte) error {
 func AppendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
 
 // AppendFloat appends f as a JSON number in the ECMAScript form (RFC 8785
-// section 3.2.2.3). NaN and infinities are an error for the caller to
+// docs/contract.md section 3.2.2.3). NaN and infinities are an error for the caller to
 // prevent; they are written as strings by jsontext.
 func AppendFloat(dst []byte, f float64) []byte { return jsontext.AppendFloat(dst, f, 64) }
 
