@@ -14,7 +14,7 @@ import (
 // kept.go) is described once by an objectSpec, and one walk reads it
 // (reader.readMembers), one checks its values (objectSpec.check) and one
 // writes it (writer.members). Adding an event type is one entry of
-// eventSpecs (event_v1_json.go) and its tests.
+// eventSpecs (event_json.go) and its tests.
 
 // memberKind is the JSON shape of a member and the Go field that holds it.
 type memberKind uint8
