@@ -31,7 +31,8 @@ type DecoderOptions struct {
 	// LastEventID is the last event id the stream starts with: the value a
 	// client sent as Last-Event-ID when it reconnected, so events without
 	// an id line report it (WHATWG HTML, "event stream interpretation").
-	// "" means none.
+	// "" means none. A value holding CR, LF or NUL is ignored, as a reader
+	// ignores such an id line, so it is never echoed back in a header.
 	LastEventID string
 }
 
@@ -172,7 +173,9 @@ func NewDecoder(r io.Reader, opts *DecoderOptions) *Decoder {
 		if opts.MaxFrameBytes > 0 {
 			d.max = opts.MaxFrameBytes
 		}
-		d.lastID = opts.LastEventID
+		if validField(opts.LastEventID) {
+			d.lastID = opts.LastEventID
+		}
 	}
 	return d
 }

@@ -339,3 +339,24 @@ func TestDecoderSurvivesAReaderWithImpossibleCounts(t *testing.T) {
 		assert.Equal(t, err, again)
 	}
 }
+
+// A starting LastEventID that could not be an id line's value (CR, LF or
+// NUL) is ignored, so a client never echoes it back in a header; a valid
+// one is reported until the stream sets another.
+func TestDecoderStartingLastEventID(t *testing.T) {
+	for _, tc := range []struct{ start, want string }{
+		{"7", "7"},
+		{"7\r\nX-Injected: 1", ""},
+		{"7\n", ""},
+		{"a\x00b", ""},
+	} {
+		d := sse.NewDecoder(strings.NewReader("data: x\n\nid: 9\ndata: y\n\n"), &sse.DecoderOptions{LastEventID: tc.start})
+		ev, err := d.Next()
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, ev.LastEventID, "%q", tc.start)
+		ev, err = d.Next()
+		require.NoError(t, err)
+		assert.Equal(t, "9", ev.LastEventID)
+		assert.Equal(t, "9", d.LastEventID())
+	}
+}

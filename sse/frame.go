@@ -25,7 +25,7 @@ const (
 //
 // ID is written as an id line unless it is empty; it may not contain CR, LF
 // or NUL. Event is written as an event line unless it is empty or
-// EventMessage; it may not contain CR or LF. Data is the payload: it is
+// EventMessage; it may not contain CR, LF or NUL. Data is the payload: it is
 // written as one data line per line, split on CR, LF and CRLF, so a reader
 // gets it back with every line break turned into LF; an empty or nil Data
 // still writes one data line, so every frame dispatches an event. Retry,
@@ -38,13 +38,18 @@ type Frame struct {
 	Retry time.Duration
 }
 
+// validField reports whether s can be an id or event name: no CR or LF,
+// which would end its line and inject fields, and no NUL, with which a
+// reader ignores an id (docs/contract.md section 10).
+func validField(s string) bool { return !strings.ContainsAny(s, "\r\n\x00") }
+
 // check refuses a frame whose fields would break out of their lines.
 func (f *Frame) check() error {
-	if strings.ContainsAny(f.ID, "\r\n\x00") {
+	if !validField(f.ID) {
 		return wire.New(refusal.CodeInvalidFrame, "/id", "an SSE id may not contain CR, LF or NUL")
 	}
-	if strings.ContainsAny(f.Event, "\r\n") {
-		return wire.New(refusal.CodeInvalidFrame, "/event", "an SSE event name may not contain CR or LF")
+	if !validField(f.Event) {
+		return wire.New(refusal.CodeInvalidFrame, "/event", "an SSE event name may not contain CR, LF or NUL")
 	}
 	if f.Retry < 0 {
 		return wire.New(refusal.CodeInvalidFrame, "/retry", "an SSE retry may not be negative")
