@@ -9,7 +9,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// Refusal is the JSON body of every answer of the Handler other than 200
+// ErrorBody is the JSON body of every answer of the Handler other than 200
 // and 204 (docs/contract.md section 14):
 //
 //	{"code":"stale-cursor","message":"...","lower":L,"latest":N}
@@ -17,7 +17,7 @@ import (
 // Code is a refusal code (docs/contract.md section 12); Message is for
 // people only. Lower and Latest are the window's bounds, present for
 // stale-cursor and cursor-ahead only.
-type Refusal struct {
+type ErrorBody struct {
 	Code    refusal.Code `json:"code"`
 	Message string       `json:"message"`
 	Lower   *uint64      `json:"lower,omitempty"`
@@ -27,12 +27,12 @@ type Refusal struct {
 // The answers that carry no detail of the request, built once so that an
 // unknown turn and a caller without rights get the same bytes.
 var (
-	bodyNotFound    = mustBody(Refusal{Code: refusal.CodeTurnNotFound, Message: "no such turn"})
-	bodyUnavailable = mustBody(Refusal{Code: refusal.CodeStoreUnavailable, Message: "the stream is unavailable; retry later"})
-	bodyClosed      = mustBody(Refusal{Code: refusal.CodeStoreUnavailable, Message: "the server is shutting down; retry later"})
+	bodyNotFound    = mustBody(ErrorBody{Code: refusal.CodeTurnNotFound, Message: "no such turn"})
+	bodyUnavailable = mustBody(ErrorBody{Code: refusal.CodeStoreUnavailable, Message: "the stream is unavailable; retry later"})
+	bodyClosed      = mustBody(ErrorBody{Code: refusal.CodeStoreUnavailable, Message: "the server is shutting down; retry later"})
 )
 
-func mustBody(r Refusal) []byte {
+func mustBody(r ErrorBody) []byte {
 	b, err := json.Marshal(r)
 	if err != nil {
 		panic(err) // a fixed value of a fixed type: cannot fail
@@ -52,10 +52,10 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// writeRefusal writes status with a Refusal of code and message, and the
+// writeRefusal writes status with an ErrorBody of code and message, and the
 // bounds b unless b is nil.
 func writeRefusal(w http.ResponseWriter, status int, code refusal.Code, message string, b *replay.Bounds) {
-	r := Refusal{Code: code, Message: message}
+	r := ErrorBody{Code: code, Message: message}
 	if b != nil {
 		r.Lower, r.Latest = &b.Lower, &b.Latest
 	}

@@ -92,7 +92,7 @@ type FollowOptions struct {
 // capped at FollowOptions.MaxBackoff, with a jitter of up to half the
 // delay. It does not reconnect, and returns the state so far with:
 //
-//   - a *RefusedError for any other status (404 turn-not-found, 409
+//   - a *StatusError for any other status (404 turn-not-found, 409
 //     cursor-ahead, 410 stale-cursor, 400 invalid-cursor ...), whose code
 //     refusal.CodeOf reads;
 //   - the refusal of a frame the reader or the reducer refuses

@@ -163,7 +163,7 @@ func TestFollowReturnsRefusalsTyped(t *testing.T) {
 			before := len(q.lastEventIDs())
 			_, err := stream.Follow(context.Background(), srv.URL+tc.path, &stream.FollowOptions{LastEventID: tc.cursor})
 			require.Error(t, err)
-			refused, ok := errors.AsType[*stream.RefusedError](err)
+			refused, ok := errors.AsType[*stream.StatusError](err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, tc.status, refused.StatusCode)
 			assert.ErrorIs(t, err, tc.sentinel)
@@ -201,7 +201,7 @@ func TestFollowGivesUpAfterMaxAttempts(t *testing.T) {
 	var slept sleeps
 	_, err := stream.Follow(context.Background(), srv.URL+path(keyT1), &stream.FollowOptions{MaxAttempts: 3, Sleep: slept.sleep})
 	require.Error(t, err)
-	_, refused := errors.AsType[*stream.RefusedError](err)
+	_, refused := errors.AsType[*stream.StatusError](err)
 	assert.False(t, refused, "a 503 is no refusal")
 	assert.Len(t, q.lastEventIDs(), 3)
 	assert.Len(t, slept.d, 2)

@@ -123,7 +123,7 @@ type HandlerOptions struct {
 //     takes longer than HandlerOptions.WriteTimeout.
 //
 // A HEAD request (which a GET pattern also matches) gets the 200 headers
-// only. Refusal bodies are JSON (see Refusal). A client that goes away is a
+// only. Refusal bodies are JSON (see ErrorBody). A client that goes away is a
 // disconnect, never a cancellation: the Handler only reads the window and
 // never touches the turn.
 //

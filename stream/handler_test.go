@@ -31,10 +31,10 @@ func record(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 }
 
 // refusalOf decodes a refusal body.
-func refusalOf(t *testing.T, rec *httptest.ResponseRecorder) stream.Refusal {
+func refusalOf(t *testing.T, rec *httptest.ResponseRecorder) stream.ErrorBody {
 	t.Helper()
 	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-	var r stream.Refusal
+	var r stream.ErrorBody
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), rec.Body.String())
 	return r
 }

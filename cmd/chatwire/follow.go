@@ -129,7 +129,7 @@ func checkFollowArgs(target string, maxFrame, maxAttempts int) error {
 // followError is the stderr text of Follow's error: "CODE: message" for a
 // refusal, one line.
 func followError(err error) string {
-	if e, ok := errors.AsType[*turnstream.RefusedError](err); ok {
+	if e, ok := errors.AsType[*turnstream.StatusError](err); ok {
 		return oneLine(fmt.Sprintf("%s: %d %s", e.Code, e.StatusCode, e.Message))
 	}
 	return oneLine(err.Error()) // a refusal's text starts with its code

@@ -12,28 +12,28 @@ import (
 // maxRefusalBytes bounds the body of a refusal that Follow reads.
 const maxRefusalBytes = 64 << 10
 
-// RefusedError is a stream endpoint's refusal as Follow returns it: the
-// HTTP status and the Refusal of its JSON body (docs/contract.md section
+// StatusError is a stream endpoint's refusal as Follow returns it: the
+// HTTP status and its JSON body, an ErrorBody (docs/contract.md section
 // 14). Its Unwrap is a *refusal.Error of the refusal's code, so that
 // refusal.CodeOf(err) and errors.Is(err, refusal.ErrStaleCursor)
 // work on it. A body without a code gets one from the status: 404
 // turn-not-found, 401 and 403 unauthorized, 409 cursor-ahead, 410
 // stale-cursor, 400 invalid-cursor.
-type RefusedError struct {
+type StatusError struct {
 	// StatusCode is the response's HTTP status.
 	StatusCode int
-	// Refusal is the response's JSON body, or what the status implies
-	// when the body is not a Refusal.
-	Refusal
+	// ErrorBody is the response's JSON body, or what the status implies
+	// when the body is not an ErrorBody.
+	ErrorBody
 }
 
 // Error describes the refusal; the text is informative only.
-func (e *RefusedError) Error() string {
+func (e *StatusError) Error() string {
 	return fmt.Sprintf("stream: refused with %d %s: %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Code, e.Message)
 }
 
 // Unwrap returns the refusal as a *refusal.Error of its code.
-func (e *RefusedError) Unwrap() error {
+func (e *StatusError) Unwrap() error {
 	return &refusal.Error{Code: e.Code, Message: e.Message}
 }
 
@@ -56,11 +56,11 @@ func statusCode(status int) refusal.Code {
 
 // readRefusal reads the refusal of resp, whose status is neither 200 nor
 // 204 nor one Follow retries.
-func readRefusal(resp *http.Response) *RefusedError {
-	e := &RefusedError{StatusCode: resp.StatusCode}
+func readRefusal(resp *http.Response) *StatusError {
+	e := &StatusError{StatusCode: resp.StatusCode}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
-	if json.Unmarshal(body, &e.Refusal) != nil {
-		e.Refusal = Refusal{}
+	if json.Unmarshal(body, &e.ErrorBody) != nil {
+		e.ErrorBody = ErrorBody{}
 	}
 	if e.Code == "" {
 		e.Code = statusCode(resp.StatusCode)
