@@ -129,26 +129,29 @@ func New(opts *Options) (*Observer, error) {
 	}
 	meter := o.MeterProvider.Meter(ScopeName)
 	obs := &Observer{tracer: o.TracerProvider.Tracer(ScopeName), propagator: o.Propagator}
-	var err error
-	if obs.launches, err = meter.Int64Counter("chat.effect.launches",
-		metric.WithDescription("Effects launched."), metric.WithUnit("{effect}")); err != nil {
-		return nil, err
+	// Each instrument is a counter or a histogram: the field it goes in.
+	instruments := []struct {
+		name, desc, unit string
+		counter          *metric.Int64Counter
+		histogram        *metric.Float64Histogram
+	}{
+		{name: "chat.effect.launches", desc: "Effects launched.", unit: "{effect}", counter: &obs.launches},
+		{name: "chat.effect.reconciliations", desc: "Reconcile calls, by refusal code (none when the effect was settled).", unit: "{call}", counter: &obs.reconciliations},
+		{name: "chat.refusals", desc: "Reported moments with a refusal code, by kind and code.", unit: "{refusal}", counter: &obs.refusals},
+		{name: "chat.effect.duration", desc: "Time from an effect's claim to its outcome.", unit: "s", histogram: &obs.effectDuration},
+		{name: "chat.stream.delivery.latency", desc: "Time from the window handing frames to the stream handler to their write returning.", unit: "s", histogram: &obs.deliveryLatency},
 	}
-	if obs.reconciliations, err = meter.Int64Counter("chat.effect.reconciliations",
-		metric.WithDescription("Reconcile calls, by refusal code (none when the effect was settled)."), metric.WithUnit("{call}")); err != nil {
-		return nil, err
-	}
-	if obs.refusals, err = meter.Int64Counter("chat.refusals",
-		metric.WithDescription("Reported moments with a refusal code, by kind and code."), metric.WithUnit("{refusal}")); err != nil {
-		return nil, err
-	}
-	if obs.effectDuration, err = meter.Float64Histogram("chat.effect.duration",
-		metric.WithDescription("Time from an effect's claim to its outcome."), metric.WithUnit("s")); err != nil {
-		return nil, err
-	}
-	if obs.deliveryLatency, err = meter.Float64Histogram("chat.stream.delivery.latency",
-		metric.WithDescription("Time from the window handing frames to the stream handler to their write returning."), metric.WithUnit("s")); err != nil {
-		return nil, err
+	for _, in := range instruments {
+		desc, unit := metric.WithDescription(in.desc), metric.WithUnit(in.unit)
+		var err error
+		if in.counter != nil {
+			*in.counter, err = meter.Int64Counter(in.name, desc, unit)
+		} else {
+			*in.histogram, err = meter.Float64Histogram(in.name, desc, unit)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return obs, nil
 }

@@ -59,13 +59,7 @@ import (
 func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect EffectRef, l Launcher) (_ Result, err error) {
 	rep := effectReport{obs: r.obs, effect: effect}
 	defer func() { rep.end(ctx, err) }()
-	if err := effect.Validate(); err != nil {
-		return Result{}, err
-	}
-	if l == nil {
-		return Result{}, wire.New(refusal.CodeInvalidTurn, "", "nil launcher")
-	}
-	st, err := r.begin(ctx, caller, effect.Turn, ActionExecute)
+	st, err := r.beginEffect(ctx, caller, effect, ActionExecute, l != nil, "launcher")
 	if err != nil {
 		return Result{}, err
 	}

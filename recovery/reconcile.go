@@ -49,13 +49,7 @@ type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 // a stored result.
 func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect EffectRef, verify VerifyFunc) (_ Result, err error) {
 	defer func() { r.reportEffect(ctx, observe.EffectReconcile, effect, err) }()
-	if err := effect.Validate(); err != nil {
-		return Result{}, err
-	}
-	if verify == nil {
-		return Result{}, wire.New(refusal.CodeInvalidTurn, "", "nil verify function")
-	}
-	st, err := r.begin(ctx, caller, effect.Turn, ActionReconcile)
+	st, err := r.beginEffect(ctx, caller, effect, ActionReconcile, verify != nil, "verify function")
 	if err != nil {
 		return Result{}, err
 	}

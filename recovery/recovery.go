@@ -107,6 +107,19 @@ func (r *TurnRecovery) begin(ctx context.Context, caller string, turn TurnRef, a
 	return r.host.Store, nil
 }
 
+// beginEffect validates effect and the callback of an Execute or Reconcile
+// call (set reports it non-nil, name names it in the refusal), then begins
+// action on effect's turn.
+func (r *TurnRecovery) beginEffect(ctx context.Context, caller string, effect EffectRef, action Action, set bool, name string) (Store, error) {
+	if err := effect.Validate(); err != nil {
+		return nil, err
+	}
+	if !set {
+		return nil, wire.New(refusal.CodeInvalidTurn, "", "nil "+name)
+	}
+	return r.begin(ctx, caller, effect.Turn, action)
+}
+
 // authorize asks the host's Authorizer, failing closed.
 func (r *TurnRecovery) authorize(ctx context.Context, caller string, turn TurnRef, action Action) error {
 	if r.host.Authorizer == nil {

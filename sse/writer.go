@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/internal/ticker"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -97,20 +98,7 @@ func NewWriter(ctx context.Context, w http.ResponseWriter, opts *WriterOptions) 
 // beat sends a heartbeat on every tick until ctx ends, Close is called or a
 // write fails.
 func (w *Writer) beat(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.quit:
-			return
-		case now := <-t.C:
-			if w.Heartbeat(now) != nil {
-				return
-			}
-		}
-	}
+	ticker.Every(ctx, w.quit, interval, func(now time.Time) bool { return w.Heartbeat(now) == nil })
 }
 
 // Send writes f and flushes it. It returns the refusal of AppendFrame

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/internal/notify"
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -162,7 +163,7 @@ type Handler struct {
 	mu      sync.Mutex
 	hubs    map[replay.Key]*hub // the turns that have parked subscribers
 	streams int                 // the streams begun and not yet ended
-	drained chan struct{}       // closed when streams drops to 0, for Shutdown
+	drained notify.Signal       // broadcast when streams drops to 0, for Shutdown
 	bufs    sync.Pool           // *[]byte write buffers of woken subscribers
 }
 
@@ -223,22 +224,7 @@ func (h *Handler) Close() { h.close() }
 // exits only once the parked streams have ended too.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.Close()
-	h.mu.Lock()
-	if h.streams == 0 {
-		h.mu.Unlock()
-		return nil
-	}
-	if h.drained == nil {
-		h.drained = make(chan struct{})
-	}
-	drained := h.drained
-	h.mu.Unlock()
-	select {
-	case <-drained:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return h.drained.Wait(ctx, &h.mu, func() bool { return h.streams == 0 })
 }
 
 // begin counts a stream that starts, or reports false once closing.
@@ -256,9 +242,8 @@ func (h *Handler) begin() bool {
 func (h *Handler) ended() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.streams--; h.streams == 0 && h.drained != nil {
-		close(h.drained)
-		h.drained = nil
+	if h.streams--; h.streams == 0 {
+		h.drained.Broadcast()
 	}
 }
 

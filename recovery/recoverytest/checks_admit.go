@@ -30,6 +30,16 @@ func (c *counter) launch(context.Context) error { c.n.Add(1); return nil }
 
 func admitter(s Subject) recovery.Admitter { return s.Store.(recovery.Admitter) }
 
+// onClaimed runs check on a turn that setupClaimed prepared.
+func onClaimed(check func(ctx context.Context, s Subject, turn recovery.TurnRef) error) func(ctx context.Context, s Subject, turn recovery.TurnRef) error {
+	return func(ctx context.Context, s Subject, turn recovery.TurnRef) error {
+		if err := setupClaimed(ctx, s.Store, turn); err != nil {
+			return err
+		}
+		return check(ctx, s, turn)
+	}
+}
+
 // setupClaimed creates turn with effects a and b and claims a at revision 2
 // for holder "h".
 func setupClaimed(ctx context.Context, st recovery.Store, turn recovery.TurnRef) error {
@@ -44,9 +54,6 @@ func setupClaimed(ctx context.Context, st recovery.Store, turn recovery.TurnRef)
 
 func checkAdmitRefusals(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 	st, adm := s.Store, admitter(s)
-	if err := setupClaimed(ctx, st, turn); err != nil {
-		return err
-	}
 	var c counter
 	denied := errors.New("denied by the host")
 	deny := admission(turn, "a", 2, "h")
@@ -84,9 +91,6 @@ func checkAdmitRefusals(ctx context.Context, s Subject, turn recovery.TurnRef) e
 // committed admission mark, then exactly one launch.
 func checkAdmitDurable(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 	st, adm := s.Store, admitter(s)
-	if err := setupClaimed(ctx, st, turn); err != nil {
-		return err
-	}
 	reader := st
 	if s.Reopen != nil {
 		other, err := s.Reopen()
@@ -132,9 +136,6 @@ func checkAdmitDurable(ctx context.Context, s Subject, turn recovery.TurnRef) er
 
 func checkAdmitLaunchError(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 	st, adm := s.Store, admitter(s)
-	if err := setupClaimed(ctx, st, turn); err != nil {
-		return err
-	}
 	boom := errors.New("launch failed")
 	err := adm.AdmitDispatch(ctx, admission(turn, "a", 2, "h"), func(context.Context) error { return boom })
 	if !errors.Is(err, boom) {
@@ -169,28 +170,26 @@ type endResult struct {
 // AdmitDispatch authorizes and while it launches.
 func checkAdmitFencesEnd(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 	st, adm := s.Store, admitter(s)
-	if err := setupClaimed(ctx, st, turn); err != nil {
-		return err
-	}
 	var early []string
 	var results []<-chan endResult
-	a := admission(turn, "a", 2, "h")
-	a.Authorize = func(context.Context) error {
+	// probe starts an EndTurn and notes when it returned early, during
+	// names the moment.
+	probe := func(during string) {
 		e, ch := endDuring(ctx, st, turn)
 		results = append(results, ch)
 		if e {
-			early = append(early, "while AdmitDispatch authorized")
+			early = append(early, during)
 		}
+	}
+	a := admission(turn, "a", 2, "h")
+	a.Authorize = func(context.Context) error {
+		probe("while AdmitDispatch authorized")
 		return nil
 	}
 	launched := 0
 	err := adm.AdmitDispatch(ctx, a, func(context.Context) error {
 		launched++
-		e, ch := endDuring(ctx, st, turn)
-		results = append(results, ch)
-		if e {
-			early = append(early, "while launch ran")
-		}
+		probe("while launch ran")
 		return nil
 	})
 	ends := 0
@@ -219,10 +218,7 @@ func checkAdmitFencesEnd(ctx context.Context, s Subject, turn recovery.TurnRef) 
 // effect is admitted, not claimed) takes the fence before refusing, so that
 // Reconcile can use it as a barrier behind a launch in progress.
 func checkAdmitBarrier(ctx context.Context, s Subject, turn recovery.TurnRef) error {
-	st, adm := s.Store, admitter(s)
-	if err := setupClaimed(ctx, st, turn); err != nil {
-		return err
-	}
+	adm := admitter(s)
 	var early bool
 	var barrierErr error
 	done := make(chan struct{})

@@ -98,19 +98,15 @@ func checkCreateLoad(ctx context.Context, s Subject, turn recovery.TurnRef) erro
 	)
 }
 
+// checkCASRevision runs on a turn whose effect a was claimed by a swap at
+// its current revision (onClaimed).
 func checkCASRevision(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 	st := s.Store
-	if err := st.CreateTurn(ctx, newTurn(turn, "a")); err != nil {
-		return fmt.Errorf("CreateTurn: %w", err)
-	}
-	if err := st.CompareAndSwapEffect(ctx, turn, 1, claimed("a", 2, "h1")); err != nil {
-		return fmt.Errorf("CompareAndSwapEffect at the current revision: %w", err)
-	}
 	e, err := loadEffect(ctx, st, turn, "a")
 	if err != nil {
 		return err
 	}
-	if !e.Equal(claimed("a", 2, "h1")) {
+	if !e.Equal(claimed("a", 2, "h")) {
 		return fmt.Errorf("after the swap the effect is %+v", e)
 	}
 	missing := recovery.TurnRef{Conversation: turn.Conversation, Turn: turn.Turn + "-missing"}
@@ -189,15 +185,10 @@ func checkCASPerEffect(ctx context.Context, s Subject, turn recovery.TurnRef) er
 }
 
 // checkCASAfterEnd stores an in-flight result after cancellation without
-// reopening the turn.
+// reopening the turn; it runs on a turn whose effect a is claimed
+// (onClaimed).
 func checkCASAfterEnd(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 	st := s.Store
-	if err := st.CreateTurn(ctx, newTurn(turn, "a")); err != nil {
-		return fmt.Errorf("CreateTurn: %w", err)
-	}
-	if err := st.CompareAndSwapEffect(ctx, turn, 1, claimed("a", 2, "h")); err != nil {
-		return fmt.Errorf("claim: %w", err)
-	}
 	if _, err := st.EndTurn(ctx, turn, recovery.TurnCancelled); err != nil {
 		return fmt.Errorf("EndTurn: %w", err)
 	}

@@ -1,8 +1,12 @@
-// Package cutproxy is a loopback TCP proxy for tests that forwards every
-// connection to one target and cuts connections at chosen or random points of
-// the response: after a number of server-to-client bytes, or right after the
-// end of an SSE "id:" line, inside a frame whose data has not been sent yet
-// (docs/contract.md section 14, a reconnecting client's failures).
+// Package cutproxy is a loopback TCP proxy for tests that forwards each
+// connection to the next of its targets in turn and cuts connections at
+// chosen or random points of the response: after a number of
+// server-to-client bytes, or right after the end of an SSE "id:" line, inside
+// a frame whose data has not been sent yet (docs/contract.md section 14, a
+// reconnecting client's failures). It can also cut every open connection at
+// once (CutAll) and refuse new ones while held (Hold), as pgstore's tests do
+// between stream followers and several servers, and between a Window's
+// listener and PostgreSQL.
 //
 // The proxy knows nothing of HTTP: it scans the raw server-to-client bytes, so
 // its cut points count status line, headers and chunk framing too. A cut
@@ -98,32 +102,46 @@ type Options struct {
 
 // Stats counts what a Proxy did so far.
 type Stats struct {
-	// Connections is the number of client connections accepted.
+	// Connections is the number of client connections accepted and not
+	// refused.
 	Connections int
-	// Cuts is the number of connections cut, CutsAtIDLine and CutsAtBytes
-	// split it by the point that cut them.
-	Cuts, CutsAtIDLine, CutsAtBytes int
+	// Cuts is the number of connections cut; CutsAtIDLine, CutsAtBytes and
+	// CutsByCutAll split it by what cut them.
+	Cuts, CutsAtIDLine, CutsAtBytes, CutsByCutAll int
 	// DialErrors is the number of connections closed because the target
 	// refused the dial.
 	DialErrors int
+	// Refused is the number of connections closed at once because the
+	// proxy was held or had no target.
+	Refused int
 }
 
 // Proxy is a running cutting proxy. Its methods are safe for concurrent use.
 type Proxy struct {
-	ln     net.Listener
-	target string
-	opts   Options
+	ln   net.Listener
+	opts Options
 
-	mu     sync.Mutex
-	rng    *rand.Rand
-	stats  Stats
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	targets []string
+	next    int // the target of the next connection, modulo len(targets)
+	rng     *rand.Rand
+	stats   Stats
+	links   map[*link]struct{}
+	held    bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// link is one proxied connection: its client side and, once dialled, its
+// server side. The proxy's lock guards server and cut.
+type link struct {
+	client, server net.Conn
+	cut            bool // counted as cut: a second cut is not counted
 }
 
 // New starts a proxy listening on 127.0.0.1 (a free port) that forwards to
-// target ("host:port"). It returns the listen error, if any.
+// target ("host:port"; SetTargets changes it). It returns the listen error,
+// if any.
 func New(target string, opts *Options) (*Proxy, error) {
 	var o Options
 	if opts != nil {
@@ -137,11 +155,11 @@ func New(target string, opts *Options) (*Proxy, error) {
 		return nil, fmt.Errorf("cutproxy: listen: %w", err)
 	}
 	p := &Proxy{
-		ln:     ln,
-		target: target,
-		opts:   o,
-		rng:    rand.New(rand.NewPCG(o.Seed, o.Seed)),
-		conns:  make(map[net.Conn]struct{}),
+		ln:      ln,
+		opts:    o,
+		targets: []string{target},
+		rng:     rand.New(rand.NewPCG(o.Seed, o.Seed)),
+		links:   make(map[*link]struct{}),
 	}
 	p.wg.Add(1)
 	go p.accept()
@@ -158,6 +176,57 @@ func (p *Proxy) Stats() Stats {
 	return p.stats
 }
 
+// SetTargets replaces the targets ("host:port"): each new connection goes to
+// the next one in turn, so a client's reconnect lands on another server.
+// With no target, new connections are refused.
+func (p *Proxy) SetTargets(targets ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.targets = targets
+}
+
+// Hold makes the proxy refuse (accept and close at once) new connections
+// while held is true.
+func (p *Proxy) Hold(held bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held = held
+}
+
+// CutAll cuts every open connection, both sides, and returns how many. The
+// cuts count towards Options.MaxCuts.
+func (p *Proxy) CutAll() int {
+	var cut []*link
+	p.mu.Lock()
+	for l := range p.links {
+		if l.server != nil && !l.cut {
+			l.cut = true
+			cut = append(cut, l)
+		}
+	}
+	p.stats.Cuts += len(cut)
+	p.stats.CutsByCutAll += len(cut)
+	p.mu.Unlock()
+	for _, l := range cut {
+		_ = l.client.Close()
+		_ = l.server.Close()
+	}
+	return len(cut)
+}
+
+// Open is the number of connections open now (dialled and not yet closed).
+func (p *Proxy) Open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for l := range p.links {
+		if l.server != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // Close stops accepting, closes every open connection and waits for all of
 // the proxy's goroutines to return. It is idempotent and returns nil.
 func (p *Proxy) Close() error {
@@ -165,8 +234,11 @@ func (p *Proxy) Close() error {
 	if !p.closed {
 		p.closed = true
 		_ = p.ln.Close()
-		for c := range p.conns {
-			_ = c.Close()
+		for l := range p.links {
+			_ = l.client.Close()
+			if l.server != nil {
+				_ = l.server.Close()
+			}
 		}
 	}
 	p.mu.Unlock()
@@ -187,55 +259,63 @@ func (p *Proxy) accept() {
 			_ = c.Close()
 			return
 		}
+		if p.held || len(p.targets) == 0 {
+			p.stats.Refused++
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		target := p.targets[p.next%len(p.targets)]
+		p.next++
 		n := p.stats.Connections
 		p.stats.Connections++
 		var cut Cut
 		if p.opts.Plan != nil && (p.opts.MaxCuts == 0 || p.stats.Cuts < p.opts.MaxCuts) {
 			cut = p.opts.Plan(n, p.rng)
 		}
-		p.conns[c] = struct{}{}
+		l := &link{client: c}
+		p.links[l] = struct{}{}
 		p.wg.Add(1)
 		p.mu.Unlock()
-		go p.serve(c, cut)
+		go p.serve(l, target, cut)
 	}
 }
 
-// track registers c as open, or reports false when the proxy is closing.
-func (p *Proxy) track(c net.Conn) bool {
+// connect records server as l's server side, or reports false when the
+// proxy is closing or cut l while it dialled.
+func (p *Proxy) connect(l *link, server net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || l.cut {
 		return false
 	}
-	p.conns[c] = struct{}{}
+	l.server = server
 	return true
 }
 
-func (p *Proxy) untrack(cs ...net.Conn) {
+func (p *Proxy) forget(l *link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range cs {
-		delete(p.conns, c)
-	}
+	delete(p.links, l)
 }
 
-func (p *Proxy) serve(client net.Conn, cut Cut) {
+func (p *Proxy) serve(l *link, target string, cut Cut) {
 	defer p.wg.Done()
-	defer p.untrack(client)
+	defer p.forget(l)
+	client := l.client
 	defer client.Close()
 
-	server, err := net.DialTimeout("tcp", p.target, p.opts.DialTimeout)
+	server, err := net.DialTimeout("tcp", target, p.opts.DialTimeout)
 	if err != nil {
 		p.mu.Lock()
 		p.stats.DialErrors++
 		p.mu.Unlock()
 		return
 	}
-	if !p.track(server) {
+	if !p.connect(l, server) {
 		_ = server.Close()
 		return
 	}
-	defer p.untrack(server)
 	defer server.Close()
 
 	done := make(chan struct{})
@@ -252,7 +332,7 @@ func (p *Proxy) serve(client net.Conn, cut Cut) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, rerr := server.Read(buf)
-		if n > 0 && !p.forward(client, c, buf[:n]) {
+		if n > 0 && !p.forward(l, c, buf[:n]) {
 			break
 		}
 		if rerr != nil {
@@ -268,26 +348,27 @@ func (p *Proxy) serve(client net.Conn, cut Cut) {
 // forward writes b to client up to the connection's cut point, if b holds
 // it, and counts the cut. It reports whether the connection goes on: false
 // after a cut or a failed write.
-func (p *Proxy) forward(client net.Conn, c *cutter, b []byte) bool {
+func (p *Proxy) forward(l *link, c *cutter, b []byte) bool {
 	k, hit := c.scan(b)
-	if hit != cutNone && !p.countCut(hit) {
+	if hit != cutNone && !p.countCut(l, hit) {
 		c.cut = Cut{} // past MaxCuts: the connection passes uncut
 		k, hit = len(b), cutNone
 	}
-	if _, err := client.Write(b[:k]); err != nil {
+	if _, err := l.client.Write(b[:k]); err != nil {
 		return false
 	}
 	return hit == cutNone
 }
 
-// countCut counts a cut of kind hit, or reports false when MaxCuts cuts
-// were already made.
-func (p *Proxy) countCut(hit cutKind) bool {
+// countCut counts a cut of l of kind hit, or reports false when MaxCuts
+// cuts were already made or CutAll cut l.
+func (p *Proxy) countCut(l *link, hit cutKind) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.opts.MaxCuts > 0 && p.stats.Cuts >= p.opts.MaxCuts {
+	if l.cut || (p.opts.MaxCuts > 0 && p.stats.Cuts >= p.opts.MaxCuts) {
 		return false
 	}
+	l.cut = true
 	p.stats.Cuts++
 	if hit == cutIDLine {
 		p.stats.CutsAtIDLine++

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/Papercusp/chat-protocol-go/internal/notify"
 	"github.com/Papercusp/chat-protocol-go/observe"
 )
 
@@ -28,7 +29,7 @@ type Recorder struct {
 	starts int                  // starts so far: the last span number
 	open   map[int]observe.Kind // starts not yet ended
 	faults []string
-	moved  chan struct{} // closed and replaced at each event
+	moved  notify.Signal // broadcast at each event
 }
 
 type spanKey struct{}
@@ -57,33 +58,14 @@ func (r *Recorder) Observe(ctx context.Context, e observe.Event) context.Context
 		delete(r.open, parent)
 	}
 	r.events = append(r.events, rec)
-	if r.moved != nil {
-		close(r.moved)
-		r.moved = nil
-	}
+	r.moved.Broadcast()
 	return ctx
 }
 
 // Await waits until done holds for the events recorded so far, or ctx ends
 // (it then returns ctx's error).
 func (r *Recorder) Await(ctx context.Context, done func([]Recorded) bool) error {
-	for {
-		r.mu.Lock()
-		if done(r.events) {
-			r.mu.Unlock()
-			return nil
-		}
-		if r.moved == nil {
-			r.moved = make(chan struct{})
-		}
-		moved := r.moved
-		r.mu.Unlock()
-		select {
-		case <-moved:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return r.moved.Wait(ctx, &r.mu, func() bool { return done(r.events) })
 }
 
 // Ends returns the kinds of the ends among events other than

@@ -77,34 +77,3 @@ func TestRoundRobinAndCuts(t *testing.T) {
 	assert.Equal(t, "a", name)
 	assert.Equal(t, 100, n)
 }
-
-func TestCutAll(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(c, c) }() // echo, until cut
-		}
-	}()
-	p, err := Start(Options{}, ln.Addr().String())
-	require.NoError(t, err)
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.Write([]byte("ping"))
-	require.NoError(t, err)
-	buf := make([]byte, 4)
-	_, err = io.ReadFull(c, buf)
-	require.NoError(t, err)
-	require.Equal(t, "ping", string(buf))
-	require.Equal(t, 1, p.CutAll())
-	_, err = c.Read(buf)
-	require.ErrorIs(t, err, io.EOF, "the client sees its connection closed")
-	assert.Equal(t, 1, p.Stats().Cuts)
-}
