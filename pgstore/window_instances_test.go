@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/pgstore/internal/tcpcut"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/turnscript"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
@@ -335,9 +335,7 @@ func TestWindowAcrossInstances(t *testing.T) {
 
 	pgCfg, err := pgx.ParseConfig(pg.dsn)
 	require.NoError(t, err)
-	lis, err := tcpcut.Start(tcpcut.Options{}, net.JoinHostPort(pgCfg.Host, strconv.Itoa(int(pgCfg.Port))))
-	require.NoError(t, err)
-	defer lis.Close()
+	lis := startCutProxy(t, nil, net.JoinHostPort(pgCfg.Host, strconv.Itoa(int(pgCfg.Port))))
 
 	n := int64(*flagInstanceFrames)
 	keyA := replay.Key{ConversationID: "c-a-" + randomSuffix(), TurnID: "t-shared"}
@@ -352,10 +350,8 @@ func TestWindowAcrossInstances(t *testing.T) {
 	for i := range servers {
 		servers[i] = startServer(t, bin, "127.0.0.1:0", pg.dsn, lis.Addr(), nil, keyA, keyB)
 	}
-	front, err := tcpcut.Start(tcpcut.Options{CutAfterMin: 300, CutAfterMax: 6000, Seed: uint64(time.Now().UnixNano())},
+	front := startCutProxy(t, &cutproxy.Options{Plan: cutproxy.Random{MinBytes: 300, MaxBytes: 6000}.Plan(), Seed: uint64(time.Now().UnixNano())},
 		servers[0].addr, servers[1].addr, servers[2].addr)
-	require.NoError(t, err)
-	defer front.Close()
 	streamURL := func(k replay.Key) string {
 		return "http://" + front.Addr() + "/conversations/" + k.ConversationID + "/turns/" + k.TurnID + "/events"
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/pgstore/internal/tcpcut"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/replay/replaytest"
@@ -176,17 +176,27 @@ func TestWindowWaitReadsFirst(t *testing.T) {
 
 // listenProxy is a cutting proxy in front of the test server and the
 // connection configuration of a listener through it.
-func listenProxy(t *testing.T) (*tcpcut.Proxy, *pgx.ConnConfig) {
+func listenProxy(t *testing.T) (*cutproxy.Proxy, *pgx.ConnConfig) {
 	t.Helper()
 	cfg, err := pgx.ParseConfig(testDSN)
 	require.NoError(t, err)
-	proxy, err := tcpcut.Start(tcpcut.Options{}, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := startCutProxy(t, nil, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
 	host, port, err := splitHostPort(proxy.Addr())
 	require.NoError(t, err)
 	cfg.Host, cfg.Port, cfg.Fallbacks = host, port, nil
 	return proxy, cfg
+}
+
+// startCutProxy starts a cutting proxy (opts: nil forwards without
+// cutting) that sends each new connection to the next of targets in turn,
+// closed when t ends.
+func startCutProxy(t testing.TB, opts *cutproxy.Options, targets ...string) *cutproxy.Proxy {
+	t.Helper()
+	p, err := cutproxy.New("", opts)
+	require.NoError(t, err)
+	p.SetTargets(targets...)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
 }
 
 func randomSuffix() string {
