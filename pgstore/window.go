@@ -321,7 +321,7 @@ func appendStatement(notify bool) string {
 	SELECT $1, $2, $3, $4, $5 FROM turn
 ), trimmed AS (
 	DELETE FROM pgstore_replay_frames
-	WHERE $8 > 0 AND conversation_id = $1 AND turn_id = $2 AND seq <= (SELECT lower FROM turn)
+	WHERE $8 > 0 AND $3 > $8 AND conversation_id = $1 AND turn_id = $2 AND seq <= (SELECT lower FROM turn)
 )
 SELECT t.lower, t.latest, t.ended FROM turn t`
 	if notify {
