@@ -2,7 +2,7 @@
 // of about the requested size to stdout, for measuring `chatwire decode`
 // on streams too large to commit:
 //
-//	go run ./internal/cmd/genstream -size 100000000 > /tmp/legacy-100mb.sse
+//	go run ./internal/testkit/genstream -size 100000000 > /tmp/legacy-100mb.sse
 //	go build -o /tmp/chatwire ./cmd/chatwire
 //	/usr/bin/time -v /tmp/chatwire decode --state /tmp/legacy-100mb.sse
 //
