@@ -167,6 +167,19 @@ func exactNumber(path string, n int64) (float64, error) {
 	return float64(n), nil
 }
 
+// convertNumber gives *n as converted by conv (wholeNumber, exactNumber),
+// or nil when n is nil; conv's refusal, at path, is returned as it is.
+func convertNumber[From, To any](path string, n *From, conv func(string, From) (To, error)) (*To, error) {
+	if n == nil {
+		return nil, nil
+	}
+	out, err := conv(path, *n)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // deref gives *p, or the zero value when p is nil.
 func deref[T any](p *T) T {
 	if p == nil {

@@ -134,13 +134,9 @@ func usageV0(u *chatprotocol.Usage) (*Usage, error) {
 	if u == nil {
 		return nil, nil
 	}
-	out := &Usage{CostUSD: u.CostUSD}
-	if u.TotalTokens != nil {
-		n, err := exactNumber("/event/usage/totalTokens", *u.TotalTokens)
-		if err != nil {
-			return nil, err
-		}
-		out.TotalTokens = &n
+	total, err := convertNumber("/event/usage/totalTokens", u.TotalTokens, exactNumber)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return &Usage{TotalTokens: total, CostUSD: u.CostUSD}, nil
 }

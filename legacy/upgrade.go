@@ -248,15 +248,11 @@ func usageV1(u *Usage) (*chatprotocol.Usage, error) {
 	if u == nil {
 		return nil, nil
 	}
-	out := &chatprotocol.Usage{CostUSD: u.CostUSD}
-	if u.TotalTokens != nil {
-		n, err := wholeNumber("/usage/totalTokens", *u.TotalTokens)
-		if err != nil {
-			return nil, err
-		}
-		out.TotalTokens = &n
+	total, err := convertNumber("/usage/totalTokens", u.TotalTokens, wholeNumber)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return &chatprotocol.Usage{TotalTokens: total, CostUSD: u.CostUSD}, nil
 }
 
 // renamed maps the version-1 member names of an event back to the legacy
