@@ -46,24 +46,21 @@ func readPresentation(s *shape) *CardPresentation {
 		Unknown:         s.unknown(presentationNames),
 	}
 	if opts, ok := s.optArray("options"); ok {
-		p.Options = make([]CardOption, 0, len(opts))
-		for i, v := range opts {
-			o, ok := s.elem("options", i, v)
-			if !ok {
-				break
-			}
-			p.Options = append(p.Options, CardOption{
-				ID:          o.str("id"),
-				Label:       o.str("label"),
-				Description: o.optStr("description"),
-				Hint:        o.optStr("hint"),
-				Style:       o.optEnum("style", optionStyles),
-				Unknown:     o.unknown(optionNames),
-			})
-			s.adopt(&o)
-		}
+		p.Options = readObjects(s, "options", opts, readOption)
 	}
 	return p
+}
+
+func readOption(o shape) (CardOption, shape) {
+	opt := CardOption{
+		ID:          o.str("id"),
+		Label:       o.str("label"),
+		Description: o.optStr("description"),
+		Hint:        o.optStr("hint"),
+		Style:       o.optEnum("style", optionStyles),
+		Unknown:     o.unknown(optionNames),
+	}
+	return opt, o
 }
 
 // readBound reads min or max: the reference's number | string.
@@ -80,30 +77,37 @@ func readBound(s *shape, name string) *CardBound {
 
 func readReport(s *shape) *Report {
 	r := &Report{Title: s.optStr("title"), Unknown: s.unknown(reportNames)}
-	plans, ok := s.array("plans")
-	if !ok {
-		return r
-	}
-	r.Plans = make([]ReportPlan, 0, len(plans))
-	for i, v := range plans {
-		p, ok := s.elem("plans", i, v)
-		if !ok {
-			break
-		}
-		plan := ReportPlan{Slug: p.optStr("slug"), Title: p.str("title"), Status: p.optStr("status"), Summary: p.optStr("summary"), Unknown: p.unknown(planNames)}
-		if items, ok := p.optArray("items"); ok {
-			plan.Items = make([]ReportItem, 0, len(items))
-			for j, v := range items {
-				it, ok := p.elem("items", j, v)
-				if !ok {
-					break
-				}
-				plan.Items = append(plan.Items, ReportItem{ID: it.optStr("id"), Text: it.str("text"), Status: it.optStr("status"), Ref: it.optStr("ref"), Unknown: it.unknown(itemNames)})
-				p.adopt(&it)
-			}
-		}
-		r.Plans = append(r.Plans, plan)
-		s.adopt(&p)
+	if plans, ok := s.array("plans"); ok {
+		r.Plans = readObjects(s, "plans", plans, readPlan)
 	}
 	return r
+}
+
+func readPlan(p shape) (ReportPlan, shape) {
+	plan := ReportPlan{Slug: p.optStr("slug"), Title: p.str("title"), Status: p.optStr("status"), Summary: p.optStr("summary"), Unknown: p.unknown(planNames)}
+	if items, ok := p.optArray("items"); ok {
+		plan.Items = readObjects(&p, "items", items, readItem)
+	}
+	return plan, p
+}
+
+func readItem(it shape) (ReportItem, shape) {
+	item := ReportItem{ID: it.optStr("id"), Text: it.str("text"), Status: it.optStr("status"), Ref: it.optStr("ref"), Unknown: it.unknown(itemNames)}
+	return item, it
+}
+
+// readObjects reads arr, the array member name of s, whose elements must be
+// objects, each by read, up to the first that is not one (nextObject). read
+// is given the element's shape and returns it with what reading it noted
+// (misfit, unknown members): shapes pass by value, for a shape whose
+// address a func value gets is moved to the heap.
+func readObjects[T any](s *shape, name string, arr []any, read func(shape) (T, shape)) []T {
+	out := make([]T, 0, len(arr))
+	var e shape
+	for i := 0; s.nextObject(name, arr, i, &e); i++ {
+		var t T
+		t, e = read(e)
+		out = append(out, t)
+	}
+	return out
 }

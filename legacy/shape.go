@@ -258,6 +258,24 @@ func (s *shape) elem(name string, i int, v any) (shape, bool) {
 	return c, ok
 }
 
+// nextObject steps through arr, the array member name of s, whose
+// elements must be objects, each read into e, a shape the caller holds (not
+// a callback's, so that every shape stays on the stack): called with i from
+// 0, it passes the misfit and unknown members of element i-1, which e
+// holds, up to s (adopt), and reads element i into e. It is false after the
+// last element, or at the first one that is not an object (a misfit of s).
+func (s *shape) nextObject(name string, arr []any, i int, e *shape) bool {
+	if i > 0 {
+		s.adopt(e)
+	}
+	if i >= len(arr) {
+		return false
+	}
+	var ok bool
+	*e, ok = s.elem(name, i, arr[i])
+	return ok
+}
+
 // adopt takes the misfit of a nested shape, if it is the first, and
 // whether it met unknown members it could not keep.
 func (s *shape) adopt(inner *shape) {
