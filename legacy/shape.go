@@ -119,25 +119,16 @@ func (s *shape) member(name string, required bool) (any, bool) {
 	return v, ok
 }
 
+// str reads a required string.
 func (s *shape) str(name string) string {
 	v, _ := s.member(name, true)
 	return s.asString(name, v)
 }
 
-func (s *shape) optStr(name string) *string {
-	v, ok := s.member(name, false)
-	if !ok {
-		return nil
-	}
-	str := s.asString(name, v)
-	return &str
-}
+func (s *shape) optStr(name string) *string { return optional(s, name, (*shape).asString) }
 
 func (s *shape) asString(name string, v any) string {
-	str, ok := v.(string)
-	if !ok {
-		s.misfit(name)
-	}
+	str, _ := typed[string](s, name, v)
 	return str
 }
 
@@ -147,14 +138,7 @@ func (s *shape) num(name string) float64 {
 	return s.asNumber(name, v)
 }
 
-func (s *shape) optNum(name string) *float64 {
-	v, ok := s.member(name, false)
-	if !ok {
-		return nil
-	}
-	n := s.asNumber(name, v)
-	return &n
-}
+func (s *shape) optNum(name string) *float64 { return optional(s, name, (*shape).asNumber) }
 
 func (s *shape) asNumber(name string, v any) float64 {
 	n, ok := v.(float64)
@@ -164,16 +148,32 @@ func (s *shape) asNumber(name string, v any) float64 {
 	return n
 }
 
-func (s *shape) optBool(name string) *bool {
+func (s *shape) optBool(name string) *bool { return optional(s, name, (*shape).asBool) }
+
+func (s *shape) asBool(name string, v any) bool {
+	b, _ := typed[bool](s, name, v)
+	return b
+}
+
+// optional reads an optional member by as (asString, asNumber, asBool):
+// nil when it is absent.
+func optional[T any](s *shape, name string, as func(s *shape, name string, v any) T) *T {
 	v, ok := s.member(name, false)
 	if !ok {
 		return nil
 	}
-	b, ok := v.(bool)
+	t := as(s, name, v)
+	return &t
+}
+
+// typed returns v as a T and whether it is one; a value of another type
+// (null included) is a misfit.
+func typed[T any](s *shape, name string, v any) (T, bool) {
+	t, ok := v.(T)
 	if !ok {
 		s.misfit(name)
 	}
-	return &b
+	return t, ok
 }
 
 // enum reads a required string that must be one of literals.
