@@ -21,19 +21,39 @@ func (b AskBlock) MarshalJSON() ([]byte, error) {
 	return AppendAsk(nil, b, false), nil
 }
 
-// member appends `,"name":"value"` (without the comma when first), or
-// nothing when value is "" and optional.
-func member(dst []byte, first bool, name, value string, optional, html bool) []byte {
-	if optional && value == "" {
-		return dst
+// stringMember is a string member of a block's object: its key (the
+// name as JSON with its colon, `"name":`), its value, and whether it is
+// omitted when the value is "".
+type stringMember struct {
+	key, value string
+	omit       omitEmpty
+}
+
+// omitEmpty is whether a string member is optional, omitted when "".
+type omitEmpty bool
+
+const (
+	required omitEmpty = false
+	optional omitEmpty = true
+)
+
+// members appends ms, the first members of an object, in their order with
+// commas between, the empty optional ones omitted.
+func members(dst []byte, html bool, ms []stringMember) []byte {
+	first := true
+	for i := range ms {
+		m := &ms[i]
+		if m.omit && m.value == "" {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, m.key...)
+		dst = jsjson.AppendString(dst, m.value, html)
 	}
-	if !first {
-		dst = append(dst, ',')
-	}
-	dst = append(dst, '"')
-	dst = append(dst, name...)
-	dst = append(dst, '"', ':')
-	return jsjson.AppendString(dst, value, html)
+	return dst
 }
 
 // AppendReport appends the canonical JSON of b to dst (see ReportBlock.MarshalJSON);
@@ -42,38 +62,33 @@ func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
 	dst = append(dst, `{"plans":`...)
 	dst = jsjson.AppendArray(dst, b.Plans, func(dst []byte, p ReportPlan) []byte {
 		dst = append(dst, '{')
-		dst = member(dst, true, "slug", p.Slug, true, html)
-		dst = member(dst, p.Slug == "", "title", p.Title, false, html)
-		dst = member(dst, false, "status", p.Status, true, html)
-		dst = member(dst, false, "summary", p.Summary, true, html)
+		dst = members(dst, html, []stringMember{{`"slug":`, p.Slug, optional}, {`"title":`, p.Title, required}, {`"status":`, p.Status, optional}, {`"summary":`, p.Summary, optional}})
 		if len(p.Items) > 0 {
 			dst = append(dst, `,"items":`...)
 			dst = jsjson.AppendArray(dst, p.Items, func(dst []byte, it ReportItem) []byte {
 				dst = append(dst, '{')
-				dst = member(dst, true, "id", it.ID, true, html)
-				dst = member(dst, it.ID == "", "text", it.Text, false, html)
-				dst = member(dst, false, "status", it.Status, true, html)
-				dst = member(dst, false, "ref", it.Ref, true, html)
+				dst = members(dst, html, []stringMember{{`"id":`, it.ID, optional}, {`"text":`, it.Text, required}, {`"status":`, it.Status, optional}, {`"ref":`, it.Ref, optional}})
 				return append(dst, '}')
 			})
 		}
 		return append(dst, '}')
 	})
-	dst = member(dst, false, "title", b.Title, true, html)
+	if b.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = jsjson.AppendString(dst, b.Title, html)
+	}
 	return append(dst, '}')
 }
 
 // AppendAsk appends the canonical JSON of b to dst, as AppendReport does.
 func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
 	dst = append(dst, '{')
-	dst = member(dst, true, "question", b.Question, false, html)
+	dst = members(dst, html, []stringMember{{`"question":`, b.Question, required}})
 	if len(b.Options) > 0 {
 		dst = append(dst, `,"options":`...)
 		dst = jsjson.AppendArray(dst, b.Options, func(dst []byte, o AskOption) []byte {
 			dst = append(dst, '{')
-			dst = member(dst, true, "id", o.ID, false, html)
-			dst = member(dst, false, "label", o.Label, false, html)
-			dst = member(dst, false, "description", o.Description, true, html)
+			dst = members(dst, html, []stringMember{{`"id":`, o.ID, required}, {`"label":`, o.Label, required}, {`"description":`, o.Description, optional}})
 			return append(dst, '}')
 		})
 	}
