@@ -67,24 +67,24 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 	if !ok {
 		return nil, wire.New(refusal.CodeInvalidEvent, "/type", "a legacy frame has a string type")
 	}
-	specs, defined := vocabulary(d)[typ]
+	spec, defined := vocabulary(d)[typ]
 	if !defined {
 		return &AppFrame{Type: typ, Raw: bytes.Clone(bytes.Trim(text, " \t\r\n"))}, nil
 	}
 	switch typ {
 	case TypeDelta:
-		if err := fit(obj, specs); err != nil {
+		if err := fit(obj, spec.members); err != nil {
 			return nil, err
 		}
-		return &DeltaFrame{Text: obj["text"].(string), Unknown: rootUnknown(obj, spans, deltaNames)}, nil
+		return spec.ofString(obj["text"].(string), rootUnknown(obj, spans, deltaNames)), nil
 	case TypeToolCall:
-		if err := fit(obj, specs); err != nil {
+		if err := fit(obj, spec.members); err != nil {
 			return nil, err
 		}
 		callID, _ := obj["callId"].(string)
 		return &ToolCallFrame{CallID: callID, Name: obj["name"].(string), Input: rawMember(obj, spans, "input"), Unknown: rootUnknown(obj, spans, toolCallNames)}, nil
 	case TypeToolResult:
-		if err := fit(obj, specs); err != nil {
+		if err := fit(obj, spec.members); err != nil {
 			return nil, err
 		}
 		callID, _ := obj["callId"].(string)
@@ -96,7 +96,7 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 		// ParseChatEvent keeps a union frame whose members do not fit as an
 		// app frame; the adapter refuses it instead, at the faulty member
 		// (with its own code where a member has one).
-		if err := fit(obj, specs); err != nil {
+		if err := fit(obj, spec.members); err != nil {
 			return nil, err
 		}
 		return nil, wire.New(refusal.CodeInvalidEvent, bad, "the "+typ+" frame's members do not fit its type")
@@ -151,34 +151,49 @@ func opt(name string, k kind) member {
 // missing-call-id, as ParseEnvelope refuses it.
 var callID = member{name: "callId", kind: kindString, code: refusal.CodeMissingCallID}
 
+// frameSpec is a frame type of a dialect: its members, and for a type whose
+// one member is a string (session, token, card_closed, error, navigate,
+// delta) ofString, which makes its frame of that string and the frame's
+// kept members; ofString is nil for the other types.
+type frameSpec struct {
+	members  []member
+	ofString func(s string, unknown []chatprotocol.Member) Frame
+}
+
 // The vocabularies of the two dialects: each type the dialect defines with
 // its members (docs/contract.md section 2; the package documentation for
 // Papercusp). Members not listed are not checked; the frame keeps them
 // in its Unknown field.
 var (
-	shared = map[string][]member{
-		TypeSession:    {req("sessionId", kindString)},
-		TypeCard:       {req("card", kindObject)},
-		TypeCardClosed: {req("correlationId", kindString)},
-		TypeState:      {req("version", kindNumber), opt("snapshot", kindAny)},
-		TypeDone:       {opt("usage", kindObject)},
-		TypeError:      {req("message", kindString)},
-		TypeNavigate:   {req("href", kindString)},
+	shared = map[string]frameSpec{
+		TypeSession: {members: []member{req("sessionId", kindString)},
+			ofString: func(s string, u []chatprotocol.Member) Frame { return &SessionFrame{SessionID: s, Unknown: u} }},
+		TypeCard: {members: []member{req("card", kindObject)}},
+		TypeCardClosed: {members: []member{req("correlationId", kindString)},
+			ofString: func(s string, u []chatprotocol.Member) Frame { return &CardClosedFrame{CorrelationID: s, Unknown: u} }},
+		TypeState: {members: []member{req("version", kindNumber), opt("snapshot", kindAny)}},
+		TypeDone:  {members: []member{opt("usage", kindObject)}},
+		TypeError: {members: []member{req("message", kindString)},
+			ofString: func(s string, u []chatprotocol.Member) Frame { return &ErrorFrame{Message: s, Unknown: u} }},
+		TypeNavigate: {members: []member{req("href", kindString)},
+			ofString: func(s string, u []chatprotocol.Member) Frame { return &NavigateFrame{Href: s, Unknown: u} }},
 	}
-	scoutOnly = map[string][]member{
-		TypeToken:     {req("content", kindString)},
-		TypeToolStart: {req("tool", kindString), callID},
+	scoutOnly = map[string]frameSpec{
+		TypeToken: {members: []member{req("content", kindString)},
+			ofString: func(s string, u []chatprotocol.Member) Frame { return &TokenFrame{Content: s, Unknown: u} }},
+		TypeToolStart: {members: []member{req("tool", kindString), callID}},
 	}
-	papercuspOnly = map[string][]member{
-		TypeDelta:    {req("text", kindString)},
-		TypeToolCall: {callID, req("name", kindString), opt("input", kindAny)},
-		TypeToolResult: {callID, {name: "status", kind: kindString, code: refusal.CodeUnknownResultStatus},
-			opt("output", kindAny)},
+	papercuspOnly = map[string]frameSpec{
+		TypeDelta: {members: []member{req("text", kindString)},
+			ofString: func(s string, u []chatprotocol.Member) Frame { return &DeltaFrame{Text: s, Unknown: u} }},
+		TypeToolCall: {members: []member{callID, req("name", kindString), opt("input", kindAny)}},
+		TypeToolResult: {members: []member{callID, {name: "status", kind: kindString, code: refusal.CodeUnknownResultStatus},
+			opt("output", kindAny)}},
 	}
 )
 
 // vocabulary returns the types dialect d defines, each with its members.
-func vocabulary(d Dialect) map[string][]member {
+func vocabulary(d Dialect) map[string]frameSpec {
 	if d == Papercusp {
 		return papercuspVocabulary
 	}
@@ -190,9 +205,9 @@ var (
 	papercuspVocabulary = merge(shared, papercuspOnly)
 )
 
-func merge(a, b map[string][]member) map[string][]member {
-	out := make(map[string][]member, len(a)+len(b))
-	for _, m := range []map[string][]member{a, b} {
+func merge(a, b map[string]frameSpec) map[string]frameSpec {
+	out := make(map[string]frameSpec, len(a)+len(b))
+	for _, m := range []map[string]frameSpec{a, b} {
 		for k, v := range m {
 			out[k] = v
 		}

@@ -70,7 +70,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		return nil, false
 	}
 	typ := t.value[1 : len(t.value)-1]
-	specs, defined := vocabulary(d)[string(typ)]
+	spec, defined := vocabulary(d)[string(typ)]
 	if !defined {
 		return &AppFrame{Type: string(typ), Raw: bytes.Clone(bytes.Trim(data, " \t\r\n"))}, true
 	}
@@ -82,6 +82,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		nums [3]float64
 		raws [3][]byte
 	)
+	specs := spec.members
 	if len(specs) > len(strs) {
 		return nil, false
 	}
@@ -122,13 +123,10 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		return ev, true
 	}
 	unknown := fastUnknown(ms, specs)
+	if spec.ofString != nil {
+		return spec.ofString(strs[0], unknown), true
+	}
 	switch string(typ) {
-	case TypeToken:
-		return &TokenFrame{Content: strs[0], Unknown: unknown}, true
-	case TypeDelta:
-		return &DeltaFrame{Text: strs[0], Unknown: unknown}, true
-	case TypeSession:
-		return &SessionFrame{SessionID: strs[0], Unknown: unknown}, true
 	case TypeToolStart:
 		f := &ToolStartFrame{Tool: strs[0], Unknown: unknown}
 		if has[1] {
@@ -136,12 +134,6 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 			f.CallID = &callID
 		}
 		return f, true
-	case TypeCardClosed:
-		return &CardClosedFrame{CorrelationID: strs[0], Unknown: unknown}, true
-	case TypeError:
-		return &ErrorFrame{Message: strs[0], Unknown: unknown}, true
-	case TypeNavigate:
-		return &NavigateFrame{Href: strs[0], Unknown: unknown}, true
 	case TypeState:
 		return &StateFrame{Version: nums[0], Snapshot: raws[1], Unknown: unknown}, true
 	case TypeToolCall:
