@@ -102,27 +102,21 @@ func (w *frameWriter) optRaw(name string, raw json.RawMessage) {
 	w.b = append(w.b, bytes.Trim(raw, " \t\r\n")...)
 }
 
-// card writes c as its JSON object (docs/contract.md section 3.1).
+// card writes the members of c's JSON object (docs/contract.md section
+// 3.1).
 func (w *frameWriter) card(c *Card) {
 	at := w.at
-	w.open()
 	w.str("correlationId", c.CorrelationID)
 	w.num("createdAt", c.CreatedAt)
 	w.str("prompt", c.Prompt)
 	if p := c.Presentation; p != nil {
-		w.name("presentation")
-		w.at = at + "/presentation"
-		w.presentation(p)
-		w.at = at
+		w.object("presentation", at+"/presentation", func() { w.presentation(p) })
 	}
 	w.optBool("allowDecline", c.AllowDecline)
 	w.optNum("timeoutMs", c.TimeoutMs)
 	w.optStr("fallbackText", c.FallbackText)
 	if r := c.Report; r != nil {
-		w.name("report")
-		w.at = at + "/report"
-		w.report(r)
-		w.at = at
+		w.object("report", at+"/report", func() { w.report(r) })
 	}
 	if c.DataSchemaJSON != nil {
 		if v, ok := jsjson.Parse(c.DataSchemaJSON); !ok || !isJSONObject(v) {
@@ -131,7 +125,19 @@ func (w *frameWriter) card(c *Card) {
 		w.optRaw("dataSchemaJson", c.DataSchemaJSON)
 	}
 	w.unknown(c.Unknown, cardNames)
+}
+
+// object writes the member name, an object: opened, its members written by
+// members, closed. path is the object's JSON pointer, w.at meanwhile, for
+// the paths of refusals.
+func (w *frameWriter) object(name, path string, members func()) {
+	w.name(name)
+	at := w.at
+	w.at = path
+	w.open()
+	members()
 	w.close()
+	w.at = at
 }
 
 func isJSONObject(v any) bool {
@@ -141,20 +147,12 @@ func isJSONObject(v any) bool {
 
 func (w *frameWriter) presentation(p *CardPresentation) {
 	at := w.at
-	w.open()
 	w.str("kind", p.Kind)
 	if p.Options != nil {
-		w.name("options")
-		w.array(len(p.Options), func(i int) {
+		w.objects("options", len(p.Options), func(i int) {
 			o := &p.Options[i]
-			w.open()
-			w.str("id", o.ID)
-			w.str("label", o.Label)
-			w.optStr("description", o.Description)
-			w.optStr("hint", o.Hint)
-			w.optStr("style", o.Style)
+			w.strings([]stringMember{{"id", &o.ID}, {"label", &o.Label}, {"description", o.Description}, {"hint", o.Hint}, {"style", o.Style}})
 			w.unknownAt(o.Unknown, optionNames, at, "options", i)
-			w.close()
 		})
 	}
 	w.optStr("placeholder", p.Placeholder)
@@ -164,8 +162,6 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	w.optNum("step", p.Step)
 	w.optBool("voiceAnswerable", p.VoiceAnswerable)
 	w.unknown(p.Unknown, presentationNames)
-	w.close()
-	w.at = at
 }
 
 func (w *frameWriter) bound(name string, b *CardBound) {
@@ -180,36 +176,49 @@ func (w *frameWriter) bound(name string, b *CardBound) {
 
 func (w *frameWriter) report(r *Report) {
 	at := w.at
-	w.open()
-	w.name("plans")
-	w.array(len(r.Plans), func(i int) {
+	w.objects("plans", len(r.Plans), func(i int) {
 		p := &r.Plans[i]
-		w.open()
-		w.optStr("slug", p.Slug)
-		w.str("title", p.Title)
-		w.optStr("status", p.Status)
-		w.optStr("summary", p.Summary)
+		w.strings([]stringMember{{"slug", p.Slug}, {"title", &p.Title}, {"status", p.Status}, {"summary", p.Summary}})
 		if p.Items != nil {
-			w.name("items")
-			w.array(len(p.Items), func(j int) {
+			w.objects("items", len(p.Items), func(j int) {
 				it := &p.Items[j]
-				w.open()
-				w.optStr("id", it.ID)
-				w.str("text", it.Text)
-				w.optStr("status", it.Status)
-				w.optStr("ref", it.Ref)
+				w.strings([]stringMember{{"id", it.ID}, {"text", &it.Text}, {"status", it.Status}, {"ref", it.Ref}})
 				if len(it.Unknown) > 0 {
 					w.unknownAt(it.Unknown, itemNames, at+"/plans/"+strconv.Itoa(i), "items", j)
 				}
-				w.close()
 			})
 		}
 		w.unknownAt(p.Unknown, planNames, at, "plans", i)
-		w.close()
 	})
 	w.optStr("title", r.Title)
 	w.unknown(r.Unknown, reportNames)
-	w.close()
+}
+
+// stringMember is a string member of an object: its name and its value,
+// nil when it is absent (for a required member, the address of its value).
+type stringMember struct {
+	name string
+	s    *string
+}
+
+// strings writes the members ms in their order, the absent ones omitted.
+func (w *frameWriter) strings(ms []stringMember) {
+	for i := range ms {
+		if m := &ms[i]; m.s != nil {
+			w.str(m.name, *m.s)
+		}
+	}
+}
+
+// objects writes the array member name of n objects, each opened, given
+// its members by members(i) and closed.
+func (w *frameWriter) objects(name string, n int, members func(i int)) {
+	w.name(name)
+	w.array(n, func(i int) {
+		w.open()
+		members(i)
+		w.close()
+	})
 }
 
 // array writes a JSON array of n elements, each written by elem(i).

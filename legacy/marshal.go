@@ -49,10 +49,7 @@ func MarshalChatEvent(f Frame) ([]byte, error) {
 		w.optStr("callId", f.CallID)
 		w.unknown(f.Unknown, toolStartNames)
 	case *CardFrame:
-		w.name("card")
-		w.at = "/card"
-		w.card(&f.Card)
-		w.at = ""
+		w.object("card", "/card", func() { w.card(&f.Card) })
 		w.unknown(f.Unknown, cardFrameNames)
 	case *CardClosedFrame:
 		w.str("correlationId", f.CorrelationID)
@@ -62,15 +59,12 @@ func MarshalChatEvent(f Frame) ([]byte, error) {
 		w.optRaw("snapshot", f.Snapshot)
 		w.unknown(f.Unknown, stateNames)
 	case *DoneFrame:
-		if f.Usage != nil {
-			w.name("usage")
-			w.at = "/usage"
-			w.open()
-			w.optNum("totalTokens", f.Usage.TotalTokens)
-			w.optNum("costUsd", f.Usage.CostUSD)
-			w.unknown(f.Usage.Unknown, usageNames)
-			w.close()
-			w.at = ""
+		if u := f.Usage; u != nil {
+			w.object("usage", "/usage", func() {
+				w.optNum("totalTokens", u.TotalTokens)
+				w.optNum("costUsd", u.CostUSD)
+				w.unknown(u.Unknown, usageNames)
+			})
 		}
 		w.unknown(f.Unknown, doneNames)
 	case *ErrorFrame:
