@@ -192,7 +192,7 @@ var (
 	}
 )
 
-// vocabulary returns the types dialect d defines, each with its members.
+// vocabulary returns the types dialect d defines, each with its frameSpec.
 func vocabulary(d Dialect) map[string]frameSpec {
 	if d == Papercusp {
 		return papercuspVocabulary
