@@ -151,7 +151,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	if p.Options != nil {
 		w.objects("options", len(p.Options), func(i int) {
 			o := &p.Options[i]
-			w.strings([]stringMember{{"id", &o.ID}, {"label", &o.Label}, {"description", o.Description}, {"hint", o.Hint}, {"style", o.Style}})
+			w.strings(optionNames, &o.ID, &o.Label, o.Description, o.Hint, o.Style)
 			w.unknownAt(o.Unknown, optionNames, at, "options", i)
 		})
 	}
@@ -178,11 +178,11 @@ func (w *frameWriter) report(r *Report) {
 	at := w.at
 	w.objects("plans", len(r.Plans), func(i int) {
 		p := &r.Plans[i]
-		w.strings([]stringMember{{"slug", p.Slug}, {"title", &p.Title}, {"status", p.Status}, {"summary", p.Summary}})
+		w.strings(planNames, p.Slug, &p.Title, p.Status, p.Summary)
 		if p.Items != nil {
 			w.objects("items", len(p.Items), func(j int) {
 				it := &p.Items[j]
-				w.strings([]stringMember{{"id", it.ID}, {"text", &it.Text}, {"status", it.Status}, {"ref", it.Ref}})
+				w.strings(itemNames, it.ID, &it.Text, it.Status, it.Ref)
 				if len(it.Unknown) > 0 {
 					w.unknownAt(it.Unknown, itemNames, at+"/plans/"+strconv.Itoa(i), "items", j)
 				}
@@ -194,18 +194,14 @@ func (w *frameWriter) report(r *Report) {
 	w.unknown(r.Unknown, reportNames)
 }
 
-// stringMember is a string member of an object: its name and its value,
-// nil when it is absent (for a required member, the address of its value).
-type stringMember struct {
-	name string
-	s    *string
-}
-
-// strings writes the members ms in their order, the absent ones omitted.
-func (w *frameWriter) strings(ms []stringMember) {
-	for i := range ms {
-		if m := &ms[i]; m.s != nil {
-			w.str(m.name, *m.s)
+// strings writes string members: values[i] is member names[i], nil when it
+// is absent (for a required member, the address of its value). names are an
+// object type's names (optionNames, planNames, itemNames), which list its
+// string members first, in the order they are written.
+func (w *frameWriter) strings(names []string, values ...*string) {
+	for i, s := range values {
+		if s != nil {
+			w.str(names[i], *s)
 		}
 	}
 }
