@@ -110,13 +110,13 @@ func (w *frameWriter) card(c *Card) {
 	w.num("createdAt", c.CreatedAt)
 	w.str("prompt", c.Prompt)
 	if p := c.Presentation; p != nil {
-		w.object("presentation", at+"/presentation", func() { w.presentation(p) })
+		w.presentation(p)
 	}
 	w.optBool("allowDecline", c.AllowDecline)
 	w.optNum("timeoutMs", c.TimeoutMs)
 	w.optStr("fallbackText", c.FallbackText)
 	if r := c.Report; r != nil {
-		w.object("report", at+"/report", func() { w.report(r) })
+		w.report(r)
 	}
 	if c.DataSchemaJSON != nil {
 		if v, ok := jsjson.Parse(c.DataSchemaJSON); !ok || !isJSONObject(v) {
@@ -127,17 +127,20 @@ func (w *frameWriter) card(c *Card) {
 	w.unknown(c.Unknown, cardNames)
 }
 
-// object writes the member name, an object: opened, its members written by
-// members, closed. path is the object's JSON pointer, w.at meanwhile, for
-// the paths of refusals.
-func (w *frameWriter) object(name, path string, members func()) {
+// begin writes the member name and opens its object, whose JSON pointer
+// path is w.at until end, for the paths of refusals; it returns the w.at
+// before, for end.
+func (w *frameWriter) begin(name, path string) (prev string) {
 	w.name(name)
-	at := w.at
-	w.at = path
+	prev, w.at = w.at, path
 	w.open()
-	members()
+	return prev
+}
+
+// end closes the object begin opened and makes prev w.at again.
+func (w *frameWriter) end(prev string) {
 	w.close()
-	w.at = at
+	w.at = prev
 }
 
 func isJSONObject(v any) bool {
@@ -145,7 +148,10 @@ func isJSONObject(v any) bool {
 	return ok
 }
 
+// presentation writes the member presentation of the card whose path is
+// w.at.
 func (w *frameWriter) presentation(p *CardPresentation) {
+	prev := w.begin("presentation", w.at+"/presentation")
 	at := w.at
 	w.str("kind", p.Kind)
 	if p.Options != nil {
@@ -162,6 +168,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	w.optNum("step", p.Step)
 	w.optBool("voiceAnswerable", p.VoiceAnswerable)
 	w.unknown(p.Unknown, presentationNames)
+	w.end(prev)
 }
 
 func (w *frameWriter) bound(name string, b *CardBound) {
@@ -174,7 +181,9 @@ func (w *frameWriter) bound(name string, b *CardBound) {
 	}
 }
 
+// report writes the member report of the card whose path is w.at.
 func (w *frameWriter) report(r *Report) {
+	prev := w.begin("report", w.at+"/report")
 	at := w.at
 	w.objects("plans", len(r.Plans), func(i int) {
 		p := &r.Plans[i]
@@ -192,6 +201,7 @@ func (w *frameWriter) report(r *Report) {
 	})
 	w.optStr("title", r.Title)
 	w.unknown(r.Unknown, reportNames)
+	w.end(prev)
 }
 
 // strings writes string members: values[i] is member names[i], nil when it

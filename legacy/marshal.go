@@ -49,7 +49,9 @@ func MarshalChatEvent(f Frame) ([]byte, error) {
 		w.optStr("callId", f.CallID)
 		w.unknown(f.Unknown, toolStartNames)
 	case *CardFrame:
-		w.object("card", "/card", func() { w.card(&f.Card) })
+		prev := w.begin("card", "/card")
+		w.card(&f.Card)
+		w.end(prev)
 		w.unknown(f.Unknown, cardFrameNames)
 	case *CardClosedFrame:
 		w.str("correlationId", f.CorrelationID)
@@ -60,11 +62,11 @@ func MarshalChatEvent(f Frame) ([]byte, error) {
 		w.unknown(f.Unknown, stateNames)
 	case *DoneFrame:
 		if u := f.Usage; u != nil {
-			w.object("usage", "/usage", func() {
-				w.optNum("totalTokens", u.TotalTokens)
-				w.optNum("costUsd", u.CostUSD)
-				w.unknown(u.Unknown, usageNames)
-			})
+			prev := w.begin("usage", "/usage")
+			w.optNum("totalTokens", u.TotalTokens)
+			w.optNum("costUsd", u.CostUSD)
+			w.unknown(u.Unknown, usageNames)
+			w.end(prev)
 		}
 		w.unknown(f.Unknown, doneNames)
 	case *ErrorFrame:
