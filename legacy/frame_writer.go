@@ -155,11 +155,7 @@ func (w *frameWriter) presentation(p *CardPresentation) {
 	at := w.at
 	w.str("kind", p.Kind)
 	if p.Options != nil {
-		w.objects("options", len(p.Options), func(i int) {
-			o := &p.Options[i]
-			w.strings(optionNames, &o.ID, &o.Label, o.Description, o.Hint, o.Style)
-			w.unknownAt(o.Unknown, optionNames, at, "options", i)
-		})
+		w.objects("options", len(p.Options), func(i int) { w.option(&p.Options[i], at, i) })
 	}
 	w.optStr("placeholder", p.Placeholder)
 	w.optBool("multiline", p.Multiline)
@@ -181,38 +177,47 @@ func (w *frameWriter) bound(name string, b *CardBound) {
 	}
 }
 
+// option writes the members of option i of the presentation at at.
+func (w *frameWriter) option(o *CardOption, at string, i int) {
+	w.str("id", o.ID)
+	w.str("label", o.Label)
+	w.optStr("description", o.Description)
+	w.optStr("hint", o.Hint)
+	w.optStr("style", o.Style)
+	w.unknownAt(o.Unknown, optionNames, at, "options", i)
+}
+
 // report writes the member report of the card whose path is w.at.
 func (w *frameWriter) report(r *Report) {
 	prev := w.begin("report", w.at+"/report")
 	at := w.at
-	w.objects("plans", len(r.Plans), func(i int) {
-		p := &r.Plans[i]
-		w.strings(planNames, p.Slug, &p.Title, p.Status, p.Summary)
-		if p.Items != nil {
-			w.objects("items", len(p.Items), func(j int) {
-				it := &p.Items[j]
-				w.strings(itemNames, it.ID, &it.Text, it.Status, it.Ref)
-				if len(it.Unknown) > 0 {
-					w.unknownAt(it.Unknown, itemNames, at+"/plans/"+strconv.Itoa(i), "items", j)
-				}
-			})
-		}
-		w.unknownAt(p.Unknown, planNames, at, "plans", i)
-	})
+	w.objects("plans", len(r.Plans), func(i int) { w.plan(&r.Plans[i], at, i) })
 	w.optStr("title", r.Title)
 	w.unknown(r.Unknown, reportNames)
 	w.end(prev)
 }
 
-// strings writes string members: values[i] is member names[i], nil when it
-// is absent (for a required member, the address of its value). names are an
-// object type's names (optionNames, planNames, itemNames), which list its
-// string members first, in the order they are written.
-func (w *frameWriter) strings(names []string, values ...*string) {
-	for i, s := range values {
-		if s != nil {
-			w.str(names[i], *s)
-		}
+// plan writes the members of plan i of the report at at.
+func (w *frameWriter) plan(p *ReportPlan, at string, i int) {
+	w.optStr("slug", p.Slug)
+	w.str("title", p.Title)
+	w.optStr("status", p.Status)
+	w.optStr("summary", p.Summary)
+	if p.Items != nil {
+		w.objects("items", len(p.Items), func(j int) { w.item(&p.Items[j], at, i, j) })
+	}
+	w.unknownAt(p.Unknown, planNames, at, "plans", i)
+}
+
+// item writes the members of item j of plan i of the report at at; the
+// path of its kept members is built only when it has some.
+func (w *frameWriter) item(it *ReportItem, at string, i, j int) {
+	w.optStr("id", it.ID)
+	w.str("text", it.Text)
+	w.optStr("status", it.Status)
+	w.optStr("ref", it.Ref)
+	if len(it.Unknown) > 0 {
+		w.unknownAt(it.Unknown, itemNames, at+"/plans/"+strconv.Itoa(i), "items", j)
 	}
 }
 

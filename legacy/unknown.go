@@ -12,9 +12,7 @@ import (
 
 // The member names each object of a typed frame's type defines; any other
 // member is kept in the object's Unknown (docs/contract.md section 2.4). A
-// frame's own names include "type". Those of an option, a plan and an item
-// list their string members first, in the order MarshalChatEvent writes
-// them (frameWriter.strings).
+// frame's own names include "type".
 var (
 	sessionNames    = []string{"type", "sessionId"}
 	tokenNames      = []string{"type", "content"}
