@@ -82,8 +82,8 @@ func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
 
 // AppendAsk appends the canonical JSON of b to dst, as AppendReport does.
 func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
-	dst = append(dst, '{')
-	dst = members(dst, html, []stringMember{{`"question":`, b.Question, required}})
+	dst = append(dst, `{"question":`...)
+	dst = jsjson.AppendString(dst, b.Question, html)
 	if len(b.Options) > 0 {
 		dst = append(dst, `,"options":`...)
 		dst = jsjson.AppendArray(dst, b.Options, func(dst []byte, o AskOption) []byte {
