@@ -117,15 +117,13 @@ type windowFlaws struct {
 //
 // # Append
 //
-// Append is one statement, in a transaction with the other Appends of its
-// batch (see below), at any session isolation level (read committed and
-// serializable are tested):
+// Append is one statement, its own transaction, at any session isolation
+// level (read committed and serializable are tested):
 //
 //	UPDATE pgstore_replay_turns SET latest = $seq, ended = ended OR $ends, lower = …
 //	WHERE … AND latest = $seq - 1 AND (NOT ended OR $toolResult)      -- or INSERT the turn row for seq 1
 //	INSERT INTO pgstore_replay_frames … SELECT … FROM the moved row
 //	DELETE FROM pgstore_replay_frames WHERE … AND seq <= the new lower -- count retention
-//	SELECT …, pg_notify('pgstore_replay', ids)                          -- delivered at commit
 //
 // The compare on latest is atomic: a second writer of the same turn waits
 // for the row and re-evaluates it (read committed), or is rolled back and
@@ -136,29 +134,38 @@ type windowFlaws struct {
 // after the statement was sent, the outcome is unknown: the writer's retry
 // is refused as sequence-reordered when the frame was stored.
 //
-// PostgreSQL serializes the commits of transactions that notify (one lock
-// per database keeps notifications in commit order). So the Appends of one
-// Window commit in groups: an Append that arrives while a batch is on the
-// wire goes in the next one, up to 64 frames or 1 MiB, its statements
-// pipelined in one round trip and one transaction. A statement refused by
-// the seq or the end rule writes nothing and leaves the others of its batch
-// to commit; a batch that the server fails (a serialization failure, a
-// check) stores none of its frames, and each then runs alone with its own
-// retries. BenchmarkWindowAppend measures appends against plain inserts at
-// 1, 4 and 16 producers.
+// Concurrent Appends of one Window commit in groups: while four batches are
+// on the wire, the Appends that arrive wait and go together in the next
+// one, one frame per turn (up to 64 frames or 1 MiB), as one statement
+// over arrays that runs the same steps row by row, in one transaction. A
+// frame refused by the seq or the end rule writes nothing and leaves the
+// others of its batch to commit; a batch the server fails (a serialization
+// failure, a check) stores none of its frames, and each then runs alone
+// with its own retries. BenchmarkWindowAppend measures appends against
+// plain inserts at 1, 4 and 16 producers.
 //
 // # Notifications and the listener
 //
-// PostgreSQL delivers a NOTIFY when its transaction commits, never before,
-// so a woken reader always finds the frame. The payload names the turn,
-// ids only (conversation and turn, at most 256 bytes each, far below the
-// server's 8,000-byte limit); readers then read the frames themselves.
+// A frame is announced after its statement committed: the Window's
+// publisher sends the payloads of every frame committed since its last
+// statement in the next one (SELECT pg_notify('pgstore_replay', p) FROM
+// unnest(…)), and PostgreSQL delivers them when that commits, so a woken
+// reader always finds the frame. Appends do not notify themselves: a
+// transaction that notifies takes a lock on the whole database at its
+// commit, which would commit the appends of every turn one at a time. The
+// payload names the turn, ids only (conversation and turn, at most 256
+// bytes each, far below the server's 8,000-byte limit); readers then read
+// the frames themselves. A publisher statement that fails is sent again,
+// and a process that dies between a commit and its announcement leaves it
+// to the catch-up reads below. Close announces what was committed before
+// it returns.
+//
 // Each Window holds one listening connection (ListenConfig; one Window per
 // process, so one listener per process), which must be a session of its
 // own: never through a transaction pooler (PgBouncer in transaction or
 // statement mode drops a LISTEN between transactions). The listener
-// reconnects, with a pause growing from 20 ms
-// to 1 s, whenever its connection breaks.
+// reconnects, with a pause growing from 20 ms to 1 s, whenever its
+// connection breaks.
 //
 // # Catch-up reads
 //
@@ -166,8 +173,9 @@ type windowFlaws struct {
 // the listener, then reads the bounds; it reads again on every
 // notification of its turn, on every reconnect of the listener (a broken
 // connection or a restarted server loses the notifications sent
-// meanwhile), and every CatchUpInterval (a slow or stalled listener,
-// whatever else delays a notification). Reads of one turn in one process are shared: a
+// meanwhile), and every CatchUpInterval (a slow or stalled listener, an
+// announcement lost with its process, whatever else delays a
+// notification). Reads of one turn in one process are shared: a
 // Read or a Wait joins the next statement of that turn that starts after
 // it was called (never one already running, whose snapshot might predate
 // it), so a Read returns every frame whose Append returned before it, on
@@ -207,9 +215,9 @@ type Window struct {
 	log           *slog.Logger
 	flaws         windowFlaws
 
-	appendSQL string
-	batcher   *appendBatcher
-	lis       *listener
+	pub     *publisher
+	batcher *appendBatcher
+	lis     *listener
 
 	mu       sync.Mutex
 	fetchers map[replay.Key]*fetcher
@@ -254,7 +262,7 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	if w.queryTimeout <= 0 {
 		w.queryTimeout = DefaultQueryTimeout
 	}
-	w.appendSQL = appendStatement(!w.flaws.notifyEarly)
+	w.pub = newPublisher(w)
 	w.batcher = &appendBatcher{w: w, lanes: appendLanes}
 	cfg := o.ListenConfig
 	if cfg == nil {
@@ -264,6 +272,7 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	w.lis = newListener(cfg.Copy(), o.Logger, w.catchUp, w.flaws.noCatchUp)
 	w.lis.onNotify = w.notified
 	w.wg.Go(func() { w.lis.run(w.ctx) })
+	w.wg.Go(func() { w.pub.run(w.ctx) })
 	if w.trimInterval > 0 {
 		w.wg.Go(w.trimLoop)
 	}
@@ -292,18 +301,15 @@ func (w *Window) Capabilities() chatprotocol.ChatCapabilities {
 // errClosed is the error of a read of a closed Window.
 var errClosed = errors.New("pgstore: the window is closed")
 
-// appendStatement is Append's one statement, its own transaction: it moves
-// the turn's latest from $3-1 to $3 (creating the turn row for seq 1), under
+// sqlAppend is Append's one statement, its own transaction: it moves the
+// turn's latest from $3-1 to $3 (creating the turn row for seq 1), under
 // the end rule, inserts the frame, deletes the frames count retention drops
-// and moves lower past them, and, with notify, notifies: the server delivers
-// the notification at commit, never before. It returns the new bounds, or
-// no row when the seq or the end rule refused the frame.
+// and moves lower past them. It returns the new bounds, or no row when the
+// seq or the end rule refused the frame.
 //
 //	$1 conversation, $2 turn, $3 seq, $4 type, $5 data, $6 the frame ends
-//	the turn, $7 it is a tool_result, $8 frames kept (0: no count bound),
-//	$9 the notification's payload (with notify)
-func appendStatement(notify bool) string {
-	sql := `WITH moved AS (
+//	the turn, $7 it is a tool_result, $8 frames kept (0: no count bound)
+const sqlAppend = `WITH moved AS (
 	UPDATE pgstore_replay_turns
 	SET latest = $3, ended = ended OR $6, appended_at = now(),
 		lower = CASE WHEN $8 > 0 THEN greatest(lower, $3 - $8) ELSE lower END
@@ -324,19 +330,14 @@ func appendStatement(notify bool) string {
 	WHERE $8 > 0 AND $3 > $8 AND conversation_id = $1 AND turn_id = $2 AND seq <= (SELECT lower FROM turn)
 )
 SELECT t.lower, t.latest, t.ended FROM turn t`
-	if notify {
-		sql += ", LATERAL (SELECT pg_notify('" + notifyChannel + "', $9)) n"
-	}
-	return sql
-}
 
 // Append stores env as the next frame of key's turn and returns it (see
 // replay.Window.Append), in one statement that checks and moves the turn's
 // latest seq, inserts the frame's canonical bytes, trims what retention
-// drops and notifies every instance, delivered at its commit; the
-// statement goes in the Window's next batch (see Window). Once its batch is
-// on the wire, Append waits for its answer, bounded by QueryTimeout, even
-// when ctx ends meanwhile, so that it can tell whether the frame was stored. Refusals are
+// drops, in the Window's next batch, then has every instance notified (see
+// Window). Once its batch is on the wire, Append waits for its answer,
+// bounded by QueryTimeout, even when ctx ends meanwhile, so that it can tell
+// whether the frame was stored. Refusals are
 // *replay.AppendError with the turn's bounds and nothing stored, with the
 // codes replay.CheckAppend and replay.EncodeFrame give. Any other error is
 // the database's: when the connection broke after the statement was sent,
@@ -356,8 +357,9 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
 	ends := replay.EndsTurn(env)
 	payload := encodeNotification(key)
+	r := &appendRequest{key: key, seq: int64(f.Seq), typ: f.Type, data: f.Data, ends: ends, toolResult: toolResult}
 	for range 3 {
-		err := w.appendOnce(ctx, w.appendArgs(key, f, ends, toolResult), payload, len(f.Data))
+		err := w.appendOnce(ctx, r, payload)
 		switch {
 		case err == nil:
 			return f, nil
@@ -375,31 +377,34 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	return replay.Frame{}, fmt.Errorf("pgstore: append of seq %d: the turn keeps moving", f.Seq)
 }
 
-// appendArgs returns appendStatement's arguments $1 to $8 for frame f of
-// key's turn.
-func (w *Window) appendArgs(key replay.Key, f replay.Frame, ends, toolResult bool) []any {
-	return []any{key.ConversationID, key.TurnID, int64(f.Seq), f.Type, f.Data, ends, toolResult, int64(max(w.maxFrames, 0))}
-}
-
-// appendOnce runs the append statement once for args (with its retries on
-// a serialization failure or a deadlock): in the next batch, or alone when
-// the batch failed on the server (or for the notifyEarly flaw). It returns
-// nil when the frame was stored, pgx.ErrNoRows when the statement refused
+// appendOnce runs r's statement once: in the Window's next batch, or alone
+// (with retries on a serialization failure or a deadlock) when the batch
+// failed on the server; then it announces the frame. It returns nil when
+// the frame was stored, pgx.ErrNoRows when the seq or the end rule refused
 // it, or the database's error.
-func (w *Window) appendOnce(ctx context.Context, args []any, payload string, size int) error {
-	var b replay.Bounds
+func (w *Window) appendOnce(ctx context.Context, r *appendRequest, payload string) error {
 	if w.flaws.notifyEarly {
-		return w.retry(ctx, func() error { return w.appendNotifyingEarly(ctx, args, payload, &b) })
+		return w.retry(ctx, func() error { return w.appendNotifyingEarly(ctx, r.args(w.maxFrames), payload, &r.bounds) })
 	}
-	args = append(args, payload)
-	r := &appendRequest{args: args, bytes: size, done: make(chan struct{})}
+	r.done, r.err, r.fallback = make(chan struct{}), nil, false
 	if err := w.batcher.submit(r); err != nil {
 		return err
 	}
-	if !r.fallback {
-		return r.err
+	err := r.err
+	if r.fallback {
+		err = w.retry(ctx, func() error { return w.appendAlone(ctx, r) })
 	}
-	return w.retry(ctx, func() error { return scanAppended(w.pool.QueryRow(ctx, w.appendSQL, args...), &b) })
+	if !errors.Is(err, pgx.ErrNoRows) {
+		// Stored, or maybe stored (an answer lost with its connection):
+		// announce it. A notification of nothing new costs a read.
+		w.pub.announce(payload)
+	}
+	return err
+}
+
+// appendAlone runs r's frame in a statement of its own (sqlAppend).
+func (w *Window) appendAlone(ctx context.Context, r *appendRequest) error {
+	return scanAppended(w.pool.QueryRow(ctx, sqlAppend, r.args(w.maxFrames)...), &r.bounds)
 }
 
 // errAppendable is refuse's answer when the bounds it read allow env.

@@ -18,27 +18,35 @@ const (
 	maxBatchAppends = 64
 	maxBatchBytes   = 1 << 20
 	// appendLanes is how many batches of one Window may be on the wire
-	// at once.
-	appendLanes = 1
+	// at once: up to as many producers, an append never waits for
+	// another's batch.
+	appendLanes = 4
 )
 
-// appendRequest is one Append's statement waiting for its batch.
+// appendRequest is one Append's frame waiting for its batch.
 type appendRequest struct {
-	args  []any // appendStatement's arguments, $1 to $9
-	bytes int   // the frame's length
+	key              replay.Key
+	seq              int64
+	typ              string
+	data             []byte
+	ends, toolResult bool
 
 	done     chan struct{} // closed when err and bounds are set
 	bounds   replay.Bounds
 	err      error
-	fallback bool // the batch failed on the server: run the statement alone
+	fallback bool // the batch failed on the server: run the frame alone
+}
+
+// args returns sqlAppend's arguments for r, maxFrames kept.
+func (r *appendRequest) args(maxFrames int) []any {
+	return []any{r.key.ConversationID, r.key.TurnID, r.seq, r.typ, r.data, r.ends, r.toolResult, int64(max(maxFrames, 0))}
 }
 
 // appendBatcher is a Window's group commit: the appends that arrive while
-// earlier ones are on the wire go together in the next batch, one round
-// trip and one transaction whose commit publishes their notifications.
-// PostgreSQL serializes the commits of notifying transactions (one lock per
-// database), so concurrent producers share commits instead of queueing for
-// one each. At most lanes batches are on the wire at once.
+// lanes batches are on the wire go together in the next one, a statement
+// (sqlAppendBatch) and a transaction for them all, so that concurrent
+// producers share round trips and commits. A batch holds one frame per
+// turn; a second frame of a turn waits for the next batch.
 type appendBatcher struct {
 	w     *Window
 	lanes int
@@ -82,59 +90,126 @@ func (q *appendBatcher) drain() {
 	defer q.wg.Done()
 	for {
 		q.mu.Lock()
-		if len(q.queue) == 0 {
+		batch := q.take()
+		if batch == nil {
 			q.running--
 			q.mu.Unlock()
 			return
 		}
-		n, size := 0, 0
-		for n < len(q.queue) && n < maxBatchAppends && (n == 0 || size+q.queue[n].bytes <= maxBatchBytes) {
-			size += q.queue[n].bytes
-			n++
-		}
-		batch := make([]*appendRequest, n)
-		copy(batch, q.queue)
-		q.queue = append(q.queue[:0], q.queue[n:]...)
 		q.mu.Unlock()
 		q.send(batch)
 	}
 }
 
-// send runs batch's statements in one round trip, as one implicit
+// take, called with q.mu held, removes the next batch from the queue and
+// returns it, nil when the queue is empty: the oldest frame of each turn,
+// oldest first, up to maxBatchAppends frames and maxBatchBytes (a larger
+// first frame goes alone). The others keep their order in the queue.
+func (q *appendBatcher) take() []*appendRequest {
+	var batch []*appendRequest
+	rest := q.queue[:0]
+	turns := make(map[replay.Key]struct{})
+	size := 0
+	for _, r := range q.queue {
+		_, dup := turns[r.key]
+		if dup || len(batch) == maxBatchAppends || (len(batch) > 0 && size+len(r.data) > maxBatchBytes) {
+			rest = append(rest, r)
+			continue
+		}
+		turns[r.key] = struct{}{}
+		size += len(r.data)
+		batch = append(batch, r)
+	}
+	clear(q.queue[len(rest):])
+	q.queue = rest
+	return batch
+}
+
+// sqlAppendBatch is sqlAppend for many turns at once, one frame each: the
+// same steps, row by row, in one statement. Its arguments are arrays with
+// an element per frame ($1 conversations, $2 turns, $3 seqs, $4 types,
+// $5 data, $6 ends, $7 tool results) and $8 the frames kept; it returns a
+// row (conversation, turn, lower, latest, ended) for each frame stored.
+const sqlAppendBatch = `WITH req AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bytea[], $6::bool[], $7::bool[])
+		AS r(conversation_id, turn_id, seq, type, data, ends, tool_result)
+), moved AS (
+	UPDATE pgstore_replay_turns t
+	SET latest = r.seq, ended = t.ended OR r.ends, appended_at = now(),
+		lower = CASE WHEN $8 > 0 THEN greatest(t.lower, r.seq - $8) ELSE t.lower END
+	FROM req r
+	WHERE t.conversation_id = r.conversation_id AND t.turn_id = r.turn_id AND t.latest = r.seq - 1 AND (NOT t.ended OR r.tool_result)
+	RETURNING t.conversation_id, t.turn_id, t.lower, t.latest, t.ended
+), created AS (
+	INSERT INTO pgstore_replay_turns (conversation_id, turn_id, latest, ended)
+	SELECT r.conversation_id, r.turn_id, r.seq, r.ends FROM req r
+	WHERE r.seq = 1 AND NOT EXISTS (SELECT FROM moved m WHERE m.conversation_id = r.conversation_id AND m.turn_id = r.turn_id)
+	ON CONFLICT DO NOTHING
+	RETURNING conversation_id, turn_id, lower, latest, ended
+), turn AS (
+	SELECT * FROM moved UNION ALL SELECT * FROM created
+), frame AS (
+	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data)
+	SELECT r.conversation_id, r.turn_id, r.seq, r.type, r.data FROM turn t JOIN req r USING (conversation_id, turn_id)
+), trimmed AS (
+	DELETE FROM pgstore_replay_frames f USING turn t
+	WHERE $8 > 0 AND t.latest > $8 AND f.conversation_id = t.conversation_id AND f.turn_id = t.turn_id AND f.seq <= t.lower
+)
+SELECT conversation_id, turn_id, lower, latest, ended FROM turn`
+
+// send runs batch (one frame per turn) in one statement, its own
 // transaction, and answers each request: its bounds, pgx.ErrNoRows when
-// its statement was refused (the transaction still commits the others),
-// fallback when the server failed the transaction (nothing of it was
-// stored; each statement then runs alone, with its own retries and
+// the seq or the end rule refused its frame (the others are still
+// stored), fallback when the server failed the statement (nothing of it
+// was stored; each append then runs alone, with its own retries and
 // errors), or the error of a connection that broke, after which each
 // outcome is unknown.
 func (q *appendBatcher) send(batch []*appendRequest) {
 	ctx, cancel := context.WithTimeout(q.w.ctx, q.w.queryTimeout)
 	defer cancel()
-	var b pgx.Batch
-	for _, r := range batch {
-		b.Queue(q.w.appendSQL, r.args...)
-	}
-	results := q.w.pool.SendBatch(ctx, &b)
-	errs := make([]error, len(batch))
-	for i, r := range batch {
-		errs[i] = scanAppended(results.QueryRow(), &r.bounds)
-	}
-	closeErr := results.Close()
-	var pgErr *pgconn.PgError
-	failed := closeErr
-	for _, err := range errs {
-		if failed == nil && err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			failed = err
+	if len(batch) == 1 {
+		// Alone, the one-frame statement is cheaper than the arrays.
+		r := batch[0]
+		r.err = q.w.appendAlone(ctx, r)
+		var pgErr *pgconn.PgError
+		if errors.As(r.err, &pgErr) {
+			r.err, r.fallback = nil, true
 		}
+		close(r.done)
+		return
 	}
+	n := len(batch)
+	convs, turns, types := make([]string, n), make([]string, n), make([]string, n)
+	seqs, data := make([]int64, n), make([][]byte, n)
+	ends, toolResults := make([]bool, n), make([]bool, n)
+	byKey := make(map[replay.Key]*appendRequest, n)
 	for i, r := range batch {
+		convs[i], turns[i], seqs[i], types[i], data[i] = r.key.ConversationID, r.key.TurnID, r.seq, r.typ, r.data
+		ends[i], toolResults[i] = r.ends, r.toolResult
+		byKey[r.key] = r
+		r.err = pgx.ErrNoRows // until its row comes back
+	}
+	rows, err := q.w.pool.Query(ctx, sqlAppendBatch, convs, turns, seqs, types, data, ends, toolResults, int64(max(q.w.maxFrames, 0)))
+	if err == nil {
+		var key replay.Key
+		var lower, latest int64
+		var ended bool
+		_, err = pgx.ForEachRow(rows, []any{&key.ConversationID, &key.TurnID, &lower, &latest, &ended}, func() error {
+			if r, ok := byKey[key]; ok {
+				r.bounds = replay.Bounds{Lower: uint64(lower), Latest: uint64(latest), Ended: ended}
+				r.err = nil
+			}
+			return nil
+		})
+	}
+	var pgErr *pgconn.PgError
+	for _, r := range batch {
 		switch {
-		case failed == nil:
-			r.err = errs[i]
-		case errors.As(failed, &pgErr):
-			r.fallback = true
+		case err == nil:
+		case errors.As(err, &pgErr):
+			r.err, r.fallback = nil, true
 		default:
-			r.err = failed
+			r.err = err
 		}
 		close(r.done)
 	}

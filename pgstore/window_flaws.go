@@ -18,7 +18,7 @@ func (w *Window) appendNotifyingEarly(ctx context.Context, args []any, payload s
 		return err
 	}
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if err := scanAppended(tx.QueryRow(ctx, w.appendSQL, args...), b); err != nil {
+		if err := scanAppended(tx.QueryRow(ctx, sqlAppend, args...), b); err != nil {
 			return err
 		}
 		t := time.NewTimer(w.flaws.notifyEarlyBy)

@@ -1,0 +1,187 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/pgstore/internal/turnscript"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// storedSeqs reads back the seqs stored for key.
+func storedSeqs(t *testing.T, w *Window, key replay.Key) []uint64 {
+	t.Helper()
+	_, frames, err := w.Read(t.Context(), key, 0)
+	require.NoError(t, err)
+	seqs := []uint64{}
+	for _, f := range frames {
+		seqs = append(seqs, f.Seq)
+	}
+	return seqs
+}
+
+// TestWindowClosedRightAfterAppendAnnounces: a Window closed as soon as
+// its Append returned has still published the frame's notification, after
+// the frame's commit: a session listening on the channel receives it.
+func TestWindowClosedRightAfterAppendAnnounces(t *testing.T) {
+	needDB(t)
+	conn, err := pgx.Connect(t.Context(), testDSN)
+	require.NoError(t, err)
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	_, err = conn.Exec(t.Context(), "LISTEN "+notifyChannel)
+	require.NoError(t, err)
+	pool := newPool(t, poolOpts{maxConns: 4})
+	key := replay.Key{ConversationID: "c-pub-" + randomSuffix(), TurnID: "t"}
+	for seq := int64(1); seq <= 20; seq++ {
+		w, err := NewWindow(pool, &WindowOptions{TrimInterval: -1, CatchUpInterval: -1})
+		require.NoError(t, err)
+		_, err = w.Append(t.Context(), key, turnscript.Envelope(key, seq, 1000))
+		require.NoError(t, err)
+		w.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		for { // other tests' windows notify on the channel too
+			n, err := conn.WaitForNotification(ctx)
+			require.NoError(t, err, "seq %d: no notification", seq)
+			if got, ok := parseNotification(n.Payload); ok && got == key {
+				break
+			}
+		}
+		cancel()
+		// The frame was committed before its notification went out.
+		var stored bool
+		require.NoError(t, conn.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pgstore_replay_frames WHERE conversation_id = $1 AND turn_id = $2 AND seq = $3)`,
+			key.ConversationID, key.TurnID, seq).Scan(&stored))
+		require.True(t, stored)
+	}
+}
+
+// TestWindowConcurrentProducers: 16 producers of turns of their own
+// and 4 producers racing on one shared turn, every
+// turn of its own holds every frame once, in order; the shared turn holds
+// seqs 1..n with no gap, each stored by exactly one producer.
+func TestWindowConcurrentProducers(t *testing.T) {
+	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{})
+	conv := "c-batch-" + randomSuffix()
+	const producers, frames = 16, 40
+	var wg sync.WaitGroup
+	for p := range producers {
+		key := replay.Key{ConversationID: conv, TurnID: "own-" + strconv.Itoa(p)}
+		wg.Go(func() {
+			for seq := int64(1); seq <= frames; seq++ {
+				_, err := w.Append(t.Context(), key, turnscript.Envelope(key, seq, frames))
+				require.NoError(t, err)
+			}
+		})
+	}
+	shared := replay.Key{ConversationID: conv, TurnID: "shared"}
+	var mu sync.Mutex
+	won := map[int64]int{}
+	for range 4 {
+		wg.Go(func() {
+			for seq := int64(1); seq <= frames; seq++ {
+				if _, err := w.Append(t.Context(), shared, turnscript.Envelope(shared, seq, frames)); err == nil {
+					mu.Lock()
+					won[seq]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := make([]uint64, frames)
+	for i := range want {
+		want[i] = uint64(i + 1)
+	}
+	for p := range producers {
+		require.Equal(t, want, storedSeqs(t, w, replay.Key{ConversationID: conv, TurnID: "own-" + strconv.Itoa(p)}))
+	}
+	require.Equal(t, want, storedSeqs(t, w, shared))
+	for seq := int64(1); seq <= frames; seq++ {
+		require.Equal(t, 1, won[seq], "seq %d", seq)
+	}
+}
+
+// batchRequest is the request Append makes for seq of key's scripted turn
+// of n frames.
+func batchRequest(t *testing.T, key replay.Key, seq, n int64) *appendRequest {
+	t.Helper()
+	env := turnscript.Envelope(key, seq, n)
+	f, err := replay.EncodeFrame(env, 0)
+	require.NoError(t, err)
+	return &appendRequest{key: key, seq: seq, typ: f.Type, data: f.Data, ends: replay.EndsTurn(env), done: make(chan struct{})}
+}
+
+// TestWindowBatchTakesOneFramePerTurn: a batch holds the oldest frame of
+// each turn queued; a turn's later frames stay queued, in order.
+func TestWindowBatchTakesOneFramePerTurn(t *testing.T) {
+	a, b, c := replay.Key{ConversationID: "c", TurnID: "a"}, replay.Key{ConversationID: "c", TurnID: "b"}, replay.Key{ConversationID: "c", TurnID: "c"}
+	a1, a2, b1, c1, a3, b2 := batchRequest(t, a, 1, 9), batchRequest(t, a, 2, 9), batchRequest(t, b, 1, 9), batchRequest(t, c, 1, 9), batchRequest(t, a, 3, 9), batchRequest(t, b, 2, 9)
+	q := &appendBatcher{queue: []*appendRequest{a1, a2, b1, c1, a3, b2}}
+	require.Equal(t, []*appendRequest{a1, b1, c1}, q.take())
+	require.Equal(t, []*appendRequest{a2, a3, b2}, q.queue)
+	require.Equal(t, []*appendRequest{a2, b2}, q.take())
+	require.Equal(t, []*appendRequest{a3}, q.take())
+	require.Nil(t, q.take())
+}
+
+// TestWindowBatchRefusalStoresTheOthers: in a batch, a frame the seq rule
+// refuses answers pgx.ErrNoRows alone; the batch's other frames are stored.
+func TestWindowBatchRefusalStoresTheOthers(t *testing.T) {
+	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{})
+	conv := "c-batch-" + randomSuffix()
+	a, b, c := replay.Key{ConversationID: conv, TurnID: "a"}, replay.Key{ConversationID: conv, TurnID: "b"}, replay.Key{ConversationID: conv, TurnID: "c"}
+	first := []*appendRequest{batchRequest(t, a, 1, 3), batchRequest(t, c, 1, 3)}
+	w.batcher.send(first)
+	for _, r := range first {
+		require.NoError(t, r.err)
+	}
+	batch := []*appendRequest{
+		batchRequest(t, a, 2, 3),
+		batchRequest(t, b, 2, 3), // b has no seq 1: refused
+		batchRequest(t, c, 3, 3), // c has no seq 2: refused
+	}
+	w.batcher.send(batch)
+	for i, r := range batch {
+		<-r.done
+		require.False(t, r.fallback, "request %d", i)
+	}
+	require.NoError(t, batch[0].err)
+	require.Equal(t, replay.Bounds{Lower: 0, Latest: 2}, batch[0].bounds)
+	require.ErrorIs(t, batch[1].err, pgx.ErrNoRows)
+	require.ErrorIs(t, batch[2].err, pgx.ErrNoRows)
+	require.Equal(t, []uint64{1, 2}, storedSeqs(t, w, a))
+	require.Equal(t, []uint64{}, storedSeqs(t, w, b))
+	require.Equal(t, []uint64{1}, storedSeqs(t, w, c))
+}
+
+// TestWindowBatchServerFailureFallsBack: a batch the server fails (here a
+// turn id over the table's 256-byte check, past the envelope's own checks
+// as a store's limit would be) stores none of its frames and sends every
+// request back to run alone.
+func TestWindowBatchServerFailureFallsBack(t *testing.T) {
+	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{})
+	conv := "c-batch-" + randomSuffix()
+	good := replay.Key{ConversationID: conv, TurnID: "good"}
+	bad := batchRequest(t, replay.Key{ConversationID: conv, TurnID: "bad"}, 1, 2)
+	bad.key.TurnID = strings.Repeat("x", 300)
+	batch := []*appendRequest{batchRequest(t, good, 1, 2), bad}
+	w.batcher.send(batch)
+	for _, r := range batch {
+		<-r.done
+		require.True(t, r.fallback)
+		require.NoError(t, r.err)
+	}
+	require.Equal(t, []uint64{}, storedSeqs(t, w, good))
+
+	// Alone, the good frame is stored.
+	_, err := w.Append(t.Context(), good, turnscript.Envelope(good, 1, 2))
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1}, storedSeqs(t, w, good))
+}
