@@ -157,8 +157,8 @@ type windowFlaws struct {
 // bytes each, far below the server's 8,000-byte limit); readers then read
 // the frames themselves. A publisher statement that fails is sent again,
 // and a process that dies between a commit and its announcement leaves it
-// to the catch-up reads below. Close announces what was committed before
-// it returns.
+// to the catch-up reads below. Close announces the frame of every Append
+// that returned before Close was called.
 //
 // Each Window holds one listening connection (ListenConfig; one Window per
 // process, so one listener per process), which must be a session of its
