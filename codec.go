@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"reflect"
-	"unsafe"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -63,11 +62,6 @@ type memberSpec struct {
 	sub      *objectSpec       // kindObject, kindList
 
 	index []int // of field in the struct, set by objectOf
-	// direct is set, by objectOf, for a member of kindString whose field
-	// is a string (of any string type) at offset bytes into the struct:
-	// the writer reads it without reflection.
-	direct bool
-	offset uintptr
 }
 
 // member returns the spec of an optional member without a value rule.
@@ -143,9 +137,6 @@ func keptObjectOf[T any](members ...memberSpec) *objectSpec {
 	for i := range s.members {
 		m := &s.members[i]
 		m.index = fieldIndex(t, m.field)
-		if off, ok := fieldOffset(t, m.index); ok && m.kind == kindString && t.FieldByIndex(m.index).Type.Kind() == reflect.String {
-			m.direct, m.offset = true, off
-		}
 		s.names = append(s.names, m.name)
 		bit := uint32(1) << i
 		if m.required {
@@ -184,20 +175,6 @@ func fieldIndex(t reflect.Type, name string) []int {
 		panic("chatprotocol: " + t.Name() + " has no field " + name)
 	}
 	return f.Index
-}
-
-// fieldOffset returns the offset in t of the field at index, ok false when
-// the path to it passes through a pointer.
-func fieldOffset(t reflect.Type, index []int) (off uintptr, ok bool) {
-	for i, x := range index {
-		if i > 0 && t.Kind() != reflect.Struct {
-			return 0, false
-		}
-		f := t.Field(x)
-		off += f.Offset
-		t = f.Type
-	}
-	return off, true
 }
 
 // find returns the index of the member called name, or -1.
@@ -483,18 +460,8 @@ func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 // zero ("", nil), or, in a kept object, a list that is empty. The caller
 // writes the braces and the kept members.
 func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
-	var base unsafe.Pointer
-	if v.CanAddr() {
-		base = v.Addr().UnsafePointer()
-	}
 	for i := range s.members {
 		m := &s.members[i]
-		if m.direct && base != nil {
-			if str := *(*string)(unsafe.Add(base, m.offset)); m.required || str != "" {
-				w.str(m.name, str)
-			}
-			continue
-		}
 		f := v.FieldByIndex(m.index)
 		if !m.required && (f.IsZero() || s.unknown == nil && f.Kind() == reflect.Slice && f.Len() == 0) {
 			continue
