@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -354,6 +357,10 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	if env.ConversationID != key.ConversationID || env.TurnID != key.TurnID || env.Seq <= 0 {
 		return replay.Frame{}, w.refuse(ctx, key, env, nil)
 	}
+	if !wire.Storable(key.ConversationID) || !wire.Storable(key.TurnID) {
+		return replay.Frame{}, &replay.AppendError{Seq: env.Seq,
+			Err: wire.New(refusal.CodeInvalidInput, "", "a conversation or turn id holds a NUL character or invalid UTF-8")}
+	}
 	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
 	ends := replay.EndsTurn(env)
 	payload := encodeNotification(key)
@@ -387,16 +394,18 @@ func (w *Window) appendOnce(ctx context.Context, r *appendRequest, payload strin
 		return w.retry(ctx, func() error { return w.appendNotifyingEarly(ctx, r.args(w.maxFrames), payload, &r.bounds) })
 	}
 	r.done, r.err, r.fallback = make(chan struct{}), nil, false
-	if err := w.batcher.submit(r); err != nil {
-		return err
+	if sent, err := w.batcher.submit(ctx, r); !sent {
+		return err // nothing reached the server
 	}
 	err := r.err
 	if r.fallback {
 		err = w.retry(ctx, func() error { return w.appendAlone(ctx, r) })
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	var pgErr *pgconn.PgError
+	if !errors.Is(err, pgx.ErrNoRows) && !errors.As(err, &pgErr) {
 		// Stored, or maybe stored (an answer lost with its connection):
-		// announce it. A notification of nothing new costs a read.
+		// announce it. A notification of nothing new costs a read. A
+		// server error rolled the statement back: nothing to announce.
 		w.pub.announce(payload)
 	}
 	return err
@@ -424,7 +433,11 @@ func scanAppended(row pgx.Row, b *replay.Bounds) error {
 // (an EncodeFrame refusal) when set, else replay.CheckAppend's, or
 // errAppendable when the bounds allow env.
 func (w *Window) refuse(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope, cause error) error {
-	b, _, err := w.query(ctx, key, math.MaxInt64)
+	var b replay.Bounds
+	err := w.retry(ctx, func() (err error) {
+		b, _, err = w.query(ctx, key, math.MaxInt64)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("pgstore: reading the bounds of a refused append: %w", err)
 	}

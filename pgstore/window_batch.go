@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -58,13 +59,17 @@ type appendBatcher struct {
 	wg      sync.WaitGroup
 }
 
-// submit queues r and returns once its batch has answered. It returns
-// errClosed, without sending anything, when the window is closed.
-func (q *appendBatcher) submit(r *appendRequest) error {
+// submit queues r and waits for its batch's answer. While r is still
+// queued, the end of ctx takes it off the queue: submit then reports sent
+// false with ctx's error, as it does with errClosed for a closed window.
+// Once r's batch is on the wire, submit waits for its answer (bounded by
+// the window's QueryTimeout), so that the caller learns whether the frame
+// was stored.
+func (q *appendBatcher) submit(ctx context.Context, r *appendRequest) (sent bool, err error) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return errClosed
+		return false, errClosed
 	}
 	q.queue = append(q.queue, r)
 	if q.running < q.lanes {
@@ -73,8 +78,20 @@ func (q *appendBatcher) submit(r *appendRequest) error {
 		go q.drain()
 	}
 	q.mu.Unlock()
+	select {
+	case <-r.done:
+		return true, nil
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	if i := slices.Index(q.queue, r); i >= 0 {
+		q.queue = slices.Delete(q.queue, i, i+1)
+		q.mu.Unlock()
+		return false, ctx.Err()
+	}
+	q.mu.Unlock()
 	<-r.done
-	return nil
+	return true, nil
 }
 
 // close refuses new appends and waits for the batches on the wire.

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/turnscript"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -32,11 +34,7 @@ func storedSeqs(t *testing.T, w *Window, key replay.Key) []uint64 {
 // the frame's commit: a session listening on the channel receives it.
 func TestWindowClosedRightAfterAppendAnnounces(t *testing.T) {
 	needDB(t)
-	conn, err := pgx.Connect(t.Context(), testDSN)
-	require.NoError(t, err)
-	defer conn.Close(context.WithoutCancel(t.Context()))
-	_, err = conn.Exec(t.Context(), "LISTEN "+notifyChannel)
-	require.NoError(t, err)
+	conn := listenConn(t)
 	pool := newPool(t, poolOpts{maxConns: 4})
 	key := replay.Key{ConversationID: "c-pub-" + randomSuffix(), TurnID: "t"}
 	for seq := int64(1); seq <= 20; seq++ {
@@ -45,15 +43,7 @@ func TestWindowClosedRightAfterAppendAnnounces(t *testing.T) {
 		_, err = w.Append(t.Context(), key, turnscript.Envelope(key, seq, 1000))
 		require.NoError(t, err)
 		w.Close()
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		for { // other tests' windows notify on the channel too
-			n, err := conn.WaitForNotification(ctx)
-			require.NoError(t, err, "seq %d: no notification", seq)
-			if got, ok := parseNotification(n.Payload); ok && got == key {
-				break
-			}
-		}
-		cancel()
+		awaitNotification(t, conn, key)
 		// The frame was committed before its notification went out.
 		var stored bool
 		require.NoError(t, conn.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pgstore_replay_frames WHERE conversation_id = $1 AND turn_id = $2 AND seq = $3)`,
@@ -184,4 +174,147 @@ func TestWindowBatchServerFailureFallsBack(t *testing.T) {
 	_, err := w.Append(t.Context(), good, turnscript.Envelope(good, 1, 2))
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1}, storedSeqs(t, w, good))
+}
+
+// TestWindowUnstorableKeyRefused: a turn id PostgreSQL cannot store (a
+// NUL) is refused invalid-input before the store, and the Window goes on
+// announcing the frames of other turns.
+func TestWindowUnstorableKeyRefused(t *testing.T) {
+	needDB(t)
+	conn := listenConn(t)
+	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{})
+	bad := replay.Key{ConversationID: "c-bad\x00" + randomSuffix(), TurnID: "t"}
+	_, err := w.Append(t.Context(), bad, turnscript.Envelope(bad, 1, 3))
+	require.ErrorIs(t, err, refusal.ErrInvalidInput)
+	good := replay.Key{ConversationID: "c-good-" + randomSuffix(), TurnID: "t"}
+	_, err = w.Append(t.Context(), good, turnscript.Envelope(good, 1, 3))
+	require.NoError(t, err)
+	awaitNotification(t, conn, good)
+}
+
+// TestWindowPublisherDropsAPayloadTheServerRefuses: one payload the server
+// cannot take does not hold back the others of its flush.
+func TestWindowPublisherDropsAPayloadTheServerRefuses(t *testing.T) {
+	needDB(t)
+	conn := listenConn(t)
+	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{})
+	good := replay.Key{ConversationID: "c-good-" + randomSuffix(), TurnID: "t"}
+	w.pub.mu.Lock() // both in one flush
+	w.pub.pending["bad\x00payload"] = struct{}{}
+	w.pub.pending[encodeNotification(good)] = struct{}{}
+	w.pub.mu.Unlock()
+	w.pub.announce(encodeNotification(good))
+	awaitNotification(t, conn, good)
+	w.pub.mu.Lock()
+	defer w.pub.mu.Unlock()
+	require.Empty(t, w.pub.pending)
+}
+
+// TestWindowQueuedAppendEndsWithItsContext: an Append still queued behind
+// four batches that wait on locked turn rows returns its ctx's error and
+// stores nothing.
+func TestWindowQueuedAppendEndsWithItsContext(t *testing.T) {
+	needDB(t)
+	pool := newPool(t, poolOpts{maxConns: 8})
+	w, err := NewWindow(pool, &WindowOptions{TrimInterval: -1, CatchUpInterval: -1, QueryTimeout: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(w.Close)
+	conv := "c-queued-" + randomSuffix()
+	held := replay.Key{ConversationID: conv, TurnID: "held"}
+	_, err = w.Append(t.Context(), held, turnscript.Envelope(held, 1, 9))
+	require.NoError(t, err)
+	tx, err := pool.Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	_, err = tx.Exec(t.Context(), `SELECT FROM pgstore_replay_turns WHERE conversation_id = $1 FOR UPDATE`, conv)
+	require.NoError(t, err)
+	// Four appends of one turn: four batches (one frame per turn each),
+	// every lane, each waiting for the row.
+	var wg sync.WaitGroup
+	for range appendLanes {
+		wg.Go(func() { _, _ = w.Append(t.Context(), held, turnscript.Envelope(held, 2, 9)) })
+	}
+	require.Eventually(t, func() bool {
+		// Not on tx: a transaction reads the activity view once.
+		var n int
+		require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+		return n == appendLanes
+	}, 10*time.Second, 5*time.Millisecond)
+
+	queued := replay.Key{ConversationID: conv, TurnID: "queued"}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err = w.Append(ctx, queued, turnscript.Envelope(queued, 1, 9))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, tx.Rollback(t.Context()))
+	wg.Wait()
+	require.Equal(t, []uint64{}, storedSeqs(t, w, queued))
+	require.Equal(t, []uint64{1, 2}, storedSeqs(t, w, held))
+}
+
+// TestWindowRacingWindowsSerializable: two Windows on two pools under
+// serializable isolation race on every seq of the same turns: each Append
+// is stored or refused with a code (never a raw serialization failure),
+// and each seq is stored once.
+func TestWindowRacingWindowsSerializable(t *testing.T) {
+	a := newTestWindow(t, pgx.Serializable, WindowOptions{})
+	b := newTestWindow(t, pgx.Serializable, WindowOptions{})
+	conv := "c-race-" + randomSuffix()
+	const turns, frames = 8, 20
+	var mu sync.Mutex
+	won := map[replay.Key]map[int64]int{}
+	var wg sync.WaitGroup
+	for i := range turns {
+		key := replay.Key{ConversationID: conv, TurnID: "t" + strconv.Itoa(i)}
+		won[key] = map[int64]int{}
+		for _, w := range []*Window{a, b} {
+			wg.Go(func() {
+				for seq := int64(1); seq <= frames; seq++ {
+					_, err := w.Append(t.Context(), key, turnscript.Envelope(key, seq, frames))
+					if err != nil {
+						assert.NotEmpty(t, refusal.CodeOf(err), "seq %d: %v", seq, err)
+						continue
+					}
+					mu.Lock()
+					won[key][seq]++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for key, seqs := range won {
+		for seq := int64(1); seq <= frames; seq++ {
+			require.Equal(t, 1, seqs[seq], "%v seq %d", key, seq)
+		}
+	}
+}
+
+// listenConn is a session listening on the windows' channel, closed when t
+// ends.
+func listenConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), testDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	_, err = conn.Exec(t.Context(), "LISTEN "+notifyChannel)
+	require.NoError(t, err)
+	return conn
+}
+
+// awaitNotification waits up to 10 s for a notification naming key on
+// conn (other tests' windows notify on the channel too).
+func awaitNotification(t *testing.T, conn *pgx.Conn, key replay.Key) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		require.NoError(t, err, "no notification of %v", key)
+		if got, ok := parseNotification(n.Payload); ok && got == key {
+			return
+		}
+	}
 }

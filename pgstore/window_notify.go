@@ -2,8 +2,11 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // sqlPublish sends one notification per payload of $1, in one statement
@@ -87,8 +90,9 @@ func (p *publisher) requeue() {
 	}
 }
 
-// flush sends the pending payloads in one statement; on an error they are
-// pending again.
+// flush sends the pending payloads in one statement. When the connection
+// fails they are pending again; when the server refuses the statement,
+// each is sent alone and one the server refuses alone is dropped.
 func (p *publisher) flush(ctx context.Context) error {
 	p.mu.Lock()
 	if len(p.pending) == 0 {
@@ -103,7 +107,24 @@ func (p *publisher) flush(ctx context.Context) error {
 	p.mu.Unlock()
 	qctx, cancel := context.WithTimeout(ctx, p.w.queryTimeout)
 	defer cancel()
-	if _, err := p.w.pool.Exec(qctx, sqlPublish, payloads); err != nil {
+	_, err := p.w.pool.Exec(qctx, sqlPublish, payloads)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && len(payloads) > 1 {
+		// The server refused the statement: one payload it cannot take
+		// must not hold back the others. Each goes alone, and one refused
+		// alone is dropped (no frame of it can be stored either).
+		err = nil
+		for _, s := range payloads {
+			if _, e := p.w.pool.Exec(qctx, sqlPublish, []string{s}); e != nil && !errors.As(e, &pgErr) {
+				err = e
+				p.mu.Lock()
+				p.pending[s] = struct{}{}
+				p.mu.Unlock()
+			}
+		}
+		return err
+	}
+	if err != nil && !errors.As(err, &pgErr) {
 		p.mu.Lock()
 		for _, s := range payloads {
 			p.pending[s] = struct{}{}
