@@ -338,11 +338,14 @@ SELECT t.lower, t.latest, t.ended FROM turn t`
 // replay.Window.Append), in one statement that checks and moves the turn's
 // latest seq, inserts the frame's canonical bytes, trims what retention
 // drops, in the Window's next batch, then has every instance notified (see
-// Window). Once its batch is on the wire, Append waits for its answer,
-// bounded by QueryTimeout, even when ctx ends meanwhile, so that it can tell
-// whether the frame was stored. Refusals are
+// Window). While its frame waits for a batch, the end of ctx takes it off
+// the queue and Append returns ctx's error, nothing sent; once its batch is
+// on the wire, Append waits for the answer, bounded by QueryTimeout, so
+// that it can tell whether the frame was stored. Refusals are
 // *replay.AppendError with the turn's bounds and nothing stored, with the
-// codes replay.CheckAppend and replay.EncodeFrame give. Any other error is
+// codes replay.CheckAppend and replay.EncodeFrame give, and invalid-input
+// (no bounds) for a conversation or turn id that holds a NUL character or
+// invalid UTF-8, which PostgreSQL cannot store. Any other error is
 // the database's: when the connection broke after the statement was sent,
 // the frame may have been stored, and the writer learns it from the
 // sequence-reordered refusal of its retry (or from Read).
