@@ -157,8 +157,10 @@ func (h *abortHost) Abort(_ context.Context, turn recovery.TurnRef, _ []string) 
 	}
 	if cancel := h.cancels[turn]; cancel != nil && !h.aborted[turn] {
 		h.aborted[turn] = true
-		cancel()
+		// Said before the tool ends: once it has, the runner goes on to
+		// the turn's next effect and says "after", which must come second.
 		h.say("aborted %d %d", turnIndex(turn), now)
+		cancel()
 	}
 	return nil
 }
@@ -230,6 +232,9 @@ func (p *proc) expect(t *testing.T, kind string, other func([]string)) []string 
 				other(ev)
 			}
 		case <-timeout:
+			// The child's goroutines, on its stderr, say where it waits.
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+			time.Sleep(500 * time.Millisecond)
 			t.Fatalf("no %q event within 10 s", kind)
 		}
 	}
