@@ -177,21 +177,19 @@ SELECT conversation_id, turn_id, lower, latest, ended FROM turn`
 // send runs batch (one frame per turn) in one statement, its own
 // transaction, and answers each request: its bounds, pgx.ErrNoRows when
 // the seq or the end rule refused its frame (the others are still
-// stored), fallback when the server failed the statement (nothing of it
-// was stored; each append then runs alone, with its own retries and
-// errors), or the error of a connection that broke, after which each
-// outcome is unknown.
+// stored), fallback when the server failed a statement of several frames
+// (nothing of it was stored; each append then runs alone, with its own
+// retries and errors), or the error of a connection that broke, after
+// which each outcome is unknown. A batch of one frame runs alone, with
+// retries, and answers the server's error as it is.
 func (q *appendBatcher) send(batch []*appendRequest) {
 	ctx, cancel := context.WithTimeout(q.w.ctx, q.w.queryTimeout)
 	defer cancel()
 	if len(batch) == 1 {
-		// Alone, the one-frame statement is cheaper than the arrays.
+		// Alone already: the one-frame statement, cheaper than the
+		// arrays, with its retries; nothing to fall back to.
 		r := batch[0]
-		r.err = q.w.appendAlone(ctx, r)
-		var pgErr *pgconn.PgError
-		if errors.As(r.err, &pgErr) {
-			r.err, r.fallback = nil, true
-		}
+		r.err = q.w.retry(ctx, func() error { return q.w.appendAlone(ctx, r) })
 		close(r.done)
 		return
 	}

@@ -32,10 +32,12 @@ func newPublisher(w *Window) *publisher {
 	return &publisher{w: w, wake: make(chan struct{}, 1), pending: make(map[string]struct{})}
 }
 
-// announce queues payload for the next flush.
-func (p *publisher) announce(payload string) {
+// announce queues payloads for the next flush and makes it due.
+func (p *publisher) announce(payloads ...string) {
 	p.mu.Lock()
-	p.pending[payload] = struct{}{}
+	for _, s := range payloads {
+		p.pending[s] = struct{}{}
+	}
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -58,8 +60,8 @@ func (p *publisher) run(ctx context.Context) {
 		case <-p.wake:
 		}
 		if err := p.flush(ctx); err != nil {
-			// The payloads are queued again; the readers' catch-up
-			// reads cover the delay.
+			// The payloads are queued again, and due after the pause;
+			// the readers' catch-up reads cover the delay.
 			if p.w.log != nil && ctx.Err() == nil {
 				p.w.log.Warn("pgstore: window notification failed; retrying", "err", err)
 			}
@@ -70,23 +72,9 @@ func (p *publisher) run(ctx context.Context) {
 			}
 			t.Stop()
 			backoff = min(2*backoff, time.Second)
-			p.requeue()
 			continue
 		}
 		backoff = 20 * time.Millisecond
-	}
-}
-
-// requeue makes a flush due again when payloads are pending.
-func (p *publisher) requeue() {
-	p.mu.Lock()
-	n := len(p.pending)
-	p.mu.Unlock()
-	if n > 0 {
-		select {
-		case p.wake <- struct{}{}:
-		default:
-		}
 	}
 }
 
@@ -109,28 +97,23 @@ func (p *publisher) flush(ctx context.Context) error {
 	defer cancel()
 	_, err := p.w.pool.Exec(qctx, sqlPublish, payloads)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && len(payloads) > 1 {
-		// The server refused the statement: one payload it cannot take
-		// must not hold back the others. Each goes alone, and one refused
-		// alone is dropped (no frame of it can be stored either).
-		err = nil
-		for _, s := range payloads {
-			if _, e := p.w.pool.Exec(qctx, sqlPublish, []string{s}); e != nil && !errors.As(e, &pgErr) {
-				err = e
-				p.mu.Lock()
-				p.pending[s] = struct{}{}
-				p.mu.Unlock()
-			}
-		}
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &pgErr):
+		p.announce(payloads...)
 		return err
+	case len(payloads) == 1:
+		return nil // refused alone: dropped, no frame of it can be stored either
 	}
-	if err != nil && !errors.As(err, &pgErr) {
-		p.mu.Lock()
-		for _, s := range payloads {
-			p.pending[s] = struct{}{}
+	// The server refused the statement: one payload it cannot take must
+	// not hold back the others. Each goes alone.
+	err = nil
+	for _, s := range payloads {
+		if _, e := p.w.pool.Exec(qctx, sqlPublish, []string{s}); e != nil && !errors.As(e, &pgErr) {
+			err = e
+			p.announce(s)
 		}
-		p.mu.Unlock()
-		return err
 	}
-	return nil
+	return err
 }
