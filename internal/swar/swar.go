@@ -56,6 +56,9 @@ func ASCIIPrefix[T ~string | ~[]byte](s T) int {
 	for i+8 <= len(s) && load8(s[i:])&tops == 0 {
 		i += 8
 	}
+	if i+8 > len(s) && i < len(s) && len(s) >= 8 && load8(s[len(s)-8:])&tops == 0 {
+		return len(s) // fewer than 8 left: read the last 8, over the words passed
+	}
 	for i < len(s) && s[i] < 0x80 {
 		i++
 	}
