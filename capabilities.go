@@ -159,7 +159,7 @@ func (r *reader) chatCapabilities(c *ChatCapabilities, path string) error {
 // docs/contract.md section 8, then the kept unknown ones; refusals are invalid-event at
 // path.
 func (c *ChatCapabilities) write(w *writer, path string) {
-	w.within(path, "", func() { w.object(capabilitiesSpec, reflect.ValueOf(c).Elem(), path) })
+	w.within(path, "", func() { writeObject(w, capabilitiesSpec, c, path) })
 }
 
 // MarshalJSON writes the declaration in its canonical form.

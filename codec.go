@@ -62,6 +62,12 @@ type memberSpec struct {
 	sub      *objectSpec       // kindObject, kindList
 
 	index []int // of field in the struct, set by objectOf
+
+	// Where the writer finds the field without reflection, set by objectOf
+	// (codec_write.go): offset bytes from the struct's start, through a
+	// pointer when pointer is set.
+	offset  uintptr
+	pointer bool
 }
 
 // member returns the spec of an optional member without a value rule.
@@ -106,12 +112,14 @@ func (m *memberSpec) refusalCode() refusal.Code {
 // is skipped. Its required members are those written even when zero; the
 // others are omitted when zero, a list when empty.
 type objectSpec struct {
-	typ     reflect.Type
-	members []memberSpec
-	names   []string     // every member name in canonical order, "type" first in an event
-	unknown []int        // index of the Unknown field; nil in a kept object
-	typed   bool         // an event: "type" is its first member, read by the dispatch
-	zero    func() Event // an event: a new zero event of the type
+	typ       reflect.Type
+	members   []memberSpec
+	names     []string     // every member name in canonical order, "type" first in an event
+	unknown   []int        // index of the Unknown field; nil in a kept object
+	unknownAt uintptr      // offset of the Unknown field, when unknown is set
+	marshals  bool         // a kept object whose pointer writes its own JSON
+	typed     bool         // an event: "type" is its first member, read by the dispatch
+	zero      func() Event // an event: a new zero event of the type
 
 	// Sets of members, bit i for the i-th, so that the walks pass over
 	// the others at no cost.
@@ -127,16 +135,18 @@ type objectSpec struct {
 func objectOf[T any](members ...memberSpec) *objectSpec {
 	s := keptObjectOf[T](members...)
 	s.unknown = fieldIndex(s.typ, "Unknown")
+	s.unknownAt = fieldOffset(s.typ, s.unknown)
 	return s
 }
 
 // keptObjectOf returns the spec of the struct T, a kept object.
 func keptObjectOf[T any](members ...memberSpec) *objectSpec {
 	t := reflect.TypeFor[T]()
-	s := &objectSpec{typ: t, members: members}
+	s := &objectSpec{typ: t, members: members, marshals: reflect.PointerTo(t).Implements(marshalerType)}
 	for i := range s.members {
 		m := &s.members[i]
 		m.index = fieldIndex(t, m.field)
+		m.offset, m.pointer = fieldLayout(t, m)
 		s.names = append(s.names, m.name)
 		bit := uint32(1) << i
 		if m.required {
@@ -190,16 +200,6 @@ func (s *objectSpec) find(name []byte) int {
 // unknownOf returns the Unknown field of v, an object of s.
 func (s *objectSpec) unknownOf(v reflect.Value) *[]Member {
 	return v.FieldByIndex(s.unknown).Addr().Interface().(*[]Member)
-}
-
-// keptMembers returns the kept unknown members of v, an object of s,
-// without taking the field's address when there are none (Addr costs more
-// than the rest of writing a small event).
-func (s *objectSpec) keptMembers(v reflect.Value) []Member {
-	if v.FieldByIndex(s.unknown).Len() == 0 {
-		return nil
-	}
-	return *s.unknownOf(v)
 }
 
 // readMembers reads the members of the object at path described by s,
@@ -454,77 +454,3 @@ func (m *memberSpec) check(f reflect.Value, path string) error {
 
 // finiteNonNegative reports whether x is a finite number >= 0.
 func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
-
-// members writes the members of v, an object of s at path, in canonical
-// order: a required member always, an optional one unless its field is
-// zero ("", nil), or, in a kept object, a list that is empty. The caller
-// writes the braces and the kept members.
-func (w *writer) members(s *objectSpec, v reflect.Value, path string) {
-	for i := range s.members {
-		m := &s.members[i]
-		f := v.FieldByIndex(m.index)
-		if !m.required && (f.IsZero() || s.unknown == nil && f.Kind() == reflect.Slice && f.Len() == 0) {
-			continue
-		}
-		switch m.kind {
-		case kindString:
-			w.str(m.name, f.String())
-		case kindInteger:
-			w.int(m.name, reflect.Indirect(f).Int())
-		case kindNumber:
-			w.float(m.name, reflect.Indirect(f).Float())
-		case kindBool:
-			w.bool(m.name, f.Bool())
-		case kindRaw:
-			w.optRaw(m.name, f.Bytes())
-		case kindObject:
-			w.name(m.name)
-			w.within(path+"/"+m.name, w.code, func() { w.object(m.sub, reflect.Indirect(f), path+"/"+m.name) })
-		case kindList:
-			w.name(m.name)
-			w.list(f.Len(), func(i int) {
-				p := path + "/" + m.name + "/" + itoa(i)
-				w.within(p, w.code, func() { w.object(m.sub, f.Index(i), p) })
-			})
-		case kindStrings:
-			w.name(m.name)
-			w.list(f.Len(), func(i int) { w.strElem(f.Index(i).String(), path+"/"+m.name+"/"+itoa(i)) })
-		case kindBound:
-			if b := f.Interface().(*CardBound); b.IsDate() {
-				w.str(m.name, b.Date)
-			} else {
-				w.float(m.name, b.Number)
-			}
-		case kindBlocks:
-			w.name(m.name)
-			w.blocks(*f.Addr().Interface().(*[]ResultBlock))
-		case kindCard:
-			w.name(m.name)
-			writeKept(w, f.Addr().Interface().(*OpenCardSnapshot), *keptOf(v), refusal.CodeInvalidCard, path+"/"+m.name)
-		}
-	}
-}
-
-// object writes v, an object of s at path: its members, its kept
-// unknown members, its braces. A kept object whose type writes its own
-// JSON (a report or ask block: JSON.stringify's form, docs/contract.md section 4) is
-// written by its MarshalJSON.
-func (w *writer) object(s *objectSpec, v reflect.Value, path string) {
-	if s.unknown == nil {
-		if m, ok := v.Addr().Interface().(interface{ MarshalJSON() ([]byte, error) }); ok {
-			b, err := m.MarshalJSON()
-			if err == nil {
-				w.rawValue(b)
-			}
-			w.fail(err)
-			return
-		}
-	}
-	w.punct('{')
-	w.members(s, v, path)
-	if s.unknown != nil {
-		w.close(s.keptMembers(v), s.names)
-	} else {
-		w.punct('}')
-	}
-}

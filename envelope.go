@@ -307,7 +307,13 @@ func checkAt(at string) error {
 // ParseEnvelope would refuse, so what it writes always parses back; on a
 // refusal dst is returned unchanged. Its refusals are exactly Validate's.
 func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
-	w := writer{dst: dst}
+	return e.appendForm(dst, false)
+}
+
+// appendForm appends the canonical wire form of the envelope, or with
+// digest its digest form (see writer), to dst, as AppendJSON does.
+func (e *ChatEventEnvelope) appendForm(dst []byte, digest bool) ([]byte, error) {
+	w := writer{dst: dst, digest: digest}
 	e.write(&w)
 	if w.err != nil {
 		return dst, w.err

@@ -131,9 +131,10 @@ func FuzzParseEnvelope(f *testing.F) {
 }
 
 // FuzzValidate builds envelopes from fuzzed parts, as a caller builds them
-// by hand, and checks that Validate refuses exactly what AppendJSON
-// refuses, with the same code and path: the two run one walk, in check
-// mode and in writing mode.
+// by hand, and checks that Validate and the digest form ChatStateV1.Apply
+// hashes refuse exactly what AppendJSON refuses, with the same code and
+// path: the three run one walk, in check mode, in digest mode and in
+// writing mode.
 func FuzzValidate(f *testing.F) {
 	f.Add("c", "hello", []byte(`{"a":1}`), "x", []byte(`1`), uint8(0))
 	f.Add("c", "\xff", []byte(`{"a":1,"a":2}`), "Seq", []byte(`2`), uint8(9))
@@ -141,43 +142,61 @@ func FuzzValidate(f *testing.F) {
 	f.Add("c", "app", []byte(`{"type":"app"}`), "\xfe", []byte(` {"x" : [1, 2]} `), uint8(11))
 	f.Add("c", "p", []byte("\"\xed\xa0\x80\""), "ref", []byte(`"\ud800"`), uint8(4))
 	f.Fuzz(func(t *testing.T, id, text string, raw []byte, name string, value []byte, kind uint8) {
-		env := ChatEventEnvelope{ConversationID: id, TurnID: "t", EventID: "e", Seq: 1}
-		kept := []Member{{Name: name, Value: value}}
-		switch kind % 8 {
-		case 0:
-			env.Event = &DeltaEvent{Text: text, Unknown: kept}
-		case 1:
-			env.Event = &ToolCallEvent{CallID: id, Name: text, Input: raw}
-		case 2:
-			env.Event = &StateEvent{Version: 1, Snapshot: raw, Unknown: kept}
-		case 3:
-			env.Event = &AppEvent{Type: text, Raw: raw}
-		case 4:
-			env.Event = &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: text, Sources: []Source{{Ref: id, Unknown: kept}}}}}
-		case 5:
-			env.Event = &CardEvent{Card: OpenCardSnapshot{CorrelationID: id, CreatedAt: 1, CardSpec: CardSpec{Prompt: text}}}
-		case 6:
-			env.Event = &ToolResultEvent{CallID: id, Status: ToolResultStatus(text), Output: raw}
-		case 7:
-			env.Event = &CapabilitiesEvent{Capabilities: ChatCapabilities{Unknown: kept}}
-		}
-		if kind&8 != 0 {
-			env.Unknown = kept
-		}
+		env := fuzzedEnvelope(id, text, raw, name, value, kind)
 		out, aerr := env.AppendJSON(nil)
-		verr := env.Validate()
-		if (aerr == nil) != (verr == nil) {
-			t.Fatalf("AppendJSON: %v, Validate: %v", aerr, verr)
-		}
 		if aerr == nil {
 			if _, err := ParseEnvelope(out); err != nil && refusal.CodeOf(err) != refusal.CodeUnsupportedEvent {
 				t.Fatalf("written %q does not parse back: %v", out, err)
 			}
-			return
 		}
-		a, v := aerr.(*refusal.Error), verr.(*refusal.Error)
-		if a.Code != v.Code || a.Path != v.Path {
-			t.Fatalf("AppendJSON refuses %s at %q, Validate %s at %q", a.Code, a.Path, v.Code, v.Path)
-		}
+		sameRefusal(t, "Validate", aerr, env.Validate())
+		_, derr := env.appendForm(nil, true)
+		sameRefusal(t, "the digest form", aerr, derr)
 	})
+}
+
+// fuzzedEnvelope builds an envelope from fuzzed parts, as a caller builds
+// one by hand: kind picks the event (its low 3 bits) and whether the
+// envelope keeps an unknown member (bit 3).
+func fuzzedEnvelope(id, text string, raw []byte, name string, value []byte, kind uint8) ChatEventEnvelope {
+	env := ChatEventEnvelope{ConversationID: id, TurnID: "t", EventID: "e", Seq: 1}
+	kept := []Member{{Name: name, Value: value}}
+	switch kind % 8 {
+	case 0:
+		env.Event = &DeltaEvent{Text: text, Unknown: kept}
+	case 1:
+		env.Event = &ToolCallEvent{CallID: id, Name: text, Input: raw}
+	case 2:
+		env.Event = &StateEvent{Version: 1, Snapshot: raw, Unknown: kept}
+	case 3:
+		env.Event = &AppEvent{Type: text, Raw: raw}
+	case 4:
+		env.Event = &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: text, Sources: []Source{{Ref: id, Unknown: kept}}}}}
+	case 5:
+		env.Event = &CardEvent{Card: OpenCardSnapshot{CorrelationID: id, CreatedAt: 1, CardSpec: CardSpec{Prompt: text}}}
+	case 6:
+		env.Event = &ToolResultEvent{CallID: id, Status: ToolResultStatus(text), Output: raw}
+	case 7:
+		env.Event = &CapabilitiesEvent{Capabilities: ChatCapabilities{Unknown: kept}}
+	}
+	if kind&8 != 0 {
+		env.Unknown = kept
+	}
+	return env
+}
+
+// sameRefusal fails t unless got, the error of what, is AppendJSON's
+// error want: both nil, or refusals of the same code at the same path.
+func sameRefusal(t *testing.T, what string, want, got error) {
+	t.Helper()
+	if (want == nil) != (got == nil) {
+		t.Fatalf("AppendJSON: %v, %s: %v", want, what, got)
+	}
+	if want == nil {
+		return
+	}
+	a, g := want.(*refusal.Error), got.(*refusal.Error)
+	if a.Code != g.Code || a.Path != g.Path {
+		t.Fatalf("AppendJSON refuses %s at %q, %s %s at %q", a.Code, a.Path, what, g.Code, g.Path)
+	}
 }

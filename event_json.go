@@ -2,6 +2,7 @@ package chatprotocol
 
 import (
 	"reflect"
+	"unsafe"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
@@ -324,8 +325,11 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 // the rules of its type, with path as the event's pointer, before writing
 // any of it.
 func (w *writer) event(ev Event, path string) {
-	ptr := reflect.ValueOf(ev)
-	if ev == nil || ptr.IsNil() {
+	var p unsafe.Pointer
+	if ev != nil {
+		p = reflect.ValueOf(ev).UnsafePointer() // every Event is a pointer
+	}
+	if p == nil {
 		w.fail(refusef(refusal.CodeInvalidEnvelope, path, "missing"))
 		return
 	}
@@ -338,15 +342,16 @@ func (w *writer) event(ev Event, path string) {
 		return
 	}
 	s := eventSpecOf(ev.EventType())
-	v := ptr.Elem()
-	if err := s.obj.check(v, path); err != nil {
-		w.fail(err)
-		return
+	if s.obj.checked != 0 {
+		if err := s.obj.check(reflect.ValueOf(ev).Elem(), path); err != nil {
+			w.fail(err)
+			return
+		}
 	}
 	w.within(path, "", func() {
 		w.open(s.typ)
-		w.members(s.obj, v, path)
-		w.close(s.obj.keptMembers(v), s.obj.names)
+		w.members(s.obj, p, path)
+		w.close(s.obj.keptAt(p), s.obj.names)
 	})
 }
 

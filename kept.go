@@ -298,8 +298,14 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 // type's order, absent ones omitted). In check mode it writes nothing:
 // kept JSON that still matches was strict when it was read, and any other
 // value is checked by the same walk that would encode it. A member that
-// cannot be written is refused with code at its pointer under path.
+// cannot be written is refused with code at its pointer under path. In
+// the digest form too it writes canonical JSON, which its kept JSON may
+// be.
 func writeKept[T any](w *writer, v *T, kept []byte, code refusal.Code, path string) {
+	if w.digest {
+		w.digest = false
+		defer func() { w.digest = true }()
+	}
 	if kept != nil {
 		var orig T
 		if decodeInto(kept, &orig, code, path) == nil && reflect.DeepEqual(&orig, v) {
@@ -312,7 +318,7 @@ func writeKept[T any](w *writer, v *T, kept []byte, code refusal.Code, path stri
 		}
 	}
 	outer := w.err
-	w.within(path, code, func() { w.object(keptSpecOf(reflect.TypeFor[T]()), reflect.ValueOf(v).Elem(), path) })
+	w.within(path, code, func() { writeObject(w, keptSpecOf(reflect.TypeFor[T]()), v, path) })
 	if w.err != outer {
 		w.err = keptRefusal(w.err, code, path)
 	}

@@ -176,18 +176,18 @@ func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
 //   - invalid-event (/event/callId): a tool_call reusing a call id of the
 //     turn, or a second tool_result for one call.
 func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
-	canon, err := env.AppendJSON(s.scratch[:0])
+	form, err := env.appendForm(s.scratch[:0], true)
 	if err != nil {
 		return err
 	}
-	s.scratch = canon
+	s.scratch = form
 	if s.ConversationID != "" && env.ConversationID != s.ConversationID {
 		return refusef(refusal.CodeForeignFrame, "/conversationId", "frame of conversation %q applied to conversation %q", env.ConversationID, s.ConversationID)
 	}
 	if !s.seeded {
 		s.seed, s.seeded = maphash.MakeSeed(), true
 	}
-	digest := maphash.Bytes(s.seed, canon)
+	digest := maphash.Bytes(s.seed, form)
 	t := s.turns[env.TurnID]
 	var last int64
 	if t != nil {

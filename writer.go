@@ -1,9 +1,9 @@
 package chatprotocol
 
 import (
+	"encoding/binary"
 	"io"
 	"math"
-	"reflect"
 	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
@@ -27,6 +27,16 @@ type writer struct {
 	code  refusal.Code
 	err   error
 	check bool // write nothing, only check
+	// digest, when set, writes the digest form, which ChatStateV1.Apply
+	// hashes instead of the canonical JSON because it costs less: the
+	// canonical JSON but for every string member, written as its length
+	// (8 bytes) and its bytes, unescaped, and every integer member,
+	// written as its 8 bytes; a kept card or block stays canonical JSON
+	// (writeKept). Which members are strings or integers follows from the
+	// names before them, so two envelopes have the same digest form
+	// exactly when they have the same canonical JSON; and the walk refuses
+	// what it refuses when it writes JSON.
+	digest bool
 	// out, when set, receives dst whenever it holds flushBytes or more at
 	// a point where the walk calls flush (ChatStateV1.WriteJSON); nil
 	// builds the whole output in dst.
@@ -132,23 +142,29 @@ func appendName(dst []byte, name string) []byte {
 
 // str writes a string member.
 func (w *writer) str(name, s string) {
-	if err := w.quote(name, s); err != nil {
+	if !w.check {
+		w.dst = appendName(w.dst, name)
+	}
+	if err := w.quote(s); err != nil {
 		w.fail(w.refuse(name, "not valid UTF-8", err))
 	}
 }
 
-// quote writes s as a JSON string, after the member name unless name is
-// "" (an array's element); in check mode it only checks s.
-func (w *writer) quote(name, s string) error {
-	if w.check {
+// quote writes s as a JSON string, or in the digest form; in check mode it
+// only checks s.
+func (w *writer) quote(s string) error {
+	switch {
+	case w.check:
 		return strictjson.CheckString(s)
-	}
-	dst := w.dst
-	if name != "" {
-		dst = appendName(dst, name)
+	case w.digest:
+		if err := strictjson.CheckString(s); err != nil {
+			return err
+		}
+		w.dst = append(binary.LittleEndian.AppendUint64(w.dst, uint64(len(s))), s...)
+		return nil
 	}
 	var err error
-	w.dst, err = strictjson.AppendString(dst, s)
+	w.dst, err = strictjson.AppendString(w.dst, s)
 	return err
 }
 
@@ -219,9 +235,13 @@ func (w *writer) rawValue(raw []byte) {
 	w.fail(err)
 }
 
-// int writes an integer member.
+// int writes an integer member, or its digest form.
 func (w *writer) int(name string, n int64) {
-	if !w.check {
+	switch {
+	case w.check:
+	case w.digest:
+		w.dst = binary.LittleEndian.AppendUint64(appendName(w.dst, name), uint64(n))
+	default:
 		w.dst = strictjson.AppendInt(appendName(w.dst, name), n)
 	}
 }
@@ -292,7 +312,7 @@ func (w *writer) result(status string, output []byte, blocks []ResultBlock) {
 
 // usage writes a Usage object (its descriptor, usageSpec).
 func (w *writer) usage(u *Usage) {
-	w.object(usageSpec, reflect.ValueOf(u).Elem(), w.path)
+	writeObject(w, usageSpec, u, w.path)
 }
 
 // float writes a number member. NaN and the infinities, which JSON has
@@ -309,7 +329,7 @@ func (w *writer) float(name string, x float64) {
 
 // strElem writes a string element of an array; path is its pointer.
 func (w *writer) strElem(s, path string) {
-	if err := w.quote("", s); err != nil {
+	if err := w.quote(s); err != nil {
 		w.fail(refuseWrap(w.refusalCode(), path, "not valid UTF-8", err))
 	}
 }
@@ -328,7 +348,7 @@ func (w *writer) block(b *ResultBlock, i int) {
 		w.str("text", b.Text)
 		if b.Sources != nil {
 			w.name("sources")
-			w.list(len(b.Sources), func(i int) { w.object(sourceSpec, reflect.ValueOf(&b.Sources[i]).Elem(), w.path) })
+			w.list(len(b.Sources), func(i int) { writeObject(w, sourceSpec, &b.Sources[i], w.path) })
 		}
 	case ResultBlockReport:
 		w.name("report")
