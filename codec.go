@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"unsafe"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -120,6 +121,9 @@ type objectSpec struct {
 	marshals  bool         // a kept object whose pointer writes its own JSON
 	typed     bool         // an event: "type" is its first member, read by the dispatch
 	zero      func() Event // an event: a new zero event of the type
+	// at returns the struct an event of the type points to, nil for a nil
+	// one (an event's descriptor only).
+	at func(Event) unsafe.Pointer
 
 	// Sets of members, bit i for the i-th, so that the walks pass over
 	// the others at no cost.
@@ -174,6 +178,7 @@ func eventOf[T any, P interface {
 	s.names = append([]string{"type"}, s.names...)
 	s.typed = true
 	s.zero = func() Event { return P(new(T)) }
+	s.at = func(ev Event) unsafe.Pointer { e, _ := ev.(P); return unsafe.Pointer(e) }
 	return s
 }
 

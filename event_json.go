@@ -325,15 +325,8 @@ func appendEvent(dst []byte, ev Event, path string) ([]byte, error) {
 // the rules of its type, with path as the event's pointer, before writing
 // any of it.
 func (w *writer) event(ev Event, path string) {
-	var p unsafe.Pointer
-	if ev != nil {
-		p = reflect.ValueOf(ev).UnsafePointer() // every Event is a pointer
-	}
-	if p == nil {
-		w.fail(refusef(refusal.CodeInvalidEnvelope, path, "missing"))
-		return
-	}
-	if app, ok := ev.(*AppEvent); ok {
+	app, isApp := ev.(*AppEvent)
+	if isApp && app != nil {
 		if err := app.validate(path); err != nil {
 			w.fail(err)
 			return
@@ -341,7 +334,16 @@ func (w *writer) event(ev Event, path string) {
 		w.rawValue(app.Raw)
 		return
 	}
-	s := eventSpecOf(ev.EventType())
+	var s *eventSpec
+	var p unsafe.Pointer
+	if ev != nil && !isApp {
+		s = eventSpecOf(ev.EventType()) // a core type's EventType reads nothing of a nil event
+		p = s.obj.at(ev)
+	}
+	if p == nil {
+		w.fail(refusef(refusal.CodeInvalidEnvelope, path, "missing"))
+		return
+	}
 	if s.obj.checked != 0 {
 		if err := s.obj.check(reflect.ValueOf(ev).Elem(), path); err != nil {
 			w.fail(err)

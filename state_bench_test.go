@@ -22,7 +22,7 @@ func benchTokens(n int) []ChatEventEnvelope {
 
 // BenchmarkEnvelopeCheck measures, per delta envelope, what checking costs
 // (Validate), beside encoding it (AppendJSON) and applying it to a state
-// (Apply, which also takes the digest of its canonical form).
+// (Apply, which also hashes its digest form).
 func BenchmarkEnvelopeCheck(b *testing.B) {
 	envs := benchTokens(1000)
 	b.Run("validate", func(b *testing.B) {

@@ -140,32 +140,30 @@ func appendName(dst []byte, name string) []byte {
 	return append(dst, '"', ':')
 }
 
-// str writes a string member.
+// str writes a string member, or its digest form.
 func (w *writer) str(name, s string) {
-	if !w.check {
-		w.dst = appendName(w.dst, name)
+	var err error
+	switch {
+	case w.check:
+		err = strictjson.CheckString(s)
+	case w.digest:
+		w.dst, err = appendDigestString(appendName(w.dst, name), s)
+	default:
+		w.dst, err = strictjson.AppendString(appendName(w.dst, name), s)
 	}
-	if err := w.quote(s); err != nil {
+	if err != nil {
 		w.fail(w.refuse(name, "not valid UTF-8", err))
 	}
 }
 
-// quote writes s as a JSON string, or in the digest form; in check mode it
-// only checks s.
-func (w *writer) quote(s string) error {
-	switch {
-	case w.check:
-		return strictjson.CheckString(s)
-	case w.digest:
-		if err := strictjson.CheckString(s); err != nil {
-			return err
-		}
-		w.dst = append(binary.LittleEndian.AppendUint64(w.dst, uint64(len(s))), s...)
-		return nil
+// appendDigestString appends the digest form of a string (see writer):
+// its length in 8 bytes, then its bytes. Invalid UTF-8 is AppendString's
+// error, with dst returned unchanged.
+func appendDigestString(dst []byte, s string) ([]byte, error) {
+	if err := strictjson.CheckString(s); err != nil {
+		return dst, err
 	}
-	var err error
-	w.dst, err = strictjson.AppendString(w.dst, s)
-	return err
+	return append(binary.LittleEndian.AppendUint64(dst, uint64(len(s))), s...), nil
 }
 
 // longStr writes a string member that may be long (a turn's text): to a
@@ -327,9 +325,16 @@ func (w *writer) float(name string, x float64) {
 	}
 }
 
-// strElem writes a string element of an array; path is its pointer.
+// strElem writes a string element of an array; path is its pointer. It
+// writes JSON in the digest form too, where a string is a member only.
 func (w *writer) strElem(s, path string) {
-	if err := w.quote(s); err != nil {
+	var err error
+	if w.check {
+		err = strictjson.CheckString(s)
+	} else {
+		w.dst, err = strictjson.AppendString(w.dst, s)
+	}
+	if err != nil {
 		w.fail(refuseWrap(w.refusalCode(), path, "not valid UTF-8", err))
 	}
 }
