@@ -11,12 +11,9 @@ import (
 
 // The write walk of the table-driven codec (codec.go) reads each member's
 // field at its offset in the struct, found once per descriptor by
-// fieldLayout, instead of through reflect.Value: it runs for every envelope
-// ChatStateV1.Apply folds, whose digest is of the canonical JSON, and a
-// reflective read per member cost more than writing the member.
-// fieldLayout checks, on the package's first use, that every field has
-// the Go type its kind is read as, so no read at an offset takes a field
-// for another type.
+// fieldLayout, not through reflect.Value. fieldLayout checks, on the
+// package's first use, that every field has the Go type its kind is read
+// as, so no read at an offset takes a field for another type.
 
 // marshalerType is json.Marshaler, which a report or ask block implements.
 var marshalerType = reflect.TypeFor[json.Marshaler]()

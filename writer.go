@@ -27,15 +27,14 @@ type writer struct {
 	code  refusal.Code
 	err   error
 	check bool // write nothing, only check
-	// digest, when set, writes the digest form, which ChatStateV1.Apply
-	// hashes instead of the canonical JSON because it costs less: the
-	// canonical JSON but for every string member, written as its length
-	// (8 bytes) and its bytes, unescaped, and every integer member,
-	// written as its 8 bytes; a kept card or block stays canonical JSON
-	// (writeKept). Which members are strings or integers follows from the
-	// names before them, so two envelopes have the same digest form
-	// exactly when they have the same canonical JSON; and the walk refuses
-	// what it refuses when it writes JSON.
+	// digest, when set, writes the digest form that ChatStateV1.Apply
+	// hashes (docs/contract.md section 7.6): the canonical JSON but for
+	// every string member, written as its length (8 bytes) and its bytes,
+	// unescaped, and every integer member, written as its 8 bytes; a kept
+	// card or block stays canonical JSON (writeKept). Which members are
+	// strings or integers follows from the names before them, so two
+	// envelopes have the same digest form exactly when they have the same
+	// canonical JSON; the walk refuses what it refuses when it writes JSON.
 	digest bool
 	// out, when set, receives dst whenever it holds flushBytes or more at
 	// a point where the walk calls flush (ChatStateV1.WriteJSON); nil
