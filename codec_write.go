@@ -182,7 +182,7 @@ func (w *writer) object(s *objectSpec, p unsafe.Pointer, path string) {
 	if s.unknown == nil && s.marshals {
 		b, err := reflect.NewAt(s.typ, p).Interface().(json.Marshaler).MarshalJSON()
 		if err == nil {
-			w.rawValue(b)
+			err = w.rawValue(b)
 		}
 		w.fail(err)
 		return

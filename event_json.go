@@ -331,7 +331,7 @@ func (w *writer) event(ev Event, path string) {
 			w.fail(err)
 			return
 		}
-		w.rawValue(app.Raw)
+		w.fail(w.rawValue(app.Raw))
 		return
 	}
 	var s *eventSpec

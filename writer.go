@@ -209,27 +209,20 @@ func (w *writer) optRaw(name string, raw []byte) {
 		return
 	}
 	w.name(name)
-	var err error
-	if w.check {
-		err = strictjson.CheckRaw(raw)
-	} else {
-		w.dst, err = strictjson.AppendRaw(w.dst, raw)
-	}
-	if err != nil {
+	if err := w.rawValue(raw); err != nil {
 		w.fail(w.refuse(name, "not one strict JSON value", err))
 	}
 }
 
-// rawValue writes a raw JSON value that the caller has checked (an app
-// event's object); an error is kept as it is.
-func (w *writer) rawValue(raw []byte) {
-	var err error
+// rawValue writes a raw JSON value, compacted, or in check mode only
+// checks it: the error is strictjson's, for the caller to keep.
+func (w *writer) rawValue(raw []byte) error {
 	if w.check {
-		err = strictjson.CheckRaw(raw)
-	} else {
-		w.dst, err = strictjson.AppendRaw(w.dst, raw)
+		return strictjson.CheckRaw(raw)
 	}
-	w.fail(err)
+	var err error
+	w.dst, err = strictjson.AppendRaw(w.dst, raw)
+	return err
 }
 
 // int writes an integer member, or its digest form.
