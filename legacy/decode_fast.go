@@ -86,7 +86,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 	if len(specs) > len(strs) {
 		return nil, false
 	}
-	nested := false
+	nested, present := false, 0
 	for i, spec := range specs {
 		m := fastValue(ms, spec.name)
 		if m == nil {
@@ -96,6 +96,7 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 			continue
 		}
 		has[i] = true
+		present++
 		switch spec.kind {
 		case kindString:
 			if strs[i], ok = m.str(); !ok {
@@ -122,7 +123,10 @@ func decodeStrict(data []byte, d Dialect) (f Frame, ok bool) {
 		}
 		return ev, true
 	}
-	unknown := fastUnknown(ms, specs)
+	var unknown []chatprotocol.Member
+	if len(ms) > 1+present { // more than "type" and the members read: the names are distinct
+		unknown = fastUnknown(ms, specs)
+	}
 	if spec.ofString != nil {
 		return spec.ofString(strs[0], unknown), true
 	}
