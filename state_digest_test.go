@@ -96,3 +96,24 @@ func FuzzDigestForm(f *testing.F) {
 		}
 	})
 }
+
+// TestDigestFormKeepsEveryComma: a value of the digest form never ends
+// with '{', which the writer reads as the start of an object, so the
+// comma before the next member is always written, as in the canonical
+// JSON, whatever bytes a string or an integer holds.
+func TestDigestFormKeepsEveryComma(t *testing.T) {
+	late := int64(0x7b) << 56 // its last byte, little-endian, is '{'
+	kept := []Member{{Name: "x-a", Value: json.RawMessage(`1`)}}
+	for _, ev := range []Event{
+		&ProvenanceEvent{Provider: "p{", Model: "m", Unknown: kept},
+		&ErrorEvent{Code: "c", Message: "m", RetryAfterMs: &late, Unknown: kept},
+	} {
+		canon, digest := forms(t, ChatEventEnvelope{ConversationID: "c", TurnID: "t", EventID: "e", Seq: 1, Event: ev})
+		for _, name := range []string{`"turnId":`, `"eventId":`, `"seq":`, `"event":`, `"x-a":`} {
+			assert.Contains(t, string(canon), ","+name)
+			assert.Contains(t, string(digest), ","+name, "the digest form of %s", canon)
+		}
+	}
+	_, digest := forms(t, ChatEventEnvelope{ConversationID: "c", TurnID: "t", EventID: "e", Seq: 1, Event: &ProvenanceEvent{Provider: "p{", Model: "m"}})
+	assert.Contains(t, string(digest), `,"model":`)
+}

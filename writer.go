@@ -29,12 +29,15 @@ type writer struct {
 	check bool // write nothing, only check
 	// digest, when set, writes the digest form that ChatStateV1.Apply
 	// hashes (docs/contract.md section 7.6): the canonical JSON but for
-	// every string member, written as its length (8 bytes) and its bytes,
-	// unescaped, and every integer member, written as its 8 bytes; a kept
-	// card or block stays canonical JSON (writeKept). Which members are
-	// strings or integers follows from the names before them, so two
-	// envelopes have the same digest form exactly when they have the same
-	// canonical JSON; the walk refuses what it refuses when it writes JSON.
+	// every string member, written between quotes as its length (8 bytes)
+	// and its bytes, unescaped, and every integer member, written between
+	// quotes as its 8 bytes. A kept card or block (writeKept), a kept
+	// unknown member and an array's string stay JSON. Which members are
+	// strings or integers follows from the names before them, and every
+	// value still ends as JSON does, never with '{' (which name reads as
+	// the start of an object), so two envelopes have the same digest form
+	// exactly when they have the same canonical JSON; the walk refuses
+	// what it refuses when it writes JSON.
 	digest bool
 	// out, when set, receives dst whenever it holds flushBytes or more at
 	// a point where the walk calls flush (ChatStateV1.WriteJSON); nil
@@ -156,13 +159,14 @@ func (w *writer) str(name, s string) {
 }
 
 // appendDigestString appends the digest form of a string (see writer):
-// its length in 8 bytes, then its bytes. Invalid UTF-8 is AppendString's
-// error, with dst returned unchanged.
+// between quotes, its length in 8 bytes, then its bytes. Invalid UTF-8 is
+// AppendString's error, with dst returned unchanged.
 func appendDigestString(dst []byte, s string) ([]byte, error) {
 	if err := strictjson.CheckString(s); err != nil {
 		return dst, err
 	}
-	return append(binary.LittleEndian.AppendUint64(dst, uint64(len(s))), s...), nil
+	dst = binary.LittleEndian.AppendUint64(append(dst, '"'), uint64(len(s)))
+	return append(append(dst, s...), '"'), nil
 }
 
 // longStr writes a string member that may be long (a turn's text): to a
@@ -230,7 +234,7 @@ func (w *writer) int(name string, n int64) {
 	switch {
 	case w.check:
 	case w.digest:
-		w.dst = binary.LittleEndian.AppendUint64(appendName(w.dst, name), uint64(n))
+		w.dst = append(binary.LittleEndian.AppendUint64(append(appendName(w.dst, name), '"'), uint64(n)), '"')
 	default:
 		w.dst = strictjson.AppendInt(appendName(w.dst, name), n)
 	}
