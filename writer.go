@@ -1,7 +1,6 @@
 package chatprotocol
 
 import (
-	"encoding/binary"
 	"io"
 	"math"
 	"unicode/utf8"
@@ -165,8 +164,13 @@ func appendDigestString(dst []byte, s string) ([]byte, error) {
 	if err := strictjson.CheckString(s); err != nil {
 		return dst, err
 	}
-	dst = binary.LittleEndian.AppendUint64(append(dst, '"'), uint64(len(s)))
-	return append(append(dst, s...), '"'), nil
+	return append(append(appendQuoteAndWord(dst, uint64(len(s))), s...), '"'), nil
+}
+
+// appendQuoteAndWord appends a quote and x in 8 bytes, little-endian: the
+// start of a string or an integer in the digest form.
+func appendQuoteAndWord(dst []byte, x uint64) []byte {
+	return append(dst, '"', byte(x), byte(x>>8), byte(x>>16), byte(x>>24), byte(x>>32), byte(x>>40), byte(x>>48), byte(x>>56))
 }
 
 // longStr writes a string member that may be long (a turn's text): to a
@@ -234,7 +238,7 @@ func (w *writer) int(name string, n int64) {
 	switch {
 	case w.check:
 	case w.digest:
-		w.dst = append(binary.LittleEndian.AppendUint64(append(appendName(w.dst, name), '"'), uint64(n)), '"')
+		w.dst = append(appendQuoteAndWord(appendName(w.dst, name), uint64(n)), '"')
 	default:
 		w.dst = strictjson.AppendInt(appendName(w.dst, name), n)
 	}
