@@ -110,29 +110,30 @@ func (r *reader) array(code refusal.Code, path, member string) error {
 	return nil
 }
 
+// The readers of one member value below refuse a value of the wrong type
+// with code at path+"/"+member, and set dst to its zero value then.
+
 // str reads a string member value into dst.
-func (r *reader) str(dst *string, code refusal.Code, path, member string) error {
-	return readValue(r, r.d.String, dst, code, path, member)
+func (r *reader) str(dst *string, code refusal.Code, path, member string) (err error) {
+	if *dst, err = r.d.String(); err != nil {
+		return r.fail(err, code, path, member)
+	}
+	return nil
 }
 
 // integer reads an integer member value (exactly, see strictjson.ParseInteger).
-func (r *reader) integer(dst *int64, code refusal.Code, path, member string) error {
-	return readValue(r, r.d.Integer, dst, code, path, member)
+func (r *reader) integer(dst *int64, code refusal.Code, path, member string) (err error) {
+	if *dst, err = r.d.Integer(); err != nil {
+		return r.fail(err, code, path, member)
+	}
+	return nil
 }
 
 // raw reads any member value and keeps a copy of its bytes.
-func (r *reader) raw(dst *[]byte, code refusal.Code, path, member string) error {
-	return readValue(r, r.d.Raw, dst, code, path, member)
-}
-
-// readValue reads a member value with read into dst, refusing a value of
-// the wrong type with code at path+"/"+member.
-func readValue[T any](r *reader, read func() (T, error), dst *T, code refusal.Code, path, member string) error {
-	v, err := read()
-	if err != nil {
+func (r *reader) raw(dst *[]byte, code refusal.Code, path, member string) (err error) {
+	if *dst, err = r.d.Raw(); err != nil {
 		return r.fail(err, code, path, member)
 	}
-	*dst = v
 	return nil
 }
 
