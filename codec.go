@@ -380,10 +380,7 @@ func (r *reader) element(elem reflect.Value, code refusal.Code, path string) err
 
 // skip reads and discards the value of member.
 func (r *reader) skip(code refusal.Code, path, member string) error {
-	if err := r.d.Skip(); err != nil {
-		return r.fail(err, code, path, member)
-	}
-	return nil
+	return r.failed(r.d.Skip(), code, path, member)
 }
 
 // settable returns f, or for a pointer field a new value f points to.

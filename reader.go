@@ -54,6 +54,14 @@ func (r *reader) fail(err error, code refusal.Code, path, member string) error {
 	return refuseWrap(code, path, "wrong type or value", err)
 }
 
+// failed returns fail's refusal of err, or nil when err is nil.
+func (r *reader) failed(err error, code refusal.Code, path, member string) error {
+	if err == nil {
+		return nil
+	}
+	return r.fail(err, code, path, member)
+}
+
 // members reads the members of the object whose '{' the decoder just read,
 // and its '}'. For each name, member reports whether it handled the member
 // (reading its value); an unhandled name is kept in unknown, unless it is a
@@ -96,45 +104,33 @@ func (r *reader) keep(name []byte, code refusal.Code, path string, known []strin
 
 // object reads the '{' of an object member value.
 func (r *reader) object(code refusal.Code, path, member string) error {
-	if err := r.d.Begin('{'); err != nil {
-		return r.fail(err, code, path, member)
-	}
-	return nil
+	return r.failed(r.d.Begin('{'), code, path, member)
 }
 
 // array reads the '[' of an array member value.
 func (r *reader) array(code refusal.Code, path, member string) error {
-	if err := r.d.Begin('['); err != nil {
-		return r.fail(err, code, path, member)
-	}
-	return nil
+	return r.failed(r.d.Begin('['), code, path, member)
 }
 
 // The readers of one member value below refuse a value of the wrong type
-// with code at path+"/"+member, and set dst to its zero value then.
+// with code at path+"/"+member (failed), and set dst to its zero value then.
 
 // str reads a string member value into dst.
 func (r *reader) str(dst *string, code refusal.Code, path, member string) (err error) {
-	if *dst, err = r.d.String(); err != nil {
-		return r.fail(err, code, path, member)
-	}
-	return nil
+	*dst, err = r.d.String()
+	return r.failed(err, code, path, member)
 }
 
 // integer reads an integer member value (exactly, see strictjson.ParseInteger).
 func (r *reader) integer(dst *int64, code refusal.Code, path, member string) (err error) {
-	if *dst, err = r.d.Integer(); err != nil {
-		return r.fail(err, code, path, member)
-	}
-	return nil
+	*dst, err = r.d.Integer()
+	return r.failed(err, code, path, member)
 }
 
 // raw reads any member value and keeps a copy of its bytes.
 func (r *reader) raw(dst *[]byte, code refusal.Code, path, member string) (err error) {
-	if *dst, err = r.d.Raw(); err != nil {
-		return r.fail(err, code, path, member)
-	}
-	return nil
+	*dst, err = r.d.Raw()
+	return r.failed(err, code, path, member)
 }
 
 // missing is the refusal of an absent required member.
