@@ -268,7 +268,8 @@ func TestWindowRacingWindowsSerializable(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range turns {
 		key := replay.Key{ConversationID: conv, TurnID: "t" + strconv.Itoa(i)}
-		won[key] = map[int64]int{}
+		seqs := map[int64]int{} // the goroutines count here, never reading won while it is filled
+		won[key] = seqs
 		for _, w := range []*Window{a, b} {
 			wg.Go(func() {
 				for seq := int64(1); seq <= frames; seq++ {
@@ -278,7 +279,7 @@ func TestWindowRacingWindowsSerializable(t *testing.T) {
 						continue
 					}
 					mu.Lock()
-					won[key][seq]++
+					seqs[seq]++
 					mu.Unlock()
 				}
 			})
