@@ -15,12 +15,11 @@
 //
 // # The flow
 //
-//	rec := recovery.New(recovery.Host{Store: s, Authorizer: a, Aborter: ab, Replay: rp}, nil)
+//	rec := recovery.New(recovery.Host{Store: s, Authorizer: a, Aborter: ab}, nil)
 //	rec.Start(ctx, caller, turn, []string{"call-1", "call-2"}) // host-authorized effect ids
 //	res, err := rec.Execute(ctx, caller, recovery.EffectRef{Turn: turn, Effect: "call-1"}, launcher)
 //	rec.Cancel(ctx, caller, turn)                              // commits, then calls the abort hook
 //	rec.Reconcile(ctx, caller, effect, lookup)                 // after needs-reconciliation
-//	rec.Resume(ctx, caller, turn, cursor)                      // a reconnecting client's replay
 //
 // Execute reads the effect; a completed effect returns its stored result.
 // Otherwise it claims the effect (a compare-and-swap on the effect's
@@ -73,7 +72,7 @@
 //
 // # Implementing the Store
 //
-// Store, Admitter, Authorizer, Aborter, Launcher and ReplaySource are
+// Store, Admitter, Authorizer, Aborter and Launcher are
 // consumer-side interfaces. Every method takes ctx first and must be safe
 // for concurrent use, from many goroutines and many processes. The Store
 // keeps, per turn, a status and, per effect, a record with its own revision,
@@ -158,17 +157,6 @@
 // Run recoverytest.TestStore against the adapter, with Subject.Reopen
 // opening a second pool and, where the adapter can inject faults,
 // Subject.Arm.
-//
-// # Replay windows
-//
-// Resume asks the host's ReplaySource for the window and the retained suffix
-// after the cursor and checks it (docs/contract.md section 11): a cursor
-// below the lower bound is stale-cursor, above the latest cursor-ahead, equal
-// to the latest returns nothing; a suffix with a gap, a repeated or reordered
-// seq, or a frame of another turn or conversation is refused, and every
-// refusal is a *WindowError carrying the bounds. Frames are a small identity
-// (conversation, turn, seq) plus the host's opaque payload; see Frame for the
-// mapping from ChatEventEnvelope.
 //
 // # Security considerations
 //

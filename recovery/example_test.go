@@ -25,7 +25,7 @@ func Example() {
 	turn := recovery.TurnRef{Conversation: "conv-7", Turn: "turn-3"}
 	host.Grant("user-42", turn)
 
-	rec := recovery.New(recovery.Host{Store: db.Open("worker-1"), Authorizer: host, Aborter: host, Replay: host}, nil)
+	rec := recovery.New(recovery.Host{Store: db.Open("worker-1"), Authorizer: host, Aborter: host}, nil)
 	if _, err := rec.Start(ctx, "user-42", turn, []string{"call-charge"}); err != nil {
 		fmt.Println(err)
 		return

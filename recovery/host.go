@@ -74,19 +74,16 @@ func (f LauncherFunc) Launch(ctx context.Context, effect EffectRef) (Execution, 
 	return f(ctx, effect)
 }
 
-// Host gathers the adapter seams a host supplies (docs/contract.md sections
-// 11 and 13.1): its store with the compare-and-swap and, through Admitter,
-// the admission fence; the caller authorization; the abort hook; and the
-// replay window.
+// Host gathers the adapter seams a host supplies (docs/contract.md section
+// 13.1): its store with the compare-and-swap and, through Admitter, the
+// admission fence; the caller authorization; and the abort hook.
 //
 // A nil Authorizer refuses every call with ErrUnauthorized. A nil Store
 // refuses every turn operation with ErrStoreUnavailable: the lightweight
 // profile that offers connection replay and explicitly refuses restart
-// recovery. A nil Aborter means there is nothing to abort. A nil Replay
-// refuses Resume with ErrStoreUnavailable.
+// recovery. A nil Aborter means there is nothing to abort.
 type Host struct {
 	Store      Store
 	Authorizer Authorizer
 	Aborter    Aborter
-	Replay     ReplaySource
 }

@@ -58,7 +58,7 @@ func newEnv(t *testing.T, hostOpts *recoverytest.HostOptions, dbOpts *recoveryte
 func (e *env) worker() (*recovery.TurnRecovery, *recoverytest.Store) {
 	e.n++
 	st := e.db.Open(fmt.Sprintf("w%d", e.n))
-	rec := recovery.New(recovery.Host{Store: st, Authorizer: e.host, Aborter: e.host, Replay: e.host},
+	rec := recovery.New(recovery.Host{Store: st, Authorizer: e.host, Aborter: e.host},
 		&recovery.Options{Worker: st.Worker(), Lease: time.Minute, Now: e.clock.Now})
 	return rec, st
 }

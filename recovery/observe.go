@@ -100,16 +100,3 @@ func (r *TurnRecovery) reportAbort(ctx context.Context, turn TurnRef, n int, err
 	e := observe.Event{Kind: observe.TurnAbort, Conversation: turn.Conversation, Turn: turn.Turn, Count: n}
 	r.obs.Observe(ctx, withErr(e, err))
 }
-
-// reportReplay reports Resume's answer: the suffix served, or its refusal.
-func (r *TurnRecovery) reportReplay(ctx context.Context, turn TurnRef, cursor uint64, w Window, n int, err error) {
-	if r.obs == nil {
-		return
-	}
-	e := observe.Event{Kind: observe.ReplayServe, Conversation: turn.Conversation, Turn: turn.Turn,
-		Cursor: cursor, Lower: w.Lower, Latest: w.Latest, Count: n}
-	if err != nil {
-		e.Kind = observe.ReplayRefuse
-	}
-	r.obs.Observe(ctx, withErr(e, err))
-}

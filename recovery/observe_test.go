@@ -26,7 +26,7 @@ func observed(t *testing.T) (*recovery.TurnRecovery, *recoverytest.Host, *observ
 	host.Grant(caller, turn)
 	obs := &observetest.Recorder{}
 	st := recoverytest.NewDB(nil).Open("w1")
-	rec := recovery.New(recovery.Host{Store: st, Authorizer: host, Aborter: host, Replay: host},
+	rec := recovery.New(recovery.Host{Store: st, Authorizer: host, Aborter: host},
 		&recovery.Options{Worker: "w1", Lease: time.Minute, Now: newClock().Now, Observer: obs})
 	return rec, host, obs, launched
 }
@@ -155,37 +155,6 @@ func TestObserverSeesRefusals(t *testing.T) {
 	assert.Equal(t, []observe.Kind{observe.EffectRefuse, observe.TurnStart, observe.TurnEnd, observe.TurnEnd, observe.EffectComplete}, kinds)
 	assert.Equal(t, []refusal.Code{refusal.CodeUnknownEffect, refusal.CodeClaimConflict, "", refusal.CodeTurnNotRunning, ""}, codes)
 	assert.Empty(t, obs.Faults())
-}
-
-// Resume reports the suffix it served and the cursor it refused, with the
-// window's bounds.
-func TestObserverSeesReplay(t *testing.T) {
-	rec, host, obs, _ := observed(t)
-	for seq := uint64(1); seq <= 5; seq++ {
-		host.Append(recovery.Frame{Conversation: turn.Conversation, Turn: turn.Turn, Seq: seq})
-	}
-	host.Prune(turn, 2)
-	_, _, err := rec.Resume(t.Context(), caller, turn, 3)
-	require.NoError(t, err)
-	_, _, err = rec.Resume(t.Context(), caller, turn, 1)
-	require.ErrorIs(t, err, refusal.ErrStaleCursor)
-	_, _, err = rec.Resume(t.Context(), caller, turn, 9)
-	require.ErrorIs(t, err, refusal.ErrCursorAhead)
-
-	var got []observe.Event
-	for _, e := range obs.Events() {
-		e.Err = nil
-		got = append(got, e.Event)
-	}
-	id := func(e observe.Event) observe.Event {
-		e.Conversation, e.Turn, e.Lower, e.Latest = turn.Conversation, turn.Turn, 2, 5
-		return e
-	}
-	assert.Equal(t, []observe.Event{
-		id(observe.Event{Kind: observe.ReplayServe, Cursor: 3, Count: 2}),
-		id(observe.Event{Kind: observe.ReplayRefuse, Cursor: 1, Code: refusal.CodeStaleCursor}),
-		id(observe.Event{Kind: observe.ReplayRefuse, Cursor: 9, Code: refusal.CodeCursorAhead}),
-	}, got)
 }
 
 // nopObserver is the cheapest Observer there is.

@@ -33,9 +33,8 @@ type HostOptions struct {
 
 // Host is a fake host: a recovery.Authorizer over explicit grants, a
 // recovery.Launcher that counts launches per effect and keeps each
-// execution, a recovery.Aborter that cancels the executions of a turn, and a
-// recovery.ReplaySource over an in-memory frame log. It is safe for
-// concurrent use.
+// execution, and a recovery.Aborter that cancels the executions of a turn.
+// It is safe for concurrent use.
 type Host struct {
 	opts HostOptions
 
@@ -44,17 +43,11 @@ type Host struct {
 	launches map[recovery.EffectRef]int
 	execs    map[recovery.EffectRef]*Exec
 	aborts   []AbortCall
-	logs     map[recovery.TurnRef]*frameLog
 }
 
 type grant struct {
 	caller string
 	turn   recovery.TurnRef
-}
-
-type frameLog struct {
-	lower  uint64
-	frames []recovery.Frame
 }
 
 // AbortCall is one call of Host.Abort.
@@ -64,10 +57,9 @@ type AbortCall struct {
 }
 
 var (
-	_ recovery.Authorizer   = (*Host)(nil)
-	_ recovery.Launcher     = (*Host)(nil)
-	_ recovery.Aborter      = (*Host)(nil)
-	_ recovery.ReplaySource = (*Host)(nil)
+	_ recovery.Authorizer = (*Host)(nil)
+	_ recovery.Launcher   = (*Host)(nil)
+	_ recovery.Aborter    = (*Host)(nil)
 )
 
 // NewHost returns a host without grants, launches or frames; opts may be
@@ -77,7 +69,6 @@ func NewHost(opts *HostOptions) *Host {
 		grants:   map[grant]bool{},
 		launches: map[recovery.EffectRef]int{},
 		execs:    map[recovery.EffectRef]*Exec{},
-		logs:     map[recovery.TurnRef]*frameLog{},
 	}
 	if opts != nil {
 		h.opts = *opts
@@ -181,55 +172,6 @@ func (h *Host) Aborts() []AbortCall {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.aborts)
-}
-
-// Append adds frames to the log of their turn; callers append in seq
-// order (the log does not check: ValidateReplay does).
-func (h *Host) Append(frames ...recovery.Frame) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, f := range frames {
-		t := recovery.TurnRef{Conversation: f.Conversation, Turn: f.Turn}
-		l := h.log(t)
-		l.frames = append(l.frames, f)
-	}
-}
-
-// Prune drops the frames of turn up to seq lower, which becomes the
-// window's lower bound.
-func (h *Host) Prune(turn recovery.TurnRef, lower uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l := h.log(turn)
-	l.lower = max(l.lower, lower)
-	l.frames = slices.DeleteFunc(l.frames, func(f recovery.Frame) bool { return f.Seq <= l.lower })
-}
-
-func (h *Host) log(turn recovery.TurnRef) *frameLog {
-	l, ok := h.logs[turn]
-	if !ok {
-		l = &frameLog{}
-		h.logs[turn] = l
-	}
-	return l
-}
-
-// Replay implements recovery.ReplaySource over the frame log: the window
-// is the pruned lower bound and the last appended seq (the lower bound when
-// none remains), and the frames are those with a seq above cursor.
-func (h *Host) Replay(_ context.Context, turn recovery.TurnRef, cursor uint64) (recovery.Window, []recovery.Frame, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l := h.log(turn)
-	w := recovery.Window{Lower: l.lower, Latest: l.lower}
-	var out []recovery.Frame
-	for _, f := range l.frames {
-		w.Latest = max(w.Latest, f.Seq)
-		if f.Seq > cursor {
-			out = append(out, f)
-		}
-	}
-	return w, out, nil
 }
 
 // Exec is one execution the fake host launched. Its context belongs to the
