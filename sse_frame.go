@@ -13,17 +13,17 @@ import (
 )
 
 // EnvelopeFrame returns the SSE frame of a version-1 envelope
-// (docs/contract.md section 10): ID is the decimal seq, Event the event type
-// and Data the canonical JSON of AppendJSON. Write it with an sse.Encoder or
-// an sse.Writer, which refuse (with invalid-frame) an event type holding CR
-// or LF; NewRegistry never registers such a type. EnvelopeFrame returns the
-// refusals of AppendJSON, and then a zero Frame.
+// (docs/contract.md section 10.1): ID is the decimal seq and Data the
+// canonical JSON of AppendJSON; Event is empty, so that every envelope
+// dispatches as an EventSource "message" and the event type is read from
+// the data. Write it with an [sse.Encoder] or an [sse.Writer]. EnvelopeFrame
+// returns the refusals of AppendJSON, and then a zero Frame.
 func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 	data, err := env.AppendJSON(nil)
 	if err != nil {
 		return sse.Frame{}, err
 	}
-	return sse.Frame{ID: strconv.FormatInt(env.Seq, 10), Event: env.Event.EventType(), Data: data}, nil
+	return sse.Frame{ID: strconv.FormatInt(env.Seq, 10), Data: data}, nil
 }
 
 // EnvelopeReader reads version-1 envelopes from an SSE stream

@@ -41,12 +41,12 @@ func TestEnvelopeFrameFields(t *testing.T) {
 	f, err := chatprotocol.EnvelopeFrame(&envs[2])
 	require.NoError(t, err)
 	assert.Equal(t, "3", f.ID)
-	assert.Equal(t, "tool_call", f.Event)
+	assert.Empty(t, f.Event, "an envelope dispatches as a message: its type is in the data")
 	assert.JSONEq(t, `{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-3","seq":3,"event":{"type":"tool_call","callId":"call-1","name":"search","input":{"q":"x"}},"extra":[1]}`, string(f.Data))
 
 	var buf bytes.Buffer
 	require.NoError(t, sse.NewEncoder(&buf).Encode(f))
-	assert.Equal(t, "id: 3\nevent: tool_call\ndata: "+string(f.Data)+"\n\n", buf.String())
+	assert.Equal(t, "data: "+string(f.Data)+"\nid: 3\n\n", buf.String())
 
 	// The root package's sentinel matches the encoder's refusal.
 	f.Event = "delta\ndata: forged"
@@ -179,9 +179,8 @@ func ExampleEnvelopeFrame() {
 	}
 	_ = sse.NewEncoder(os.Stdout).Encode(f) // or (*sse.Writer).Send(f) in an HTTP handler
 	// Output:
-	// id: 1
-	// event: delta
 	// data: {"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":{"type":"delta","text":"Hel"}}
+	// id: 1
 }
 
 func ExampleEnvelopeReader() {

@@ -38,10 +38,10 @@ func TestEncoderWritesOneFramePerWrite(t *testing.T) {
 	require.NoError(t, enc.Heartbeat(42))
 	require.NoError(t, enc.Encode(sse.Frame{ID: "2", Data: []byte("c")}))
 	assert.Equal(t, []string{
-		"id: 1\nevent: delta\ndata: a\ndata: b\n\n",
+		"event: delta\ndata: a\ndata: b\nid: 1\n\n",
 		": keep-alive\n\n",
 		"event: heartbeat\ndata: {\"tsMs\":42}\n\n",
-		"id: 2\ndata: c\n\n",
+		"data: c\nid: 2\n\n",
 	}, w.writes)
 }
 

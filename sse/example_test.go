@@ -23,9 +23,9 @@ func ExampleEncoder() {
 	// Output:
 	// : connected
 	//
-	// id: 1
 	// event: delta
 	// data: {"text":"Hel"}
+	// id: 1
 	//
 	// event: heartbeat
 	// data: {"tsMs":1764500000000}

@@ -21,7 +21,8 @@ const (
 )
 
 // Frame is one event as a host writes it (docs/contract.md section 10). For a
-// version-1 envelope ID is the decimal seq and Event the event type.
+// version-1 envelope ID is the decimal seq and Event is empty: the event
+// type is in the data.
 //
 // ID is written as an id line unless it is empty; it may not contain CR, LF
 // or NUL. Event is written as an event line unless it is empty or
@@ -58,24 +59,24 @@ func (f *Frame) check() error {
 }
 
 // AppendFrame appends the bytes of f to dst and returns the extended slice:
-// the id, event, data and retry lines in that order, each "name: value"
+// the event, data, retry and id lines in that order, each "name: value"
 // ("name:" when the value is empty), LF line ends, then one blank line
-// (docs/contract.md section 10), for example
+// (docs/contract.md section 10.1), for example
 //
-//	id: 1
-//	event: lifecycle
 //	data: {"schemaVersion":1,...}
+//	id: 1
+//
+// The id goes last, so that a client that applies an id line as soon as it
+// reads it has read the whole frame but its blank line by then.
 //
 // A frame whose ID or Event would inject fields, or whose Retry is
-// negative, is refused with an *Error of code invalid-frame (ErrInvalidFrame)
-// whose Path is "/id", "/event" or "/retry"; dst is then returned unchanged.
-// AppendFrame does not allocate when dst has room.
+// negative, is refused with a *refusal.Error of code invalid-frame
+// ([refusal.ErrInvalidFrame]) whose Path is "/id", "/event" or "/retry";
+// dst is then returned unchanged. AppendFrame does not allocate when dst
+// has room.
 func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 	if err := f.check(); err != nil {
 		return dst, err
-	}
-	if f.ID != "" {
-		dst = appendField(dst, "id", f.ID)
 	}
 	if f.Event != "" && f.Event != EventMessage {
 		dst = appendField(dst, "event", f.Event)
@@ -85,6 +86,9 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 		dst = append(dst, "retry: "...)
 		dst = strconv.AppendInt(dst, f.Retry.Milliseconds(), 10)
 		dst = append(dst, '\n')
+	}
+	if f.ID != "" {
+		dst = appendField(dst, "id", f.ID)
 	}
 	return append(dst, '\n'), nil
 }

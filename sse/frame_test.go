@@ -83,10 +83,12 @@ func TestFramesGoldenDecodes(t *testing.T) {
 	assert.Equal(t, time.Duration(0), retry, "a positive retry under 1 ms is written as 0")
 }
 
-// TestEncoderReproducesCapturedStreams rebuilds each captured stream of
-// shared/streams from its fields (read with a naive splitter, not the
-// Decoder) and checks the encoder writes it back byte for byte.
-func TestEncoderReproducesCapturedStreams(t *testing.T) {
+// TestEncoderRewritesCapturedStreams rebuilds each captured stream from its
+// fields (read with a naive splitter, not the Decoder), checks that the
+// Decoder reads the encoder's bytes as the same events, comments and last
+// event ids as the captured ones, and that every id line the encoder wrote
+// is the last line of its frame (docs/contract.md section 10.1).
+func TestEncoderRewritesCapturedStreams(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
 	require.NoError(t, err)
 	require.Len(t, files, 4)
@@ -129,7 +131,16 @@ func TestEncoderReproducesCapturedStreams(t *testing.T) {
 					require.NoError(t, enc.Encode(f))
 				}
 			}
-			assert.Equal(t, string(want), buf.String())
+			wantEvents, _, err := decodeAll(bytes.NewReader(want), nil)
+			require.NoError(t, err)
+			gotEvents, _, err := decodeAll(bytes.NewReader(buf.Bytes()), nil)
+			require.NoError(t, err)
+			assert.Equal(t, wantEvents, gotEvents)
+			for _, frame := range strings.Split(strings.TrimSuffix(buf.String(), "\n\n"), "\n\n") {
+				if i := strings.Index(frame, "id: "); i >= 0 {
+					assert.NotContains(t, frame[i:], "\n", "the id line ends the frame: %q", frame)
+				}
+			}
 		})
 	}
 }

@@ -98,7 +98,7 @@ func TestWriterHeadersFramesAndFlushes(t *testing.T) {
 	require.NoError(t, w.Send(sse.Frame{ID: "1", Event: "delta", Data: []byte(`{"text":"hi"}`)}))
 	require.NoError(t, w.Heartbeat(time.UnixMilli(1764500000000)))
 	assert.Equal(t, 4, rec.flushCount(), "one flush per frame")
-	assert.Equal(t, ": connected\n\nid: 1\nevent: delta\ndata: {\"text\":\"hi\"}\n\n"+
+	assert.Equal(t, ": connected\n\nevent: delta\ndata: {\"text\":\"hi\"}\nid: 1\n\n"+
 		"event: heartbeat\ndata: {\"tsMs\":1764500000000}\n\n", rec.body())
 
 	require.ErrorIs(t, w.Send(sse.Frame{ID: "2\n"}), refusal.ErrInvalidFrame)
@@ -158,7 +158,7 @@ func TestWriterHeartbeats(t *testing.T) {
 		require.NoError(t, w.Send(sse.Frame{ID: "1", Data: []byte("x")}))
 		time.Sleep(31 * time.Second) // t = 45 s
 		synctest.Wait()
-		want := "id: 1\ndata: x\n\n"
+		want := "data: x\nid: 1\n\n"
 		for i := 1; i <= 3; i++ {
 			ts := start.Add(time.Duration(i) * 15 * time.Second).UnixMilli()
 			want += "event: heartbeat\ndata: {\"tsMs\":" + strconv.FormatInt(ts, 10) + "}\n\n"

@@ -42,10 +42,10 @@ func dataFrames(t *testing.T, stream string) (ids []string, data []string) {
 func TestEncodeVersion1Stream(t *testing.T) {
 	code, stdout, stderr := encode(t, "", "--to", "legacy0", streams+"v1-tool-turn.sse")
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, "id: 4\ndata: {\"type\":\"tool_start\",\"tool\":\"search_docs\",\"callId\":\"call-1\"}\n\n"+
-		"id: 6\ndata: {\"type\":\"token\",\"content\":\"Refunds are accepted \"}\n\n"+
-		"id: 7\ndata: {\"type\":\"token\",\"content\":\"within 30 days.\"}\n\n"+
-		"id: 9\ndata: {\"type\":\"done\",\"usage\":{\"totalTokens\":431}}\n\n", stdout)
+	assert.Equal(t, "data: {\"type\":\"tool_start\",\"tool\":\"search_docs\",\"callId\":\"call-1\"}\nid: 4\n\n"+
+		"data: {\"type\":\"token\",\"content\":\"Refunds are accepted \"}\nid: 6\n\n"+
+		"data: {\"type\":\"token\",\"content\":\"within 30 days.\"}\nid: 7\n\n"+
+		"data: {\"type\":\"done\",\"usage\":{\"totalTokens\":431}}\nid: 9\n\n", stdout)
 	assert.Equal(t, "chatwire: skipped 5 frames without a legacy form (unsupported-event): capabilities 1, lifecycle 1, provenance 1, result 1, tool_result 1\n", stderr)
 }
 
@@ -76,9 +76,9 @@ func TestEncodeReadsBackAsTheSameEvents(t *testing.T) {
 }
 
 // TestEncodeInvertsTheUpgrade: a captured Scout stream, upgraded frame by
-// frame and written as version-1 SSE, encodes back to the captured bytes,
-// but for its comment and heartbeat and the call id the host gave the
-// tool start.
+// frame and written as version-1 SSE, encodes back to the captured frames
+// (their data and ids, each id line now last in its frame), but for its
+// comment and heartbeat and the call id the host gave the tool start.
 func TestEncodeInvertsTheUpgrade(t *testing.T) {
 	original, err := os.ReadFile(streams + "scout-card-turn.sse")
 	require.NoError(t, err)
@@ -98,13 +98,14 @@ func TestEncodeInvertsTheUpgrade(t *testing.T) {
 		b, err := envs[0].MarshalJSON()
 		require.NoError(t, err)
 		require.NoError(t, out.Encode(sse.Frame{ID: strconv.FormatInt(envs[0].Seq, 10), Event: envs[0].Event.EventType(), Data: b}))
-		want.WriteString("id: " + ids[i] + "\ndata: " + strings.Replace(data, `"tool":"search_products"`, `"tool":"search_products","callId":"turn-1-call-1"`, 1) + "\n\n")
+		want.WriteString("data: " + strings.Replace(data, `"tool":"search_products"`, `"tool":"search_products","callId":"turn-1-call-1"`, 1) + "\nid: " + ids[i] + "\n\n")
 	}
 	code, stdout, stderr := encode(t, v1.String(), "--to", "legacy0", "--product", "products")
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Empty(t, stderr, "every envelope has a legacy form")
 	assert.Equal(t, want.String(), stdout)
-	assert.Contains(t, string(original), strings.Split(stdout, "\n\n")[9]+"\n\n", "the done frame is byte-identical")
+	_, got := dataFrames(t, stdout)
+	assert.Equal(t, frames[9], got[9], "the done frame's data is byte-identical")
 }
 
 func TestEncodeStrict(t *testing.T) {
@@ -118,7 +119,7 @@ func TestEncodeStrict(t *testing.T) {
 		"id: 2\nevent: provenance\ndata: {\"schemaVersion\":1,\"conversationId\":\"c\",\"turnId\":\"t\",\"eventId\":\"e-2\",\"seq\":2,\"event\":{\"type\":\"provenance\",\"provider\":\"p\"}}\n\n"
 	code, stdout, stderr = encode(t, stream, "--to", "legacy0", "--strict")
 	assert.Equal(t, exitFail, code)
-	assert.Equal(t, "id: 1\ndata: {\"type\":\"token\",\"content\":\"a\"}\n\n", stdout, "frames before the refused one are written")
+	assert.Equal(t, "data: {\"type\":\"token\",\"content\":\"a\"}\nid: 1\n\n", stdout, "frames before the refused one are written")
 	assert.True(t, strings.HasPrefix(stderr, "chatwire: frame 3: unsupported-event: "), stderr)
 }
 
@@ -208,7 +209,7 @@ func TestEncodeReadError(t *testing.T) {
 func TestEncodeFlagsAfterFile(t *testing.T) {
 	code, stdout, stderr := encode(t, "", streams+"v1-tool-turn.sse", "--to", "legacy0")
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "id: 9\ndata: {\"type\":\"done\"")
+	assert.Contains(t, stdout, "data: {\"type\":\"done\",\"usage\":{\"totalTokens\":431}}\nid: 9\n")
 }
 
 func TestEncodeSkipCountSingular(t *testing.T) {
@@ -223,7 +224,7 @@ func TestEncodeMultiLinePayloadIsOneDataLine(t *testing.T) {
 		"data: \"event\":{\"type\":\"products\",\n" + "data:   \"items\": [1, 2]}}\n\n"
 	code, stdout, stderr := encode(t, stream, "--to", "legacy0", "--product", "products")
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, "id: 1\ndata: {\"type\":\"products\",\"items\":[1,2]}\n\n", stdout)
+	assert.Equal(t, "data: {\"type\":\"products\",\"items\":[1,2]}\nid: 1\n\n", stdout)
 }
 
 func TestEncodeUsage(t *testing.T) {
