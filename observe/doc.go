@@ -63,9 +63,9 @@
 //	card           string    answer.* kinds: the card's correlation id
 //	status         string    turn.end (asked), answer.store and answer.duplicate (the card's)
 //	code           string    when the event carries a refusal code
-//	cursor         uint64    replay.*, stream.resume, stream.refuse
-//	lower, latest  uint64    replay.*, stream.resume, stream.refuse: the window's bounds
-//	seq            uint64    stream.write, stream.deliver, stream.end, stream.drop: the last seq
+//	cursor         int64     replay.*, stream.resume, stream.refuse
+//	lower, latest  int64     replay.*, stream.resume, stream.refuse: the window's bounds
+//	seq            int64     stream.write, stream.deliver, stream.end, stream.drop: the last seq
 //	count          int       replay.serve, stream.write, stream.deliver, stream.end, stream.drop, turn.abort
 //	duration       duration  an end, since its start (stream.deliver: the delivery latency)
 //	err            string    when the event has a cause: fit for logs, never for a client

@@ -141,12 +141,12 @@ type Event struct {
 	Code refusal.Code
 	// Cursor is the cursor a read or a stream resumed after; Lower and
 	// Latest are the window's bounds (replay.*, stream.refuse).
-	Cursor uint64
-	Lower  uint64
-	Latest uint64
+	Cursor int64
+	Lower  int64
+	Latest int64
 	// Seq is the seq of the last frame delivered (stream.deliver,
 	// stream.end).
-	Seq uint64
+	Seq int64
 	// Count is how many: frames served or delivered, in-flight effects
 	// aborted.
 	Count int

@@ -135,10 +135,10 @@ func (o slogObserver) Observe(ctx context.Context, e Event) context.Context {
 	a = appendString(a, KeyCode, string(e.Code))
 	f := fieldsOf(e.Kind)
 	if f&withCursor != 0 {
-		a = append(a, slog.Uint64(KeyCursor, e.Cursor), slog.Uint64(KeyLower, e.Lower), slog.Uint64(KeyLatest, e.Latest))
+		a = append(a, slog.Int64(KeyCursor, e.Cursor), slog.Int64(KeyLower, e.Lower), slog.Int64(KeyLatest, e.Latest))
 	}
 	if f&withSeq != 0 {
-		a = append(a, slog.Uint64(KeySeq, e.Seq))
+		a = append(a, slog.Int64(KeySeq, e.Seq))
 	}
 	if f&withCount != 0 {
 		a = append(a, slog.Int(KeyCount, e.Count))

@@ -270,7 +270,7 @@ func attributes(e observe.Event) []attribute.KeyValue {
 	str(KeyCode, string(e.Code))
 	switch e.Kind {
 	case observe.ReplayServe, observe.ReplayRefuse, observe.StreamResume, observe.StreamRefuse:
-		a = append(a, KeyCursor.Int64(int64(e.Cursor)), KeyLower.Int64(int64(e.Lower)), KeyLatest.Int64(int64(e.Latest)))
+		a = append(a, KeyCursor.Int64(e.Cursor), KeyLower.Int64(e.Lower), KeyLatest.Int64(e.Latest))
 	}
 	switch e.Kind {
 	case observe.ReplayServe, observe.TurnAbort, observe.StreamWrite, observe.StreamDeliver, observe.StreamEnd, observe.StreamDrop:
@@ -278,7 +278,7 @@ func attributes(e observe.Event) []attribute.KeyValue {
 	}
 	switch e.Kind {
 	case observe.StreamWrite, observe.StreamDeliver, observe.StreamEnd, observe.StreamDrop:
-		a = append(a, KeySeq.Int64(int64(e.Seq)))
+		a = append(a, KeySeq.Int64(e.Seq))
 	}
 	return a
 }

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -60,7 +61,7 @@ func BenchmarkRead100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	_, suffix, err := m.Read(ctx, benchKey, 900)
+	_, suffix, err := m.Read(ctx, benchKey, 900, math.MaxInt)
 	if err != nil || len(suffix) != 100 {
 		b.Fatal(len(suffix), err)
 	}
@@ -76,7 +77,7 @@ func BenchmarkRead100(b *testing.B) {
 		b.ReportAllocs()
 		meter := benchcpu.Start()
 		for b.Loop() {
-			if _, frames, err := m.Read(ctx, benchKey, 900); err != nil || len(frames) != 100 {
+			if _, frames, err := m.Read(ctx, benchKey, 900, math.MaxInt); err != nil || len(frames) != 100 {
 				b.Fatal(len(frames), err)
 			}
 		}
@@ -94,21 +95,21 @@ func BenchmarkFanOut(b *testing.B) {
 		var (
 			mu     sync.Mutex
 			ch     = make(chan struct{})
-			latest uint64
+			latest int64
 			got    sync.WaitGroup
 			done   sync.WaitGroup
 		)
-		current := func() (uint64, chan struct{}) {
+		current := func() (int64, chan struct{}) {
 			mu.Lock()
 			defer mu.Unlock()
 			return latest, ch
 		}
 		for range readers {
 			done.Go(func() {
-				var c uint64
+				var c int64
 				for {
 					l, wake := current()
-					if l == ^uint64(0) {
+					if l == ^int64(0) {
 						return
 					}
 					for ; c < l; c++ {
@@ -118,7 +119,7 @@ func BenchmarkFanOut(b *testing.B) {
 				}
 			})
 		}
-		publish := func(l uint64) {
+		publish := func(l int64) {
 			mu.Lock()
 			latest = l
 			close(ch)
@@ -126,7 +127,7 @@ func BenchmarkFanOut(b *testing.B) {
 			mu.Unlock()
 		}
 		b.ReportAllocs()
-		var n uint64
+		var n int64
 		meter := benchcpu.Start()
 		for b.Loop() {
 			got.Add(readers)
@@ -136,7 +137,7 @@ func BenchmarkFanOut(b *testing.B) {
 		}
 		meter.Report(b, 0)
 		reportDeliveries(b, readers)
-		publish(^uint64(0))
+		publish(^int64(0))
 		done.Wait()
 	})
 	b.Run("memory", func(b *testing.B) {
@@ -145,9 +146,9 @@ func BenchmarkFanOut(b *testing.B) {
 		var got, done sync.WaitGroup
 		for range readers {
 			done.Go(func() {
-				var c uint64
+				var c int64
 				for {
-					bounds, frames, err := m.Read(ctx, benchKey, c)
+					bounds, frames, err := m.Read(ctx, benchKey, c, math.MaxInt)
 					if err != nil {
 						b.Error(err)
 						return

@@ -18,11 +18,12 @@
 // Bounds reports, also for a turn holding no frame, Lower, the smallest
 // cursor the window can resume from, Latest, the seq of the latest frame,
 // and Ended. Frames Lower+1 through Latest are all retained, so a Read
-// after a cursor in [Lower, Latest] returns the complete suffix, with no
-// gap; a cursor below Lower is refused as stale-cursor (the reader must
+// after a cursor in [Lower, Latest] returns the suffix, page by page, with
+// no gap; a cursor below Lower is refused as stale-cursor (the reader must
 // recover from history, when the host has it), one above Latest as
 // cursor-ahead, both as a *CursorError carrying the bounds; a cursor equal
-// to Latest returns nothing. A turn never appended to is (0, 0).
+// to Latest returns nothing. A turn never appended to is (0, 0). Bounds
+// reads them alone, and never refuses.
 //
 // # The reader loop
 //
@@ -30,7 +31,7 @@
 // reconnects with) by (docs/contract.md section 11.6)
 //
 //	for {
-//		bounds, frames, err := w.Read(ctx, key, c) // the suffix after c
+//		bounds, frames, err := w.Read(ctx, key, c, replay.DefaultPageBytes) // a page of the suffix after c
 //		if err != nil {
 //			return err // stale-cursor, cursor-ahead, or ctx
 //		}
@@ -40,6 +41,9 @@
 //		}
 //		if bounds.Ended && c == bounds.Latest {
 //			return nil
+//		}
+//		if c < bounds.Latest {
+//			continue // the next page
 //		}
 //		if _, err := w.Wait(ctx, key, c); err != nil {
 //			return err
@@ -97,7 +101,5 @@
 // persistedHistory, persistedDecisions, completedToolCheckpoints and
 // interruptedTurnRecovery false (Memory.Capabilities). A window in a
 // database may add persistedHistory; none implies interruptedTurnRecovery,
-// which is recovery's business. RecoverySource hands a window to
-// recovery.TurnRecovery as its ReplaySource, so that Resume works for a
-// host without any store.
+// which is recovery's business.
 package replay

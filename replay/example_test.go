@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -40,9 +41,9 @@ func ExampleMemory() {
 		}
 	}()
 
-	cursor := uint64(1) // the reader's Last-Event-ID
+	cursor := int64(1) // the reader's Last-Event-ID
 	for {
-		bounds, frames, err := w.Read(ctx, key, cursor)
+		bounds, frames, err := w.Read(ctx, key, cursor, math.MaxInt)
 		if err != nil {
 			panic(err)
 		}
@@ -58,7 +59,7 @@ func ExampleMemory() {
 		}
 	}
 
-	_, _, err := w.Read(ctx, key, 9)
+	_, _, err := w.Read(ctx, key, 9, math.MaxInt)
 	if ce, ok := errors.AsType[*replay.CursorError](err); ok {
 		fmt.Println(refusal.CodeOf(err), ce.Bounds)
 	}

@@ -124,8 +124,8 @@ type turn struct {
 	frames []Frame // frames[i].Seq == lower+1+i
 	at     []int64 // append time of frames[i], Unix nanoseconds, non-decreasing
 	bytes  int     // total len of the frames' Data
-	lower  uint64
-	latest uint64
+	lower  int64
+	latest int64
 	ended  bool
 	lastAt int64 // time of the latest append
 
@@ -213,15 +213,16 @@ func (m *Memory) Append(ctx context.Context, key Key, env *chatprotocol.ChatEven
 	return f, nil
 }
 
-// Read returns the bounds of key's turn and the retained frames after
-// cursor after (see Window.Read). The frames are a new slice; their Data
-// are the stored bytes, which nobody may modify. A refused cursor is a
-// *CursorError, returned with the bounds. A done ctx returns ctx.Err().
-func (m *Memory) Read(ctx context.Context, key Key, after uint64) (Bounds, []Frame, error) {
+// Read returns the bounds of key's turn and a page of the retained frames
+// after cursor after, at most limit bytes of Data (see Window.Read). The
+// frames are a new slice; their Data are the stored bytes, which nobody may
+// modify. A refused cursor is a *CursorError, returned with the bounds. A
+// done ctx returns ctx.Err().
+func (m *Memory) Read(ctx context.Context, key Key, after int64, limit int) (Bounds, []Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return Bounds{}, nil, err
 	}
-	b, suffix, err := m.read(key, after)
+	b, suffix, err := m.read(key, after, limit)
 	if m.obs != nil {
 		reportRead(ctx, m.obs, key, after, b, len(suffix), err)
 	}
@@ -229,7 +230,7 @@ func (m *Memory) Read(ctx context.Context, key Key, after uint64) (Bounds, []Fra
 }
 
 // read is Read under the window's read lock.
-func (m *Memory) read(key Key, after uint64) (Bounds, []Frame, error) {
+func (m *Memory) read(key Key, after int64, limit int) (Bounds, []Frame, error) {
 	now := m.now().UnixNano()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -237,17 +238,30 @@ func (m *Memory) read(key Key, after uint64) (Bounds, []Frame, error) {
 	if err := CheckCursor(b, after); err != nil {
 		return b, nil, err
 	}
-	if suffix := frames[after-b.Lower:]; len(suffix) > 0 {
+	if suffix := page(frames[after-b.Lower:], limit); len(suffix) > 0 {
 		return b, slices.Clone(suffix), nil
 	}
 	return b, nil, nil
+}
+
+// Bounds returns the bounds of key's turn (see Window.Bounds). A done ctx
+// returns ctx.Err().
+func (m *Memory) Bounds(ctx context.Context, key Key) (Bounds, error) {
+	if err := ctx.Err(); err != nil {
+		return Bounds{}, err
+	}
+	now := m.now().UnixNano()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	b, _ := m.view(m.turns[key], now)
+	return b, nil
 }
 
 // Wait blocks until key's turn holds a frame after cursor after, or has
 // ended, or ctx is done (see Window.Wait), and returns the bounds then,
 // with ctx.Err() in the last case. On a turn not yet started it waits for
 // the first frame.
-func (m *Memory) Wait(ctx context.Context, key Key, after uint64) (Bounds, error) {
+func (m *Memory) Wait(ctx context.Context, key Key, after int64) (Bounds, error) {
 	b, t, ch := m.watch(key, after)
 	if ch == nil {
 		return b, nil
@@ -281,7 +295,7 @@ func (m *Memory) Wait(ctx context.Context, key Key, after uint64) (Bounds, error
 // closes, with the Wait counted in turn.waiters. Checking the bounds and
 // taking the channel under one lock is what makes a frame appended
 // between a reader's Read and its Wait impossible to miss.
-func (m *Memory) watch(key Key, after uint64) (Bounds, *turn, <-chan struct{}) {
+func (m *Memory) watch(key Key, after int64) (Bounds, *turn, <-chan struct{}) {
 	m.mu.RLock()
 	if t := m.turns[key]; t != nil {
 		defer m.mu.RUnlock()
@@ -301,7 +315,7 @@ func (m *Memory) watch(key Key, after uint64) (Bounds, *turn, <-chan struct{}) {
 // register is watch's work on t, under m.mu held for reading at least.
 // Latest and Ended do not depend on the clock, which is read only for the
 // bounds returned.
-func (m *Memory) register(t *turn, after uint64) (Bounds, *turn, <-chan struct{}) {
+func (m *Memory) register(t *turn, after int64) (Bounds, *turn, <-chan struct{}) {
 	if t.latest > after || t.ended {
 		b, _ := m.view(t, m.now().UnixNano())
 		return b, nil, nil
@@ -337,7 +351,7 @@ func (m *Memory) view(t *turn, now int64) (Bounds, []Frame) {
 		return b, nil
 	}
 	aged := m.aged(t, now)
-	b.Lower += uint64(aged)
+	b.Lower += int64(aged)
 	return b, t.frames[aged:]
 }
 

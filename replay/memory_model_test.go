@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -32,8 +33,8 @@ func TestMemoryAgainstAModel(t *testing.T) {
 		}
 		boundsOf := func(k Key) Bounds {
 			mt := model[k]
-			latest := uint64(len(mt.data))
-			return Bounds{Lower: latest - min(latest, uint64(keep)), Latest: latest, Ended: mt.ended}
+			latest := int64(len(mt.data))
+			return Bounds{Lower: latest - min(latest, int64(keep)), Latest: latest, Ended: mt.ended}
 		}
 		rt.Repeat(map[string]func(*rapid.T){
 			"append": func(rt *rapid.T) {
@@ -80,8 +81,9 @@ func TestMemoryAgainstAModel(t *testing.T) {
 			"read": func(rt *rapid.T) {
 				k := rapid.SampledFrom(keys).Draw(rt, "key")
 				want := boundsOf(k)
-				after := rapid.Uint64Range(0, want.Latest+2).Draw(rt, "after")
-				b, frames, err := m.Read(rt.Context(), k, after)
+				after := rapid.Int64Range(0, want.Latest+2).Draw(rt, "after")
+				limit := rapid.SampledFrom([]int{0, 1, 200, 1000, math.MaxInt}).Draw(rt, "limit")
+				b, frames, err := m.Read(rt.Context(), k, after, limit)
 				if b != want {
 					rt.Fatalf("Read %v: bounds %v, want %v", k, b, want)
 				}
@@ -99,13 +101,26 @@ func TestMemoryAgainstAModel(t *testing.T) {
 					return
 				}
 				all := model[k].data
-				if len(frames) != len(all)-int(after) {
-					rt.Fatalf("Read %v after %d: %d frames, want %d", k, after, len(frames), len(all)-int(after))
+				wantN := 0 // the longest page within limit, at least one frame
+				for size := 0; int(after)+wantN < len(all); wantN++ {
+					size += len(all[int(after)+wantN])
+					if wantN > 0 && size > limit {
+						break
+					}
+				}
+				if len(frames) != wantN {
+					rt.Fatalf("Read %v after %d, limit %d: %d frames, want %d", k, after, limit, len(frames), wantN)
 				}
 				for i, f := range frames {
-					if f.Seq != after+1+uint64(i) || !bytes.Equal(f.Data, all[int(after)+i]) {
+					if f.Seq != after+1+int64(i) || !bytes.Equal(f.Data, all[int(after)+i]) {
 						rt.Fatalf("Read %v after %d: frame %d is seq %d %s", k, after, i, f.Seq, f.Data)
 					}
+				}
+			},
+			"bounds": func(rt *rapid.T) {
+				k := rapid.SampledFrom(keys).Draw(rt, "key")
+				if b, err := m.Bounds(rt.Context(), k); err != nil || b != boundsOf(k) {
+					rt.Fatalf("Bounds %v: %v, %v; want %v", k, b, err, boundsOf(k))
 				}
 			},
 			"wait": func(rt *rapid.T) {
@@ -114,7 +129,7 @@ func TestMemoryAgainstAModel(t *testing.T) {
 				if want.Latest == 0 && !want.Ended {
 					return // it would block
 				}
-				after := rapid.Uint64Range(0, want.Latest).Draw(rt, "after")
+				after := rapid.Int64Range(0, want.Latest).Draw(rt, "after")
 				if after == want.Latest && !want.Ended {
 					return
 				}

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +44,7 @@ func appendDeltas(t *testing.T, m *Memory, key Key, from, to int64, text string)
 
 func bounds(t *testing.T, m *Memory, key Key) Bounds {
 	t.Helper()
-	b, _, err := m.Read(t.Context(), key, 0)
+	b, _, err := m.Read(t.Context(), key, 0, math.MaxInt)
 	if err != nil {
 		ce, ok := errors.AsType[*CursorError](err)
 		require.True(t, ok, "%v", err)
@@ -94,9 +95,9 @@ func TestMemoryReadSharesTheStoredBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, f.Data)
 
-	_, a, err := m.Read(t.Context(), key, 0)
+	_, a, err := m.Read(t.Context(), key, 0, math.MaxInt)
 	require.NoError(t, err)
-	_, b, err := m.Read(t.Context(), key, 0)
+	_, b, err := m.Read(t.Context(), key, 0, math.MaxInt)
 	require.NoError(t, err)
 	require.Len(t, a, 1)
 	require.Len(t, b, 1)
@@ -104,9 +105,9 @@ func TestMemoryReadSharesTheStoredBytes(t *testing.T) {
 	assert.Same(t, unsafe.SliceData(a[0].Data), unsafe.SliceData(b[0].Data))
 	assert.NotSame(t, unsafe.SliceData(a), unsafe.SliceData(b), "each Read returns its own slice of headers")
 	a[0] = Frame{Seq: 99}
-	_, c, err := m.Read(t.Context(), key, 0)
+	_, c, err := m.Read(t.Context(), key, 0, math.MaxInt)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(1), c[0].Seq, "a caller changing its headers changes nothing stored")
+	assert.Equal(t, int64(1), c[0].Seq, "a caller changing its headers changes nothing stored")
 }
 
 func TestMemoryAppendRefusalsCarryBounds(t *testing.T) {
@@ -132,7 +133,7 @@ func TestMemoryAppendRefusalsCarryBounds(t *testing.T) {
 	cancel()
 	_, err = m.Append(ctx, key, delta(key, 3, "x"))
 	assert.ErrorIs(t, err, context.Canceled)
-	_, _, err = m.Read(ctx, key, 0)
+	_, _, err = m.Read(ctx, key, 0, math.MaxInt)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, b, bounds(t, m, key), "nothing refused was stored")
 }
@@ -141,11 +142,11 @@ func TestMemoryRetainsByCount(t *testing.T) {
 	m := NewMemory(&MemoryOptions{MaxFrames: 3})
 	key := Key{"c", "t"}
 	appendDeltas(t, m, key, 1, 10, "a")
-	b, frames, err := m.Read(t.Context(), key, 7)
+	b, frames, err := m.Read(t.Context(), key, 7, math.MaxInt)
 	require.NoError(t, err)
 	assert.Equal(t, Bounds{Lower: 7, Latest: 10}, b)
 	require.Len(t, frames, 3)
-	assert.Equal(t, []uint64{8, 9, 10}, []uint64{frames[0].Seq, frames[1].Seq, frames[2].Seq})
+	assert.Equal(t, []int64{8, 9, 10}, []int64{frames[0].Seq, frames[1].Seq, frames[2].Seq})
 	tr := m.turns[key]
 	assert.Len(t, tr.frames, 3)
 	assert.Equal(t, len(frames[0].Data)+len(frames[1].Data)+len(frames[2].Data), tr.bytes)
@@ -162,11 +163,11 @@ func TestMemoryRetainsByBytesKeepingTheNewest(t *testing.T) {
 
 	_, err = m.Append(t.Context(), key, delta(key, 10, strings.Repeat("b", 4*len(one))))
 	require.NoError(t, err)
-	b, frames, err := m.Read(t.Context(), key, 9)
+	b, frames, err := m.Read(t.Context(), key, 9, math.MaxInt)
 	require.NoError(t, err)
 	assert.Equal(t, Bounds{Lower: 9, Latest: 10}, b, "a frame larger than MaxBytes is kept alone")
 	require.Len(t, frames, 1)
-	assert.Equal(t, uint64(10), frames[0].Seq)
+	assert.Equal(t, int64(10), frames[0].Seq)
 }
 
 func TestMemoryRetainsByAge(t *testing.T) {
@@ -177,17 +178,17 @@ func TestMemoryRetainsByAge(t *testing.T) {
 	clock.Advance(30 * time.Second)
 	appendDeltas(t, m, key, 3, 4, "newer")
 	clock.Advance(31 * time.Second)
-	b, frames, err := m.Read(t.Context(), key, 2)
+	b, frames, err := m.Read(t.Context(), key, 2, math.MaxInt)
 	require.NoError(t, err)
 	assert.Equal(t, Bounds{Lower: 2, Latest: 4}, b, "frames a minute old are no longer served")
 	assert.Len(t, frames, 2)
-	_, _, err = m.Read(t.Context(), key, 1)
+	_, _, err = m.Read(t.Context(), key, 1, math.MaxInt)
 	assert.ErrorIs(t, err, refusal.ErrStaleCursor)
 
 	clock.Advance(30 * time.Second)
 	assert.Equal(t, Bounds{Lower: 4, Latest: 4}, bounds(t, m, key), "all aged: Lower = Latest, no gap")
 	appendDeltas(t, m, key, 5, 5, "goes on")
-	b, frames, err = m.Read(t.Context(), key, 4)
+	b, frames, err = m.Read(t.Context(), key, 4, math.MaxInt)
 	require.NoError(t, err)
 	assert.Equal(t, Bounds{Lower: 4, Latest: 5}, b)
 	require.Len(t, frames, 1)
@@ -344,7 +345,7 @@ func TestMemoryUnderChurn(t *testing.T) {
 		writers.Go(func() {
 			var seq int64
 			for range 300 {
-				b, _, _ := m.Read(ctx, key, 0)
+				b, _, _ := m.Read(ctx, key, 0, math.MaxInt)
 				seq = int64(b.Latest) + 1 // a forgotten turn starts again at 1
 				if _, err := m.Append(ctx, key, delta(key, seq, "x")); err != nil {
 					assert.Equal(t, refusal.CodeSequenceGap, refusal.CodeOf(err), "the turn was forgotten between the writer's Read and its Append")
@@ -353,9 +354,9 @@ func TestMemoryUnderChurn(t *testing.T) {
 		})
 		for range 3 {
 			readers.Go(func() {
-				var c uint64
+				var c int64
 				for ctx.Err() == nil {
-					b, frames, err := m.Read(ctx, key, c)
+					b, frames, err := m.Read(ctx, key, c, math.MaxInt)
 					if ce, ok := errors.AsType[*CursorError](err); ok {
 						assert.Equal(t, b, ce.Bounds)
 						c = b.Lower
@@ -365,7 +366,7 @@ func TestMemoryUnderChurn(t *testing.T) {
 						return
 					}
 					for i, f := range frames {
-						assert.Equal(t, c+1+uint64(i), f.Seq)
+						assert.Equal(t, c+1+int64(i), f.Seq)
 					}
 					if len(frames) > 0 {
 						assert.Equal(t, b.Latest, frames[len(frames)-1].Seq)

@@ -10,7 +10,7 @@ import (
 // reportRead reports a window read of key's turn after cursor to obs:
 // replay.serve with the bounds b and the count of frames served, or
 // replay.refuse with err's code.
-func reportRead(ctx context.Context, obs observe.Observer, key Key, after uint64, b Bounds, n int, err error) {
+func reportRead(ctx context.Context, obs observe.Observer, key Key, after int64, b Bounds, n int, err error) {
 	e := observe.Event{Kind: observe.ReplayServe, Conversation: key.ConversationID, Turn: key.TurnID,
 		Cursor: after, Lower: b.Lower, Latest: b.Latest, Count: n}
 	if err != nil {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,15 +25,15 @@ func TestMemoryReportsReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, obs.Events())
 
-	_, _, err = m.Read(t.Context(), key, 3)
+	_, _, err = m.Read(t.Context(), key, 3, math.MaxInt)
 	require.NoError(t, err)
-	_, _, err = m.Read(t.Context(), key, 1)
+	_, _, err = m.Read(t.Context(), key, 1, math.MaxInt)
 	require.ErrorIs(t, err, refusal.ErrStaleCursor)
-	_, _, err = m.Read(t.Context(), key, 7)
+	_, _, err = m.Read(t.Context(), key, 7, math.MaxInt)
 	require.ErrorIs(t, err, refusal.ErrCursorAhead)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, _, err = m.Read(ctx, key, 3) // an ended ctx reads nothing: nothing to report
+	_, _, err = m.Read(ctx, key, 3, math.MaxInt) // an ended ctx reads nothing: nothing to report
 	require.ErrorIs(t, err, context.Canceled)
 
 	var got []observe.Event
@@ -40,7 +41,7 @@ func TestMemoryReportsReads(t *testing.T) {
 		e.Err = nil
 		got = append(got, e.Event)
 	}
-	at := func(kind observe.Kind, cursor uint64, n int, code refusal.Code) observe.Event {
+	at := func(kind observe.Kind, cursor int64, n int, code refusal.Code) observe.Event {
 		return observe.Event{Kind: kind, Conversation: "c", Turn: "t", Cursor: cursor, Lower: 2, Latest: 5, Count: n, Code: code}
 	}
 	assert.Equal(t, []observe.Event{
@@ -57,7 +58,7 @@ func TestMemoryObserverAddsNoAllocation(t *testing.T) {
 	allocs := func(obs observe.Observer) float64 {
 		m := NewMemory(&MemoryOptions{Observer: obs})
 		appendDeltas(t, m, key, 1, 5, "x")
-		return testing.AllocsPerRun(100, func() { _, _, _ = m.Read(context.Background(), key, 2) })
+		return testing.AllocsPerRun(100, func() { _, _, _ = m.Read(context.Background(), key, 2, math.MaxInt) })
 	}
 	assert.Equal(t, allocs(nil), allocs(nopObserver{}))
 }

@@ -18,7 +18,7 @@ import (
 // refusal.ErrStaleCursor) and refusal.CodeOf(err) see through a
 // *CursorError, and errors.AsType[*CursorError](err) gives the bounds.
 type CursorError struct {
-	Cursor uint64
+	Cursor int64
 	Bounds Bounds
 	Err    error
 }
@@ -26,7 +26,7 @@ type CursorError struct {
 // Error names the cursor, the bounds and the refusal; the text is
 // informative only.
 func (e *CursorError) Error() string {
-	return "replay: cursor " + strconv.FormatUint(e.Cursor, 10) + " outside " + e.Bounds.String() + ": " + errText(e.Err)
+	return "replay: cursor " + strconv.FormatInt(e.Cursor, 10) + " outside " + e.Bounds.String() + ": " + errText(e.Err)
 }
 
 // Unwrap returns the coded refusal.
@@ -59,7 +59,7 @@ func (e *AppendError) Unwrap() error { return e.Err }
 // String formats the bounds as "(lower, latest]", followed by " ended"
 // when the turn has ended; the text is informative only.
 func (b Bounds) String() string {
-	s := "(" + strconv.FormatUint(b.Lower, 10) + ", " + strconv.FormatUint(b.Latest, 10) + "]"
+	s := "(" + strconv.FormatInt(b.Lower, 10) + ", " + strconv.FormatInt(b.Latest, 10) + "]"
 	if b.Ended {
 		s += " ended"
 	}
@@ -84,14 +84,14 @@ func refuse(code refusal.Code, path, message string) *refusal.Error {
 // [b.Lower, b.Latest], and otherwise a *CursorError of code stale-cursor
 // (below Lower) or cursor-ahead (above Latest) carrying b and after. Every
 // Window implementation refuses with it.
-func CheckCursor(b Bounds, after uint64) error {
+func CheckCursor(b Bounds, after int64) error {
 	switch {
 	case after < b.Lower:
 		return &CursorError{Cursor: after, Bounds: b, Err: refuse(refusal.CodeStaleCursor, "",
-			"cursor "+strconv.FormatUint(after, 10)+" is below the retained lower bound "+strconv.FormatUint(b.Lower, 10))}
+			"cursor "+strconv.FormatInt(after, 10)+" is below the retained lower bound "+strconv.FormatInt(b.Lower, 10))}
 	case after > b.Latest:
 		return &CursorError{Cursor: after, Bounds: b, Err: refuse(refusal.CodeCursorAhead, "",
-			"cursor "+strconv.FormatUint(after, 10)+" is beyond the latest seq "+strconv.FormatUint(b.Latest, 10))}
+			"cursor "+strconv.FormatInt(after, 10)+" is beyond the latest seq "+strconv.FormatInt(b.Latest, 10))}
 	}
 	return nil
 }
@@ -113,10 +113,10 @@ func CheckAppend(key Key, b Bounds, env *chatprotocol.ChatEventEnvelope) error {
 		err = refuse(refusal.CodeForeignFrame, "/conversationId", "frame of conversation "+strconv.Quote(env.ConversationID)+" appended to conversation "+strconv.Quote(key.ConversationID))
 	case env.TurnID != key.TurnID:
 		err = refuse(refusal.CodeForeignFrame, "/turnId", "frame of turn "+strconv.Quote(env.TurnID)+" appended to turn "+strconv.Quote(key.TurnID))
-	case env.Seq <= 0 || uint64(env.Seq) < next:
-		err = refuse(refusal.CodeSequenceReordered, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" is at or below the latest "+strconv.FormatUint(b.Latest, 10))
-	case uint64(env.Seq) > next:
-		err = refuse(refusal.CodeSequenceGap, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" follows the latest "+strconv.FormatUint(b.Latest, 10))
+	case env.Seq <= 0 || env.Seq < next:
+		err = refuse(refusal.CodeSequenceReordered, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" is at or below the latest "+strconv.FormatInt(b.Latest, 10))
+	case env.Seq > next:
+		err = refuse(refusal.CodeSequenceGap, "/seq", "seq "+strconv.FormatInt(env.Seq, 10)+" follows the latest "+strconv.FormatInt(b.Latest, 10))
 	case b.Ended && !isToolResult(env):
 		err = refuse(refusal.CodeTurnTerminated, "/event", "the turn has ended; only a late tool_result may follow")
 	default:
@@ -159,7 +159,7 @@ func EncodeFrame(env *chatprotocol.ChatEventEnvelope, maxFrameBytes int) (Frame,
 		return Frame{}, refuse(refusal.CodeFrameTooLarge, "",
 			"frame of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(limit))
 	}
-	return Frame{Seq: uint64(env.Seq), Type: env.Event.EventType(), Data: data}, nil
+	return Frame{Seq: env.Seq, Type: env.Event.EventType(), Data: data}, nil
 }
 
 // frameLimit resolves a MaxFrameBytes setting: 0 is the default, a

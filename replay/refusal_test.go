@@ -14,7 +14,7 @@ import (
 
 func TestCheckCursor(t *testing.T) {
 	b := Bounds{Lower: 3, Latest: 7}
-	for after := range uint64(10) {
+	for after := range int64(10) {
 		err := CheckCursor(b, after)
 		switch {
 		case after < 3:

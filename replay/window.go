@@ -18,7 +18,7 @@ type Key struct {
 // as it was appended and resent without being parsed again. Data must not be
 // modified by anyone: a window hands the same bytes to every reader.
 type Frame struct {
-	Seq  uint64
+	Seq  int64
 	Type string
 	Data []byte
 }
@@ -32,8 +32,8 @@ type Frame struct {
 // true once the turn's lifecycle reached completed, failed or cancelled: no
 // frame but a late tool_result follows.
 type Bounds struct {
-	Lower  uint64
-	Latest uint64
+	Lower  int64
+	Latest int64
 	Ended  bool
 }
 
@@ -52,17 +52,40 @@ type Window interface {
 	// (frame-too-large).
 	Append(ctx context.Context, key Key, env *chatprotocol.ChatEventEnvelope) (Frame, error)
 
-	// Read returns the bounds of key's turn and the complete retained
-	// suffix after cursor, in seq order. A cursor below Lower is
+	// Read returns the bounds of key's turn and one page of the retained
+	// suffix after cursor after: the frames after+1, after+2, … in seq
+	// order, as many as fit in limit bytes of Data, and at least one when
+	// after is below Latest (a frame larger than limit comes alone; a
+	// limit below 1 counts as 1). A reader reads again from the last seq it
+	// got until it reaches Latest, so a suffix of any length costs one page
+	// of memory (docs/contract.md section 11.2). A cursor below Lower is
 	// stale-cursor, one above Latest cursor-ahead, both refused with the
 	// bounds: a *CursorError carrying them, and the same bounds returned
 	// beside it (CheckCursor builds the refusal). A cursor equal to Latest
 	// returns no frame. An unknown turn is an empty window (0, 0).
-	Read(ctx context.Context, key Key, after uint64) (Bounds, []Frame, error)
+	Read(ctx context.Context, key Key, after int64, limit int) (Bounds, []Frame, error)
 
-	// Wait blocks until key's turn holds a frame after cursor after, or has
-	// ended, or ctx is done, and returns the bounds then. It returns at once
-	// when such a frame was appended before the call: a reader that reads,
-	// then waits, never misses a frame appended in between.
-	Wait(ctx context.Context, key Key, after uint64) (Bounds, error)
+	// Bounds returns the bounds of key's turn, whatever retention has
+	// dropped: what a writer that restarts, or lost an acknowledgement,
+	// reads to learn the seq it continues at. An unknown turn is (0, 0).
+	Bounds(ctx context.Context, key Key) (Bounds, error)
+
+	Wait(ctx context.Context, key Key, after int64) (Bounds, error)
+}
+
+// DefaultPageBytes is a page size for Window.Read that keeps a reader's
+// memory small and its round trips few: 256 KiB of frame data.
+const DefaultPageBytes = 256 << 10
+
+// page returns the longest prefix of frames whose Data take at most limit
+// bytes, and at least the first frame (Window.Read's page rule).
+func page(frames []Frame, limit int) []Frame {
+	n := 0
+	for i, f := range frames {
+		n += len(f.Data)
+		if i > 0 && n > limit {
+			return frames[:i]
+		}
+	}
+	return frames
 }

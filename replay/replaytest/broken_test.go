@@ -2,6 +2,7 @@ package replaytest_test
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -16,8 +17,8 @@ import (
 // reader's Read and its Wait is lost until another frame follows.
 type lostWakeup struct{ replay.Window }
 
-func (w lostWakeup) Wait(ctx context.Context, key replay.Key, after uint64) (replay.Bounds, error) {
-	b, _, _ := w.Window.Read(ctx, key, after) // the bounds come with a refusal too
+func (w lostWakeup) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
+	b, _, _ := w.Window.Read(ctx, key, after, 1) // the bounds come with a refusal too
 	if b.Ended {
 		return b, nil
 	}
@@ -55,11 +56,15 @@ func (w *turnKeyed) resolve(key replay.Key) replay.Key {
 	return key
 }
 
-func (w *turnKeyed) Read(ctx context.Context, key replay.Key, after uint64) (replay.Bounds, []replay.Frame, error) {
-	return w.Window.Read(ctx, w.resolve(key), after)
+func (w *turnKeyed) Read(ctx context.Context, key replay.Key, after int64, limit int) (replay.Bounds, []replay.Frame, error) {
+	return w.Window.Read(ctx, w.resolve(key), after, limit)
 }
 
-func (w *turnKeyed) Wait(ctx context.Context, key replay.Key, after uint64) (replay.Bounds, error) {
+func (w *turnKeyed) Bounds(ctx context.Context, key replay.Key) (replay.Bounds, error) {
+	return w.Window.Bounds(ctx, w.resolve(key))
+}
+
+func (w *turnKeyed) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
 	return w.Window.Wait(ctx, w.resolve(key), after)
 }
 
@@ -75,8 +80,8 @@ func shift(b replay.Bounds) replay.Bounds {
 	return b
 }
 
-func (w lowerOffByOne) Read(ctx context.Context, key replay.Key, after uint64) (replay.Bounds, []replay.Frame, error) {
-	b, frames, err := w.Window.Read(ctx, key, after)
+func (w lowerOffByOne) Read(ctx context.Context, key replay.Key, after int64, limit int) (replay.Bounds, []replay.Frame, error) {
+	b, frames, err := w.Window.Read(ctx, key, after, limit)
 	b = shift(b)
 	if err == nil {
 		err = replay.CheckCursor(b, after)
@@ -87,7 +92,30 @@ func (w lowerOffByOne) Read(ctx context.Context, key replay.Key, after uint64) (
 	return b, frames, nil
 }
 
-func (w lowerOffByOne) Wait(ctx context.Context, key replay.Key, after uint64) (replay.Bounds, error) {
+func (w lowerOffByOne) Bounds(ctx context.Context, key replay.Key) (replay.Bounds, error) {
+	b, err := w.Window.Bounds(ctx, key)
+	return shift(b), err
+}
+
+func (w lowerOffByOne) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
 	b, err := w.Window.Wait(ctx, key, after)
 	return shift(b), err
+}
+
+// wholeSuffix ignores Read's limit and returns the whole suffix after the
+// cursor, however large: a reader far behind holds the whole turn.
+type wholeSuffix struct{ replay.Window }
+
+func (w wholeSuffix) Read(ctx context.Context, key replay.Key, after int64, _ int) (replay.Bounds, []replay.Frame, error) {
+	return w.Window.Read(ctx, key, after, math.MaxInt)
+}
+
+// boundsAtCursorZero answers Bounds with a Read after cursor 0, which is
+// refused once retention has moved Lower: the bounds come with the refusal,
+// and the refusal is returned too.
+type boundsAtCursorZero struct{ replay.Window }
+
+func (w boundsAtCursorZero) Bounds(ctx context.Context, key replay.Key) (replay.Bounds, error) {
+	b, _, err := w.Window.Read(ctx, key, 0, 1)
+	return b, err
 }

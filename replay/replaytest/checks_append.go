@@ -1,6 +1,7 @@
 package replaytest
 
 import (
+	"math"
 	"strings"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -97,7 +98,7 @@ func checkFrameTooLarge(r *run) error {
 	if err := refused(err, refusal.ErrFrameTooLarge, replay.Bounds{Latest: 1}, false, 0); err != nil {
 		return failf("a frame of the limit plus one byte: %w", err)
 	}
-	b, _, err := r.w.Read(r.ctx, key, 1)
+	b, _, err := r.w.Read(r.ctx, key, 1, math.MaxInt)
 	if err != nil || b != (replay.Bounds{Latest: 1}) {
 		return failf("after the refusal: bounds %v, %v; want (0, 1]", b, err)
 	}
@@ -145,7 +146,7 @@ func checkEnded(r *run) error {
 		&chatprotocol.DeltaEvent{Text: "goes on"}); err != nil {
 		return failf("a delta after interrupted: %w", err)
 	}
-	if b, _, err := r.w.Read(r.ctx, key, 3); err != nil || b != (replay.Bounds{Latest: 3}) {
+	if b, _, err := r.w.Read(r.ctx, key, 3, math.MaxInt); err != nil || b != (replay.Bounds{Latest: 3}) {
 		return failf("an interrupted turn: bounds %v, %v; want (0, 3] not ended", b, err)
 	}
 	return nil

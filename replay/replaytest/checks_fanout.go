@@ -66,12 +66,16 @@ func checkFanOut(r *run) error {
 	return errors.Join(errs...)
 }
 
+// fanOutPage is the page limit of checkFanOut's readers, in bytes: a few
+// frames, so that the readers page through what they missed.
+const fanOutPage = 1000
+
 // follow is one reader of checkFanOut: the reader loop from cursor 0 to the
 // end, checking that the frames are want, once each, in order.
 func follow(ctx context.Context, w replay.Window, key replay.Key, want [][]byte) error {
-	var c uint64
+	var c int64
 	for {
-		b, frames, err := w.Read(ctx, key, c)
+		b, frames, err := w.Read(ctx, key, c, fanOutPage)
 		if err != nil {
 			return failf("reader at %d: Read: %w", c, err)
 		}
@@ -79,10 +83,16 @@ func follow(ctx context.Context, w replay.Window, key replay.Key, want [][]byte)
 			switch {
 			case f.Seq != c+1:
 				return failf("reader at %d: got seq %d (a gap or a duplicate)", c, f.Seq)
-			case f.Seq > uint64(len(want)) || !bytes.Equal(f.Data, want[f.Seq-1]):
+			case f.Seq > int64(len(want)) || !bytes.Equal(f.Data, want[f.Seq-1]):
 				return failf("reader at %d: seq %d is %s, not the envelope appended", c, f.Seq, f.Data)
 			}
 			c = f.Seq
+		}
+		if c < b.Latest {
+			if len(frames) == 0 {
+				return failf("reader at %d: Read returned no frame below the latest of bounds %v", c, b)
+			}
+			continue // the next page
 		}
 		if c != b.Latest {
 			return failf("reader at %d: Read returned frames up to %d of bounds %v", c, c, b)
@@ -94,7 +104,7 @@ func follow(ctx context.Context, w replay.Window, key replay.Key, want [][]byte)
 			return failf("reader at %d: Wait: %w", c, err)
 		}
 	}
-	if c != uint64(len(want)) {
+	if c != int64(len(want)) {
 		return failf("reader stopped at %d of %d", c, len(want))
 	}
 	return nil

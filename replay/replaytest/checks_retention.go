@@ -18,8 +18,8 @@ func checkRetention(r *run) error {
 	r.w = r.cfg.NewRetaining(r.t, keep)
 	key := r.key("retention")
 	var want [][]byte
-	for seq := uint64(1); seq <= n; seq++ {
-		data, err := r.appendTurn(key, int64(seq), turnEvents(int(seq))[seq-1])
+	for seq := int64(1); seq <= n; seq++ {
+		data, err := r.appendTurn(key, seq, turnEvents(int(seq))[seq-1])
 		if err != nil {
 			return err
 		}
@@ -28,10 +28,13 @@ func checkRetention(r *run) error {
 		if err := r.readExpect(key, b.Lower, b, 1, want); err != nil {
 			return failf("retaining %d, after seq %d: %w", keep, seq, err)
 		}
+		if got, err := r.w.Bounds(r.ctx, key); err != nil || got != b {
+			return failf("retaining %d, after seq %d: Bounds %v, %v; want %v", keep, seq, got, err, b)
+		}
 		if b.Lower == 0 {
 			continue
 		}
-		for _, stale := range []uint64{b.Lower - 1, 0} {
+		for _, stale := range []int64{b.Lower - 1, 0} {
 			if err := r.readRefused(key, stale, refusal.ErrStaleCursor, b); err != nil {
 				return failf("retaining %d, after seq %d: %w", keep, seq, err)
 			}

@@ -3,6 +3,7 @@ package replaytest
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -16,7 +17,7 @@ type waitResult struct {
 }
 
 // waitReturns calls Wait, which must return within Timeout.
-func (r *run) waitReturns(key replay.Key, after uint64) (replay.Bounds, error) {
+func (r *run) waitReturns(key replay.Key, after int64) (replay.Bounds, error) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.Timeout)
 	defer cancel()
 	b, err := r.w.Wait(ctx, key, after)
@@ -28,7 +29,7 @@ func (r *run) waitReturns(key replay.Key, after uint64) (replay.Bounds, error) {
 
 // waitBlocks calls Wait with a context done after Block: it must block
 // until then and return the context's error.
-func (r *run) waitBlocks(key replay.Key, after uint64) error {
+func (r *run) waitBlocks(key replay.Key, after int64) error {
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.Block)
 	defer cancel()
 	b, err := r.w.Wait(ctx, key, after)
@@ -40,7 +41,7 @@ func (r *run) waitBlocks(key replay.Key, after uint64) error {
 
 // waitLater starts a Wait given Timeout and checks that it is still
 // blocked after Block; the channel delivers its result.
-func (r *run) waitLater(key replay.Key, after uint64) (<-chan waitResult, context.CancelFunc, error) {
+func (r *run) waitLater(key replay.Key, after int64) (<-chan waitResult, context.CancelFunc, error) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.Timeout)
 	done := make(chan waitResult, 1)
 	go func() {
@@ -72,7 +73,7 @@ func (r *run) woken(done <-chan waitResult, cancel context.CancelFunc, want repl
 
 // wokenBy starts a Wait on key after after (waitLater), then appends evs
 // from seq after+1 on and checks that they wake it with want (woken).
-func (r *run) wokenBy(key replay.Key, after uint64, want replay.Bounds, evs ...chatprotocol.Event) error {
+func (r *run) wokenBy(key replay.Key, after int64, want replay.Bounds, evs ...chatprotocol.Event) error {
 	done, cancel, err := r.waitLater(key, after)
 	if err != nil {
 		return err
@@ -91,7 +92,7 @@ func checkWaitLostWakeup(r *run) error {
 	if _, err := r.appendTurn(key, 1, turnEvents(1)...); err != nil {
 		return err
 	}
-	b, frames, err := r.w.Read(r.ctx, key, 0)
+	b, frames, err := r.w.Read(r.ctx, key, 0, math.MaxInt)
 	if err != nil || len(frames) != 1 {
 		return failf("Read after 0: %v, %d frames, %v", b, len(frames), err)
 	}

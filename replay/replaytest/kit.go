@@ -63,6 +63,7 @@ func checks() []check {
 		{Name: "empty-turn", Run: checkEmptyTurn},
 		{Name: "append-read", Run: checkAppendRead},
 		{Name: "cursor-ahead", Run: checkCursorAhead},
+		{Name: "read-pages", Run: checkReadPages},
 		{Name: "append-refusals", Run: checkAppendRefusals},
 		{Name: "frame-too-large", Run: checkFrameTooLarge},
 		{Name: "ended", Run: checkEnded},

@@ -63,6 +63,10 @@ func TestCheckFailsEachBrokenWindow(t *testing.T) {
 			[]string{"isolation"}},
 		{"lower-off-by-one", config(func(w replay.Window) replay.Window { return lowerOffByOne{w} }, brokenTimeout),
 			[]string{"append-read", "retention"}},
+		{"whole-suffix", config(func(w replay.Window) replay.Window { return wholeSuffix{w} }, brokenTimeout),
+			[]string{"read-pages"}},
+		{"bounds-at-cursor-zero", config(func(w replay.Window) replay.Window { return boundsAtCursorZero{w} }, brokenTimeout),
+			[]string{"retention"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := replaytest.Check(t, c.cfg)
@@ -78,7 +82,7 @@ func TestCheckFailsEachBrokenWindow(t *testing.T) {
 
 func TestCheckNamesAreUnique(t *testing.T) {
 	names := replaytest.CheckNames()
-	assert.Len(t, names, 14)
+	assert.Len(t, names, 15)
 	seen := map[string]bool{}
 	for _, n := range names {
 		assert.False(t, seen[n], "duplicate %s", n)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -78,7 +79,7 @@ func (r *run) appendOne(key replay.Key, env *chatprotocol.ChatEventEnvelope) ([]
 	if err != nil {
 		return nil, failf("Append of seq %d: %w", env.Seq, err)
 	}
-	if f.Seq != uint64(env.Seq) || f.Type != env.Event.EventType() || !bytes.Equal(f.Data, want) {
+	if f.Seq != env.Seq || f.Type != env.Event.EventType() || !bytes.Equal(f.Data, want) {
 		return nil, failf("Append of seq %d returned frame {%d %q %s}, want {%d %q %s}", env.Seq, f.Seq, f.Type, f.Data, env.Seq, env.Event.EventType(), want)
 	}
 	return want, nil
@@ -87,8 +88,8 @@ func (r *run) appendOne(key replay.Key, env *chatprotocol.ChatEventEnvelope) ([]
 // readExpect reads key's turn after cursor after and checks the bounds
 // and that the frames are exactly want[after-first+1 …]: seq after+1 on,
 // the canonical bytes of the envelopes of seq first on.
-func (r *run) readExpect(key replay.Key, after uint64, wantBounds replay.Bounds, first uint64, want [][]byte) error {
-	b, frames, err := r.w.Read(r.ctx, key, after)
+func (r *run) readExpect(key replay.Key, after int64, wantBounds replay.Bounds, first int64, want [][]byte) error {
+	b, frames, err := r.w.Read(r.ctx, key, after, math.MaxInt)
 	if err != nil {
 		return failf("Read after %d: %w", after, err)
 	}
@@ -100,13 +101,13 @@ func (r *run) readExpect(key replay.Key, after uint64, wantBounds replay.Bounds,
 
 // framesExpect checks that frames are seq after+1 through first+len(want)-1,
 // with want's bytes (want[0] being seq first's).
-func framesExpect(frames []replay.Frame, after, first uint64, want [][]byte) error {
+func framesExpect(frames []replay.Frame, after, first int64, want [][]byte) error {
 	wantN := int(first) + len(want) - 1 - int(after)
 	if len(frames) != wantN {
 		return failf("after %d: %d frames, want %d", after, len(frames), wantN)
 	}
 	for i, f := range frames {
-		seq := after + 1 + uint64(i)
+		seq := after + 1 + int64(i)
 		if f.Seq != seq {
 			return failf("after %d: frame %d has seq %d, want %d", after, i, f.Seq, seq)
 		}
@@ -124,8 +125,8 @@ func framesExpect(frames []replay.Frame, after, first uint64, want [][]byte) err
 // readRefused reads key's turn after cursor after, which must be refused
 // with sentinel's code and bounds b, carried by a *replay.CursorError and
 // returned beside it, and no frame.
-func (r *run) readRefused(key replay.Key, after uint64, sentinel error, b replay.Bounds) error {
-	got, frames, err := r.w.Read(r.ctx, key, after)
+func (r *run) readRefused(key replay.Key, after int64, sentinel error, b replay.Bounds) error {
+	got, frames, err := r.w.Read(r.ctx, key, after, math.MaxInt)
 	if err := refused(err, sentinel, b, true, after); err != nil {
 		return failf("Read after %d: %w", after, err)
 	}
@@ -148,7 +149,7 @@ func eventType(data []byte) string {
 // refused checks that err is a refusal of sentinel's code carrying bounds
 // b: an *AppendError (cursor false) or a *CursorError for cursor after
 // (cursor true).
-func refused(err error, sentinel error, b replay.Bounds, cursor bool, after uint64) error {
+func refused(err error, sentinel error, b replay.Bounds, cursor bool, after int64) error {
 	switch want := refusal.CodeOf(sentinel); {
 	case err == nil:
 		return failf("no refusal, want %s", want)
