@@ -20,8 +20,8 @@ import (
 type ErrorBody struct {
 	Code    refusal.Code `json:"code"`
 	Message string       `json:"message"`
-	Lower   *uint64      `json:"lower,omitempty"`
-	Latest  *uint64      `json:"latest,omitempty"`
+	Lower   *int64       `json:"lower,omitempty"`
+	Latest  *int64       `json:"latest,omitempty"`
 }
 
 // The answers that carry no detail of the request, built once so that an

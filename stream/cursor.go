@@ -16,20 +16,20 @@ const maxCursorDigits = 16
 //
 // Anything else is refused with a *refusal.Error of code invalid-cursor
 // (refusal.ErrInvalidCursor) and path "/lastEventId".
-func ParseCursor(s string) (uint64, error) {
+func ParseCursor(s string) (int64, error) {
 	if s == "" || len(s) > maxCursorDigits {
 		return 0, errBadCursor("a cursor is 1 to 16 decimal digits")
 	}
 	if s[0] == '0' && len(s) > 1 {
 		return 0, errBadCursor("a cursor has no leading zero")
 	}
-	var n uint64
+	var n int64
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
 			return 0, errBadCursor("a cursor is decimal digits only")
 		}
-		n = n*10 + uint64(c-'0')
+		n = n*10 + int64(c-'0')
 	}
 	if n > chatprotocol.MaxSeq {
 		return 0, errBadCursor("a cursor is at most 2^53-1")

@@ -152,7 +152,7 @@ func TestFollowReturnsRefusalsTyped(t *testing.T) {
 		name, path, cursor string
 		status             int
 		sentinel           error
-		lower, latest      uint64
+		lower, latest      int64
 	}{
 		{name: "unknown turn", path: path(replay.Key{ConversationID: "c-9", TurnID: "t-1"}), status: 404, sentinel: refusal.ErrTurnNotFound},
 		{name: "stale", path: path(keyT1), cursor: "3", status: 410, sentinel: refusal.ErrStaleCursor, lower: 17, latest: 22},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ const (
 	// DefaultWriteTimeout is the longest one frame may take to reach the
 	// connection: 10 seconds.
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultWindowTimeout is the longest the Handler waits on one call of
+	// its window or of its Authorize hook: 5 seconds.
+	DefaultWindowTimeout = 5 * time.Second
 )
 
 // HandlerOptions configures a Handler. Authorize is required; every other
@@ -66,12 +70,24 @@ type HandlerOptions struct {
 	// http.Server.WriteTimeout for the stream's responses.
 	WriteTimeout time.Duration
 
+	// WindowTimeout bounds each Read of the window and each call of
+	// Authorize, so that a stalled store neither holds a request without a
+	// status nor silences a stream (docs/contract.md section 14.2): a request
+	// not yet answered then gets 503 store-unavailable with Retry-After,
+	// and a stream sends a heartbeat and reads again. 0 means
+	// DefaultWindowTimeout; a negative value sets no bound.
+	WindowTimeout time.Duration
+
+	// PageBytes is the most frame data the Handler reads from the window
+	// at once for one stream, in bytes (a larger frame is read alone): a
+	// reader far behind costs one page of memory. 0 means
+	// [replay.DefaultPageBytes].
+	PageBytes int
+
 	// WaitOnRequest keeps every stream on its request's goroutine until it
-	// ends, never taking its connection over (see Handler): for a
-	// ResponseWriter whose middleware transforms the body (compression),
-	// or a server that must keep seeing every connection (ConnState,
-	// Shutdown's wait). An idle stream then costs what net/http holds for
-	// a response, about 27 KiB.
+	// ends, never taking its connection over (see Handler). A stream whose
+	// ResponseWriter is not net/http's own (any middleware's wrapper) or
+	// whose request is not HTTP/1.1 is never taken over anyway.
 	WaitOnRequest bool
 
 	// Logger receives the errors no client is told about (a window or hook
@@ -87,65 +103,36 @@ type HandlerOptions struct {
 }
 
 // Handler serves one turn's version-1 stream from a replay window as a
-// resumable SSE response (docs/contract.md sections 10, 11 and 14). Mount
-// it on a GET pattern naming the turn, for example
+// resumable SSE response (docs/contract.md sections 10, 11 and 14): it
+// authorizes every request, resumes after Last-Event-ID, replays the
+// retained suffix page by page, goes live, and ends after the frame that
+// ends the turn. Mount it on a GET pattern naming the turn,
 //
 //	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
 //
-// and register Close with http.Server.RegisterOnShutdown.
+// and register [Handler.Close] with http.Server.RegisterOnShutdown. The
+// answers, in the order they are decided, are those of section 14.3, with
+// an [ErrorBody]; 503 store-unavailable (with Retry-After) after Close, or
+// when Authorize or the window fails or exceeds WindowTimeout.
 //
-// On every request, in this order:
+// Frames are written as stored: data the canonical JSON, then id the seq,
+// and no event line (section 10.1). A stream that ends before its turn did
+// (Close, a slow reader dropped, a window failure) is aborted, never ended
+// cleanly, so that every client resumes (section 14.2): on a connection
+// the Handler took over it closes the connection without the last chunk;
+// on a request's goroutine it panics with [http.ErrAbortHandler], which
+// net/http turns into a broken connection (a middleware that recovers
+// panics must let that one through). A client that goes away is a
+// disconnect, never a cancellation.
 //
-//   - after Close: 503, code store-unavailable;
-//   - the turn (HandlerOptions.Key) must be a well-formed key, and
-//     HandlerOptions.Authorize must allow the caller: else 404 with the
-//     same headers and body, {"code":"turn-not-found","message":"no such
-//     turn"}, whether the turn is unknown, malformed or not the caller's;
-//     a hook that fails otherwise gives 503, code store-unavailable;
-//   - the cursor is the Last-Event-ID header, else the lastEventId query
-//     parameter (for clients that cannot set a header), else 0: an empty
-//     value counts as absent, and a value that ParseCursor refuses (or a
-//     repeated one) is 400, code invalid-cursor;
-//   - a cursor below the window's retained lower bound is 410 Gone, code
-//     stale-cursor, and one beyond its latest seq is 409 Conflict, code
-//     cursor-ahead, both with the bounds: {"code", "message", "lower",
-//     "latest"}; the stream never skips frames silently;
-//   - a cursor at the latest seq of a turn that has ended is 204 No
-//     Content, which stops an EventSource from reconnecting;
-//   - otherwise 200 and the event stream: first a heartbeat event
-//     (sse.EventHeartbeat, data {"tsMs":N}) with a retry line
-//     (HandlerOptions.Retry), then every retained frame after
-//     the cursor, then the frames as they are appended (read, write, wait,
-//     read: none is skipped or sent twice), and heartbeat comments while
-//     idle. A
-//     frame is written as stored, never parsed again: id is its decimal
-//     seq, event its type, data its bytes. The response ends after the
-//     frame that ends the turn, when the window fails, and when a write
-//     takes longer than HandlerOptions.WriteTimeout.
-//
-// A HEAD request (which a GET pattern also matches) gets the 200 headers
-// only. Refusal bodies are JSON (see ErrorBody). A client that goes away is a
-// disconnect, never a cancellation: the Handler only reads the window and
-// never touches the turn.
-//
-// Clients apply the id line at different times. Browsers' EventSource and
-// the npm eventsource package apply it when the frame is dispatched, so a
-// cut connection resumes from the last whole frame; a client that applies
-// the id as soon as its line arrives (as @microsoft/fetch-event-source
-// 2.0.1 does) loses the frame when a connection is cut right after its id
-// line, and resumes after it.
-//
-// An idle stream costs no goroutine over HTTP/1.x: once a stream has
-// caught up with its turn, the Handler takes its connection over
-// (http.ResponseController.Hijack), goes on writing the same chunked body
-// itself, and parks it; one goroutine per turn waits on the window for all
-// the turn's parked streams (replay.Window.Wait) and wakes them to write
-// what comes, or a heartbeat. A parked client that went away is noticed at
-// the next write, at the latest the second heartbeat. Where the connection
-// cannot be taken over (HTTP/2, a ResponseWriter that hides Hijack), or
-// with HandlerOptions.WaitOnRequest, the stream waits on its request's
-// goroutine instead. A Handler is safe for
-// concurrent use; make one with NewHandler.
+// An idle stream costs no goroutine when its ResponseWriter is net/http's
+// own and its request HTTP/1.1: once caught up, the Handler takes the
+// connection over (http.ResponseController.Hijack) and parks it; one
+// goroutine per turn waits on the window for all its parked streams. Under
+// any middleware's wrapper (compression, logging, tracing), over HTTP/2 or
+// HTTP/1.0, or with [HandlerOptions].WaitOnRequest, a stream waits on its
+// request's goroutine and writes only through the ResponseWriter it was
+// given. A Handler is safe for concurrent use; make one with [NewHandler].
 type Handler struct {
 	window       replay.Window
 	authorize    func(*http.Request, replay.Key) error
@@ -153,6 +140,8 @@ type Handler struct {
 	retry        time.Duration
 	heartbeat    time.Duration
 	writeTimeout time.Duration
+	timeout      time.Duration // WindowTimeout; 0: none
+	pageBytes    int
 	parking      bool
 	log          *slog.Logger
 	obs          observe.Observer
@@ -187,12 +176,17 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 		retry:        orDefault(opts.Retry, DefaultRetry),
 		heartbeat:    orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval),
 		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
+		timeout:      max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
+		pageBytes:    opts.PageBytes,
 		parking:      !opts.WaitOnRequest,
 		log:          opts.Logger,
 		obs:          opts.Observer,
 	}
 	if h.key == nil {
 		h.key = PathKey
+	}
+	if h.pageBytes <= 0 {
+		h.pageBytes = replay.DefaultPageBytes
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -209,10 +203,10 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Close ends every stream the Handler is serving, each after the frame it
-// is writing, with the end of its chunked body (its client resumes
-// elsewhere by Last-Event-ID), and answers every later request 503. It
-// does not wait for the streams to end; Shutdown does.
+// Close aborts every stream the Handler is serving, each after the frame it
+// is writing, so that its client resumes elsewhere by Last-Event-ID, and
+// answers every later request 503. It does not wait for the streams to
+// end; Shutdown does.
 // http.Server.Shutdown neither ends long responses nor knows the parked
 // streams, whose connections the Handler took over: register Close with
 // http.Server.RegisterOnShutdown. Close may be called more than once.
@@ -250,7 +244,7 @@ func (h *Handler) ended() {
 // ServeHTTP answers one request for a turn's stream; see Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.closing.Err() != nil {
-		writeBody(w, http.StatusServiceUnavailable, bodyClosed)
+		h.unavailable(w, bodyClosed)
 		return
 	}
 	key, err := h.key(r)
@@ -260,7 +254,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var rep streamReport
 	r = rep.connect(h.obs, r, key)
-	if err := h.authorize(r, key); err != nil {
+	ctx, cancel := h.bounded(r.Context())
+	defer cancel()
+	if err := h.authorize(r.WithContext(ctx), key); err != nil {
 		if code := refusal.CodeOf(err); code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized {
 			rep.refuse(refusal.CodeTurnNotFound, nil, 0, nil) // the code of the answer
 			writeBody(w, http.StatusNotFound, bodyNotFound)
@@ -268,7 +264,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rep.refuse(refusal.CodeStoreUnavailable, err, 0, nil)
 		h.log.WarnContext(r.Context(), "stream: authorize failed", "err", err)
-		writeBody(w, http.StatusServiceUnavailable, bodyUnavailable)
+		h.unavailable(w, bodyUnavailable)
 		return
 	}
 	cursor, err := cursorOf(r)
@@ -278,7 +274,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, http.StatusBadRequest, e.Code, e.Message, nil)
 		return
 	}
-	b, frames, err := h.window.Read(r.Context(), key, cursor)
+	b, frames, err := h.window.Read(ctx, key, cursor, h.pageBytes)
 	if err != nil {
 		switch code := refusal.CodeOf(err); code {
 		case refusal.CodeStaleCursor:
@@ -291,12 +287,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if r.Context().Err() == nil {
 				rep.refuse(refusal.CodeStoreUnavailable, err, cursor, nil)
 				h.log.WarnContext(r.Context(), "stream: reading the window failed", "err", err)
-				writeBody(w, http.StatusServiceUnavailable, bodyUnavailable)
+				h.unavailable(w, bodyUnavailable)
 			}
 			rep.close(err) // the client went away
 		}
 		return
 	}
+	cancel()
 	rep.resume(cursor, b)
 	if b.Ended && cursor == b.Latest {
 		rep.close(nil)
@@ -305,15 +302,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !h.begin() {
 		rep.refuse(refusal.CodeStoreUnavailable, nil, 0, nil) // the Handler is shutting down
-		writeBody(w, http.StatusServiceUnavailable, bodyClosed)
+		h.unavailable(w, bodyClosed)
 		return
 	}
 	h.serve(w, r, key, cursor, b, frames, &rep)
 }
 
+// bounded returns ctx bounded by WindowTimeout, for one call of the window
+// or of the Authorize hook.
+func (h *Handler) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if h.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, h.timeout)
+}
+
+// unavailable answers 503 with body and a Retry-After of the stream's
+// reconnection delay, in whole seconds, at least 1.
+func (h *Handler) unavailable(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Retry-After", strconv.FormatInt(max(int64(h.retry/time.Second), 1), 10))
+	writeBody(w, http.StatusServiceUnavailable, body)
+}
+
 // cursorOf returns the request's resume cursor: the Last-Event-ID header,
 // else the lastEventId query parameter, else 0.
-func cursorOf(r *http.Request) (uint64, error) {
+func cursorOf(r *http.Request) (int64, error) {
 	for _, values := range [...][]string{r.Header.Values("Last-Event-ID"), r.URL.Query()["lastEventId"]} {
 		if len(values) > 1 {
 			return 0, errBadCursor("a cursor is sent once")

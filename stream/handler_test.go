@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -41,13 +42,13 @@ func refusalOf(t *testing.T, rec *httptest.ResponseRecorder) stream.ErrorBody {
 
 // wantFrames is the bytes the handler writes for the frames of key's turn
 // after cursor: AppendFrame of each stored frame.
-func wantFrames(t *testing.T, w replay.Window, key replay.Key, after uint64) []byte {
+func wantFrames(t *testing.T, w replay.Window, key replay.Key, after int64) []byte {
 	t.Helper()
-	_, frames, err := w.Read(context.Background(), key, after)
+	_, frames, err := w.Read(context.Background(), key, after, math.MaxInt)
 	require.NoError(t, err)
 	var out []byte
 	for _, f := range frames {
-		out, err = sse.AppendFrame(out, sse.Frame{ID: strconv.FormatUint(f.Seq, 10), Event: f.Type, Data: f.Data})
+		out, err = sse.AppendFrame(out, sse.Frame{ID: strconv.FormatInt(f.Seq, 10), Data: f.Data})
 		require.NoError(t, err)
 	}
 	return out
@@ -239,8 +240,8 @@ func TestHandlerRefusesCursorsOutsideTheWindow(t *testing.T) {
 		assert.Equal(t, tc.code, r.Code)
 		require.NotNil(t, r.Lower)
 		require.NotNil(t, r.Latest)
-		assert.Equal(t, uint64(17), *r.Lower)
-		assert.Equal(t, uint64(22), *r.Latest)
+		assert.Equal(t, int64(17), *r.Lower)
+		assert.Equal(t, int64(22), *r.Latest)
 	}
 	req := httptest.NewRequest(http.MethodGet, path(keyT1), nil)
 	req.Header.Set("Last-Event-ID", "17")
@@ -255,7 +256,7 @@ type failingWindow struct{ replay.Window }
 
 var errWindowDown = errors.New("replay store connection refused")
 
-func (failingWindow) Read(context.Context, replay.Key, uint64) (replay.Bounds, []replay.Frame, error) {
+func (failingWindow) Read(context.Context, replay.Key, int64, int) (replay.Bounds, []replay.Frame, error) {
 	return replay.Bounds{}, nil, errWindowDown
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -12,10 +13,10 @@ import (
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
-// sseFrame is the SSE frame of a stored frame: id its decimal seq, event
-// its type, data its stored bytes (docs/contract.md section 10).
+// sseFrame is the SSE frame of a stored frame: data its stored bytes, id
+// its decimal seq, no event line (docs/contract.md section 10.1).
 func sseFrame(f replay.Frame) sse.Frame {
-	return sse.Frame{ID: strconv.FormatUint(f.Seq, 10), Event: f.Type, Data: f.Data}
+	return sse.Frame{ID: strconv.FormatInt(f.Seq, 10), Data: f.Data}
 }
 
 // errGap is the delivery error of a window suffix that is not contiguous.
@@ -24,7 +25,7 @@ var errGap = errors.New("stream: gap in the window's suffix")
 // contiguous reports whether f is the frame after cursor, and logs the
 // window's broken rule when it is not: the stream then ends rather than
 // skip or repeat a frame.
-func (h *Handler) contiguous(ctx context.Context, cursor uint64, f replay.Frame) bool {
+func (h *Handler) contiguous(ctx context.Context, cursor int64, f replay.Frame) bool {
 	if f.Seq == cursor+1 {
 		return true
 	}
@@ -33,18 +34,25 @@ func (h *Handler) contiguous(ctx context.Context, cursor uint64, f replay.Frame)
 }
 
 // serve writes the event stream on the request's goroutine: the opening
-// frame, the frames Read returned after cursor with bounds b, then the
-// frames as they come, until the turn ends. Once caught up, it parks the
-// stream (see Handler) when the connection can be taken over, and else
-// waits on this goroutine. The stream was counted by begin; it is counted
-// out here, unless it was handed to a subscriber, which does it.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor uint64, b replay.Bounds, frames []replay.Frame, rep *streamReport) {
-	handedOff := false
+// frame, the page Read returned after cursor with bounds b, the rest of
+// the suffix page by page, then the frames as they come, until the turn
+// ends. Once caught up, it parks the stream (see Handler) when the
+// connection can be taken over, and else waits on this goroutine. A stream
+// that ends for any other reason than its turn's end (or its client
+// leaving) is aborted with http.ErrAbortHandler, after the deferred calls.
+// The stream was counted by begin; it is counted out here, unless it was
+// handed to a subscriber, which does it.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, cursor int64, b replay.Bounds, frames []replay.Frame, rep *streamReport) {
+	handedOff, clean := false, false
 	var failed error // the write that ended the stream, for rep
 	defer func() {
 		rep.close(failed)
-		if !handedOff {
-			h.ended()
+		if handedOff {
+			return
+		}
+		h.ended()
+		if !clean && r.Context().Err() == nil {
+			panic(http.ErrAbortHandler) // never a clean end of body: the client resumes
 		}
 	}()
 	ctx, cancel := context.WithCancel(r.Context())
@@ -64,13 +72,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 	}
 	defer sw.Close()
 	if r.Method == http.MethodHead {
+		clean = true
 		return // the headers only (a GET pattern also matches HEAD)
 	}
 	if sw.Send(sse.Frame{Event: sse.EventHeartbeat, Data: heartbeatData(time.Now()), Retry: h.retry}) != nil {
 		return
 	}
-	parkable := h.parking && r.ProtoMajor == 1 && r.Method == http.MethodGet
+	beat := func() error {
+		deadline()
+		return sw.Comment(heartbeatComment)
+	}
+	parkable := h.parking && r.Method == http.MethodGet && takesOver(w, r)
 	for {
+		if len(frames) == 0 && cursor < b.Latest {
+			h.log.ErrorContext(ctx, "stream: the window returned no frame below its latest", "after", cursor, "latest", b.Latest)
+			failed = errGap
+			return
+		}
 		wrote := rep.write(frames)
 		for _, f := range frames {
 			if !h.contiguous(ctx, cursor, f) {
@@ -90,54 +108,94 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 		}
 		rep.deliver(wrote, frames, nil)
 		if b.Ended && cursor >= b.Latest {
+			clean = true
 			return
 		}
-		if parkable {
-			// sw writes nothing from here on (it has no heartbeat goroutine), so
-			// the connection is the subscriber's alone; the bufio.ReadWriter
-			// Hijack returns is dropped: every frame so far was flushed.
-			if conn, _, err := rc.Hijack(); err == nil {
-				handedOff = true
-				h.run(&subscriber{conn: conn, key: key, cursor: cursor, rep: rep.handOver()}, false)
+		if cursor >= b.Latest {
+			if parkable {
+				// sw writes nothing from here on (it has no heartbeat goroutine), so
+				// the connection is the subscriber's alone; the bufio.ReadWriter
+				// Hijack returns is dropped: every frame so far was flushed.
+				if conn, _, err := rc.Hijack(); err == nil {
+					handedOff = true
+					h.run(&subscriber{conn: conn, key: key, cursor: cursor, rep: rep.handOver()}, false, nil)
+					return
+				}
+				parkable = false // not on this connection: wait here
+			}
+			if err = h.wait(ctx, key, cursor, beat); err != nil {
+				failed = err // a heartbeat that outlasted WriteTimeout drops the reader too
 				return
 			}
-			parkable = false // not on this connection: wait here
 		}
-		if b, err = h.wait(ctx, key, cursor, sw, deadline); err != nil {
-			failed = err // a heartbeat that outlasted WriteTimeout drops the reader too
-			return
-		}
-		if b, frames, err = h.window.Read(ctx, key, cursor); err != nil {
-			if ctx.Err() == nil {
-				h.log.WarnContext(ctx, "stream: reading the window failed", "after", cursor, "err", err)
-			}
+		if b, frames, err = h.read(ctx, key, cursor, beat); err != nil {
+			failed = err
 			return
 		}
 	}
 }
 
-// wait waits for a frame after cursor, or the end of the turn, sending a
-// heartbeat each time HeartbeatInterval passes without one. It returns the
-// window's error, ctx's, or the error of a heartbeat.
-func (h *Handler) wait(ctx context.Context, key replay.Key, cursor uint64, sw *sse.Writer, deadline func()) (replay.Bounds, error) {
+// takesOver reports whether the Handler may take r's connection over once
+// its stream is idle: w is net/http's own ResponseWriter, under no
+// middleware's wrapper (a wrapper may transform or count the body, which a
+// write to the bare connection would bypass), and the response is an
+// HTTP/1.1 chunked body, the framing the parked writes continue.
+func takesOver(w http.ResponseWriter, r *http.Request) bool {
+	if r.ProtoMajor != 1 || r.ProtoMinor < 1 {
+		return false
+	}
+	t := reflect.TypeOf(w)
+	return t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "net/http" && t.Elem().Name() == "response"
+}
+
+// read reads the page of key's turn after cursor, each Read bounded by
+// WindowTimeout: while the window stalls, it sends a heartbeat with beat
+// after each bound and reads again, so the stream stays alive
+// (docs/contract.md section 14.2). It returns the window's error, ctx's,
+// or a heartbeat's.
+func (h *Handler) read(ctx context.Context, key replay.Key, cursor int64, beat func() error) (replay.Bounds, []replay.Frame, error) {
 	for {
-		b, idle, err := h.waitOnce(ctx, key, cursor)
+		rctx, cancel := h.bounded(ctx)
+		b, frames, err := h.window.Read(rctx, key, cursor, h.pageBytes)
+		stalled := err != nil && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case stalled:
+			if err := beat(); err != nil {
+				return b, nil, err
+			}
+		case err != nil:
+			if ctx.Err() == nil {
+				h.log.WarnContext(ctx, "stream: reading the window failed", "after", cursor, "err", err)
+			}
+			return b, nil, err
+		default:
+			return b, frames, nil
+		}
+	}
+}
+
+// wait waits for a frame after cursor, or the end of the turn, sending a
+// heartbeat with beat each time HeartbeatInterval passes without one. It
+// returns the window's error, ctx's, or the error of a heartbeat.
+func (h *Handler) wait(ctx context.Context, key replay.Key, cursor int64, beat func() error) error {
+	for {
+		_, idle, err := h.waitOnce(ctx, key, cursor)
 		if !idle {
 			if err != nil && ctx.Err() == nil {
 				h.log.WarnContext(ctx, "stream: waiting on the window failed", "after", cursor, "err", err)
 			}
-			return b, err
+			return err
 		}
-		deadline()
-		if err := sw.Comment(heartbeatComment); err != nil {
-			return b, err
+		if err := beat(); err != nil {
+			return err
 		}
 	}
 }
 
 // waitOnce waits on the window at most HeartbeatInterval. idle reports
 // that the interval passed with nothing to tell.
-func (h *Handler) waitOnce(ctx context.Context, key replay.Key, cursor uint64) (b replay.Bounds, idle bool, err error) {
+func (h *Handler) waitOnce(ctx context.Context, key replay.Key, cursor int64) (b replay.Bounds, idle bool, err error) {
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if h.heartbeat > 0 {
 		wctx, cancel = context.WithTimeout(ctx, h.heartbeat)

@@ -96,7 +96,7 @@ func TestIdleStreamSendsHeartbeats(t *testing.T) {
 				require.NoError(t, err)
 				types = append(types, map[bool]string{true: "comment", false: ev.Type}[ev.Comment])
 			}
-			assert.Equal(t, []string{sse.EventHeartbeat, chatprotocol.EventTypeLifecycle, "comment", "comment", "comment"}, types,
+			assert.Equal(t, []string{sse.EventHeartbeat, sse.EventMessage, "comment", "comment", "comment"}, types,
 				"the opening heartbeat event, the frame, then heartbeat comments while idle")
 			appendAll(t, w, keyT1, envs[1:])
 			var last sse.Event
@@ -111,7 +111,10 @@ func TestIdleStreamSendsHeartbeats(t *testing.T) {
 				}
 			}
 			assert.Equal(t, "3", last.LastEventID)
-			assert.Equal(t, chatprotocol.EventTypeLifecycle, last.Type)
+			assert.Equal(t, sse.EventMessage, last.Type, "no event line: an envelope's type is in its data")
+			env, err := chatprotocol.ParseEnvelope(last.Data)
+			require.NoError(t, err)
+			assert.Equal(t, chatprotocol.EventTypeLifecycle, env.Event.EventType())
 		})
 	}
 }

@@ -21,7 +21,7 @@ type streamReport struct {
 	key    replay.Key
 	ctx    context.Context // the connect's context
 	frames int             // frames delivered so far
-	seq    uint64          // the last seq delivered
+	seq    int64           // the last seq delivered
 	done   bool            // the end was reported, or the report moved to a subscriber
 }
 
@@ -46,7 +46,7 @@ func (p *streamReport) connect(obs observe.Observer, r *http.Request, key replay
 
 // resume reports a request that resumes after cursor, in a window of
 // bounds b.
-func (p *streamReport) resume(cursor uint64, b replay.Bounds) {
+func (p *streamReport) resume(cursor int64, b replay.Bounds) {
 	if p.obs == nil || cursor == 0 {
 		return
 	}
@@ -57,7 +57,7 @@ func (p *streamReport) resume(cursor uint64, b replay.Bounds) {
 
 // refuse ends the stream with a refusal of code (with the bounds b and the
 // cursor, when b is not nil) and its cause.
-func (p *streamReport) refuse(code refusal.Code, err error, cursor uint64, b *replay.Bounds) {
+func (p *streamReport) refuse(code refusal.Code, err error, cursor int64, b *replay.Bounds) {
 	if p.obs == nil || p.done {
 		return
 	}

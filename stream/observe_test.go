@@ -42,9 +42,9 @@ type seen struct {
 	kind   observe.Kind
 	phase  observe.Phase
 	code   refusal.Code
-	cursor uint64
+	cursor int64
 	count  int
-	seq    uint64
+	seq    int64
 }
 
 func seenOf(events []observetest.Recorded) []seen {
@@ -115,7 +115,7 @@ func TestObserverSeesStreams(t *testing.T) {
 		}
 	}
 	stale := events[12]
-	assert.Equal(t, [2]uint64{2, 5}, [2]uint64{stale.Lower, stale.Latest}, "the bounds of the refusal")
+	assert.Equal(t, [2]int64{2, 5}, [2]int64{stale.Lower, stale.Latest}, "the bounds of the refusal")
 }
 
 // A live stream, parked between frames (its connection taken over), keeps
@@ -130,7 +130,7 @@ func TestObserverFollowsAParkedStream(t *testing.T) {
 		srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Observer: obs, WaitOnRequest: waitOnRequest}))
 		done := make(chan int, 1)
 		go func() { done <- get(t, srv.URL, keyT1, "", "") }()
-		delivered := func(seq uint64) func([]observetest.Recorded) bool {
+		delivered := func(seq int64) func([]observetest.Recorded) bool {
 			return func(events []observetest.Recorded) bool {
 				n := len(events)
 				return n > 0 && events[n-1].Kind == observe.StreamDeliver && events[n-1].Seq == seq

@@ -1,8 +1,11 @@
 package stream
 
 import (
+	"context"
+	"errors"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -16,7 +19,7 @@ import (
 type subscriber struct {
 	conn   net.Conn
 	key    replay.Key
-	cursor uint64
+	cursor int64
 	rep    streamReport
 }
 
@@ -25,7 +28,7 @@ type subscriber struct {
 // the subscriber that parked first. Guarded by Handler.mu.
 type hub struct {
 	parked map[*subscriber]struct{}
-	after  uint64
+	after  int64
 }
 
 // parking is the outcome of park.
@@ -62,8 +65,9 @@ func (h *Handler) park(s *subscriber) parking {
 
 // watch waits once on the window for hb's turn, then wakes every parked
 // subscriber: to write the new frames, or a heartbeat when the interval
-// passed, or to end when the window failed or the Handler is closing. The
-// hub is gone then: the subscribers that park again start the next one.
+// passed, or to be aborted when the window failed or the Handler is
+// closing. The hub is gone then: the subscribers that park again start the
+// next one.
 func (h *Handler) watch(key replay.Key, hb *hub) {
 	_, idle, err := h.waitOnce(h.closing, key, hb.after)
 	h.mu.Lock()
@@ -75,64 +79,130 @@ func (h *Handler) watch(key replay.Key, hb *hub) {
 	if failed && h.closing.Err() == nil {
 		h.log.Warn("stream: waiting on the window failed", "after", hb.after, "err", err)
 	}
-	for s := range woken {
-		if failed {
-			go h.end(s)
-		} else {
-			go h.run(s, idle)
+	if failed {
+		for s := range woken {
+			go h.end(s, false)
 		}
+		return
+	}
+	w := newWake(h, len(woken))
+	for s := range woken {
+		go h.run(s, idle, w)
 	}
 }
 
-// run writes what s's turn holds after its cursor, or a heartbeat when beat
-// and there is nothing, then parks s again, or ends the stream once the
-// turn has ended. A write that fails or outlasts WriteTimeout drops the
-// connection.
-func (h *Handler) run(s *subscriber, beat bool) {
+// wake is the bound of the first Read of every subscriber one watch woke:
+// one timer per turn and wake rather than one per subscriber. The last
+// subscriber done with it stops the timer.
+type wake struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	left   atomic.Int64
+}
+
+// newWake returns the wake of n subscribers.
+func newWake(h *Handler, n int) *wake {
+	w := &wake{}
+	w.ctx, w.cancel = h.bounded(h.closing)
+	w.left.Store(int64(n))
+	return w
+}
+
+// done releases one subscriber's hold on w.
+func (w *wake) done() {
+	if w.left.Add(-1) == 0 {
+		w.cancel()
+	}
+}
+
+// run writes a heartbeat first when beat, then what s's turn holds after
+// its cursor, page by page, then parks s again, or ends the stream once
+// the turn has ended. A Read that outlasts WindowTimeout sends a heartbeat
+// and reads again; a write that fails or outlasts WriteTimeout drops the
+// connection; a window failure or the Handler's Close aborts it.
+// The first Read is bounded by w when there is one.
+func (h *Handler) run(s *subscriber, beat bool, w *wake) {
 	bp, _ := h.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
 	defer h.bufs.Put(bp)
 	for {
-		b, frames, err := h.window.Read(h.closing, s.key, s.cursor)
+		if beat {
+			if err := h.heartbeatChunk(s, bp); err != nil {
+				if w != nil {
+					w.done()
+				}
+				s.rep.close(err) // a drop when the write outlasted WriteTimeout
+				h.end(s, false)
+				return
+			}
+		}
+		var rctx context.Context
+		cancel := context.CancelFunc(nil)
+		if w != nil {
+			rctx = w.ctx
+		} else {
+			rctx, cancel = h.bounded(h.closing)
+		}
+		b, frames, err := h.window.Read(rctx, s.key, s.cursor, h.pageBytes)
+		beat = err != nil && h.closing.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded)
+		if w != nil {
+			w.done()
+			w = nil
+		} else {
+			cancel()
+		}
+		if beat {
+			continue // the window stalls: a heartbeat, and read again
+		}
+		if err == nil && len(frames) == 0 && s.cursor < b.Latest {
+			err = errGap
+		}
 		if err != nil {
 			if h.closing.Err() == nil {
 				h.log.Warn("stream: reading the window failed", "after", s.cursor, "err", err)
 			}
-			h.end(s)
+			h.end(s, false)
 			return
 		}
 		wrote := s.rep.write(frames)
-		err = h.writeFrames(s, bp, frames, beat)
+		err = h.writeFrames(s, bp, frames)
 		s.rep.deliver(wrote, frames, err)
 		if err != nil {
 			s.rep.close(err) // a drop when the write outlasted WriteTimeout
-			h.drop(s)
+			h.end(s, false)
 			return
 		}
-		if b.Ended && s.cursor >= b.Latest {
-			h.end(s)
+		switch {
+		case b.Ended && s.cursor >= b.Latest:
+			h.end(s, true)
 			return
+		case s.cursor < b.Latest:
+			continue // the next page
 		}
 		switch h.park(s) {
 		case parked:
 			return
 		case closing:
-			h.end(s)
+			h.end(s, false)
 			return
 		}
-		beat = false
 	}
 }
 
-// writeFrames writes frames to s as chunks of the response body, or a
-// heartbeat when there is none and beat, and moves s's cursor.
-func (h *Handler) writeFrames(s *subscriber, bp *[]byte, frames []replay.Frame, beat bool) error {
+// heartbeatChunk writes the heartbeat comment to s as one chunk.
+func (h *Handler) heartbeatChunk(s *subscriber, bp *[]byte) error {
+	buf := sse.AppendComment(beginChunk(*bp), heartbeatComment)
+	buf, err := h.writeChunk(s, buf)
+	*bp = buf
+	return err
+}
+
+// writeFrames writes frames to s as chunks of the response body and moves
+// s's cursor.
+func (h *Handler) writeFrames(s *subscriber, bp *[]byte, frames []replay.Frame) error {
 	buf := (*bp)[:0]
-	if len(frames) == 0 && beat {
-		buf = sse.AppendComment(beginChunk(buf), heartbeatComment)
-	}
 	for _, f := range frames {
 		if !h.contiguous(h.closing, s.cursor, f) {
 			return errGap
@@ -197,14 +267,13 @@ func (h *Handler) write(s *subscriber, p []byte) error {
 // lastChunk ends a chunked body.
 const lastChunk = "0\r\n\r\n"
 
-// end ends s's response with the last chunk and closes its connection.
-func (h *Handler) end(s *subscriber) {
-	h.write(s, []byte(lastChunk))
-	h.drop(s)
-}
-
-// drop closes s's connection: the stream has ended.
-func (h *Handler) drop(s *subscriber) {
+// end ends s's stream and closes its connection: with the last chunk when
+// clean (the turn ended), else without it, so that the client sees a
+// broken body and resumes (docs/contract.md section 14.2).
+func (h *Handler) end(s *subscriber, clean bool) {
+	if clean {
+		h.write(s, []byte(lastChunk))
+	}
 	s.rep.close(nil) // a no-op when the end was reported already
 	s.conn.Close()
 	h.ended()

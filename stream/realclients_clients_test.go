@@ -73,10 +73,10 @@ type rcNodeRun struct {
 
 // rcFollowWithNode runs follow.mjs on url until it exits (or ctx ends,
 // which kills it) and returns what it printed.
-func rcFollowWithNode(ctx context.Context, t *testing.T, node, url string, events []string, timeout time.Duration) rcNodeRun {
+func rcFollowWithNode(ctx context.Context, t *testing.T, node, url string, timeout time.Duration) rcNodeRun {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, node, "follow.mjs", "--url", url,
-		"--events", strings.Join(events, ","), "--timeout-ms", strconv.FormatInt(timeout.Milliseconds(), 10))
+		"--timeout-ms", strconv.FormatInt(timeout.Milliseconds(), 10))
 	cmd.Dir = rcHarnessDir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

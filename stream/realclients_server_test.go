@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/sse"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -68,9 +70,6 @@ type rcTurn struct {
 	Base string
 	// Results receives each body the browser page POSTs.
 	Results chan []byte
-	// Events lists the SSE event names the clients listen to: every
-	// version-1 event type but error (heartbeats are not listened to).
-	Events []string
 
 	mu       sync.Mutex
 	requests []rcRequest
@@ -101,13 +100,6 @@ func rcServe(t *testing.T, key replay.Key, o rcTurnOptions) *rcTurn {
 		env, err := chatprotocol.ParseEnvelope([]byte(s))
 		require.NoError(t, err, "envelope %d", i+1)
 		parsed[i] = env
-	}
-	for _, typ := range chatprotocol.EventTypes() {
-		// An EventSource dispatches a frame named "error" to its error
-		// listeners; the scripted turn has none.
-		if typ != chatprotocol.EventTypeError {
-			turn.Events = append(turn.Events, typ)
-		}
 	}
 	_, err := window.Append(context.Background(), key, &parsed[0])
 	require.NoError(t, err)
@@ -238,15 +230,16 @@ type rcMessage struct {
 }
 
 // requireEveryFrameOnce checks that got is every frame the window holds of
-// the turn, once each, in seq order: id, event name and data bytes.
+// the turn, once each, in seq order: id, data bytes, and the event name
+// message, under which every envelope dispatches.
 func (turn *rcTurn) requireEveryFrameOnce(t *testing.T, got []rcMessage) {
 	t.Helper()
-	b, frames, err := turn.Window.Read(context.Background(), turn.Key, 0)
+	b, frames, err := turn.Window.Read(context.Background(), turn.Key, 0, math.MaxInt)
 	require.NoError(t, err)
 	require.True(t, b.Ended, "the turn ended")
 	want := make([]rcMessage, len(frames))
 	for i, f := range frames {
-		want[i] = rcMessage{ID: fmt.Sprint(f.Seq), Event: f.Type, Data: string(f.Data)}
+		want[i] = rcMessage{ID: fmt.Sprint(f.Seq), Event: sse.EventMessage, Data: string(f.Data)}
 	}
 	if len(got) != len(want) {
 		ids := make([]string, len(got))
@@ -264,7 +257,7 @@ func (turn *rcTurn) requireEveryFrameOnce(t *testing.T, got []rcMessage) {
 // the turn's latest seq (the request answered 204).
 func (turn *rcTurn) requireResumedWithLastEventID(t *testing.T) {
 	t.Helper()
-	b, _, err := turn.Window.Read(context.Background(), turn.Key, 0)
+	b, _, err := turn.Window.Read(context.Background(), turn.Key, 0, math.MaxInt)
 	require.NoError(t, err)
 	latest := int(b.Latest)
 	reqs := turn.Requests()

@@ -82,7 +82,7 @@ func TestRealClientNodeEventSourceThroughCuts(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
 			defer cancel()
-			run := rcFollowWithNode(ctx, t, node, turn.StreamURL(), turn.Events, rcTimeout)
+			run := rcFollowWithNode(ctx, t, node, turn.StreamURL(), rcTimeout)
 			require.Equal(t, 0, run.Exit, "follow.mjs exits 0 on the 204 after the end; its error events:\n%s", strings.Join(run.Errors, "\n"))
 			require.Contains(t, run.Errors[len(run.Errors)-1], `"code":204`, "the last error event is the 204")
 
@@ -110,7 +110,7 @@ func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 			turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: fmt.Sprintf("t-chromium-%d", seed)},
 				rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(seed, rcMaxCuts)})
 
-			q := url.Values{"src": {path(turn.Key)}, "result": {"/harness/result"}, "events": {strings.Join(turn.Events, ",")}}
+			q := url.Values{"src": {path(turn.Key)}, "result": {"/harness/result"}}
 			start := time.Now()
 			browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
 			var res rcPageResult

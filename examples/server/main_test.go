@@ -113,7 +113,7 @@ func TestServerShutsDownWhileStreaming(t *testing.T) {
 	assert.Equal(t, int64(1), env.Seq)
 	require.NoError(t, stop())
 	_, err = rd.Next()
-	assert.ErrorIs(t, err, io.EOF, "the stream ends cleanly, the client would resume elsewhere")
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the stream is aborted, so that the client resumes elsewhere")
 }
 
 func TestServerRefusesBadFlags(t *testing.T) {

@@ -2,11 +2,11 @@
 // EventSource and prints every message it dispatches as one JSON line,
 // {"id","event","data"}, to stdout, in the order dispatched.
 //
-//   node follow.mjs --url URL --events delta,lifecycle,... [--timeout-ms N]
+//   node follow.mjs --url URL [--timeout-ms N]
 //
-// An EventSource only dispatches named events to listeners of that name, so
-// --events lists every event name the stream may carry ("message" is always
-// listened to). Every error event is reported on stderr as one JSON line.
+// It listens with onmessage alone: a version-1 stream names no event, so
+// every envelope dispatches as a message, and heartbeat events, which are
+// named, do not. Every error event is reported on stderr as one JSON line.
 //
 // Exit status: 0 when the server ends the stream for good with HTTP 204 (the
 // package fails the connection: an error event whose readyState is CLOSED,
@@ -21,7 +21,6 @@ try {
   args = parseArgs({
     options: {
       url: { type: 'string' },
-      events: { type: 'string', default: '' },
       'timeout-ms': { type: 'string', default: '60000' },
     },
   }).values;
@@ -31,11 +30,10 @@ try {
 }
 const timeoutMs = Number(args['timeout-ms']);
 if (!args.url || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-  process.stderr.write('usage: node follow.mjs --url URL --events a,b,... [--timeout-ms N]\n');
+  process.stderr.write('usage: node follow.mjs --url URL [--timeout-ms N]\n');
   process.exit(64);
 }
 
-const names = new Set(['message', ...args.events.split(',').filter((s) => s !== '')]);
 const es = new EventSource(args.url);
 let finished = false;
 
@@ -53,12 +51,10 @@ const timer = setTimeout(() => {
   finish(3);
 }, timeoutMs);
 
-for (const name of names) {
-  es.addEventListener(name, (ev) => {
-    if (finished) return;
-    process.stdout.write(JSON.stringify({ id: ev.lastEventId, event: ev.type, data: ev.data }) + '\n');
-  });
-}
+es.onmessage = (ev) => {
+  if (finished) return;
+  process.stdout.write(JSON.stringify({ id: ev.lastEventId, event: ev.type, data: ev.data }) + '\n');
+};
 
 es.addEventListener('error', (ev) => {
   const closed = es.readyState === EventSource.CLOSED;

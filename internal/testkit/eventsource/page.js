@@ -5,16 +5,15 @@
 //
 //   {"messages": [{"id","event","data"}, ...], "opens": N, "errors": N}
 //
-// Parameters come from the page's query string: src (the stream URL), result
-// (the URL to POST to) and events (comma-separated event names to listen to;
-// an EventSource dispatches a named event only to listeners of that name).
-// All URLs are same-origin with the page.
+// Parameters come from the page's query string: src (the stream URL) and
+// result (the URL to POST to), both same-origin with the page. It listens
+// with onmessage alone: every envelope of a version-1 stream dispatches as a
+// message.
 (function () {
   'use strict';
   var params = new URLSearchParams(window.location.search);
   var src = params.get('src');
   var result = params.get('result');
-  var names = ['message'].concat((params.get('events') || '').split(',').filter(function (s) { return s !== ''; }));
   var messages = [];
   var opens = 0;
   var errors = 0;
@@ -38,11 +37,9 @@
   }
 
   var es = new EventSource(src);
-  names.forEach(function (name) {
-    es.addEventListener(name, function (ev) {
-      if (!done) messages.push({ id: ev.lastEventId, event: ev.type, data: ev.data });
-    });
-  });
+  es.onmessage = function (ev) {
+    if (!done) messages.push({ id: ev.lastEventId, event: ev.type, data: ev.data });
+  };
   es.addEventListener('open', function () { opens++; });
   es.addEventListener('error', function () {
     errors++;

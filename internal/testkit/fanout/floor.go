@@ -47,14 +47,14 @@ func newFloorServer(c config) (server, error) {
 	return s, nil
 }
 
-// encode is a frame's SSE bytes as the stream mode writes them: id its
-// seq, event its type, data its canonical JSON.
+// encode is a frame's SSE bytes as the stream mode writes them: data its
+// canonical JSON, id its seq.
 func encode(env *chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	f, err := replay.EncodeFrame(env, chatprotocol.DefaultMaxFrameBytes)
 	if err != nil {
 		return nil, err
 	}
-	return sse.AppendFrame(nil, sse.Frame{ID: strconv.FormatUint(f.Seq, 10), Event: f.Type, Data: f.Data})
+	return sse.AppendFrame(nil, sse.Frame{ID: strconv.FormatInt(f.Seq, 10), Data: f.Data})
 }
 
 func (s *floorServer) mount(mux *http.ServeMux) {
