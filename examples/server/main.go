@@ -7,13 +7,14 @@
 //	go run ./examples/server -addr 127.0.0.1:8080 -deltas 50 -pace 20ms -turns 1
 //
 // The first line on stdout is the URL of the first turn's stream,
-// http://ADDR/conversations/c-1/turns/t-1/events (with the real port when
-// -addr asks for port 0); the other turns' URLs follow, one a line. Each
+// http://ADDR/conversations/c-1/turns/t-1/events?access_token=demo (with the
+// real port when -addr asks for port 0); the other turns' URLs follow, one a
+// line. Each
 // turn is: lifecycle started, half the deltas, a tool_call and its
 // tool_result, the other deltas, a card, lifecycle completed, one frame
 // every -pace; the turns run one after the other. Follow one with
 //
-//	go run ./cmd/chatwire follow http://ADDR/conversations/c-1/turns/t-1/events
+//	go run ./cmd/chatwire follow 'http://ADDR/conversations/c-1/turns/t-1/events?access_token=demo'
 //
 // and answer its card with
 //
@@ -23,7 +24,10 @@
 //
 // The service keeps everything in memory (the cards in interactionstest's
 // in-memory store) and knows one caller, "demo", who may read every turn of
-// conversation c-1 and answer its cards; a real host asks its own sessions.
+// conversation c-1 and answer its cards: a request shows it with the header
+// Authorization: Bearer demo or, where a client cannot set headers (a
+// browser's EventSource), the query parameter access_token=demo. Any other
+// request gets what an unknown turn gets. A real host asks its own sessions.
 // SIGINT or SIGTERM shuts it down gracefully: the streams end (their
 // clients would resume elsewhere by Last-Event-ID) and the server returns.
 package main
@@ -97,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	events, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: mayRead(c.turns), Logger: log})
+	events, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: mayRead(c.turns, cards), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for i := 1; i <= c.turns; i++ {
-		fmt.Fprintf(stdout, "http://%s/conversations/%s/turns/%s/events\n", ln.Addr(), conversation, turnID(i))
+		fmt.Fprintf(stdout, "http://%s/conversations/%s/turns/%s/events?access_token=%s\n", ln.Addr(), conversation, turnID(i), demoToken)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(events.Close) // Shutdown does not end streams by itself
@@ -146,17 +150,18 @@ const conversation = "c-1"
 
 func turnID(i int) string { return fmt.Sprintf("t-%d", i) }
 
-// mayRead is the stream's authorization hook: the demo's turns of
-// conversation c-1 are everyone's to read; any other turn is unknown (the
-// window would wait for it for ever). A real host checks the caller's
-// session against the conversation here, on every connection.
-func mayRead(turns int) func(*http.Request, replay.Key) error {
+// mayRead is the stream's authorization hook: the demo caller may read
+// the demo's turns of conversation c-1; any other caller or turn is
+// unknown (the window would wait for an unknown turn for ever). A real host
+// checks the caller's session against the conversation here, on every
+// connection.
+func mayRead(turns int, c *cards) func(*http.Request, replay.Key) error {
 	known := make(map[replay.Key]bool, turns)
 	for i := 1; i <= turns; i++ {
 		known[replay.Key{ConversationID: conversation, TurnID: turnID(i)}] = true
 	}
-	return func(_ *http.Request, key replay.Key) error {
-		if !known[key] {
+	return func(r *http.Request, key replay.Key) error {
+		if _, err := c.caller(r); err != nil || !known[key] {
 			return refusal.ErrTurnNotFound
 		}
 		return nil
@@ -187,10 +192,14 @@ func newCards() (*cards, error) {
 	return &cards{res: res, demo: demo, schema: ref}, nil
 }
 
-// caller is the card endpoint's session lookup: the demo caller for
-// Authorization: Bearer demo, else no one (401).
+// demoToken is the demo caller's credential.
+const demoToken = "demo"
+
+// caller is the session lookup of both endpoints: the demo caller for
+// Authorization: Bearer demo or access_token=demo, else no one (the answer
+// endpoint says 401, the stream 404).
 func (c *cards) caller(r *http.Request) (interactions.Caller, error) {
-	if r.Header.Get("Authorization") != "Bearer demo" {
+	if r.Header.Get("Authorization") != "Bearer "+demoToken && r.URL.Query().Get("access_token") != demoToken {
 		return interactions.Caller{}, errors.New("no session")
 	}
 	return c.demo, nil

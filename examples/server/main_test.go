@@ -46,8 +46,8 @@ func start(t *testing.T, turns int, args ...string) ([]string, func() error) {
 func TestServerStreamsItsTurns(t *testing.T) {
 	urls, stop := start(t, 2, "-addr", "127.0.0.1:0", "-deltas", "50", "-pace", "1ms", "-turns", "2")
 	require.Len(t, urls, 2)
-	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/conversations/c-1/turns/t-1/events$`, urls[0], "the real port, first line")
-	assert.True(t, strings.HasSuffix(urls[1], "/turns/t-2/events"))
+	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/conversations/c-1/turns/t-1/events\?access_token=demo$`, urls[0], "the real port, first line")
+	assert.True(t, strings.HasSuffix(urls[1], "/turns/t-2/events?access_token=demo"))
 
 	for i, url := range urls {
 		var types []string
@@ -66,7 +66,7 @@ func TestServerStreamsItsTurns(t *testing.T) {
 		assert.Equal(t, "card-t-"+string(rune('1'+i)), state.OpenCards()[0].CorrelationID)
 	}
 
-	base := strings.TrimSuffix(urls[0], "/turns/t-1/events")
+	base := strings.TrimSuffix(urls[0], "/turns/t-1/events?access_token=demo")
 	answer := func(auth, key, body string) (int, map[string]any) {
 		req, err := http.NewRequest(http.MethodPost, base+"/cards/card-t-1/answer", strings.NewReader(body))
 		require.NoError(t, err)
@@ -92,10 +92,30 @@ func TestServerStreamsItsTurns(t *testing.T) {
 	status, _ = answer("", "k-3", yes)
 	assert.Equal(t, http.StatusUnauthorized, status)
 
-	resp, err := http.Get(strings.Replace(urls[0], "t-1", "t-9", 1))
+	bare := strings.TrimSuffix(urls[0], "?access_token=demo")
+	for _, c := range []struct{ name, url, auth string }{
+		{"an unknown turn", strings.Replace(urls[0], "t-1", "t-9", 1), ""},
+		{"no credential", bare, ""},
+		{"a wrong token", strings.Replace(urls[0], "access_token=demo", "access_token=mallory", 1), ""},
+		{"a wrong bearer token", bare, "Bearer mallory"},
+	} {
+		req, err := http.NewRequest(http.MethodGet, c.url, nil)
+		require.NoError(t, err)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, c.name)
+	}
+	req, err := http.NewRequest(http.MethodGet, bare, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer demo")
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown turn")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the demo caller by header")
 
 	begun := time.Now()
 	require.NoError(t, stop(), "graceful shutdown")
