@@ -190,7 +190,7 @@ func isObject(v any) bool {
 }
 
 func violation(path, message string) *refusal.Error {
-	return wire.New(refusal.CodeInvalidCard, path, message)
+	return refusal.New(refusal.CodeInvalidCard, path, message)
 }
 
 // violations joins lists of violations into a sorted CardViolations, or
@@ -234,7 +234,7 @@ func structViolations(v any) []*refusal.Error {
 	}
 	fes, ok := err.(validator.ValidationErrors)
 	if !ok {
-		return []*refusal.Error{wire.Wrap(refusal.CodeInvalidCard, "", "cannot validate", err)}
+		return []*refusal.Error{refusal.Wrap(refusal.CodeInvalidCard, "", "cannot validate", err)}
 	}
 	vs := make([]*refusal.Error, 0, len(fes))
 	for _, fe := range fes {

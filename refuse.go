@@ -5,18 +5,16 @@ import (
 	"strconv"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // refusef builds the *Error of a refusal with a formatted message.
 func refusef(code refusal.Code, path, format string, args ...any) *refusal.Error {
-	return wire.New(code, path, fmt.Sprintf(format, args...))
+	return refusal.New(code, path, fmt.Sprintf(format, args...))
 }
 
 // refuseWrap builds the *Error of a refusal that wraps its cause.
 func refuseWrap(code refusal.Code, path, message string, cause error) *refusal.Error {
-	return wire.Wrap(code, path, message, cause)
+	return refusal.Wrap(code, path, message, cause)
 }
 
 // itoa formats an array index for a JSON pointer.

@@ -54,7 +54,7 @@ func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submi
 	}
 	cur, err := r.store.Read(ctx, key, &caller)
 	if err != nil {
-		return Result{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
+		return Result{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
 	}
 	rec, err := checkAnswer(r.now(), key, caller, sub, ans, cur, nil)
 	if err != nil {
@@ -104,7 +104,7 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 		return nil, err
 	}
 	if rec.Status.Terminal() && rec.Answer != nil && rec.Answer.sameSubmission(ans) {
-		return rec, wire.New(refusal.CodeDuplicateAnswer, "", "this submission is already stored")
+		return rec, refusal.New(refusal.CodeDuplicateAnswer, "", "this submission is already stored")
 	}
 	if err := closedRefusal(rec, now); err != nil {
 		return nil, err
@@ -113,13 +113,13 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 		return nil, err
 	}
 	if want != nil && rec.Schema != want.schema {
-		return nil, wire.New(refusal.CodeSchemaMismatch, "", "the card's schema changed after validation")
+		return nil, refusal.New(refusal.CodeSchemaMismatch, "", "the card's schema changed after validation")
 	}
 	if want != nil && rec.Revision != want.revision {
-		return nil, wire.New(refusal.CodeStaleRevision, "", "the card changed after validation")
+		return nil, refusal.New(refusal.CodeStaleRevision, "", "the card changed after validation")
 	}
 	if sub.Revision != 0 && sub.Revision != rec.Revision {
-		return nil, wire.New(refusal.CodeStaleRevision, "", "the card changed after it was shown")
+		return nil, refusal.New(refusal.CodeStaleRevision, "", "the card changed after it was shown")
 	}
 	return rec, nil
 }
@@ -131,7 +131,7 @@ func (r *Resolver) validate(ctx context.Context, ref SchemaRef, ans Answer) erro
 	if err == nil || refusal.CodeOf(err) != "" {
 		return err
 	}
-	return wire.Wrap(refusal.CodeInvalidAnswer, "/value", "the value does not match the card's schema", err)
+	return refusal.Wrap(refusal.CodeInvalidAnswer, "/value", "the value does not match the card's schema", err)
 }
 
 // statusOf is the terminal status a response action reaches.

@@ -38,7 +38,7 @@ func (r *Resolver) Open(ctx context.Context, card NewCard) (Record, error) {
 	}
 	decide := func(now int64, cur Current) (Change, error) {
 		if cur.Record != nil {
-			return Change{}, wire.New(refusal.CodeCardExists, "", "a card is already stored under this key")
+			return Change{}, refusal.New(refusal.CodeCardExists, "", "a card is already stored under this key")
 		}
 		next := &Record{
 			Version: RecordVersion, Key: card.Key,
@@ -106,7 +106,7 @@ func (r *Resolver) Supersede(ctx context.Context, key Key, by string) (Result, e
 		return Result{}, err
 	}
 	if !validID(by) || by == key.CorrelationID {
-		return Result{}, wire.New(refusal.CodeInvalidCard, "", "a card is superseded by another card's correlation id")
+		return Result{}, refusal.New(refusal.CodeInvalidCard, "", "a card is superseded by another card's correlation id")
 	}
 	return r.close(ctx, key, func(next *Record) {
 		next.Status, next.SupersededBy = StatusSuperseded, by
@@ -136,7 +136,7 @@ func (r *Resolver) Expire(ctx context.Context, key Key) (Result, error) {
 			return Change{}, closedRefusal(rec, now)
 		}
 		if !rec.Expired(now) {
-			return Change{}, wire.New(refusal.CodeNotExpired, "", "the card's deadline has not passed")
+			return Change{}, refusal.New(refusal.CodeNotExpired, "", "the card's deadline has not passed")
 		}
 		next := cloneRecord(rec)
 		next.Revision++
@@ -203,7 +203,7 @@ func checkNewCard(c NewCard) error {
 		return err
 	}
 	if checkCaller(c.Answerer) != nil {
-		return wire.New(refusal.CodeInvalidCard, "", "a card is bound to a principal or a public owner, each at most 256 bytes")
+		return refusal.New(refusal.CodeInvalidCard, "", "a card is bound to a principal or a public owner, each at most 256 bytes")
 	}
 	return checkMetadata(c.Key, c.Spec, c.Schema)
 }
@@ -219,9 +219,9 @@ func checkMetadata(key Key, spec CardSpec, schema SchemaRef) error {
 	}
 	switch {
 	case !validKey(key):
-		return wire.New(refusal.CodeInvalidCard, "", "conversation and correlation id must be 1 to 256 bytes")
+		return refusal.New(refusal.CodeInvalidCard, "", "conversation and correlation id must be 1 to 256 bytes")
 	case !validID(schema.ID) || schema.Revision < 1:
-		return wire.New(refusal.CodeInvalidCard, "", "a card needs a schema id and a revision of at least 1")
+		return refusal.New(refusal.CodeInvalidCard, "", "a card needs a schema id and a revision of at least 1")
 	}
 	if err := wire.CheckTimeout(refusal.CodeInvalidCard, spec); err != nil {
 		return err

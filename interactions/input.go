@@ -21,7 +21,7 @@ import (
 func checkInput(texts ...string) error {
 	for _, s := range texts {
 		if !wire.Storable(s) {
-			return wire.New(refusal.CodeInvalidInput, "", "an id or text holds a NUL character or invalid UTF-8")
+			return refusal.New(refusal.CodeInvalidInput, "", "an id or text holds a NUL character or invalid UTF-8")
 		}
 	}
 	return nil
@@ -46,10 +46,10 @@ func checkJSONInput(path string, raw []byte) error {
 			return nil
 		}
 		if err != nil {
-			return wire.Wrap(refusal.CodeInvalidInput, path, "not valid JSON", err)
+			return refusal.Wrap(refusal.CodeInvalidInput, path, "not valid JSON", err)
 		}
 		if tok.Kind() == '"' && strings.IndexByte(tok.String(), 0) >= 0 {
-			return wire.New(refusal.CodeInvalidInput, path, "a string holds U+0000")
+			return refusal.New(refusal.CodeInvalidInput, path, "a string holds U+0000")
 		}
 	}
 }
@@ -58,7 +58,7 @@ func checkJSONInput(path string, raw []byte) error {
 func checkSpecInput(spec CardSpec) error {
 	b, err := json.Marshal(spec)
 	if err != nil {
-		return wire.Wrap(refusal.CodeInvalidCard, "", "the card spec does not encode", err)
+		return refusal.Wrap(refusal.CodeInvalidCard, "", "the card spec does not encode", err)
 	}
 	return checkJSONInput("/spec", b)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // View is a card as a read finds it. Status is the effective status at the
@@ -37,7 +35,7 @@ func (r *Resolver) Read(ctx context.Context, caller Caller, key Key) (View, erro
 	}
 	cur, err := r.store.Read(ctx, key, &caller)
 	if err != nil {
-		return View{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
+		return View{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
 	}
 	rec, err := authorize(key, caller, cur)
 	if err != nil {
@@ -59,7 +57,7 @@ func (r *Resolver) Lookup(ctx context.Context, key Key) (View, error) {
 	}
 	cur, err := r.store.Read(ctx, key, nil)
 	if err != nil {
-		return View{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
+		return View{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "reading the card failed", err)
 	}
 	rec, err := backendRecord(key, cur)
 	if err != nil {

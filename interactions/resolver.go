@@ -9,8 +9,6 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // Resolver is the InteractionResolver of docs/contract.md section 13.2: it
@@ -116,7 +114,7 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 			// A store that re-runs the callback may already have committed
 			// the first run: refuse this one and treat the outcome as
 			// unknown below.
-			return Change{}, wire.New(refusal.CodeNeedsReconciliation, "", "store invoked the callback twice")
+			return Change{}, refusal.New(refusal.CodeNeedsReconciliation, "", "store invoked the callback twice")
 		}
 		seen = cloneRecord(cur.Record)
 		change, refused = decide(r.now(), cur)
@@ -129,9 +127,9 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 	defer mu.Unlock()
 	switch {
 	case calls == 0 && err == nil:
-		return Result{}, wire.New(refusal.CodeCheckpointWriteFailed, "", "store returned without invoking the callback; nothing was written")
+		return Result{}, refusal.New(refusal.CodeCheckpointWriteFailed, "", "store returned without invoking the callback; nothing was written")
 	case calls == 0:
-		return Result{}, wire.Wrap(refusal.CodeCheckpointWriteFailed, "", "store failed before the callback; nothing was written", err)
+		return Result{}, refusal.Wrap(refusal.CodeCheckpointWriteFailed, "", "store failed before the callback; nothing was written", err)
 	case calls == 1 && refused != nil:
 		if refusal.CodeOf(refused) == refusal.CodeDuplicateAnswer && seen != nil {
 			return Result{Record: *seen}, refused
@@ -158,19 +156,19 @@ func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide
 func (r *Resolver) reconcile(ctx context.Context, key Key, caller *Caller, change Change, recognise recogniseFunc, cause error) (Result, error) {
 	cur, err := r.store.Read(ctx, key, caller)
 	if err != nil {
-		return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the read that follows failed", errors.Join(cause, err))
+		return Result{}, refusal.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the read that follows failed", errors.Join(cause, err))
 	}
 	if caller != nil {
 		if _, err := authorize(key, *caller, cur); err != nil {
 			// The write may have committed; a caller whose authority went
 			// away meanwhile learns only that the outcome is unknown.
-			return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the caller may no longer read the card", cause)
+			return Result{}, refusal.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and the caller may no longer read the card", cause)
 		}
 	}
 	if change.Next != nil && recognise(cur.Record, change.Next) {
 		return Result{Record: *cloneRecord(cur.Record), Transition: change.Transition, Reconciled: true}, nil
 	}
-	return Result{}, wire.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and this change is not stored", cause)
+	return Result{}, refusal.Wrap(refusal.CodeNeedsReconciliation, "", "write acknowledgement lost and this change is not stored", cause)
 }
 
 // cloneRecord returns a deep copy of rec (nil for nil), so that a Result
@@ -193,11 +191,11 @@ func cloneRecord(rec *Record) *Record {
 
 // errNotFound is the refusal for a missing card and for a card bound to
 // another scope alike: same code, same message, no path.
-func errNotFound() error { return wire.New(refusal.CodeCardNotFound, "", "no such card") }
+func errNotFound() error { return refusal.New(refusal.CodeCardNotFound, "", "no such card") }
 
 // errUnauthorized is the refusal for a caller without current authority.
 func errUnauthorized() error {
-	return wire.New(refusal.CodeUnauthorized, "", "the caller has no current authorization")
+	return refusal.New(refusal.CodeUnauthorized, "", "the caller has no current authorization")
 }
 
 // validID reports whether s is a non-empty id of at most MaxIDBytes.
@@ -240,7 +238,7 @@ func authorize(key Key, caller Caller, cur Current) (*Record, error) {
 // checkVersion refuses a record of a version other than RecordVersion.
 func checkVersion(rec *Record) error {
 	if rec.Version != RecordVersion {
-		return wire.New(refusal.CodeUnsupportedVersion, "/version", "stored record is not version 1")
+		return refusal.New(refusal.CodeUnsupportedVersion, "/version", "stored record is not version 1")
 	}
 	return nil
 }
@@ -252,17 +250,17 @@ func closedRefusal(rec *Record, now int64) error {
 	switch rec.Status {
 	case StatusPending:
 		if rec.Expired(now) {
-			return wire.New(refusal.CodeAnswerExpired, "", "the card's deadline has passed")
+			return refusal.New(refusal.CodeAnswerExpired, "", "the card's deadline has passed")
 		}
 		return nil
 	case StatusAnswered, StatusDeclined:
-		return wire.New(refusal.CodeAlreadyAnswered, "", "the card was already answered")
+		return refusal.New(refusal.CodeAlreadyAnswered, "", "the card was already answered")
 	case StatusCancelled:
-		return wire.New(refusal.CodeCardCancelled, "", "the card was cancelled")
+		return refusal.New(refusal.CodeCardCancelled, "", "the card was cancelled")
 	case StatusExpired:
-		return wire.New(refusal.CodeAnswerExpired, "", "the card expired")
+		return refusal.New(refusal.CodeAnswerExpired, "", "the card expired")
 	case StatusSuperseded:
-		return wire.New(refusal.CodeCardSuperseded, "", "the card was superseded by "+rec.SupersededBy)
+		return refusal.New(refusal.CodeCardSuperseded, "", "the card was superseded by "+rec.SupersededBy)
 	}
-	return wire.New(refusal.CodeUnsupportedVersion, "/status", "stored record has an unknown status")
+	return refusal.New(refusal.CodeUnsupportedVersion, "/status", "stored record has an unknown status")
 }

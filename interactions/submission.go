@@ -42,7 +42,7 @@ const DefaultMaxValueBytes = 64 << 10
 // ErrInvalidAnswer or ErrFrameTooLarge; it never panics.
 func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 	if sub.ID == "" || len(sub.ID) > MaxIDBytes {
-		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
+		return Answer{}, refusal.New(refusal.CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
 	}
 	resp := sub.Response
 	if resp.Action != CardActionSubmit && string(resp.Value) == "null" {
@@ -52,10 +52,10 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 		return Answer{}, err
 	}
 	if sub.Revision < 0 {
-		return Answer{}, wire.New(refusal.CodeInvalidAnswer, "", "negative revision")
+		return Answer{}, refusal.New(refusal.CodeInvalidAnswer, "", "negative revision")
 	}
 	if resp.Action == CardActionSubmit && len(resp.Value) > maxValueBytes {
-		return Answer{}, wire.New(refusal.CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
+		return Answer{}, refusal.New(refusal.CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
 	}
 	if vs := wire.ResponseViolations(refusal.CodeInvalidAnswer, resp); len(vs) > 0 {
 		return Answer{}, vs[0]
@@ -85,7 +85,7 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 func canonicalObject(raw json.RawMessage) (json.RawMessage, error) {
 	v := jsontext.Value(raw).Clone()
 	if err := v.Format(jsontext.ReorderRawObjects(true)); err != nil {
-		return nil, wire.Wrap(refusal.CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
+		return nil, refusal.Wrap(refusal.CodeInvalidAnswer, "/value", "value is not valid JSON (RFC 7493)", err)
 	}
 	return json.RawMessage(v), nil
 }

@@ -5,7 +5,6 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/blocks"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -76,7 +75,7 @@ func (b *CardBound) toV1(path string) (*chatprotocol.CardBound, error) {
 	case !b.IsString:
 		return &chatprotocol.CardBound{Number: b.Number}, nil
 	case b.String == "":
-		return nil, wire.New(refusal.CodeInvalidCard, path, "an empty string is neither a number nor an ISO date")
+		return nil, refusal.New(refusal.CodeInvalidCard, path, "an empty string is neither a number nor an ISO date")
 	}
 	return &chatprotocol.CardBound{Date: b.String}, nil
 }
@@ -153,7 +152,7 @@ func boundV0(b *chatprotocol.CardBound) *CardBound {
 // invalid-event at path.
 func wholeNumber(path string, f float64) (int64, error) {
 	if f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-		return 0, wire.New(refusal.CodeInvalidEvent, path, "version 1 needs a whole number of magnitude at most 2^53-1")
+		return 0, refusal.New(refusal.CodeInvalidEvent, path, "version 1 needs a whole number of magnitude at most 2^53-1")
 	}
 	return int64(f), nil
 }

@@ -6,7 +6,6 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -58,14 +57,14 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 	text := jsjson.DecodeUTF8(data)
 	obj, spans, ok := jsjson.ParseObject(text)
 	if !ok {
-		return nil, wire.New(refusal.CodeInvalidEvent, "", "a legacy frame is one JSON object")
+		return nil, refusal.New(refusal.CodeInvalidEvent, "", "a legacy frame is one JSON object")
 	}
 	if _, versioned := obj["schemaVersion"]; versioned {
-		return nil, wire.New(refusal.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
+		return nil, refusal.New(refusal.CodeUnsupportedVersion, "/schemaVersion", "a frame with schemaVersion is not legacy0: read it with ParseEnvelope")
 	}
 	typ, ok := obj["type"].(string)
 	if !ok {
-		return nil, wire.New(refusal.CodeInvalidEvent, "/type", "a legacy frame has a string type")
+		return nil, refusal.New(refusal.CodeInvalidEvent, "/type", "a legacy frame has a string type")
 	}
 	spec, defined := vocabulary(d)[typ]
 	if !defined {
@@ -99,7 +98,7 @@ func decodeGeneral(data []byte, d Dialect) (Frame, error) {
 		if err := fit(obj, spec.members); err != nil {
 			return nil, err
 		}
-		return nil, wire.New(refusal.CodeInvalidEvent, bad, "the "+typ+" frame's members do not fit its type")
+		return nil, refusal.New(refusal.CodeInvalidEvent, bad, "the "+typ+" frame's members do not fit its type")
 	}
 	return ev, nil
 }
@@ -222,13 +221,13 @@ func fit(obj map[string]any, specs []member) error {
 	for _, m := range specs {
 		v, present := obj[m.name]
 		if v == nil && m.required {
-			return wire.New(m.code, "/"+m.name, "missing")
+			return refusal.New(m.code, "/"+m.name, "missing")
 		}
 		if !present {
 			continue
 		}
 		if !m.kind.holds(v) {
-			return wire.New(m.code, "/"+m.name, "must be "+m.kind.String())
+			return refusal.New(m.code, "/"+m.name, "must be "+m.kind.String())
 		}
 	}
 	return nil

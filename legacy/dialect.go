@@ -3,7 +3,6 @@ package legacy
 import (
 	"strconv"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -58,7 +57,7 @@ func (d Dialect) valid() bool { return d == Scout || d == Papercusp }
 // for a legacy wire variant this module does not speak.
 func (d Dialect) check() error {
 	if !d.valid() {
-		return wire.New(refusal.CodeUnsupportedVersion, "", "legacy dialect "+strconv.Itoa(int(d))+" is neither Scout nor Papercusp")
+		return refusal.New(refusal.CodeUnsupportedVersion, "", "legacy dialect "+strconv.Itoa(int(d))+" is neither Scout nor Papercusp")
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -45,7 +44,7 @@ func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame
 	ev := env.Event
 	m, ok := ev.(json.Marshaler)
 	if ev == nil || !ok {
-		return nil, wire.New(refusal.CodeInvalidEnvelope, "/event", "missing")
+		return nil, refusal.New(refusal.CodeInvalidEnvelope, "/event", "missing")
 	}
 	if _, err := m.MarshalJSON(); err != nil {
 		if e, ok := err.(*refusal.Error); ok {
@@ -127,7 +126,7 @@ func legacyForm(ev chatprotocol.Event, d Dialect) (Frame, error) {
 }
 
 func noLegacyForm(path, message string) error {
-	return wire.New(refusal.CodeUnsupportedEvent, path, message)
+	return refusal.New(refusal.CodeUnsupportedEvent, path, message)
 }
 
 func usageV0(u *chatprotocol.Usage) (*Usage, error) {

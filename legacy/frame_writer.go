@@ -8,7 +8,6 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -44,7 +43,7 @@ func (w *frameWriter) close() {
 
 func (w *frameWriter) fail(path, message string) {
 	if w.err == nil {
-		w.err = wire.New(refusal.CodeInvalidEvent, path, message)
+		w.err = refusal.New(refusal.CodeInvalidEvent, path, message)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"reflect"
 
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -102,7 +101,7 @@ func marshalApp(a *AppFrame) ([]byte, error) {
 		return append(jsjson.AppendString([]byte(`{"type":`), a.Type, false), '}'), nil
 	}
 	if !jsjson.Valid(a.Raw) {
-		return nil, wire.New(refusal.CodeInvalidEvent, "", "app frame raw is not JSON")
+		return nil, refusal.New(refusal.CodeInvalidEvent, "", "app frame raw is not JSON")
 	}
 	return bytes.Clone(a.Raw), nil
 }
@@ -115,7 +114,7 @@ func isNil(f Frame) bool {
 
 // noFrame refuses a nil frame.
 func noFrame() error {
-	return wire.New(refusal.CodeInvalidEvent, "", "no frame")
+	return refusal.New(refusal.CodeInvalidEvent, "", "no frame")
 }
 
 // MarshalJSON writes the frame; see MarshalChatEvent.

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -132,7 +131,7 @@ func (h *StreamHost) Identify(_ context.Context, env *chatprotocol.ChatEventEnve
 	if h.conv == "" {
 		s, ok := env.Event.(*chatprotocol.SessionEvent)
 		if !ok || s.SessionID == "" {
-			return wire.New(refusal.CodeInvalidEnvelope, "/conversationId", "no conversation id: the host was given none and the stream's session frame has not come")
+			return refusal.New(refusal.CodeInvalidEnvelope, "/conversationId", "no conversation id: the host was given none and the stream's session frame has not come")
 		}
 		h.conv = s.SessionID
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -81,7 +80,7 @@ func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotoco
 // overwritten.
 func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatEventEnvelope, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
 	if h == nil {
-		return dst, wire.New(refusal.CodeInvalidEnvelope, "", "no host: identity comes from the host")
+		return dst, refusal.New(refusal.CodeInvalidEnvelope, "", "no host: identity comes from the host")
 	}
 	if isNil(f) {
 		return dst, noFrame()
@@ -102,10 +101,10 @@ func AppendUpgradedLegacyChatFrame(ctx context.Context, dst []chatprotocol.ChatE
 			return dst, hostErr("ToolCallID", err)
 		}
 		if !ok {
-			return dst, wire.New(refusal.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
+			return dst, refusal.New(refusal.CodeMissingCallID, "/callId", "the frame carries no call id and the host has no mapping for it")
 		}
 		if id == "" || len(id) > maxIDBytes {
-			return dst, wire.New(refusal.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
+			return dst, refusal.New(refusal.CodeMissingCallID, "/callId", "the host's call id is empty or longer than 256 bytes")
 		}
 		*call = id
 	}
@@ -195,7 +194,7 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		return tool(ev, &ev.CallID)
 	case *ToolResultFrame:
 		if !f.Status.Valid() {
-			return nil, nil, wire.New(refusal.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
+			return nil, nil, refusal.New(refusal.CodeUnknownResultStatus, "/status", "a legacy tool result's status must be ok, error or cancelled, not "+quote(string(f.Status)))
 		}
 		ev := &chatprotocol.ToolResultEvent{CallID: f.CallID, Status: f.Status, Output: f.Output}
 		return tool(ev, &ev.CallID)
@@ -227,7 +226,7 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		return one(&chatprotocol.NavigateEvent{Href: f.Href})
 	case *AppFrame:
 		if !isProductType(reg, f.Type) {
-			return nil, nil, wire.New(refusal.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
+			return nil, nil, refusal.New(refusal.CodeUnsupportedEvent, "/type", "type "+quote(f.Type)+" is neither of the dialect nor registered by the host")
 		}
 		return one(&chatprotocol.AppEvent{Type: f.Type, Raw: f.Raw})
 	}

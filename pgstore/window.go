@@ -362,7 +362,7 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	}
 	if !wire.Storable(key.ConversationID) || !wire.Storable(key.TurnID) {
 		return replay.Frame{}, &replay.AppendError{Seq: env.Seq,
-			Err: wire.New(refusal.CodeInvalidInput, "", "a conversation or turn id holds a NUL character or invalid UTF-8")}
+			Err: refusal.New(refusal.CodeInvalidInput, "", "a conversation or turn id holds a NUL character or invalid UTF-8")}
 	}
 	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
 	ends := replay.EndsTurn(env)

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // Cancel cancels a running turn (docs/contract.md section 13.1). It
@@ -49,7 +47,7 @@ func (r *TurnRecovery) Cancel(ctx context.Context, caller string, turn TurnRef) 
 // status other than TurnCompleted or TurnFailed.
 func (r *TurnRecovery) Finish(ctx context.Context, caller string, turn TurnRef, status TurnStatus) error {
 	if status != TurnCompleted && status != TurnFailed {
-		return wire.New(refusal.CodeInvalidTurn, "/status", "finish status must be completed or failed")
+		return refusal.New(refusal.CodeInvalidTurn, "/status", "finish status must be completed or failed")
 	}
 	_, err := r.end(ctx, caller, turn, status, ActionFinish)
 	r.reportEnd(ctx, turn, status, err)

@@ -9,8 +9,6 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // Execute runs one authorized effect at most once and returns its result
@@ -76,7 +74,7 @@ func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect Effect
 		return res, err
 	}
 	if !isAdmitter {
-		return Result{}, wire.New(refusal.CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
+		return Result{}, refusal.New(refusal.CodeAdmissionUnavailable, "", "the store has no admission seam: dispatch refused")
 	}
 	ctx = rep.claim(ctx)
 	claim := EffectRecord{
@@ -130,7 +128,7 @@ func (r *TurnRecovery) executeClaiming(ctx context.Context, caller string, st St
 			return res, err
 		}
 		// Claimable, running, and yet not claimed: a concurrent write won.
-		return afterConflict(ctx, st, effect, wire.New(refusal.CodeClaimConflict, "", "another worker won the claim"))
+		return afterConflict(ctx, st, effect, refusal.New(refusal.CodeClaimConflict, "", "another worker won the claim"))
 	}
 	if c.Record.State != EffectClaimed || c.Record.ID != effect.Effect {
 		return Result{}, needsReconciliation("the store reported a claim it did not write", nil)
@@ -166,7 +164,7 @@ func settled(now time.Time, status TurnStatus, eff EffectRecord) (res Result, er
 		}
 	}
 	if status != TurnRunning {
-		return Result{}, wire.New(refusal.CodeTurnNotRunning, "", "turn is "+string(status)), true
+		return Result{}, refusal.New(refusal.CodeTurnNotRunning, "", "turn is "+string(status)), true
 	}
 	return Result{}, nil, false
 }

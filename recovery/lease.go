@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // LeaseError is the claim-conflict refusal caused by another holder's live
@@ -34,5 +32,5 @@ func (e *LeaseError) Unwrap() error { return e.Err }
 // leaseConflict is the refusal for an effect held by another holder until
 // until.
 func leaseConflict(msg string, until time.Time) error {
-	return &LeaseError{Until: until, Err: wire.New(refusal.CodeClaimConflict, "", msg)}
+	return &LeaseError{Until: until, Err: refusal.New(refusal.CodeClaimConflict, "", msg)}
 }

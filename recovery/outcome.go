@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // writeOutcome is what an error from a Store write says about the write.
@@ -37,7 +35,7 @@ func classifyWrite(err error) writeOutcome {
 
 // needsReconciliation builds the refusal for an unknown outcome.
 func needsReconciliation(msg string, cause error) error {
-	return wire.Wrap(refusal.CodeNeedsReconciliation, "", msg, cause)
+	return refusal.Wrap(refusal.CodeNeedsReconciliation, "", msg, cause)
 }
 
 // load reads a turn record; a failed read becomes ErrStoreUnavailable
@@ -50,7 +48,7 @@ func load(ctx context.Context, st Store, turn TurnRef) (TurnRecord, error) {
 	if refusal.CodeOf(err) == refusal.CodeTurnNotRunning {
 		return TurnRecord{}, err
 	}
-	return TurnRecord{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "reading the turn record failed", err)
+	return TurnRecord{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "reading the turn record failed", err)
 }
 
 // loadEffect reads one effect's record.
@@ -61,7 +59,7 @@ func loadEffect(ctx context.Context, st Store, effect EffectRef) (TurnRecord, Ef
 	}
 	eff, ok := rec.Effect(effect.Effect)
 	if !ok {
-		return TurnRecord{}, EffectRecord{}, wire.New(refusal.CodeUnknownEffect, "/effectId", "effect not authorized when the turn started")
+		return TurnRecord{}, EffectRecord{}, refusal.New(refusal.CodeUnknownEffect, "/effectId", "effect not authorized when the turn started")
 	}
 	return rec, eff, nil
 }

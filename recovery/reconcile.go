@@ -7,8 +7,6 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // reconcileAttempts bounds how often Reconcile retries a lost
@@ -108,7 +106,7 @@ var errBarrierLaunch = errors.New("recovery: the reconciliation barrier never la
 func (r *TurnRecovery) barrier(ctx context.Context, caller string, st Store, effect EffectRef, eff EffectRecord) error {
 	adm, ok := st.(Admitter)
 	if !ok {
-		return wire.New(refusal.CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
+		return refusal.New(refusal.CodeAdmissionUnavailable, "", "an admitted effect needs the admission fence to be reconciled")
 	}
 	var launched atomic.Bool
 	err := adm.AdmitDispatch(ctx, r.admission(caller, effect, eff, ActionReconcile, nil), func(context.Context) error {

@@ -95,11 +95,11 @@ func (r *TurnRecovery) begin(ctx context.Context, caller string, turn TurnRef, a
 		return nil, err
 	}
 	if r.host.Store == nil {
-		return nil, wire.New(refusal.CodeStoreUnavailable, "", "this host offers no turn store: restart recovery is refused")
+		return nil, refusal.New(refusal.CodeStoreUnavailable, "", "this host offers no turn store: restart recovery is refused")
 	}
 	if !wire.Storable(r.worker) {
 		// The worker name goes into every claim's holder.
-		return nil, wire.New(refusal.CodeInvalidInput, "", "Options.Worker holds a NUL character or invalid UTF-8")
+		return nil, refusal.New(refusal.CodeInvalidInput, "", "Options.Worker holds a NUL character or invalid UTF-8")
 	}
 	if err := r.authorize(ctx, caller, turn, action); err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func (r *TurnRecovery) beginEffect(ctx context.Context, caller string, effect Ef
 		return nil, err
 	}
 	if !set {
-		return nil, wire.New(refusal.CodeInvalidTurn, "", "nil "+name)
+		return nil, refusal.New(refusal.CodeInvalidTurn, "", "nil "+name)
 	}
 	return r.begin(ctx, caller, effect.Turn, action)
 }
@@ -123,13 +123,13 @@ func (r *TurnRecovery) beginEffect(ctx context.Context, caller string, effect Ef
 // authorize asks the host's Authorizer, failing closed.
 func (r *TurnRecovery) authorize(ctx context.Context, caller string, turn TurnRef, action Action) error {
 	if r.host.Authorizer == nil {
-		return wire.New(refusal.CodeUnauthorized, "", "no authorizer configured")
+		return refusal.New(refusal.CodeUnauthorized, "", "no authorizer configured")
 	}
 	err := r.host.Authorizer.Authorize(ctx, caller, turn, action)
 	if err == nil || refusal.CodeOf(err) == refusal.CodeUnauthorized {
 		return err
 	}
-	return wire.Wrap(refusal.CodeUnauthorized, "", "caller not authorized to "+string(action), err)
+	return refusal.Wrap(refusal.CodeUnauthorized, "", "caller not authorized to "+string(action), err)
 }
 
 // holder returns a claim holder unique to this call.

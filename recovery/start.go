@@ -6,8 +6,6 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // Start durably starts turn with the effect ids the host authorized for it
@@ -50,7 +48,7 @@ func (r *TurnRecovery) Start(ctx context.Context, caller string, turn TurnRef, e
 	case lerr == nil && sameEffects(stored, effects):
 		return stored, nil
 	case lerr == nil:
-		return TurnRecord{}, wire.New(refusal.CodeClaimConflict, "/effects", "turn already started with other effects")
+		return TurnRecord{}, refusal.New(refusal.CodeClaimConflict, "/effects", "turn already started with other effects")
 	case classifyWrite(err) == writeUncertain:
 		return TurnRecord{}, needsReconciliation("turn start acknowledgement lost", err)
 	}

@@ -176,11 +176,11 @@ func sameEffects(rec TurnRecord, effects []string) bool {
 func checkID(path, id string) error {
 	switch {
 	case id == "":
-		return wire.New(refusal.CodeInvalidTurn, path, "empty id")
+		return refusal.New(refusal.CodeInvalidTurn, path, "empty id")
 	case len(id) > MaxIDBytes:
-		return wire.New(refusal.CodeInvalidTurn, path, "id longer than "+strconv.Itoa(MaxIDBytes)+" bytes")
+		return refusal.New(refusal.CodeInvalidTurn, path, "id longer than "+strconv.Itoa(MaxIDBytes)+" bytes")
 	case !wire.Storable(id):
-		return wire.New(refusal.CodeInvalidInput, path, "id holds a NUL character or invalid UTF-8")
+		return refusal.New(refusal.CodeInvalidInput, path, "id holds a NUL character or invalid UTF-8")
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func validateEffects(effects []string) error {
 			return err
 		}
 		if seen[id] {
-			return wire.New(refusal.CodeInvalidTurn, path, "duplicated effect id")
+			return refusal.New(refusal.CodeInvalidTurn, path, "duplicated effect id")
 		}
 		seen[id] = true
 	}

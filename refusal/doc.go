@@ -15,7 +15,7 @@
 // Only the Code and the Path are meant for a client: a Message or a wrapped
 // cause may quote a store's own error text.
 //
-// This package imports nothing but the module's leaf internals, so that
-// recovery/ and interactions/ use it without pulling in a validator or a
+// This package imports nothing of the module, so that
+// recovery and interactions use it without pulling in a validator or a
 // database driver.
 package refusal

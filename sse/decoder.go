@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // DefaultMaxFrameBytes is the frame size bound of a Decoder whose options
@@ -381,7 +379,7 @@ func (d *Decoder) refuse() error {
 	}
 	d.dropFrame()
 	d.skipping = true
-	return wire.New(refusal.CodeFrameTooLarge, "", fmt.Sprintf(
+	return refusal.New(refusal.CodeFrameTooLarge, "", fmt.Sprintf(
 		"SSE frame %d at byte %d is longer than %d bytes", d.frames, d.frameStart, d.max))
 }
 

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // Event names with a meaning on the wire (docs/contract.md section 10).
@@ -47,13 +45,13 @@ func validField(s string) bool { return !strings.ContainsAny(s, "\r\n\x00") }
 // check refuses a frame whose fields would break out of their lines.
 func (f *Frame) check() error {
 	if !validField(f.ID) {
-		return wire.New(refusal.CodeInvalidFrame, "/id", "an SSE id may not contain CR, LF or NUL")
+		return refusal.New(refusal.CodeInvalidFrame, "/id", "an SSE id may not contain CR, LF or NUL")
 	}
 	if !validField(f.Event) {
-		return wire.New(refusal.CodeInvalidFrame, "/event", "an SSE event name may not contain CR, LF or NUL")
+		return refusal.New(refusal.CodeInvalidFrame, "/event", "an SSE event name may not contain CR, LF or NUL")
 	}
 	if f.Retry < 0 {
-		return wire.New(refusal.CodeInvalidFrame, "/retry", "an SSE retry may not be negative")
+		return refusal.New(refusal.CodeInvalidFrame, "/retry", "an SSE retry may not be negative")
 	}
 	return nil
 }

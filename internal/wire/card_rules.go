@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/Papercusp/chat-protocol-go/refusal"
+
 // The card and answer rules of docs/contract.md section 3 that both the root
 // package's validators and interactions/ apply. Each is written here once;
 // a caller chooses the code (the root refuses with invalid-card,
@@ -7,9 +9,9 @@ package wire
 // message given here.
 
 // CheckTimeout refuses a negative TimeoutMs at /timeoutMs.
-func CheckTimeout(code Code, spec CardSpec) *Error {
+func CheckTimeout(code refusal.Code, spec CardSpec) *refusal.Error {
 	if spec.TimeoutMs < 0 {
-		return New(code, "/timeoutMs", "a timeout is not negative")
+		return refusal.New(code, "/timeoutMs", "a timeout is not negative")
 	}
 	return nil
 }
@@ -17,18 +19,18 @@ func CheckTimeout(code Code, spec CardSpec) *Error {
 // CheckCorrelation refuses a response's correlation id got when it is
 // non-empty and not want, the correlation id of the card it answers, at
 // /correlationId. An empty one is ResponseViolations' to refuse.
-func CheckCorrelation(code Code, want, got string) *Error {
+func CheckCorrelation(code refusal.Code, want, got string) *refusal.Error {
 	if got != "" && got != want {
-		return New(code, "/correlationId", "answers another card")
+		return refusal.New(code, "/correlationId", "answers another card")
 	}
 	return nil
 }
 
 // CheckDecline refuses a decline of a card whose spec does not allow one,
 // at /action.
-func CheckDecline(code Code, spec CardSpec, action CardAction) *Error {
+func CheckDecline(code refusal.Code, spec CardSpec, action CardAction) *refusal.Error {
 	if action == CardActionDecline && !spec.AllowDecline {
-		return New(code, "/action", "the card does not allow a decline")
+		return refusal.New(code, "/action", "the card does not allow a decline")
 	}
 	return nil
 }
@@ -45,24 +47,24 @@ func CheckDecline(code Code, spec CardSpec, action CardAction) *Error {
 //
 // Whether a submit's value is valid JSON is its parser's to judge: the
 // root reads it as a browser does, interactions strictly (RFC 7493).
-func ResponseViolations(code Code, r CardResponse) []*Error {
-	var vs []*Error
+func ResponseViolations(code refusal.Code, r CardResponse) []*refusal.Error {
+	var vs []*refusal.Error
 	if r.CorrelationID == "" {
-		vs = append(vs, New(code, "/correlationId", "is required"))
+		vs = append(vs, refusal.New(code, "/correlationId", "is required"))
 	}
 	switch r.Action {
 	case CardActionSubmit:
 		if len(r.Value) == 0 {
-			vs = append(vs, New(code, "/value", "a submit carries a value"))
+			vs = append(vs, refusal.New(code, "/value", "a submit carries a value"))
 		} else if firstByte(r.Value) != '{' {
-			vs = append(vs, New(code, "/value", "a submit's value is a JSON object"))
+			vs = append(vs, refusal.New(code, "/value", "a submit's value is a JSON object"))
 		}
 	case CardActionDecline, CardActionCancel:
 		if len(r.Value) != 0 {
-			vs = append(vs, New(code, "/value", "a "+string(r.Action)+" carries no value"))
+			vs = append(vs, refusal.New(code, "/value", "a "+string(r.Action)+" carries no value"))
 		}
 	default:
-		vs = append(vs, New(code, "/action", "is not one of submit, decline, cancel"))
+		vs = append(vs, refusal.New(code, "/action", "is not one of submit, decline, cancel"))
 	}
 	return vs
 }

@@ -7,10 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // paths returns the codes and paths of a list of refusals, in order.
-func paths(vs ...*Error) []string {
+func paths(vs ...*refusal.Error) []string {
 	var out []string
 	for _, v := range vs {
 		if v != nil {
@@ -21,7 +22,7 @@ func paths(vs ...*Error) []string {
 }
 
 func TestResponseViolations(t *testing.T) {
-	const code Code = "some-code"
+	const code refusal.Code = "some-code"
 	cases := []struct {
 		name string
 		r    CardResponse
@@ -46,7 +47,7 @@ func TestResponseViolations(t *testing.T) {
 }
 
 func TestCardRules(t *testing.T) {
-	const code Code = "some-code"
+	const code refusal.Code = "some-code"
 	strict, lenient := CardSpec{Prompt: "q"}, CardSpec{Prompt: "q", AllowDecline: true}
 	assert.Equal(t, []string{"some-code /action"}, paths(CheckDecline(code, strict, CardActionDecline)))
 	assert.Nil(t, CheckDecline(code, lenient, CardActionDecline))

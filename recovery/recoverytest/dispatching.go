@@ -3,7 +3,6 @@ package recoverytest
 import (
 	"context"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -33,7 +32,7 @@ var (
 
 func (d dispatching) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
 	if d.adm == nil {
-		return wire.New(refusal.CodeAdmissionUnavailable, "", "recoverytest: the store has no admission seam")
+		return refusal.New(refusal.CodeAdmissionUnavailable, "", "recoverytest: the store has no admission seam")
 	}
 	return d.adm.AdmitDispatch(ctx, adm, launch)
 }
@@ -44,11 +43,11 @@ func (d dispatching) ClaimEffect(ctx context.Context, c recovery.Claim) (recover
 		if refusal.CodeOf(err) == refusal.CodeTurnNotRunning {
 			return recovery.Claimed{}, err
 		}
-		return recovery.Claimed{}, wire.Wrap(refusal.CodeStoreUnavailable, "", "recoverytest: reading the turn failed", err)
+		return recovery.Claimed{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "recoverytest: reading the turn failed", err)
 	}
 	eff, ok := rec.Effect(c.Effect.Effect)
 	if !ok {
-		return recovery.Claimed{}, wire.New(refusal.CodeUnknownEffect, "/effectId", "recoverytest: no such effect")
+		return recovery.Claimed{}, refusal.New(refusal.CodeUnknownEffect, "/effectId", "recoverytest: no such effect")
 	}
 	claimable := rec.Status == recovery.TurnRunning &&
 		(eff.State == recovery.EffectPending || (eff.State == recovery.EffectClaimed && !c.Now.Before(eff.LeaseUntil)))
