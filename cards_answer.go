@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
@@ -29,7 +30,7 @@ import (
 // The value is read as a browser reads JSON (duplicate names last-one-wins).
 // Hosts that validate against a server-owned JSON Schema do that as well,
 // not instead (docs/contract.md section 13.2). Safe for concurrent use.
-func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
+func ValidateCardAnswer(card cards.OpenCardSnapshot, r cards.CardResponse) error {
 	vs := responseViolations(r)
 	for _, v := range []*refusal.Error{
 		wire.CheckCorrelation(refusal.CodeInvalidCard, card.CorrelationID, r.CorrelationID),
@@ -39,7 +40,7 @@ func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
 			vs = append(vs, v)
 		}
 	}
-	if r.Action == CardActionSubmit && card.Presentation != nil {
+	if r.Action == cards.CardActionSubmit && card.Presentation != nil {
 		if v, ok := jsjson.Parse(r.Value); ok {
 			if obj, ok := v.(map[string]any); ok {
 				vs = append(vs, answerViolations(card.Presentation, obj)...)
@@ -50,13 +51,13 @@ func ValidateCardAnswer(card OpenCardSnapshot, r CardResponse) error {
 }
 
 // answerViolations checks a submitted value object against a presentation.
-func answerViolations(p *CardPresentation, value map[string]any) []*refusal.Error {
+func answerViolations(p *cards.CardPresentation, value map[string]any) []*refusal.Error {
 	ids := make(map[string]bool, len(p.Options))
 	for _, o := range p.Options {
 		ids[o.ID] = true
 	}
 	switch p.Kind {
-	case CardKindRadio, CardKindSelect:
+	case cards.CardKindRadio, cards.CardKindSelect:
 		id, ok := value["optionId"].(string)
 		switch {
 		case !ok:
@@ -64,7 +65,7 @@ func answerViolations(p *CardPresentation, value map[string]any) []*refusal.Erro
 		case !ids[id]:
 			return []*refusal.Error{violation("/value/optionId", "names no option of the card")}
 		}
-	case CardKindCheckbox:
+	case cards.CardKindCheckbox:
 		list, ok := value["optionIds"].([]any)
 		if !ok {
 			return []*refusal.Error{violation("/value/optionIds", "a checkbox answer is {\"optionIds\": [string]}")}
@@ -83,25 +84,25 @@ func answerViolations(p *CardPresentation, value map[string]any) []*refusal.Erro
 			picked[id] = true
 		}
 		return vs
-	case CardKindText:
+	case cards.CardKindText:
 		if _, ok := value["text"].(string); !ok {
 			return []*refusal.Error{violation("/value/text", "a text answer is {\"text\": string}")}
 		}
-	case CardKindSlider:
+	case cards.CardKindSlider:
 		n, ok := value["value"].(float64)
 		if !ok || math.IsInf(n, 0) {
 			return []*refusal.Error{violation("/value/value", "a slider answer is {\"value\": number}")}
 		}
-		if outOfBounds(n, p.Min, p.Max, func(b *CardBound) (float64, bool) { return b.Number, !b.IsDate() }) {
+		if outOfBounds(n, p.Min, p.Max, func(b *cards.CardBound) (float64, bool) { return b.Number, !b.IsDate() }) {
 			return []*refusal.Error{violation("/value/value", "is outside the card's min and max")}
 		}
-	case CardKindDate:
+	case cards.CardKindDate:
 		s, ok := value["date"].(string)
 		t, isDate := parseISODate(s)
 		if !ok || !isDate {
 			return []*refusal.Error{violation("/value/date", "a date answer is {\"date\": ISO 8601 date}")}
 		}
-		bound := func(b *CardBound) (float64, bool) {
+		bound := func(b *cards.CardBound) (float64, bool) {
 			bt, ok := parseISODate(b.Date)
 			return float64(bt.UnixMilli()), ok
 		}
@@ -113,7 +114,7 @@ func answerViolations(p *CardPresentation, value map[string]any) []*refusal.Erro
 }
 
 // outOfBounds reports whether x is below a usable min or above a usable max.
-func outOfBounds(x float64, lo, hi *CardBound, read func(*CardBound) (float64, bool)) bool {
+func outOfBounds(x float64, lo, hi *cards.CardBound, read func(*cards.CardBound) (float64, bool)) bool {
 	if lo != nil {
 		if v, ok := read(lo); ok && x < v {
 			return true

@@ -4,29 +4,30 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/stretchr/testify/assert"
 )
 
 func TestValidateCardAnswer(t *testing.T) {
-	lo, hi := CardBound{Number: 1}, CardBound{Number: 5}
-	d1, d2 := CardBound{Date: "2026-01-01"}, CardBound{Date: "2026-01-31"}
-	card := func(p *CardPresentation, allowDecline bool) OpenCardSnapshot {
-		return OpenCardSnapshot{CorrelationID: "c", CreatedAt: 1, CardSpec: CardSpec{Prompt: "q", Presentation: p, AllowDecline: allowDecline}}
+	lo, hi := cards.CardBound{Number: 1}, cards.CardBound{Number: 5}
+	d1, d2 := cards.CardBound{Date: "2026-01-01"}, cards.CardBound{Date: "2026-01-31"}
+	card := func(p *cards.CardPresentation, allowDecline bool) cards.OpenCardSnapshot {
+		return cards.OpenCardSnapshot{CorrelationID: "c", CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: "q", Presentation: p, AllowDecline: allowDecline}}
 	}
-	opts := []CardOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}}
-	radio := card(&CardPresentation{Kind: CardKindRadio, Options: opts}, false)
-	checkbox := card(&CardPresentation{Kind: CardKindCheckbox, Options: opts}, true)
-	text := card(&CardPresentation{Kind: CardKindText}, false)
-	slider := card(&CardPresentation{Kind: CardKindSlider, Min: &lo, Max: &hi}, false)
-	date := card(&CardPresentation{Kind: CardKindDate, Min: &d1, Max: &d2}, false)
+	opts := []cards.CardOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}}
+	radio := card(&cards.CardPresentation{Kind: cards.CardKindRadio, Options: opts}, false)
+	checkbox := card(&cards.CardPresentation{Kind: cards.CardKindCheckbox, Options: opts}, true)
+	text := card(&cards.CardPresentation{Kind: cards.CardKindText}, false)
+	slider := card(&cards.CardPresentation{Kind: cards.CardKindSlider, Min: &lo, Max: &hi}, false)
+	date := card(&cards.CardPresentation{Kind: cards.CardKindDate, Min: &d1, Max: &d2}, false)
 	confirm := card(nil, false)
-	submit := func(v string) CardResponse {
-		return CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(v)}
+	submit := func(v string) cards.CardResponse {
+		return cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(v)}
 	}
 	cases := []struct {
 		name string
-		card OpenCardSnapshot
-		r    CardResponse
+		card cards.OpenCardSnapshot
+		r    cards.CardResponse
 		want []string
 	}{
 		{"radio ok", radio, submit(`{"optionId":"b"}`), nil},
@@ -45,10 +46,10 @@ func TestValidateCardAnswer(t *testing.T) {
 		{"date before min", date, submit(`{"date":"2025-12-31"}`), []string{"/value/date"}},
 		{"date not a date", date, submit(`{"date":"soon"}`), []string{"/value/date"}},
 		{"confirm takes any object", confirm, submit(`{"ok":true}`), nil},
-		{"decline not allowed", radio, CardResponse{Action: CardActionDecline, CorrelationID: "c"}, []string{"/action"}},
-		{"decline allowed", checkbox, CardResponse{Action: CardActionDecline, CorrelationID: "c"}, nil},
-		{"another card", radio, CardResponse{Action: CardActionCancel, CorrelationID: "other"}, []string{"/correlationId"}},
-		{"submit without value", radio, CardResponse{Action: CardActionSubmit, CorrelationID: "c"}, []string{"/value"}},
+		{"decline not allowed", radio, cards.CardResponse{Action: cards.CardActionDecline, CorrelationID: "c"}, []string{"/action"}},
+		{"decline allowed", checkbox, cards.CardResponse{Action: cards.CardActionDecline, CorrelationID: "c"}, nil},
+		{"another card", radio, cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: "other"}, []string{"/correlationId"}},
+		{"submit without value", radio, cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c"}, []string{"/value"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,11 +1,12 @@
 package chatprotocol
 
 import (
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// cardResponseNames are the members of a CardResponse (docs/contract.md section 3).
+// cardResponseNames are the members of a cards.CardResponse (docs/contract.md section 3).
 var cardResponseNames = []string{"action", "correlationId", "value"}
 
 // ParseCardResponse reads a person's answer to a card, the JSON object
@@ -45,27 +46,27 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 // sent (whitespace included). It is zero with a refusal.
 // ParseCardResponse never panics and is safe for concurrent use; its work
 // is linear in len(data).
-func ParseCardResponse(data []byte) (CardResponse, error) {
+func ParseCardResponse(data []byte) (cards.CardResponse, error) {
 	if len(data) > DefaultMaxFrameBytes {
-		return CardResponse{}, refusef(refusal.CodeFrameTooLarge, "", "card response of %d bytes exceeds the limit of %d", len(data), DefaultMaxFrameBytes)
+		return cards.CardResponse{}, refusef(refusal.CodeFrameTooLarge, "", "card response of %d bytes exceeds the limit of %d", len(data), DefaultMaxFrameBytes)
 	}
 	d := strictjson.Get(data, string(data), 0, 0, DefaultMaxDepth)
 	defer strictjson.Put(d)
 	r := reader{d: d, maxDepth: DefaultMaxDepth, whole: refusal.CodeInvalidCard}
 	resp, err := r.cardResponse()
 	if err != nil {
-		return CardResponse{}, err
+		return cards.CardResponse{}, err
 	}
 	if err := ValidateCardResponse(resp); err != nil {
-		return CardResponse{}, err
+		return cards.CardResponse{}, err
 	}
 	return resp, nil
 }
 
 // cardResponse reads the response object and checks the value's member
 // names for case collisions; the shape rules are ValidateCardResponse's.
-func (r *reader) cardResponse() (CardResponse, error) {
-	var resp CardResponse
+func (r *reader) cardResponse() (cards.CardResponse, error) {
+	var resp cards.CardResponse
 	err := r.d.Begin('{')
 	if err == strictjson.ErrWrongType {
 		return resp, refusef(refusal.CodeInvalidCard, "", "a card response is one JSON object")
@@ -79,7 +80,7 @@ func (r *reader) cardResponse() (CardResponse, error) {
 		case "action":
 			var action string
 			err := r.str(&action, refusal.CodeInvalidCard, "", "action")
-			resp.Action = CardAction(action)
+			resp.Action = cards.CardAction(action)
 			return true, err
 		case "correlationId":
 			return true, r.str(&resp.CorrelationID, refusal.CodeInvalidCard, "", "correlationId")

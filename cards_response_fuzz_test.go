@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -42,7 +43,7 @@ func FuzzParseCardResponse(f *testing.F) {
 		if err := ValidateCardResponse(resp); err != nil {
 			t.Fatalf("ParseCardResponse(%q) accepted what ValidateCardResponse refuses: %v", in, err)
 		}
-		var loose CardResponse
+		var loose cards.CardResponse
 		if err := json.Unmarshal(in, &loose); err != nil {
 			t.Fatalf("encoding/json refuses %q, which ParseCardResponse accepted: %v", in, err)
 		}

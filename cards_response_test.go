@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
@@ -17,17 +18,17 @@ import (
 // reads them to.
 var cardResponseAccepted = []struct {
 	in   string
-	want CardResponse
+	want cards.CardResponse
 }{
 	{`{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`,
-		CardResponse{Action: CardActionSubmit, CorrelationID: "card-1", Value: json.RawMessage(`{"optionId":"yes"}`)}},
-	{`{"action":"decline","correlationId":"card-1"}`, CardResponse{Action: CardActionDecline, CorrelationID: "card-1"}},
-	{`{"correlationId":"card-1","action":"cancel"}`, CardResponse{Action: CardActionCancel, CorrelationID: "card-1"}},
+		cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "card-1", Value: json.RawMessage(`{"optionId":"yes"}`)}},
+	{`{"action":"decline","correlationId":"card-1"}`, cards.CardResponse{Action: cards.CardActionDecline, CorrelationID: "card-1"}},
+	{`{"correlationId":"card-1","action":"cancel"}`, cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: "card-1"}},
 	{` {"value" : {"text":"a\u00e9","nested":{"k":[1,{"K2":2}]}}, "action":"submit","correlationId":"c\u002d1"} `,
-		CardResponse{Action: CardActionSubmit, CorrelationID: "c-1", Value: json.RawMessage(`{"text":"a\u00e9","nested":{"k":[1,{"K2":2}]}}`)}},
-	{`{"action":"submit","correlationId":"c","valu\u0065":{"ſ":1}}`, CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{"ſ":1}`)}},
+		cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c-1", Value: json.RawMessage(`{"text":"a\u00e9","nested":{"k":[1,{"K2":2}]}}`)}},
+	{`{"action":"submit","correlationId":"c","valu\u0065":{"ſ":1}}`, cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{"ſ":1}`)}},
 	{`{"action":"submit","correlationId":"c","value":{},"client":{"version":"2.1"}}`,
-		CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{}`)}},
+		cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`{}`)}},
 }
 
 // cardResponseRefused are answers ParseCardResponse refuses, with the code
@@ -105,9 +106,9 @@ func TestParseCardResponseStricterThanEncodingJSON(t *testing.T) {
 		`{"action":"cancel","action":"submit","correlationId":"c","value":{}}`,
 		`{"action":"submit","correlationId":"c","value":{"optionId":"a","OptionId":"b"}}`,
 	} {
-		var loose CardResponse
+		var loose cards.CardResponse
 		require.NoError(t, json.Unmarshal([]byte(in), &loose), in)
-		require.Equal(t, CardActionSubmit, loose.Action, in)
+		require.Equal(t, cards.CardActionSubmit, loose.Action, in)
 		_, err := ParseCardResponse([]byte(in))
 		assert.ErrorIs(t, err, refusal.ErrInvalidCard, in)
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"unsafe"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -29,9 +30,9 @@ const (
 	kindObject                    // an object described by sub; a struct or a pointer to one
 	kindList                      // an array of objects described by sub; a slice of structs
 	kindBlocks                    // grounded result blocks (section 6); []ResultBlock
-	kindCard                      // an open card (section 3), its JSON kept; OpenCardSnapshot
+	kindCard                      // an open card (section 3), its JSON kept; cards.OpenCardSnapshot
 	kindStrings                   // an array of strings; []string
-	kindBound                     // a card's min or max (section 3): a number or a date string; *CardBound
+	kindBound                     // a card's min or max (section 3): a number or a date string; *cards.CardBound
 )
 
 // valueRule is the rule of docs/contract.md section 6 a member's value obeys beyond its
@@ -311,7 +312,7 @@ func (r *reader) member(s *objectSpec, m *memberSpec, v reflect.Value, path stri
 	case kindList, kindStrings:
 		return r.list(m, f, path+"/"+m.name)
 	case kindBound:
-		b := settable(f).Addr().Interface().(*CardBound)
+		b := settable(f).Addr().Interface().(*cards.CardBound)
 		if r.d.Peek() != '"' {
 			b.Number, err = r.d.Float()
 		} else if b.Date, err = r.d.String(); err == nil && b.Date == "" {
@@ -449,7 +450,7 @@ func (m *memberSpec) check(f reflect.Value, path string) error {
 	case kindBlocks:
 		return validateBlocks(*f.Addr().Interface().(*[]ResultBlock), path)
 	case kindCard:
-		return prefixed(validateCardSnapshot(f.Addr().Interface().(*OpenCardSnapshot)), path+"/"+m.name)
+		return prefixed(validateCardSnapshot(f.Addr().Interface().(*cards.OpenCardSnapshot)), path+"/"+m.name)
 	}
 	return nil
 }

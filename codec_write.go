@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"unsafe"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -67,11 +68,11 @@ func fieldLayout(t reflect.Type, m *memberSpec) (offset uintptr, pointer bool) {
 	case kindStrings:
 		ok = ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String
 	case kindBound:
-		ok = ft == reflect.TypeFor[*CardBound]()
+		ok = ft == reflect.TypeFor[*cards.CardBound]()
 	case kindBlocks:
 		ok = ft == reflect.TypeFor[[]ResultBlock]()
 	case kindCard:
-		ok = ft == reflect.TypeFor[OpenCardSnapshot]()
+		ok = ft == reflect.TypeFor[cards.OpenCardSnapshot]()
 	}
 	if !ok {
 		panic("chatprotocol: field " + t.Name() + "." + m.field + " is a " + ft.String() + ", not of the member's kind")
@@ -153,7 +154,7 @@ func (w *writer) members(s *objectSpec, p unsafe.Pointer, path string) {
 			strs := *(*[]string)(f)
 			w.list(len(strs), func(i int) { w.strElem(strs[i], path+"/"+m.name+"/"+itoa(i)) })
 		case kindBound:
-			if b := (*CardBound)(f); b.IsDate() {
+			if b := (*cards.CardBound)(f); b.IsDate() {
 				w.str(m.name, b.Date)
 			} else {
 				w.float(m.name, b.Number)
@@ -164,7 +165,7 @@ func (w *writer) members(s *objectSpec, p unsafe.Pointer, path string) {
 		case kindCard:
 			w.name(m.name)
 			kept := reflect.NewAt(s.typ, p).Interface().(cardKeeper).keptCard()
-			writeKept(w, (*OpenCardSnapshot)(f), *kept, refusal.CodeInvalidCard, path+"/"+m.name)
+			writeKept(w, (*cards.OpenCardSnapshot)(f), *kept, refusal.CodeInvalidCard, path+"/"+m.name)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/go-json-experiment/json"
@@ -173,7 +174,7 @@ func fuzzedEnvelope(id, text string, raw []byte, name string, value []byte, kind
 	case 4:
 		env.Event = &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: text, Sources: []Source{{Ref: id, Unknown: kept}}}}}
 	case 5:
-		env.Event = &CardEvent{Card: OpenCardSnapshot{CorrelationID: id, CreatedAt: 1, CardSpec: CardSpec{Prompt: text}}}
+		env.Event = &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: id, CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: text}}}
 	case 6:
 		env.Event = &ToolResultEvent{CallID: id, Status: ToolResultStatus(text), Output: raw}
 	case 7:

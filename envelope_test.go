@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
@@ -259,7 +260,7 @@ func TestAppendJSONRefusesWhatParseRefuses(t *testing.T) {
 		{"tool call without id", func(e *ChatEventEnvelope) { e.Event = &ToolCallEvent{Name: "n"} }, refusal.CodeMissingCallID, "/event/callId"},
 		{"tool result status", func(e *ChatEventEnvelope) { e.Event = &ToolResultEvent{CallID: "c", Status: "done"} }, refusal.CodeUnknownResultStatus, "/event/status"},
 		{"card prompt not UTF-8", func(e *ChatEventEnvelope) {
-			e.Event = &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "\xed\xa0\x80"}}}
+			e.Event = &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: "\xed\xa0\x80"}}}
 		}, refusal.CodeInvalidCard, "/event/card/prompt"},
 		{"report title not UTF-8", func(e *ChatEventEnvelope) {
 			e.Event = &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: "t"}, {Kind: ResultBlockReport, Report: &blocks.ReportBlock{Plans: []blocks.ReportPlan{{Title: "\xff"}}}}}}

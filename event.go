@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -256,7 +257,7 @@ type ErrorEvent struct {
 // report, a card read by ParseEnvelope keeps its bytes for re-emission while
 // Card is unchanged.
 type CardEvent struct {
-	Card    OpenCardSnapshot
+	Card    cards.OpenCardSnapshot
 	Unknown []Member
 
 	kept []byte
@@ -440,7 +441,7 @@ func validateAsk(a *blocks.AskBlock, path string) error {
 // validateCardSnapshot checks an open card with ValidateOpenCardSnapshot
 // (docs/contract.md section 3) and refuses with the first violation, its path relative to
 // the card; every violation is in the refusal's cause.
-func validateCardSnapshot(c *OpenCardSnapshot) error {
+func validateCardSnapshot(c *cards.OpenCardSnapshot) error {
 	if err := firstViolation(ValidateOpenCardSnapshot(*c), refusal.CodeInvalidCard); err != nil {
 		return err
 	}

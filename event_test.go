@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/stretchr/testify/assert"
@@ -29,8 +30,8 @@ func sampleEvents() map[string]Event {
 		}},
 		EventTypeProvenance: &ProvenanceEvent{Provider: "anthropic", Model: "claude-sonnet-4-5", RequestID: "req_01"},
 		EventTypeError:      &ErrorEvent{Code: "rate-limited", Message: "slow down", Retryable: true, RetryAfterMs: &after},
-		EventTypeCard: &CardEvent{Card: OpenCardSnapshot{CorrelationID: "corr-91", CreatedAt: 1764500001000, CardSpec: CardSpec{
-			Prompt: "Which size?", AllowDecline: true, Presentation: &CardPresentation{Kind: CardKindRadio, Options: []CardOption{{ID: "s42", Label: "EU 42"}}},
+		EventTypeCard: &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "corr-91", CreatedAt: 1764500001000, CardSpec: cards.CardSpec{
+			Prompt: "Which size?", AllowDecline: true, Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio, Options: []cards.CardOption{{ID: "s42", Label: "EU 42"}}},
 		}}},
 		EventTypeCardClosed:   &CardClosedEvent{CorrelationID: "corr-91", Outcome: "submitted"},
 		EventTypeState:        &StateEvent{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)},
@@ -160,8 +161,8 @@ func TestEventValueRules(t *testing.T) {
 		{"provenance provider", &ProvenanceEvent{}, refusal.CodeInvalidEvent, "/provider"},
 		{"error code", &ErrorEvent{Message: "m"}, refusal.CodeInvalidEvent, "/code"},
 		{"error retry negative", &ErrorEvent{Code: "c", RetryAfterMs: &neg}, refusal.CodeInvalidEvent, "/retryAfterMs"},
-		{"card correlation", &CardEvent{Card: OpenCardSnapshot{CardSpec: CardSpec{Prompt: "p"}}}, refusal.CodeInvalidCard, "/card/correlationId"},
-		{"card created negative", &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k", CreatedAt: -1, CardSpec: CardSpec{Prompt: "p"}}}, refusal.CodeInvalidCard, "/card/createdAt"},
+		{"card correlation", &CardEvent{Card: cards.OpenCardSnapshot{CardSpec: cards.CardSpec{Prompt: "p"}}}, refusal.CodeInvalidCard, "/card/correlationId"},
+		{"card created negative", &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "k", CreatedAt: -1, CardSpec: cards.CardSpec{Prompt: "p"}}}, refusal.CodeInvalidCard, "/card/createdAt"},
 		{"card closed id", &CardClosedEvent{}, refusal.CodeInvalidEvent, "/correlationId"},
 		{"state version", &StateEvent{Version: -1, Snapshot: json.RawMessage(`{}`)}, refusal.CodeInvalidEvent, "/version"},
 		{"state snapshot", &StateEvent{Version: 1}, refusal.CodeInvalidEvent, "/snapshot"},

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 func ExampleValidateCardSpec() {
-	err := chatprotocol.ValidateCardSpec(chatprotocol.CardSpec{
+	err := chatprotocol.ValidateCardSpec(cards.CardSpec{
 		Prompt: "Which size?",
-		Presentation: &chatprotocol.CardPresentation{Kind: chatprotocol.CardKindRadio, Options: []chatprotocol.CardOption{
+		Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio, Options: []cards.CardOption{
 			{ID: "s42", Label: "EU 42"}, {ID: "s42", Label: "EU 42 again", Style: "loud"},
 		}},
 	})
@@ -28,11 +29,11 @@ func ExampleValidateCardSpec() {
 }
 
 func ExampleValidateCardAnswer() {
-	card := chatprotocol.OpenCardSnapshot{CorrelationID: "corr-91", CreatedAt: 1764500001000, CardSpec: chatprotocol.CardSpec{
+	card := cards.OpenCardSnapshot{CorrelationID: "corr-91", CreatedAt: 1764500001000, CardSpec: cards.CardSpec{
 		Prompt:       "Which size?",
-		Presentation: &chatprotocol.CardPresentation{Kind: chatprotocol.CardKindRadio, Options: []chatprotocol.CardOption{{ID: "s43", Label: "EU 43"}}},
+		Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio, Options: []cards.CardOption{{ID: "s43", Label: "EU 43"}}},
 	}}
-	answer := chatprotocol.CardResponse{Action: chatprotocol.CardActionSubmit, CorrelationID: "corr-91", Value: json.RawMessage(`{"optionId":"s44"}`)}
+	answer := cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "corr-91", Value: json.RawMessage(`{"optionId":"s44"}`)}
 	err := chatprotocol.ValidateCardAnswer(card, answer)
 	violations, _ := errors.AsType[chatprotocol.CardViolations](err)
 	fmt.Println(len(violations), violations[0].Path)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -23,12 +24,12 @@ import (
 //
 // They are read and written by the same table-driven walks as the events
 // (codec.go), with the descriptors below, which follow the types' JSON
-// tags: members in the Go types' order, the embedded CardSpec inlined,
+// tags: members in the Go types' order, the embedded cards.CardSpec inlined,
 // "omitempty"/"omitzero" members omitted when zero, integers read by
 // value. A report or ask block writes itself (its MarshalJSON, in the
 // reference's canonical form).
 var (
-	cardSpec = keptObjectOf[OpenCardSnapshot](
+	cardSpec = keptObjectOf[cards.OpenCardSnapshot](
 		member("correlationId", "CorrelationID", kindString).need(),
 		member("createdAt", "CreatedAt", kindInteger).need(),
 		member("prompt", "Prompt", kindString).need(),
@@ -38,7 +39,7 @@ var (
 		member("fallbackText", "FallbackText", kindString),
 		member("report", "Report", kindObject).of(reportSpec),
 		member("dataSchemaJson", "DataSchemaJSON", kindString))
-	presentationSpec = keptObjectOf[CardPresentation](
+	presentationSpec = keptObjectOf[cards.CardPresentation](
 		member("kind", "Kind", kindString).need(),
 		member("options", "Options", kindList).of(optionSpec),
 		member("placeholder", "Placeholder", kindString),
@@ -47,7 +48,7 @@ var (
 		member("max", "Max", kindBound),
 		member("step", "Step", kindNumber),
 		member("voiceAnswerable", "VoiceAnswerable", kindBool))
-	optionSpec = keptObjectOf[CardOption](
+	optionSpec = keptObjectOf[cards.CardOption](
 		member("id", "ID", kindString).need(),
 		member("label", "Label", kindString).need(),
 		member("description", "Description", kindString),
@@ -350,7 +351,7 @@ func checkKeptStrings(v any, code refusal.Code) error {
 // invalidString returns the JSON pointer, relative to v, of the first
 // string in v that is not valid UTF-8. Struct fields are named by their
 // json tags, embedded structs inlined; a struct that writes its own JSON
-// from untagged fields (CardBound) is one value.
+// from untagged fields (cards.CardBound) is one value.
 func invalidString(v reflect.Value) (string, bool) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -381,7 +382,7 @@ func invalidString(v reflect.Value) (string, bool) {
 			case !bad:
 				continue
 			case !tagged && !f.Anonymous:
-				return "", true // a value of its own, such as a CardBound's date
+				return "", true // a value of its own, such as a cards.CardBound's date
 			case f.Anonymous && strings.HasPrefix(tag, ","), f.Anonymous && tag == "":
 				return p, true
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -59,7 +60,7 @@ func FuzzKeptParity(f *testing.F) {
 		}
 		switch typ % 3 {
 		case 0:
-			checkKeptParity[OpenCardSnapshot](t, raw)
+			checkKeptParity[cards.OpenCardSnapshot](t, raw)
 		case 1:
 			checkKeptParity[blocks.ReportBlock](t, raw)
 		case 2:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/go-json-experiment/json"
@@ -54,18 +55,18 @@ func TestDecodeKeptRefusesVariantsOfKnownMembers(t *testing.T) {
 		dst      any
 		want     string // the refused member's pointer, "" when accepted
 	}{
-		{"card presentation alone", card(`,"Presentation":{"kind":"radio","options":[{"id":"a","label":"A"}]}`), new(OpenCardSnapshot), "/Presentation"},
-		{"card member of the embedded spec", card(`,"TimeoutMs":5`), new(OpenCardSnapshot), "/TimeoutMs"},
-		{"card member of the snapshot", card(`,"dataSchemaJSON":"{}"`), new(OpenCardSnapshot), "/dataSchemaJSON"},
-		{"long s in an option", card(`,"presentation":{"kind":"radio","options":[{"id":"a","label":"A","ſtyle":"danger"}]}`), new(OpenCardSnapshot), "/presentation/options/0/ſtyle"},
-		{"kelvin sign in a presentation", card(`,"presentation":{"\u212aind":"text"}`), new(OpenCardSnapshot), "/presentation/\u212aind"},
-		{"report of a card", card(`,"report":{"plans":[{"title":"t","Items":[{"text":"x"}]}]}`), new(OpenCardSnapshot), "/report/plans/0/Items"},
+		{"card presentation alone", card(`,"Presentation":{"kind":"radio","options":[{"id":"a","label":"A"}]}`), new(cards.OpenCardSnapshot), "/Presentation"},
+		{"card member of the embedded spec", card(`,"TimeoutMs":5`), new(cards.OpenCardSnapshot), "/TimeoutMs"},
+		{"card member of the snapshot", card(`,"dataSchemaJSON":"{}"`), new(cards.OpenCardSnapshot), "/dataSchemaJSON"},
+		{"long s in an option", card(`,"presentation":{"kind":"radio","options":[{"id":"a","label":"A","ſtyle":"danger"}]}`), new(cards.OpenCardSnapshot), "/presentation/options/0/ſtyle"},
+		{"kelvin sign in a presentation", card(`,"presentation":{"\u212aind":"text"}`), new(cards.OpenCardSnapshot), "/presentation/\u212aind"},
+		{"report of a card", card(`,"report":{"plans":[{"title":"t","Items":[{"text":"x"}]}]}`), new(cards.OpenCardSnapshot), "/report/plans/0/Items"},
 		{"ask refs alone", `{"question":"q","Refs":["r"]}`, new(blocks.AskBlock), "/Refs"},
 		{"ask option label", `{"question":"q","options":[{"id":"a","label":"A","LABEL":"B"}]}`, new(blocks.AskBlock), "/options/0/LABEL"},
 		{"report item", `{"plans":[{"title":"t","items":[{"text":"x","Ref":"r"}]}]}`, new(blocks.ReportBlock), "/plans/0/items/0/Ref"},
 		{"least variant first", `{"question":"q","Refs":[],"Options":[]}`, new(blocks.AskBlock), "/Options"},
-		{"inside an unknown member, only its own names", card(`,"icon":{"Prompt":1,"Kind":2}`), new(OpenCardSnapshot), ""},
-		{"near misses are other names", card(`,"prompts":1,"prompt\u0000":2`), new(OpenCardSnapshot), ""},
+		{"inside an unknown member, only its own names", card(`,"icon":{"Prompt":1,"Kind":2}`), new(cards.OpenCardSnapshot), ""},
+		{"near misses are other names", card(`,"prompts":1,"prompt\u0000":2`), new(cards.OpenCardSnapshot), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestWriteKept(t *testing.T) {
 	out, err = keptJSON("[", &a, kept, true)
 	require.NoError(t, err)
 	assert.Equal(t, "[", string(out), "check mode writes nothing")
-	card := OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "p", Presentation: &CardPresentation{Kind: CardKindSlider, Step: math.NaN()}}}
+	card := cards.OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: "p", Presentation: &cards.CardPresentation{Kind: cards.CardKindSlider, Step: math.NaN()}}}
 	_, werr := keptJSON("", &card, nil, false)
 	_, cerr := keptJSON("", &card, nil, true)
 	require.Error(t, werr, "the encoder refuses NaN")
@@ -169,8 +170,8 @@ func FuzzFoldCollision(f *testing.F) {
 }
 
 func TestCheckKeptStrings(t *testing.T) {
-	card := OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "p", Presentation: &CardPresentation{
-		Kind: CardKindDate, Options: []CardOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B", Hint: "\xff"}}, Min: &CardBound{Date: "2025-\xff"}}}}
+	card := cards.OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: "p", Presentation: &cards.CardPresentation{
+		Kind: cards.CardKindDate, Options: []cards.CardOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B", Hint: "\xff"}}, Min: &cards.CardBound{Date: "2025-\xff"}}}}
 	err := checkKeptStrings(&card, refusal.CodeInvalidCard)
 	require.ErrorIs(t, err, refusal.ErrInvalidCard)
 	assert.Equal(t, "/presentation/options/1/hint", err.(*refusal.Error).Path, "fields by their JSON names, the embedded spec inlined")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -15,7 +16,7 @@ import (
 // JSON form (MarshalJSON) is
 //
 //	{"schemaVersion":1, "conversationId", "sessionId"?, "capabilities"?,
-//	 "turns":[TurnState…], "openCards":[OpenCardSnapshot…], "state"?:{"version","snapshot"}}
+//	 "turns":[TurnState…], "openCards":[cards.OpenCardSnapshot…], "state"?:{"version","snapshot"}}
 //
 // with absent optional members omitted and lists always present. sessionId
 // (the last session event's) is an addition to the shape of docs/contract.md section 7,
@@ -383,7 +384,7 @@ func (s *ChatStateV1) write(w *writer) {
 	w.list(len(s.Turns), func(i int) { w.turn(s.Turns[i]) })
 	w.name("openCards")
 	w.punct('[')
-	s.cards.all(func(i int, c *OpenCardSnapshot) {
+	s.cards.all(func(i int, c *cards.OpenCardSnapshot) {
 		if i > 0 {
 			w.punct(',')
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkEnvelopeCheck(b *testing.B) {
 func cardEnvelopes(n int) []ChatEventEnvelope {
 	envs := make([]ChatEventEnvelope, 0, 2*n)
 	for i := range n {
-		card := OpenCardSnapshot{CorrelationID: "k-" + strconv.Itoa(i+1), CreatedAt: 1, CardSpec: CardSpec{Prompt: "Ship it?"}}
+		card := cards.OpenCardSnapshot{CorrelationID: "k-" + strconv.Itoa(i+1), CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: "Ship it?"}}
 		envs = append(envs, ChatEventEnvelope{ConversationID: "gen-1", TurnID: "turn-1", EventID: "e-" + strconv.Itoa(len(envs)+1), Seq: int64(len(envs) + 1), Event: &CardEvent{Card: card}})
 	}
 	for i := range n {

@@ -1,23 +1,25 @@
 package chatprotocol
 
+import "github.com/Papercusp/chat-protocol-go/cards"
+
 // openCards is the set of open cards of a ChatStateV1 (docs/contract.md
 // sections 3 and 7), in the order they were first opened. Opening,
 // replacing and closing a card cost O(1) amortised whatever the number of
 // open cards: list keeps the cards in order and index finds a card's
 // place; a closed card leaves an empty slot (a card always has a
-// correlation id, so the zero OpenCardSnapshot marks one) that compact
+// correlation id, so the zero cards.OpenCardSnapshot marks one) that compact
 // removes once the slots are mostly empty.
 //
 // The zero openCards is empty.
 type openCards struct {
-	list   []OpenCardSnapshot
+	list   []cards.OpenCardSnapshot
 	index  map[string]int // correlation id → its place in list
 	closed int            // empty slots in list
 }
 
 // put opens card, or replaces the open card of the same correlation id in
 // place (the STATE channel: last write wins).
-func (o *openCards) put(card OpenCardSnapshot) {
+func (o *openCards) put(card cards.OpenCardSnapshot) {
 	if i, ok := o.index[card.CorrelationID]; ok {
 		o.list[i] = card
 		return
@@ -36,7 +38,7 @@ func (o *openCards) close(correlationID string) {
 		return
 	}
 	delete(o.index, correlationID)
-	o.list[i] = OpenCardSnapshot{}
+	o.list[i] = cards.OpenCardSnapshot{}
 	o.closed++
 	if o.closed > len(o.list)/2 {
 		o.compact()
@@ -63,7 +65,7 @@ func (o *openCards) len() int { return len(o.list) - o.closed }
 
 // all calls yield with each open card in opening order, and its place
 // among the open cards, from 0.
-func (o *openCards) all(yield func(i int, c *OpenCardSnapshot)) {
+func (o *openCards) all(yield func(i int, c *cards.OpenCardSnapshot)) {
 	i := 0
 	for k := range o.list {
 		if o.list[k].CorrelationID != "" {
@@ -75,11 +77,11 @@ func (o *openCards) all(yield func(i int, c *OpenCardSnapshot)) {
 
 // clone returns a copy that shares no slice or map with o.
 func (o *openCards) clone() openCards {
-	c := openCards{list: make([]OpenCardSnapshot, 0, o.len())}
+	c := openCards{list: make([]cards.OpenCardSnapshot, 0, o.len())}
 	if o.len() > 0 {
 		c.index = make(map[string]int, o.len())
 	}
-	o.all(func(i int, card *OpenCardSnapshot) {
+	o.all(func(i int, card *cards.OpenCardSnapshot) {
 		c.index[card.CorrelationID] = i
 		c.list = append(c.list, *card)
 	})
@@ -93,18 +95,18 @@ func (o *openCards) clone() openCards {
 // new on each call (O(n) in the number of open cards) and the caller may
 // keep and modify it; its cards share their nested values (presentation,
 // options, report) with the state, which does not modify them.
-func (s *ChatStateV1) OpenCards() []OpenCardSnapshot {
-	out := make([]OpenCardSnapshot, 0, s.cards.len())
-	s.cards.all(func(_ int, c *OpenCardSnapshot) { out = append(out, *c) })
+func (s *ChatStateV1) OpenCards() []cards.OpenCardSnapshot {
+	out := make([]cards.OpenCardSnapshot, 0, s.cards.len())
+	s.cards.all(func(_ int, c *cards.OpenCardSnapshot) { out = append(out, *c) })
 	return out
 }
 
 // OpenCard returns the open card of correlationID, and whether it is open,
 // in O(1).
-func (s *ChatStateV1) OpenCard(correlationID string) (OpenCardSnapshot, bool) {
+func (s *ChatStateV1) OpenCard(correlationID string) (cards.OpenCardSnapshot, bool) {
 	i, ok := s.cards.index[correlationID]
 	if !ok {
-		return OpenCardSnapshot{}, false
+		return cards.OpenCardSnapshot{}, false
 	}
 	return s.cards.list[i], true
 }

@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
 func openCard(id string, createdAt int64) *CardEvent {
-	return &CardEvent{Card: OpenCardSnapshot{CorrelationID: id, CreatedAt: createdAt, CardSpec: CardSpec{Prompt: "q " + id}}}
+	return &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: id, CreatedAt: createdAt, CardSpec: cards.CardSpec{Prompt: "q " + id}}}
 }
 
 // openCardIDs returns the correlation ids of the state's open cards, in

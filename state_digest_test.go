@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ func TestDigestFormIsOneToOneWithCanonicalJSON(t *testing.T) {
 		return ChatEventEnvelope{ConversationID: "c", TurnID: "t", EventID: "e", Seq: 1, Event: ev}
 	}
 	zero, n := int64(0), int64(7)
-	card := OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: CardSpec{Prompt: "Go on?"}}
+	card := cards.OpenCardSnapshot{CorrelationID: "k", CreatedAt: 1, CardSpec: cards.CardSpec{Prompt: "Go on?"}}
 	written, err := json.Marshal(env(&CardEvent{Card: card}))
 	require.NoError(t, err)
 	parsed, err := ParseEnvelope(written) // the same card, its JSON kept

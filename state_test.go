@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -50,9 +51,9 @@ func TestApplyFoldsATurn(t *testing.T) {
 		env(6, &DeltaEvent{Text: "Refunds are "}),
 		env(7, &DeltaEvent{Text: "accepted."}),
 		env(8, &ResultEvent{Blocks: []ResultBlock{{Kind: ResultBlockText, Text: "Refunds are accepted.", Sources: []Source{{Ref: "doc:1"}}}}}),
-		env(9, &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k-1", CreatedAt: 5, CardSpec: CardSpec{Prompt: "Sure?"}}}),
-		env(10, &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k-2", CreatedAt: 6, CardSpec: CardSpec{Prompt: "Size?"}}}),
-		env(11, &CardEvent{Card: OpenCardSnapshot{CorrelationID: "k-1", CreatedAt: 7, CardSpec: CardSpec{Prompt: "Really sure?"}}}),
+		env(9, &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "k-1", CreatedAt: 5, CardSpec: cards.CardSpec{Prompt: "Sure?"}}}),
+		env(10, &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "k-2", CreatedAt: 6, CardSpec: cards.CardSpec{Prompt: "Size?"}}}),
+		env(11, &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "k-1", CreatedAt: 7, CardSpec: cards.CardSpec{Prompt: "Really sure?"}}}),
 		env(12, &CardClosedEvent{CorrelationID: "k-2"}),
 		env(13, &StateEvent{Version: 3, Snapshot: json.RawMessage(`{"inbox":2}`)}),
 		env(14, &CapabilitiesEvent{Capabilities: ChatCapabilities{ConnectionReplay: true}}),

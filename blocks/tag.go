@@ -2,7 +2,6 @@ package blocks
 
 import (
 	"github.com/Papercusp/chat-protocol-go/internal/jsjson"
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // The tag names of docs/contract.md section 4.
@@ -42,14 +41,14 @@ func ParseReportTag(text string) (ReportBlock, bool) {
 // already in the parser's normal form (as ParseAskBlock returns it) reads
 // back equal; any other block reads back as ParseAskBlock normalizes it.
 func SerializeAskTag(b AskBlock) string {
-	out := append([]byte("<"+askTag+">"), wire.AppendAsk(nil, b, true)...)
+	out := append([]byte("<"+askTag+">"), appendAsk(nil, b, true)...)
 	return string(append(out, "</"+askTag+">"...))
 }
 
 // SerializeReportTag writes b as a <report>{json}</report> tag, escaped and
 // round-tripping as SerializeAskTag describes.
 func SerializeReportTag(b ReportBlock) string {
-	out := append([]byte("<"+reportTag+">"), wire.AppendReport(nil, b, true)...)
+	out := append([]byte("<"+reportTag+">"), appendReport(nil, b, true)...)
 	return string(append(out, "</"+reportTag+">"...))
 }
 

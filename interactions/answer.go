@@ -3,6 +3,7 @@ package interactions
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
@@ -64,7 +65,7 @@ func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submi
 		return Result{}, err
 	}
 	validated := validated{schema: rec.Schema, revision: rec.Revision}
-	if ans.Action == CardActionSubmit {
+	if ans.Action == cards.CardActionSubmit {
 		if err := r.validate(ctx, rec.Schema, ans); err != nil {
 			return Result{}, err
 		}
@@ -135,11 +136,11 @@ func (r *Resolver) validate(ctx context.Context, ref SchemaRef, ans Answer) erro
 }
 
 // statusOf is the terminal status a response action reaches.
-func statusOf(action CardAction) Status {
+func statusOf(action cards.CardAction) Status {
 	switch action {
-	case CardActionSubmit:
+	case cards.CardActionSubmit:
 		return StatusAnswered
-	case CardActionDecline:
+	case cards.CardActionDecline:
 		return StatusDeclined
 	}
 	return StatusCancelled

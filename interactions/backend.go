@@ -3,9 +3,8 @@ package interactions
 import (
 	"context"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
-
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
 // NewCard is a card the backend opens: its key, the one caller it is bound
@@ -14,7 +13,7 @@ import (
 type NewCard struct {
 	Key      Key
 	Answerer Caller
-	Spec     CardSpec
+	Spec     cards.CardSpec
 	Schema   SchemaRef
 }
 
@@ -33,7 +32,7 @@ type NewCard struct {
 // with a revision below 1, a negative timeout), ErrCardExists,
 // ErrCheckpointWriteFailed, ErrNeedsReconciliation.
 func (r *Resolver) Open(ctx context.Context, card NewCard) (Record, error) {
-	if err := checkNewCard(card); err != nil {
+	if err := r.checkNewCard(card); err != nil {
 		return Record{}, err
 	}
 	decide := func(now int64, cur Current) (Change, error) {
@@ -62,8 +61,8 @@ func (r *Resolver) Open(ctx context.Context, card NewCard) (Record, error) {
 // card (ErrAlreadyAnswered, ErrAnswerExpired, ErrCardCancelled,
 // ErrCardSuperseded), ErrUnsupportedVersion, ErrCheckpointWriteFailed,
 // ErrNeedsReconciliation.
-func (r *Resolver) Revise(ctx context.Context, key Key, spec CardSpec, schema SchemaRef) (Record, error) {
-	if err := checkMetadata(key, spec, schema); err != nil {
+func (r *Resolver) Revise(ctx context.Context, key Key, spec cards.CardSpec, schema SchemaRef) (Record, error) {
+	if err := r.checkMetadata(key, spec, schema); err != nil {
 		return Record{}, err
 	}
 	decide := func(now int64, cur Current) (Change, error) {
@@ -190,7 +189,7 @@ func pendingRecord(key Key, cur Current, now int64) (*Record, error) {
 
 // expiresAt is the deadline of a card created at createdAt: createdAt +
 // TimeoutMs, or 0 without a timeout.
-func expiresAt(createdAt int64, spec CardSpec) int64 {
+func expiresAt(createdAt int64, spec cards.CardSpec) int64 {
 	if spec.TimeoutMs <= 0 {
 		return 0
 	}
@@ -198,19 +197,19 @@ func expiresAt(createdAt int64, spec CardSpec) int64 {
 }
 
 // checkNewCard refuses a card the rules of Record do not allow.
-func checkNewCard(c NewCard) error {
+func (r *Resolver) checkNewCard(c NewCard) error {
 	if err := checkInput(callerTexts(c.Answerer)...); err != nil {
 		return err
 	}
 	if checkCaller(c.Answerer) != nil {
 		return refusal.New(refusal.CodeInvalidCard, "", "a card is bound to a principal or a public owner, each at most 256 bytes")
 	}
-	return checkMetadata(c.Key, c.Spec, c.Schema)
+	return r.checkMetadata(c.Key, c.Spec, c.Schema)
 }
 
 // checkMetadata refuses a key, spec or schema reference the rules of Record
-// do not allow.
-func checkMetadata(key Key, spec CardSpec, schema SchemaRef) error {
+// do not allow, and a spec CardRules refuses.
+func (r *Resolver) checkMetadata(key Key, spec cards.CardSpec, schema SchemaRef) error {
 	if err := checkInput(key.Conversation, key.CorrelationID, schema.ID); err != nil {
 		return err
 	}
@@ -223,8 +222,5 @@ func checkMetadata(key Key, spec CardSpec, schema SchemaRef) error {
 	case !validID(schema.ID) || schema.Revision < 1:
 		return refusal.New(refusal.CodeInvalidCard, "", "a card needs a schema id and a revision of at least 1")
 	}
-	if err := wire.CheckTimeout(refusal.CodeInvalidCard, spec); err != nil {
-		return err
-	}
-	return nil
+	return r.cardRules(spec)
 }

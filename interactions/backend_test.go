@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -141,7 +143,7 @@ func TestUnknownRecordsFailClosed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			store := fixedStore{cur: interactions.Current{Record: &rec, Authority: interactions.Authority{Active: true, Scope: rec.Scope}}}
-			r, err := interactions.New(store, interactions.ValidatorFunc(e.schemas.Validate), nil)
+			r, err := interactions.New(store, interactions.ValidatorFunc(e.schemas.Validate), &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 			require.NoError(t, err)
 			_, err = r.Answer(ctx, alice, cardKey, submit("s-1", "a"))
 			require.ErrorIs(t, err, refusal.ErrUnsupportedVersion)

@@ -5,10 +5,10 @@
 // and terminal records in the host's own store so that any worker, including
 // a fresh one after a restart, recovers them.
 //
-// It reuses the card types of docs/contract.md section 3 (CardSpec,
-// CardResponse …, the same types as chatprotocol's) and imports no validator
-// and no database driver: the host supplies a Store (its card/session store)
-// and a Validator (the jsonschema subpackage provides one). Use it when
+// It uses the card types of package cards, as the root package does, and
+// imports no validator and no database driver: the host supplies a Store
+// (its card/session store), a Validator of answer values (the jsonschema
+// subpackage provides one) and the card rules (chatprotocol.ValidateCardSpec). Use it when
 // answers must survive retries, races and restarts; a host that only renders
 // cards needs chatprotocol alone.
 //

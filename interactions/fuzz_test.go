@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -30,9 +31,9 @@ func FuzzAnswer(f *testing.F) {
 		f.Add(seed.id, seed.body)
 	}
 	f.Fuzz(func(t *testing.T, id, body string) {
-		var resp interactions.CardResponse
+		var resp cards.CardResponse
 		if json.Unmarshal([]byte(body), &resp) != nil {
-			resp.Action, resp.CorrelationID, resp.Value = interactions.CardActionSubmit, cardKey.CorrelationID, json.RawMessage(body)
+			resp.Action, resp.CorrelationID, resp.Value = cards.CardActionSubmit, cardKey.CorrelationID, json.RawMessage(body)
 		}
 		e := newEnv(t)
 		res, err := e.res.Answer(context.Background(), alice, cardKey, interactions.Submission{ID: id, Response: resp})
@@ -43,7 +44,7 @@ func FuzzAnswer(f *testing.F) {
 		}
 		require.NotNil(t, res.Record.Answer)
 		assert.Equal(t, e.stored(), res.Record)
-		if resp.Action == interactions.CardActionSubmit {
+		if resp.Action == cards.CardActionSubmit {
 			var v map[string]any
 			require.NoError(t, json.Unmarshal(res.Record.Answer.Value, &v))
 			again, err := json.Marshal(v)

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
@@ -34,8 +37,8 @@ var (
 )
 
 // radioSpec is a radio card whose answers are {"optionId": ...}.
-func radioSpec(allowDecline bool) interactions.CardSpec {
-	return interactions.CardSpec{Prompt: "Ship it?", AllowDecline: allowDecline, TimeoutMs: cardTimeout.Milliseconds()}
+func radioSpec(allowDecline bool) cards.CardSpec {
+	return cards.CardSpec{Prompt: "Ship it?", AllowDecline: allowDecline, TimeoutMs: cardTimeout.Milliseconds()}
 }
 
 // env is one fake database with a clock, a schema registry and a first
@@ -76,22 +79,22 @@ func (e *env) worker() (*interactionstest.Store, *interactions.Resolver) {
 		}
 		return e.schemas.Validate(ctx, ref, v)
 	})
-	res, err := interactions.New(st, validator, &interactions.Options{Clock: e.clock.Now})
+	res, err := interactions.New(st, validator, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: e.clock.Now})
 	require.NoError(e.t, err)
 	return st, res
 }
 
 // submit is a submission choosing option for cardKey.
 func submit(id, option string) interactions.Submission {
-	return interactions.Submission{ID: id, Response: interactions.CardResponse{
-		Action: interactions.CardActionSubmit, CorrelationID: cardKey.CorrelationID,
+	return interactions.Submission{ID: id, Response: cards.CardResponse{
+		Action: cards.CardActionSubmit, CorrelationID: cardKey.CorrelationID,
 		Value: json.RawMessage(`{"optionId":"` + option + `"}`),
 	}}
 }
 
 // respond is a submission with an action and no value for cardKey.
-func respond(id string, action interactions.CardAction) interactions.Submission {
-	return interactions.Submission{ID: id, Response: interactions.CardResponse{Action: action, CorrelationID: cardKey.CorrelationID}}
+func respond(id string, action cards.CardAction) interactions.Submission {
+	return interactions.Submission{ID: id, Response: cards.CardResponse{Action: action, CorrelationID: cardKey.CorrelationID}}
 }
 
 // stored returns the committed record under cardKey.

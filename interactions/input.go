@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -55,7 +56,7 @@ func checkJSONInput(path string, raw []byte) error {
 }
 
 // checkSpecInput refuses a card spec whose JSON form holds U+0000.
-func checkSpecInput(spec CardSpec) error {
+func checkSpecInput(spec cards.CardSpec) error {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return refusal.Wrap(refusal.CodeInvalidCard, "", "the card spec does not encode", err)

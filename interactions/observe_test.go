@@ -3,6 +3,8 @@ package interactions_test
 import (
 	"testing"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +23,7 @@ func TestObserverSeesAnswers(t *testing.T) {
 	e := newEnv(t)
 	obs := &observetest.Recorder{}
 	res, err := interactions.New(e.db.Open(nil), interactions.ValidatorFunc(e.schemas.Validate),
-		&interactions.Options{Clock: e.clock.Now, Observer: obs})
+		&interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: e.clock.Now, Observer: obs})
 	require.NoError(t, err)
 	ctx := t.Context()
 
@@ -72,7 +74,7 @@ func TestObserverSeesStoreFailure(t *testing.T) {
 	obs := &observetest.Recorder{}
 	st := e.db.Open(nil)
 	res, err := interactions.New(st, interactions.ValidatorFunc(e.schemas.Validate),
-		&interactions.Options{Clock: e.clock.Now, Observer: obs})
+		&interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: e.clock.Now, Observer: obs})
 	require.NoError(t, err)
 	st.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
 

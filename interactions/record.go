@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/Papercusp/chat-protocol-go/internal/wire"
+	"github.com/Papercusp/chat-protocol-go/cards"
 )
 
 // RecordVersion is the version of the records this package reads and writes:
@@ -12,40 +12,12 @@ import (
 // stored record of any other version is refused with ErrUnsupportedVersion.
 const RecordVersion = 1
 
-// The card shapes of docs/contract.md section 3, re-exported so that a host
-// needs only this package; each is the same type as its chatprotocol
-// namesake, whose documentation lists the fields (go doc shows none for an
-// alias of an internal type): go doc chatprotocol.CardSpec.
-type (
-	// CardSpec is what a model asks a person.
-	CardSpec = wire.CardSpec
-	// CardPresentation says how a card is rendered and what its answer is.
-	CardPresentation = wire.CardPresentation
-	// CardOption is one choice of a radio, checkbox or select card.
-	CardOption = wire.CardOption
-	// CardBound is a min or max: a number or an ISO date string.
-	CardBound = wire.CardBound
-	// CardResponse is a person's submit, decline or cancel.
-	CardResponse = wire.CardResponse
-	// CardAction is submit, decline or cancel.
-	CardAction = wire.CardAction
-	// OpenCardSnapshot is an open card as the STATE channel carries it.
-	OpenCardSnapshot = wire.OpenCardSnapshot
-)
-
-// The response actions of docs/contract.md section 3.
-const (
-	CardActionSubmit  = wire.CardActionSubmit
-	CardActionDecline = wire.CardActionDecline
-	CardActionCancel  = wire.CardActionCancel
-)
-
 // MaxIDBytes is the longest conversation id, correlation id, submission id,
 // scope member or schema id accepted, in bytes (docs/contract.md section 5).
 const MaxIDBytes = 256
 
 // Key names one card: the conversation it belongs to and its correlation id
-// (the OpenCardSnapshot.correlationId of docs/contract.md section 3). Both
+// (the cards.OpenCardSnapshot.correlationId of docs/contract.md section 3). Both
 // are chosen by the host, non-empty and at most MaxIDBytes long.
 type Key struct {
 	Conversation  string `json:"conversation"`
@@ -131,19 +103,19 @@ func (s Status) Terminal() bool {
 // The JSON form (the member names below) is stable; a store may persist a
 // record as one JSON document or as columns.
 type Record struct {
-	Version      int       `json:"version"`
-	Key          Key       `json:"key"`
-	Scope        Scope     `json:"scope"`
-	Spec         CardSpec  `json:"spec"`
-	Schema       SchemaRef `json:"schema"`
-	Revision     int64     `json:"revision"`
-	Status       Status    `json:"status"`
-	CreatedAt    int64     `json:"createdAt"`
-	ExpiresAt    int64     `json:"expiresAt,omitzero"`
-	ClosedAt     int64     `json:"closedAt,omitzero"`
-	Answer       *Answer   `json:"answer,omitempty"`
-	Reason       string    `json:"reason,omitzero"`
-	SupersededBy string    `json:"supersededBy,omitzero"`
+	Version      int            `json:"version"`
+	Key          Key            `json:"key"`
+	Scope        Scope          `json:"scope"`
+	Spec         cards.CardSpec `json:"spec"`
+	Schema       SchemaRef      `json:"schema"`
+	Revision     int64          `json:"revision"`
+	Status       Status         `json:"status"`
+	CreatedAt    int64          `json:"createdAt"`
+	ExpiresAt    int64          `json:"expiresAt,omitzero"`
+	ClosedAt     int64          `json:"closedAt,omitzero"`
+	Answer       *Answer        `json:"answer,omitempty"`
+	Reason       string         `json:"reason,omitzero"`
+	SupersededBy string         `json:"supersededBy,omitzero"`
 }
 
 // Answer is a person's stored response. SubmissionID is the client's
@@ -153,28 +125,28 @@ type Record struct {
 // the canonical value, which identifies the submission even when a store
 // reformats Value (a PostgreSQL jsonb column does).
 type Answer struct {
-	SubmissionID string          `json:"submissionId"`
-	Action       CardAction      `json:"action"`
-	Value        json.RawMessage `json:"value,omitempty"`
-	Digest       string          `json:"digest"`
+	SubmissionID string           `json:"submissionId"`
+	Action       cards.CardAction `json:"action"`
+	Value        json.RawMessage  `json:"value,omitempty"`
+	Digest       string           `json:"digest"`
 }
 
-// Response returns the answer as the CardResponse the person sent, with its
+// Response returns the answer as the cards.CardResponse the person sent, with its
 // canonical value.
-func (a Answer) Response(correlationID string) CardResponse {
-	return CardResponse{Action: a.Action, CorrelationID: correlationID, Value: bytes.Clone(a.Value)}
+func (a Answer) Response(correlationID string) cards.CardResponse {
+	return cards.CardResponse{Action: a.Action, CorrelationID: correlationID, Value: bytes.Clone(a.Value)}
 }
 
 // Expired reports whether the card's deadline has passed at now (epoch
 // milliseconds): ExpiresAt is set and now >= ExpiresAt.
 func (r Record) Expired(now int64) bool { return r.ExpiresAt > 0 && now >= r.ExpiresAt }
 
-// Snapshot returns the card as an OpenCardSnapshot for the STATE channel
+// Snapshot returns the card as an cards.OpenCardSnapshot for the STATE channel
 // (docs/contract.md section 3): its spec, correlation id, creation time and
 // the data schema a renderer needs, as given by the host (typically the
 // registered schema text of r.Schema).
-func (r Record) Snapshot(dataSchemaJSON string) OpenCardSnapshot {
-	return OpenCardSnapshot{
+func (r Record) Snapshot(dataSchemaJSON string) cards.OpenCardSnapshot {
+	return cards.OpenCardSnapshot{
 		CorrelationID:  r.Key.CorrelationID,
 		CreatedAt:      r.CreatedAt,
 		CardSpec:       r.Spec,
@@ -189,13 +161,13 @@ func (r Record) Snapshot(dataSchemaJSON string) OpenCardSnapshot {
 // in epoch milliseconds; Response the person's response when one closed the
 // card; Reason and SupersededBy as in Record.
 type Transition struct {
-	Key          Key           `json:"key"`
-	Status       Status        `json:"status"`
-	Revision     int64         `json:"revision"`
-	At           int64         `json:"at"`
-	Response     *CardResponse `json:"response,omitempty"`
-	Reason       string        `json:"reason,omitzero"`
-	SupersededBy string        `json:"supersededBy,omitzero"`
+	Key          Key                 `json:"key"`
+	Status       Status              `json:"status"`
+	Revision     int64               `json:"revision"`
+	At           int64               `json:"at"`
+	Response     *cards.CardResponse `json:"response,omitempty"`
+	Reason       string              `json:"reason,omitzero"`
+	SupersededBy string              `json:"supersededBy,omitzero"`
 }
 
 // transitionOf builds the transition that records a terminal next.

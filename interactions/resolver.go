@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -24,13 +25,21 @@ import (
 type Resolver struct {
 	store         Store
 	validator     Validator
+	cardRules     func(cards.CardSpec) error
 	clock         func() time.Time
 	maxValueBytes int
 	obs           observe.Observer
 }
 
-// Options configures a Resolver; a nil *Options means all defaults.
+// Options configures a Resolver. CardRules is required; every other zero
+// field means its default.
 type Options struct {
+	// CardRules checks a card's shape when Open or Revise is asked for it
+	// (docs/contract.md section 3.2): chatprotocol.ValidateCardSpec, which
+	// this package cannot import without the validator it uses. A spec it
+	// refuses is refused with its error (code invalid-card), and nothing
+	// is stored.
+	CardRules func(spec cards.CardSpec) error
 	// Clock returns the current time; nil means time.Now. Deadlines,
 	// creation and closing times are read from it, inside the store's fence
 	// when they decide a write.
@@ -53,18 +62,19 @@ func New(store Store, validator Validator, opts *Options) (*Resolver, error) {
 	if store == nil || validator == nil {
 		return nil, errors.New("interactions: New needs a Store and a Validator")
 	}
-	r := &Resolver{store: store, validator: validator, clock: time.Now, maxValueBytes: DefaultMaxValueBytes}
-	if opts != nil {
-		if opts.Clock != nil {
-			r.clock = opts.Clock
-		}
-		r.obs = opts.Observer
-		if opts.MaxValueBytes < 0 {
-			return nil, errors.New("interactions: negative MaxValueBytes")
-		}
-		if opts.MaxValueBytes > 0 {
-			r.maxValueBytes = opts.MaxValueBytes
-		}
+	if opts == nil || opts.CardRules == nil {
+		return nil, errors.New("interactions: New needs Options.CardRules (chatprotocol.ValidateCardSpec)")
+	}
+	if opts.MaxValueBytes < 0 {
+		return nil, errors.New("interactions: negative MaxValueBytes")
+	}
+	r := &Resolver{store: store, validator: validator, cardRules: opts.CardRules, clock: time.Now,
+		maxValueBytes: DefaultMaxValueBytes, obs: opts.Observer}
+	if opts.Clock != nil {
+		r.clock = opts.Clock
+	}
+	if opts.MaxValueBytes > 0 {
+		r.maxValueBytes = opts.MaxValueBytes
 	}
 	return r, nil
 }

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -18,13 +22,17 @@ import (
 func TestNewNeedsStoreAndValidator(t *testing.T) {
 	st := interactionstest.NewDB().Open(nil)
 	v := interactions.ValidatorFunc(func(context.Context, interactions.SchemaRef, json.RawMessage) error { return nil })
-	_, err := interactions.New(nil, v, nil)
+	_, err := interactions.New(nil, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	assert.Error(t, err)
-	_, err = interactions.New(st, nil, nil)
+	_, err = interactions.New(st, nil, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	assert.Error(t, err)
-	_, err = interactions.New(st, v, &interactions.Options{MaxValueBytes: -1})
+	_, err = interactions.New(st, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, MaxValueBytes: -1})
 	assert.Error(t, err)
-	r, err := interactions.New(st, v, nil)
+	_, err = interactions.New(st, v, nil)
+	assert.Error(t, err, "the card rules are required")
+	_, err = interactions.New(st, v, &interactions.Options{Clock: time.Now})
+	assert.Error(t, err, "the card rules are required")
+	r, err := interactions.New(st, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
 	assert.NotNil(t, r)
 }
@@ -80,7 +88,7 @@ func TestMisbehavingStores(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			v := interactions.ValidatorFunc(e.schemas.Validate)
-			r, err := interactions.New(misbehaving{Store: e.store, transact: tc.transact(e.store)}, v, &interactions.Options{Clock: e.clock.Now})
+			r, err := interactions.New(misbehaving{Store: e.store, transact: tc.transact(e.store)}, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: e.clock.Now})
 			require.NoError(t, err)
 			res, err := r.Answer(ctx, alice, cardKey, submit("s-1", "a"))
 			if tc.want == nil {
@@ -112,7 +120,7 @@ func TestSubmissionShape(t *testing.T) {
 	}{
 		{"no id", submit("", "a"), refusal.CodeInvalidAnswer, ""},
 		{"long id", submit(long, "a"), refusal.CodeInvalidAnswer, ""},
-		{"unknown action", interactions.Submission{ID: "s-1", Response: interactions.CardResponse{Action: "approve", CorrelationID: cardKey.CorrelationID}}, refusal.CodeInvalidAnswer, "/action"},
+		{"unknown action", interactions.Submission{ID: "s-1", Response: cards.CardResponse{Action: "approve", CorrelationID: cardKey.CorrelationID}}, refusal.CodeInvalidAnswer, "/action"},
 		{"submit without value", value(""), refusal.CodeInvalidAnswer, "/value"},
 		{"submit of an array", value(`["a"]`), refusal.CodeInvalidAnswer, "/value"},
 		{"submit of null", value(`null`), refusal.CodeInvalidAnswer, "/value"},
@@ -121,7 +129,7 @@ func TestSubmissionShape(t *testing.T) {
 		{"trailing data", value(`{"optionId":"a"} {}`), refusal.CodeInvalidAnswer, "/value"},
 		{"too large", value(`{"optionId":"` + strings.Repeat("a", interactions.DefaultMaxValueBytes) + `"}`), refusal.CodeFrameTooLarge, "/value"},
 		{"schema refuses", submit("s-1", "z"), refusal.CodeInvalidAnswer, "/value/optionId"},
-		{"decline with a value", interactions.Submission{ID: "s-1", Response: interactions.CardResponse{Action: interactions.CardActionDecline, CorrelationID: cardKey.CorrelationID, Value: json.RawMessage(`{}`)}}, refusal.CodeInvalidAnswer, "/value"},
+		{"decline with a value", interactions.Submission{ID: "s-1", Response: cards.CardResponse{Action: cards.CardActionDecline, CorrelationID: cardKey.CorrelationID, Value: json.RawMessage(`{}`)}}, refusal.CodeInvalidAnswer, "/value"},
 		{"negative revision", interactions.Submission{ID: "s-1", Revision: -1, Response: submit("s-1", "a").Response}, refusal.CodeInvalidAnswer, ""},
 	}
 	for _, tc := range cases {
@@ -144,12 +152,12 @@ func TestDeclineNeedsPermission(t *testing.T) {
 	k := interactions.Key{Conversation: conv, CorrelationID: "strict"}
 	_, err := e.res.Open(ctx, interactions.NewCard{Key: k, Answerer: alice, Spec: radioSpec(false), Schema: radioV1})
 	require.NoError(t, err)
-	sub := respond("s-1", interactions.CardActionDecline)
+	sub := respond("s-1", cards.CardActionDecline)
 	sub.Response.CorrelationID = k.CorrelationID
 	_, err = e.res.Answer(ctx, alice, k, sub)
 	require.ErrorIs(t, err, refusal.ErrInvalidAnswer)
 	// A null value on a decline is no value.
-	sub = respond("s-1", interactions.CardActionDecline)
+	sub = respond("s-1", cards.CardActionDecline)
 	sub.Response.Value = json.RawMessage("null")
 	res, err := e.res.Answer(ctx, alice, cardKey, sub)
 	require.NoError(t, err)
@@ -184,15 +192,48 @@ func TestUnknownSchemaRefusesAnswers(t *testing.T) {
 	_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
 	require.ErrorIs(t, err, refusal.ErrUnknownSchema)
 	// A decline carries no value and needs no schema.
-	_, err = e.res.Answer(ctx, alice, cardKey, respond("s-2", interactions.CardActionDecline))
+	_, err = e.res.Answer(ctx, alice, cardKey, respond("s-2", cards.CardActionDecline))
 	require.NoError(t, err)
 }
 
 func TestUncodedValidatorErrorIsInvalidAnswer(t *testing.T) {
 	e := newEnv(t)
 	v := interactions.ValidatorFunc(func(context.Context, interactions.SchemaRef, json.RawMessage) error { return errors.New("nope") })
-	r, err := interactions.New(e.store, v, &interactions.Options{Clock: e.clock.Now})
+	r, err := interactions.New(e.store, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: e.clock.Now})
 	require.NoError(t, err)
 	_, err = r.Answer(context.Background(), alice, cardKey, submit("s-1", "a"))
 	require.ErrorIs(t, err, refusal.ErrInvalidAnswer)
+}
+
+// Open and Revise apply the card rules the Resolver was given, the root
+// package's: a spec they refuse is refused with its code and path, and
+// nothing is stored.
+func TestOpenAppliesTheCardRules(t *testing.T) {
+	st := interactionstest.NewDB().Open(nil)
+	v := interactions.ValidatorFunc(func(context.Context, interactions.SchemaRef, json.RawMessage) error { return nil })
+	r, err := interactions.New(st, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
+	require.NoError(t, err)
+	key := interactions.Key{Conversation: "c-1", CorrelationID: "card-1"}
+	bad := []cards.CardSpec{
+		{Prompt: ""}, // required
+		{Prompt: "Pick", Presentation: &cards.CardPresentation{Kind: "wheel"}},
+		{Prompt: "Pick", Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio, Options: []cards.CardOption{{ID: "a"}}}},
+		{Prompt: "Pick", Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio}},
+		{Prompt: "Pick", TimeoutMs: -1},
+	}
+	for i, spec := range bad {
+		_, err := r.Open(t.Context(), interactions.NewCard{Key: key, Answerer: interactions.Caller{Principal: "alice"}, Spec: spec,
+			Schema: interactions.SchemaRef{ID: "s", Revision: 1}})
+		require.ErrorIs(t, err, refusal.ErrInvalidCard, "spec %d", i)
+		assert.Equal(t, chatprotocol.ValidateCardSpec(spec).Error(), err.Error(), "spec %d: the rules' own refusal", i)
+	}
+	_, err = st.Read(t.Context(), key, nil)
+	require.NoError(t, err)
+	good := cards.CardSpec{Prompt: "Pick", Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio, Options: []cards.CardOption{{ID: "a", Label: "A"}}}}
+	rec, err := r.Open(t.Context(), interactions.NewCard{Key: key, Answerer: interactions.Caller{Principal: "alice"}, Spec: good,
+		Schema: interactions.SchemaRef{ID: "s", Revision: 1}})
+	require.NoError(t, err)
+	_, err = r.Revise(t.Context(), key, bad[2], interactions.SchemaRef{ID: "s", Revision: 1})
+	require.ErrorIs(t, err, refusal.ErrInvalidCard)
+	assert.Equal(t, int64(1), rec.Revision)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -43,8 +44,8 @@ func TestI1DuplicateAnswer(t *testing.T) {
 		for name, sub := range map[string]interactions.Submission{
 			"other value":         submit("s-1", "b"),
 			"other id":            submit("s-2", "a"),
-			"decline":             respond("s-3", interactions.CardActionDecline),
-			"same id, other verb": respond("s-1", interactions.CardActionCancel),
+			"decline":             respond("s-3", cards.CardActionDecline),
+			"same id, other verb": respond("s-1", cards.CardActionCancel),
 		} {
 			res, err := e.res.Answer(ctx, alice, cardKey, sub)
 			require.ErrorIs(t, err, refusal.ErrAlreadyAnswered, name)
@@ -165,18 +166,18 @@ func TestI2LateAnswer(t *testing.T) {
 
 	t.Run("cancelled by the person", func(t *testing.T) {
 		e := newEnv(t)
-		res, err := e.res.Answer(ctx, alice, cardKey, respond("s-1", interactions.CardActionCancel))
+		res, err := e.res.Answer(ctx, alice, cardKey, respond("s-1", cards.CardActionCancel))
 		require.NoError(t, err)
 		assert.Equal(t, interactions.StatusCancelled, res.Record.Status)
 		require.NotNil(t, res.Transition.Response)
-		assert.Equal(t, interactions.CardActionCancel, res.Transition.Response.Action)
+		assert.Equal(t, cards.CardActionCancel, res.Transition.Response.Action)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-2", "a"))
 		require.ErrorIs(t, err, refusal.ErrCardCancelled)
 	})
 
 	t.Run("answered", func(t *testing.T) {
 		e := newEnv(t)
-		_, err := e.res.Answer(ctx, alice, cardKey, respond("s-1", interactions.CardActionDecline))
+		_, err := e.res.Answer(ctx, alice, cardKey, respond("s-1", cards.CardActionDecline))
 		require.NoError(t, err)
 		assert.Equal(t, interactions.StatusDeclined, e.stored().Status)
 		_, err = e.res.Answer(ctx, alice, cardKey, submit("s-2", "a"))

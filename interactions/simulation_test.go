@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -185,7 +188,7 @@ func newSim(seed uint64, open func(*interactionstest.DB, *interactionstest.Store
 	setup := s.resolver(s.db.Open(nil), "")
 	for i := range 1 + s.rng.IntN(simCards) {
 		k := interactions.Key{Conversation: conv, CorrelationID: fmt.Sprintf("card-%d", i)}
-		spec := interactions.CardSpec{Prompt: "Pick", AllowDecline: s.rng.IntN(2) == 0}
+		spec := cards.CardSpec{Prompt: "Pick", AllowDecline: s.rng.IntN(2) == 0}
 		if s.rng.IntN(2) == 0 {
 			spec.TimeoutMs = int64(30+s.rng.IntN(90)) * 1000
 		}
@@ -267,7 +270,7 @@ func (s *sim) resolver(st interactions.Store, id string, a ...*actor) *interacti
 		}
 		return nil
 	})
-	r, err := interactions.New(st, v, &interactions.Options{Clock: s.clock.Now})
+	r, err := interactions.New(st, v, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: s.clock.Now})
 	if err != nil {
 		panic(err) // st and v are set
 	}
@@ -324,15 +327,15 @@ func (s *sim) answerer(a *actor) {
 		caller = bob
 	}
 	key := s.keys[s.rng.IntN(len(s.keys))]
-	sub := interactions.Submission{ID: "s-" + a.name, Response: interactions.CardResponse{CorrelationID: key.CorrelationID}}
+	sub := interactions.Submission{ID: "s-" + a.name, Response: cards.CardResponse{CorrelationID: key.CorrelationID}}
 	switch n := s.rng.IntN(10); {
 	case n < 7:
-		sub.Response.Action = interactions.CardActionSubmit
+		sub.Response.Action = cards.CardActionSubmit
 		sub.Response.Value = json.RawMessage(`{"optionId":"` + []string{"a", "b", "c"}[s.rng.IntN(3)] + `"}`)
 	case n < 9:
-		sub.Response.Action = interactions.CardActionDecline
+		sub.Response.Action = cards.CardActionDecline
 	default:
-		sub.Response.Action = interactions.CardActionCancel
+		sub.Response.Action = cards.CardActionCancel
 	}
 	if s.rng.IntN(8) == 0 {
 		sub.Revision = 1
@@ -365,7 +368,7 @@ func (s *sim) expirer(a *actor) {
 func (s *sim) reviser(a *actor) {
 	key := s.keys[s.rng.IntN(len(s.keys))]
 	schema := []interactions.SchemaRef{radioV1, radioV2}[s.rng.IntN(2)]
-	spec := interactions.CardSpec{Prompt: "Pick, revised", AllowDecline: true, TimeoutMs: int64(s.rng.IntN(3)) * 60000}
+	spec := cards.CardSpec{Prompt: "Pick, revised", AllowDecline: true, TimeoutMs: int64(s.rng.IntN(3)) * 60000}
 	rec, err := s.worker(a, "").Revise(context.Background(), key, spec, schema)
 	s.record(a, "revise", key, simOutcome{res: interactions.Result{Record: rec}, err: err})
 }
@@ -374,7 +377,7 @@ func (s *sim) superseder(a *actor) {
 	key := s.keys[s.rng.IntN(len(s.keys))]
 	next := interactions.Key{Conversation: conv, CorrelationID: key.CorrelationID + "-next"}
 	w := s.worker(a, "")
-	_, err := w.Open(context.Background(), interactions.NewCard{Key: next, Answerer: alice, Spec: interactions.CardSpec{Prompt: "Pick again"}, Schema: radioV2})
+	_, err := w.Open(context.Background(), interactions.NewCard{Key: next, Answerer: alice, Spec: cards.CardSpec{Prompt: "Pick again"}, Schema: radioV2})
 	s.record(a, "open", next, simOutcome{err: err})
 	if err != nil {
 		return
@@ -461,11 +464,11 @@ func (s *sim) check() []string {
 			bad("%s: submission %s landed after the deadline", c.Key.CorrelationID, a.SubmissionID)
 		case info.sub.Revision != 0 && info.sub.Revision != prev.Revision:
 			bad("%s: submission %s for revision %d landed on revision %d", c.Key.CorrelationID, a.SubmissionID, info.sub.Revision, prev.Revision)
-		case a.Action == interactions.CardActionDecline && !prev.Spec.AllowDecline:
+		case a.Action == cards.CardActionDecline && !prev.Spec.AllowDecline:
 			bad("%s: decline landed on a card that does not allow it", c.Key.CorrelationID)
-		case a.Action == interactions.CardActionSubmit && !simValid(prev.Schema, a.Value):
+		case a.Action == cards.CardActionSubmit && !simValid(prev.Schema, a.Value):
 			bad("%s: value %s landed on schema %+v that refuses it", c.Key.CorrelationID, a.Value, prev.Schema)
-		case a.Action == interactions.CardActionSubmit && !slices.Contains(s.validations[a.SubmissionID], prev.Schema):
+		case a.Action == cards.CardActionSubmit && !slices.Contains(s.validations[a.SubmissionID], prev.Schema):
 			bad("%s: submission %s landed on schema %+v it was not validated against", c.Key.CorrelationID, a.SubmissionID, prev.Schema)
 		}
 	}
@@ -552,7 +555,7 @@ func (s *sim) checkAnswer(o simOutcome, fin interactions.Record, won map[interac
 		}
 	case refusal.CodeInvalidAnswer:
 		a := o.sub.Response
-		if !(a.Action == interactions.CardActionDecline || (a.Action == interactions.CardActionSubmit && !simValid(radioV1, a.Value))) {
+		if !(a.Action == cards.CardActionDecline || (a.Action == cards.CardActionSubmit && !simValid(radioV1, a.Value))) {
 			bad("%s: invalid-answer for a valid %s", o.actor, a.Action)
 		}
 	case refusal.CodeStaleRevision, refusal.CodeSchemaMismatch, refusal.CodeNeedsReconciliation,

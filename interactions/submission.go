@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,7 +20,7 @@ import (
 // Idempotency-Key header, or an id the renderer generated when it showed the
 // card): non-empty, at most MaxIDBytes. The same ID with the same action
 // and value is the same submission (a retry), anything else a different
-// one. Response is the CardResponse of docs/contract.md section 3, checked
+// one. Response is the cards.CardResponse of docs/contract.md section 3, checked
 // by the same shape rules as chatprotocol.ValidateCardResponse (a decline
 // or cancel whose Value is JSON null, encoding/json's form of an absent
 // member, carries no value); its CorrelationID must equal the key's. Revision, when not 0, is the card
@@ -30,7 +31,7 @@ import (
 // host authenticated and from the store (docs/contract.md section 13.2).
 type Submission struct {
 	ID       string
-	Response CardResponse
+	Response cards.CardResponse
 	Revision int64
 }
 
@@ -45,7 +46,7 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 		return Answer{}, refusal.New(refusal.CodeInvalidAnswer, "", "submission id must be 1 to 256 bytes")
 	}
 	resp := sub.Response
-	if resp.Action != CardActionSubmit && string(resp.Value) == "null" {
+	if resp.Action != cards.CardActionSubmit && string(resp.Value) == "null" {
 		resp.Value = nil // encoding/json's form of an absent value
 	}
 	if err := wire.CheckCorrelation(refusal.CodeInvalidAnswer, key.CorrelationID, resp.CorrelationID); err != nil {
@@ -54,14 +55,14 @@ func answerOf(key Key, sub Submission, maxValueBytes int) (Answer, error) {
 	if sub.Revision < 0 {
 		return Answer{}, refusal.New(refusal.CodeInvalidAnswer, "", "negative revision")
 	}
-	if resp.Action == CardActionSubmit && len(resp.Value) > maxValueBytes {
+	if resp.Action == cards.CardActionSubmit && len(resp.Value) > maxValueBytes {
 		return Answer{}, refusal.New(refusal.CodeFrameTooLarge, "/value", fmt.Sprintf("value over %d bytes", maxValueBytes))
 	}
 	if vs := wire.ResponseViolations(refusal.CodeInvalidAnswer, resp); len(vs) > 0 {
 		return Answer{}, vs[0]
 	}
 	a := Answer{SubmissionID: sub.ID, Action: resp.Action}
-	if a.Action == CardActionSubmit {
+	if a.Action == cards.CardActionSubmit {
 		v, err := canonicalObject(resp.Value)
 		if err != nil {
 			return Answer{}, err
@@ -92,7 +93,7 @@ func canonicalObject(raw json.RawMessage) (json.RawMessage, error) {
 
 // digest is the lowercase hex SHA-256 of action, a NUL byte and the
 // canonical value.
-func digest(action CardAction, value json.RawMessage) string {
+func digest(action cards.CardAction, value json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(action))
 	h.Write([]byte{0})

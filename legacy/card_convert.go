@@ -3,8 +3,8 @@ package legacy
 import (
 	"math"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/blocks"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -16,8 +16,8 @@ import (
 // magnitude at most 2^53-1 is refused with invalid-event, an empty string
 // bound (no ISO date, no number) with invalid-card, each at its path under
 // /card. The card rules themselves are left to the validator.
-func (c *Card) ToOpenCardSnapshot() (chatprotocol.OpenCardSnapshot, error) {
-	out := chatprotocol.OpenCardSnapshot{CorrelationID: c.CorrelationID}
+func (c *Card) ToOpenCardSnapshot() (cards.OpenCardSnapshot, error) {
+	out := cards.OpenCardSnapshot{CorrelationID: c.CorrelationID}
 	var err error
 	if out.CreatedAt, err = wholeNumber("/card/createdAt", c.CreatedAt); err != nil {
 		return out, err
@@ -44,18 +44,18 @@ func (c *Card) ToOpenCardSnapshot() (chatprotocol.OpenCardSnapshot, error) {
 	return out, nil
 }
 
-func (p *CardPresentation) toV1() (*chatprotocol.CardPresentation, error) {
-	out := &chatprotocol.CardPresentation{
-		Kind:            chatprotocol.CardKind(p.Kind),
+func (p *CardPresentation) toV1() (*cards.CardPresentation, error) {
+	out := &cards.CardPresentation{
+		Kind:            cards.CardKind(p.Kind),
 		Placeholder:     deref(p.Placeholder),
 		Multiline:       deref(p.Multiline),
 		Step:            deref(p.Step),
 		VoiceAnswerable: deref(p.VoiceAnswerable),
 	}
 	for _, o := range p.Options {
-		out.Options = append(out.Options, chatprotocol.CardOption{
+		out.Options = append(out.Options, cards.CardOption{
 			ID: o.ID, Label: o.Label, Description: deref(o.Description), Hint: deref(o.Hint),
-			Style: chatprotocol.CardOptionStyle(deref(o.Style)),
+			Style: cards.CardOptionStyle(deref(o.Style)),
 		})
 	}
 	var err error
@@ -68,16 +68,16 @@ func (p *CardPresentation) toV1() (*chatprotocol.CardPresentation, error) {
 	return out, nil
 }
 
-func (b *CardBound) toV1(path string) (*chatprotocol.CardBound, error) {
+func (b *CardBound) toV1(path string) (*cards.CardBound, error) {
 	switch {
 	case b == nil:
 		return nil, nil
 	case !b.IsString:
-		return &chatprotocol.CardBound{Number: b.Number}, nil
+		return &cards.CardBound{Number: b.Number}, nil
 	case b.String == "":
 		return nil, refusal.New(refusal.CodeInvalidCard, path, "an empty string is neither a number nor an ISO date")
 	}
-	return &chatprotocol.CardBound{Date: b.String}, nil
+	return &cards.CardBound{Date: b.String}, nil
 }
 
 func (r *Report) toV1() *blocks.ReportBlock {
@@ -96,7 +96,7 @@ func (r *Report) toV1() *blocks.ReportBlock {
 // 1 omits as zero values are absent. An integer beyond 2^53-1, which a
 // JavaScript reader would round, is refused with unsupported-event at its
 // path under /event/card.
-func cardV0(c *chatprotocol.OpenCardSnapshot) (*Card, error) {
+func cardV0(c *cards.OpenCardSnapshot) (*Card, error) {
 	out := &Card{CorrelationID: c.CorrelationID, Prompt: c.Prompt}
 	var err error
 	if out.CreatedAt, err = exactNumber("/event/card/createdAt", c.CreatedAt); err != nil {
@@ -138,7 +138,7 @@ func cardV0(c *chatprotocol.OpenCardSnapshot) (*Card, error) {
 	return out, nil
 }
 
-func boundV0(b *chatprotocol.CardBound) *CardBound {
+func boundV0(b *cards.CardBound) *CardBound {
 	switch {
 	case b == nil:
 		return nil

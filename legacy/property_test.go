@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -87,8 +88,8 @@ func usage(t *rapid.T) *Usage {
 }
 
 // card draws an open card the version-1 card rules accept.
-func card(t *rapid.T) chatprotocol.OpenCardSnapshot {
-	c := chatprotocol.OpenCardSnapshot{
+func card(t *rapid.T) cards.OpenCardSnapshot {
+	c := cards.OpenCardSnapshot{
 		CorrelationID: id().Draw(t, "correlationId"),
 		CreatedAt:     rapid.Int64Range(1, 1<<53-1).Draw(t, "createdAt"),
 	}
@@ -98,13 +99,13 @@ func card(t *rapid.T) chatprotocol.OpenCardSnapshot {
 	c.FallbackText = text().Draw(t, "fallbackText")
 	switch rapid.IntRange(0, 2).Draw(t, "presentation") {
 	case 1:
-		c.Presentation = &chatprotocol.CardPresentation{Kind: chatprotocol.CardKindText, Placeholder: text().Draw(t, "placeholder"), Multiline: rapid.Bool().Draw(t, "multiline")}
+		c.Presentation = &cards.CardPresentation{Kind: cards.CardKindText, Placeholder: text().Draw(t, "placeholder"), Multiline: rapid.Bool().Draw(t, "multiline")}
 	case 2:
-		p := &chatprotocol.CardPresentation{Kind: chatprotocol.CardKindRadio, VoiceAnswerable: rapid.Bool().Draw(t, "voice")}
+		p := &cards.CardPresentation{Kind: cards.CardKindRadio, VoiceAnswerable: rapid.Bool().Draw(t, "voice")}
 		for i := range rapid.IntRange(1, 3).Draw(t, "options") {
-			p.Options = append(p.Options, chatprotocol.CardOption{
+			p.Options = append(p.Options, cards.CardOption{
 				ID: "o" + strconv.Itoa(i), Label: id().Draw(t, "label"), Hint: text().Draw(t, "hint"),
-				Style: rapid.SampledFrom([]chatprotocol.CardOptionStyle{"", "default", "primary", "danger"}).Draw(t, "style"),
+				Style: rapid.SampledFrom([]cards.CardOptionStyle{"", "default", "primary", "danger"}).Draw(t, "style"),
 			})
 		}
 		c.Presentation = p

@@ -12,7 +12,7 @@
 //
 //	obs, err := chatotel.New(nil) // the global TracerProvider, MeterProvider and propagator
 //	rec := recovery.New(host, &recovery.Options{Observer: obs})
-//	res, err := interactions.New(store, validator, &interactions.Options{Observer: obs})
+//	res, err := interactions.New(store, validator, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Observer: obs})
 //	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", obs.Handler(answers))
 //
 // Handler takes the trace context (W3C traceparent, by default) from each

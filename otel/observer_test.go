@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
@@ -224,12 +227,12 @@ func TestAnswerSpanFollowsTheRequest(t *testing.T) {
 	schemas := jsonschema.NewRegistry()
 	schema := interactions.SchemaRef{ID: "ship-it", Revision: 1}
 	require.NoError(t, schemas.Register(schema, []byte(`{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`)))
-	res, err := interactions.New(db.Open(nil), schemas, &interactions.Options{Observer: tel.obs})
+	res, err := interactions.New(db.Open(nil), schemas, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Observer: tel.obs})
 	require.NoError(t, err)
 	alice := interactions.Caller{Principal: "alice"}
 	db.Grant(alice, "conv-1")
 	_, err = res.Open(t.Context(), interactions.NewCard{Key: interactions.Key{Conversation: "conv-1", CorrelationID: "card-1"},
-		Answerer: alice, Spec: interactions.CardSpec{Prompt: "Ship it?"}, Schema: schema})
+		Answerer: alice, Spec: cards.CardSpec{Prompt: "Ship it?"}, Schema: schema})
 	require.NoError(t, err)
 	h, err := answerhttp.NewHandler(res, &answerhttp.Options{Caller: func(*http.Request) (interactions.Caller, error) { return alice, nil }})
 	require.NoError(t, err)

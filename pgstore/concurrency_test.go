@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -179,7 +182,7 @@ func TestConcurrentRacingAnswers(t *testing.T) {
 			for i := range resolvers {
 				st, err := NewInteractionStore(pool, hostAuthority, &Options{Isolation: iso})
 				require.NoError(t, err)
-				resolvers[i], err = interactions.New(st, acceptAll, nil)
+				resolvers[i], err = interactions.New(st, acceptAll, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 				require.NoError(t, err)
 			}
 			ctx := t.Context()
@@ -192,12 +195,12 @@ func TestConcurrentRacingAnswers(t *testing.T) {
 			var refusedLate atomic.Int64
 			rounds(t, func(r int) {
 				_, err := resolvers[0].Open(ctx, interactions.NewCard{Key: keyOf(r), Answerer: caller,
-					Spec: interactions.CardSpec{Prompt: "pick"}, Schema: interactions.SchemaRef{ID: "s", Revision: 1}})
+					Spec: cards.CardSpec{Prompt: "pick"}, Schema: interactions.SchemaRef{ID: "s", Revision: 1}})
 				require.NoError(t, err)
 			}, func(r, g int) {
 				key := keyOf(r)
-				sub := interactions.Submission{ID: fmt.Sprintf("s-%d-%d", r, g), Response: interactions.CardResponse{
-					Action: interactions.CardActionSubmit, CorrelationID: key.CorrelationID, Value: json.RawMessage(`{"optionId":"` + strconv.Itoa(g) + `"}`)}}
+				sub := interactions.Submission{ID: fmt.Sprintf("s-%d-%d", r, g), Response: cards.CardResponse{
+					Action: cards.CardActionSubmit, CorrelationID: key.CorrelationID, Value: json.RawMessage(`{"optionId":"` + strconv.Itoa(g) + `"}`)}}
 				_, err := resolvers[g].Answer(ctx, caller, key, sub)
 				switch {
 				case err == nil:

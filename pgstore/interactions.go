@@ -94,7 +94,7 @@ func readCard(ctx context.Context, tx pgx.Tx, key interactions.Key, lock bool) (
 	if subID != nil {
 		rec.Answer = &interactions.Answer{SubmissionID: *subID, Value: value}
 		if action != nil {
-			rec.Answer.Action = interactions.CardAction(*action)
+			rec.Answer.Action = cards.CardAction(*action)
 		}
 		if digest != nil {
 			rec.Answer.Digest = *digest

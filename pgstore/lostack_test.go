@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/lossyproxy"
 	"github.com/Papercusp/chat-protocol-go/recovery"
@@ -233,7 +236,7 @@ func TestLostAcks(t *testing.T) {
 				return
 			}
 			tc := &tracedCards{InteractionStore: is}
-			res, err := interactions.New(tc, acceptAll, nil)
+			res, err := interactions.New(tc, acceptAll, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 			if err != nil {
 				fail(err)
 				return
@@ -312,7 +315,7 @@ func TestLostAcks(t *testing.T) {
 // submission id that must be stored.
 func driveCard(ctx context.Context, res *interactions.Resolver, tc *tracedCards, key interactions.Key, caller interactions.Caller, tally *lostAckTally) (string, error) {
 	for attempt := 0; ; attempt++ {
-		_, err := res.Open(ctx, interactions.NewCard{Key: key, Answerer: caller, Spec: interactions.CardSpec{Prompt: "ok?"},
+		_, err := res.Open(ctx, interactions.NewCard{Key: key, Answerer: caller, Spec: cards.CardSpec{Prompt: "ok?"},
 			Schema: interactions.SchemaRef{ID: "s", Revision: 1}})
 		tally.add(fmt.Sprintf("%v open", key), readsAfterLostAcks(&tc.steps))
 		if err == nil || errors.Is(err, refusal.ErrCardExists) {
@@ -322,8 +325,8 @@ func driveCard(ctx context.Context, res *interactions.Resolver, tc *tracedCards,
 			return "", fmt.Errorf("%v open: %w", key, err)
 		}
 	}
-	sub := interactions.Submission{ID: "sub-" + key.CorrelationID, Response: interactions.CardResponse{
-		Action: interactions.CardActionSubmit, CorrelationID: key.CorrelationID, Value: json.RawMessage(`{"optionId":"yes"}`)}}
+	sub := interactions.Submission{ID: "sub-" + key.CorrelationID, Response: cards.CardResponse{
+		Action: cards.CardActionSubmit, CorrelationID: key.CorrelationID, Value: json.RawMessage(`{"optionId":"yes"}`)}}
 	for attempt := 0; ; attempt++ {
 		_, err := res.Answer(ctx, caller, key, sub)
 		tally.add(fmt.Sprintf("%v answer", key), readsAfterLostAcks(&tc.steps))

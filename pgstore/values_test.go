@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -19,18 +22,18 @@ import (
 func TestAnswerValuesStoredAsSent(t *testing.T) {
 	f := newCardFixture(t, pgx.ReadCommitted, "")
 	ctx := t.Context()
-	res, err := interactions.New(f.open(), acceptAll, nil)
+	res, err := interactions.New(f.open(), acceptAll, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
 	person := interactions.Caller{Principal: "p-values"}
 	key := interactions.Key{Conversation: "c-values", CorrelationID: "card-1"}
 	require.NoError(t, hostGrant(ctx, f.admin, person, key.Conversation))
 	_, err = res.Open(ctx, interactions.NewCard{Key: key, Answerer: person,
-		Spec: interactions.CardSpec{Prompt: "How much?"}, Schema: interactions.SchemaRef{ID: "any", Revision: 1}})
+		Spec: cards.CardSpec{Prompt: "How much?"}, Schema: interactions.SchemaRef{ID: "any", Revision: 1}})
 	require.NoError(t, err)
 
 	value := `{"big":1e400,"neg":-0,"frac":1.50,"text":"\u00e9"}`
-	got, err := res.Answer(ctx, person, key, interactions.Submission{ID: "s-1", Response: interactions.CardResponse{
-		Action: interactions.CardActionSubmit, CorrelationID: key.CorrelationID, Value: json.RawMessage(value)}})
+	got, err := res.Answer(ctx, person, key, interactions.Submission{ID: "s-1", Response: cards.CardResponse{
+		Action: cards.CardActionSubmit, CorrelationID: key.CorrelationID, Value: json.RawMessage(value)}})
 	require.NoError(t, err)
 	sent := got.Record.Answer.Value
 	require.Contains(t, string(sent), "1e400")
@@ -64,9 +67,9 @@ func TestUnstorableIDsNeverReachTheServer(t *testing.T) {
 		assert.ErrorIs(t, err, refusal.ErrInvalidInput, "%q", id)
 	}
 	f := newCardFixture(t, pgx.ReadCommitted, "")
-	res, err := interactions.New(f.open(), acceptAll, nil)
+	res, err := interactions.New(f.open(), acceptAll, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
 	_, err = res.Open(ctx, interactions.NewCard{Key: interactions.Key{Conversation: "c", CorrelationID: "x\x00"},
-		Answerer: interactions.Caller{Principal: "p"}, Spec: interactions.CardSpec{Prompt: "?"}, Schema: interactions.SchemaRef{ID: "any", Revision: 1}})
+		Answerer: interactions.Caller{Principal: "p"}, Spec: cards.CardSpec{Prompt: "?"}, Schema: interactions.SchemaRef{ID: "any", Revision: 1}})
 	assert.ErrorIs(t, err, refusal.ErrInvalidInput)
 }

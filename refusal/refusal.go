@@ -5,7 +5,6 @@ import (
 	"strings"
 )
 
-
 // Code is the stable, machine-readable name of a refusal, as it appears on
 // the wire and in fixtures (docs/contract.md section 12). Callers branch on a
 // Code, never on message text. The zero Code is "" and means "no refusal";

@@ -46,6 +46,8 @@ import (
 	"syscall"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
@@ -97,17 +99,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	window := replay.NewMemory(nil)
-	cards, err := newCards()
+	desk, err := newCards()
 	if err != nil {
 		return err
 	}
-	events, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: mayRead(c.turns, cards), Logger: log})
+	events, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: mayRead(c.turns, desk), Logger: log})
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", events)
-	answers, err := answerhttp.NewHandler(cards.res, &answerhttp.Options{Caller: cards.caller, Logger: log})
+	answers, err := answerhttp.NewHandler(desk.res, &answerhttp.Options{Caller: desk.caller, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -126,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	modelCtx, stopModel := context.WithCancel(ctx)
 	defer stopModel()
 	modelDone := make(chan error, 1)
-	go func() { modelDone <- model(modelCtx, window, cards, c) }()
+	go func() { modelDone <- model(modelCtx, window, desk, c) }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -155,7 +157,7 @@ func turnID(i int) string { return fmt.Sprintf("t-%d", i) }
 // unknown (the window would wait for an unknown turn for ever). A real host
 // checks the caller's session against the conversation here, on every
 // connection.
-func mayRead(turns int, c *cards) func(*http.Request, replay.Key) error {
+func mayRead(turns int, c *cardSide) func(*http.Request, replay.Key) error {
 	known := make(map[replay.Key]bool, turns)
 	for i := 1; i <= turns; i++ {
 		known[replay.Key{ConversationID: conversation, TurnID: turnID(i)}] = true
@@ -168,15 +170,15 @@ func mayRead(turns int, c *cards) func(*http.Request, replay.Key) error {
 	}
 }
 
-// cards is the card side: a resolver over an in-memory store, its one
+// cardSide is the card side: a resolver over an in-memory store, its one
 // caller and the schema of its cards' answers.
-type cards struct {
+type cardSide struct {
 	res    *interactions.Resolver
 	demo   interactions.Caller
 	schema interactions.SchemaRef
 }
 
-func newCards() (*cards, error) {
+func newCards() (*cardSide, error) {
 	demo := interactions.Caller{Principal: "demo", Tenant: "demo"}
 	db := interactionstest.NewDB()
 	db.Grant(demo, conversation)
@@ -185,11 +187,11 @@ func newCards() (*cards, error) {
 	if err := schemas.Register(ref, []byte(`{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`)); err != nil {
 		return nil, err
 	}
-	res, err := interactions.New(db.Open(nil), schemas, nil)
+	res, err := interactions.New(db.Open(nil), schemas, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	if err != nil {
 		return nil, err
 	}
-	return &cards{res: res, demo: demo, schema: ref}, nil
+	return &cardSide{res: res, demo: demo, schema: ref}, nil
 }
 
 // demoToken is the demo caller's credential.
@@ -198,7 +200,7 @@ const demoToken = "demo"
 // caller is the session lookup of both endpoints: the demo caller for
 // Authorization: Bearer demo or access_token=demo, else no one (the answer
 // endpoint says 401, the stream 404).
-func (c *cards) caller(r *http.Request) (interactions.Caller, error) {
+func (c *cardSide) caller(r *http.Request) (interactions.Caller, error) {
 	if r.Header.Get("Authorization") != "Bearer "+demoToken && r.URL.Query().Get("access_token") != demoToken {
 		return interactions.Caller{}, errors.New("no session")
 	}

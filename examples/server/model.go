@@ -7,6 +7,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -15,12 +16,12 @@ import (
 // frame to the window every c.pace, and opens each turn's card with the
 // resolver before its card frame goes out. It returns when the turns are
 // done or ctx ends.
-func model(ctx context.Context, window replay.Window, cards *cards, c config) error {
+func model(ctx context.Context, window replay.Window, desk *cardSide, c config) error {
 	for i := 1; i <= c.turns; i++ {
 		key := replay.Key{ConversationID: conversation, TurnID: turnID(i)}
 		for seq, ev := range script(key, c.deltas) {
 			if card, ok := ev.(*chatprotocol.CardEvent); ok {
-				if err := cards.open(ctx, card); err != nil {
+				if err := desk.open(ctx, card); err != nil {
 					return err
 				}
 			}
@@ -54,15 +55,15 @@ func script(key replay.Key, deltas int) []chatprotocol.Event {
 		}
 		evs = append(evs, &chatprotocol.DeltaEvent{Text: words[i%len(words)]})
 	}
-	card := &chatprotocol.CardEvent{Card: chatprotocol.OpenCardSnapshot{CorrelationID: "card-" + key.TurnID, CreatedAt: time.Now().UnixMilli(),
-		CardSpec: chatprotocol.CardSpec{Prompt: "Was this helpful?", Presentation: &chatprotocol.CardPresentation{Kind: chatprotocol.CardKindRadio,
-			Options: []chatprotocol.CardOption{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}}}}
+	card := &chatprotocol.CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "card-" + key.TurnID, CreatedAt: time.Now().UnixMilli(),
+		CardSpec: cards.CardSpec{Prompt: "Was this helpful?", Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio,
+			Options: []cards.CardOption{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}}}}
 	return append(evs, card, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
 }
 
 // open opens the card of a card event with the resolver, bound to the
 // demo caller, so that its answer can be taken.
-func (c *cards) open(ctx context.Context, ev *chatprotocol.CardEvent) error {
+func (c *cardSide) open(ctx context.Context, ev *chatprotocol.CardEvent) error {
 	_, err := c.res.Open(ctx, interactions.NewCard{
 		Key:      interactions.Key{Conversation: conversation, CorrelationID: ev.Card.CorrelationID},
 		Answerer: c.demo, Spec: ev.Card.CardSpec, Schema: c.schema})

@@ -13,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
@@ -87,7 +90,7 @@ func newEnv(t *testing.T, opts *answerhttp.Options) *env {
 		return e.schemas.Validate(ctx, ref, v)
 	})
 	var err error
-	e.res, err = interactions.New(e.tamper, validator, &interactions.Options{Clock: e.clock.Now, MaxValueBytes: 256})
+	e.res, err = interactions.New(e.tamper, validator, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Clock: e.clock.Now, MaxValueBytes: 256})
 	require.NoError(t, err)
 	e.open("card-1")
 
@@ -118,7 +121,7 @@ func (e *env) open(id string) {
 	e.t.Helper()
 	_, err := e.res.Open(context.Background(), interactions.NewCard{
 		Key: interactions.Key{Conversation: "conv-1", CorrelationID: id}, Answerer: alice,
-		Spec:   interactions.CardSpec{Prompt: "Ship it?", AllowDecline: true, TimeoutMs: time.Minute.Milliseconds()},
+		Spec:   cards.CardSpec{Prompt: "Ship it?", AllowDecline: true, TimeoutMs: time.Minute.Milliseconds()},
 		Schema: radioV1})
 	require.NoError(e.t, err)
 }
@@ -226,7 +229,7 @@ func TestEveryCode(t *testing.T) {
 		{string(refusal.CodeStaleRevision), func(e *env) request {
 			e.validate = func() {
 				e.validate = nil
-				_, err := e.res.Revise(ctx, cardKey, interactions.CardSpec{Prompt: "Ship it now?", TimeoutMs: 60000}, radioV1)
+				_, err := e.res.Revise(ctx, cardKey, cards.CardSpec{Prompt: "Ship it now?", TimeoutMs: 60000}, radioV1)
 				require.NoError(t, err)
 			}
 			return request{}
@@ -234,7 +237,7 @@ func TestEveryCode(t *testing.T) {
 		{string(refusal.CodeSchemaMismatch), func(e *env) request {
 			e.validate = func() {
 				e.validate = nil
-				_, err := e.res.Revise(ctx, cardKey, interactions.CardSpec{Prompt: "Ship it?", TimeoutMs: 60000}, radioV2)
+				_, err := e.res.Revise(ctx, cardKey, cards.CardSpec{Prompt: "Ship it?", TimeoutMs: 60000}, radioV2)
 				require.NoError(t, err)
 			}
 			return request{}
@@ -249,7 +252,7 @@ func TestEveryCode(t *testing.T) {
 			return request{body: `{"action":"submit","correlationId":"card-1","value":{"optionId":"z"}}`}
 		}, 422, "/value/optionId", "enum", nil},
 		{string(refusal.CodeUnknownSchema), func(e *env) request {
-			_, err := e.res.Revise(ctx, cardKey, interactions.CardSpec{Prompt: "Ship it?"}, interactions.SchemaRef{ID: "unregistered", Revision: 1})
+			_, err := e.res.Revise(ctx, cardKey, cards.CardSpec{Prompt: "Ship it?"}, interactions.SchemaRef{ID: "unregistered", Revision: 1})
 			require.NoError(t, err)
 			return request{}
 		}, 500, "", "", nil},

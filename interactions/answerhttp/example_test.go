@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
@@ -35,14 +38,14 @@ func Example() {
 		panic(err)
 	}
 	store := db.Open(nil)
-	res, err := interactions.New(store, schemas, nil)
+	res, err := interactions.New(store, schemas, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	if err != nil {
 		panic(err)
 	}
 	alice := interactions.Caller{Principal: "alice", Tenant: "acme"}
 	db.Grant(alice, "conv-1")
 	card := interactions.NewCard{Key: interactions.Key{Conversation: "conv-1", CorrelationID: "card-1"},
-		Answerer: alice, Spec: interactions.CardSpec{Prompt: "Ship it?"}, Schema: ref}
+		Answerer: alice, Spec: cards.CardSpec{Prompt: "Ship it?"}, Schema: ref}
 	if _, err := res.Open(ctx, card); err != nil {
 		panic(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -105,11 +106,11 @@ func pendingRecord(key interactions.Key) *interactions.Record {
 	return &interactions.Record{
 		Version: interactions.RecordVersion, Key: key,
 		Scope: interactions.Scope{Conversation: key.Conversation, Caller: suiteCaller},
-		Spec: interactions.CardSpec{
+		Spec: cards.CardSpec{
 			Prompt: "Pick one", AllowDecline: true, TimeoutMs: 60000, FallbackText: "reply a or b",
-			Presentation: &interactions.CardPresentation{
-				Kind: "slider", Options: []interactions.CardOption{{ID: "a", Label: "A", Style: "primary"}},
-				Min: &interactions.CardBound{Number: 1}, Max: &interactions.CardBound{Date: "2026-12-31"}, Step: step,
+			Presentation: &cards.CardPresentation{
+				Kind: "slider", Options: []cards.CardOption{{ID: "a", Label: "A", Style: "primary"}},
+				Min: &cards.CardBound{Number: 1}, Max: &cards.CardBound{Date: "2026-12-31"}, Step: step,
 			},
 		},
 		Schema:   interactions.SchemaRef{ID: "suite-schema", Revision: 3},
@@ -123,8 +124,8 @@ func answered(rec *interactions.Record, id, value string) (*interactions.Record,
 	next.Revision++
 	next.Status = interactions.StatusAnswered
 	next.ClosedAt = rec.CreatedAt + 1000
-	next.Answer = &interactions.Answer{SubmissionID: id, Action: interactions.CardActionSubmit, Value: json.RawMessage(value), Digest: "d-" + id}
-	resp := interactions.CardResponse{Action: interactions.CardActionSubmit, CorrelationID: rec.Key.CorrelationID, Value: json.RawMessage(value)}
+	next.Answer = &interactions.Answer{SubmissionID: id, Action: cards.CardActionSubmit, Value: json.RawMessage(value), Digest: "d-" + id}
+	resp := cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: rec.Key.CorrelationID, Value: json.RawMessage(value)}
 	return &next, &interactions.Transition{Key: rec.Key, Status: next.Status, Revision: next.Revision, At: next.ClosedAt, Response: &resp}
 }
 

@@ -1,20 +1,15 @@
 package wire
 
-import "github.com/Papercusp/chat-protocol-go/refusal"
+import (
+	"github.com/Papercusp/chat-protocol-go/cards"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
 
 // The card and answer rules of docs/contract.md section 3 that both the root
 // package's validators and interactions/ apply. Each is written here once;
 // a caller chooses the code (the root refuses with invalid-card,
 // interactions with invalid-answer or invalid-card) and keeps the path and
 // message given here.
-
-// CheckTimeout refuses a negative TimeoutMs at /timeoutMs.
-func CheckTimeout(code refusal.Code, spec CardSpec) *refusal.Error {
-	if spec.TimeoutMs < 0 {
-		return refusal.New(code, "/timeoutMs", "a timeout is not negative")
-	}
-	return nil
-}
 
 // CheckCorrelation refuses a response's correlation id got when it is
 // non-empty and not want, the correlation id of the card it answers, at
@@ -28,14 +23,14 @@ func CheckCorrelation(code refusal.Code, want, got string) *refusal.Error {
 
 // CheckDecline refuses a decline of a card whose spec does not allow one,
 // at /action.
-func CheckDecline(code refusal.Code, spec CardSpec, action CardAction) *refusal.Error {
-	if action == CardActionDecline && !spec.AllowDecline {
+func CheckDecline(code refusal.Code, spec cards.CardSpec, action cards.CardAction) *refusal.Error {
+	if action == cards.CardActionDecline && !spec.AllowDecline {
 		return refusal.New(code, "/action", "the card does not allow a decline")
 	}
 	return nil
 }
 
-// ResponseViolations returns every shape rule of a CardResponse that r
+// ResponseViolations returns every shape rule of a cards.CardResponse that r
 // breaks, in the order /correlationId, /action, /value:
 //
 //   - /correlationId is required (non-empty);
@@ -47,19 +42,19 @@ func CheckDecline(code refusal.Code, spec CardSpec, action CardAction) *refusal.
 //
 // Whether a submit's value is valid JSON is its parser's to judge: the
 // root reads it as a browser does, interactions strictly (RFC 7493).
-func ResponseViolations(code refusal.Code, r CardResponse) []*refusal.Error {
+func ResponseViolations(code refusal.Code, r cards.CardResponse) []*refusal.Error {
 	var vs []*refusal.Error
 	if r.CorrelationID == "" {
 		vs = append(vs, refusal.New(code, "/correlationId", "is required"))
 	}
 	switch r.Action {
-	case CardActionSubmit:
+	case cards.CardActionSubmit:
 		if len(r.Value) == 0 {
 			vs = append(vs, refusal.New(code, "/value", "a submit carries a value"))
 		} else if firstByte(r.Value) != '{' {
 			vs = append(vs, refusal.New(code, "/value", "a submit's value is a JSON object"))
 		}
-	case CardActionDecline, CardActionCancel:
+	case cards.CardActionDecline, cards.CardActionCancel:
 		if len(r.Value) != 0 {
 			vs = append(vs, refusal.New(code, "/value", "a "+string(r.Action)+" carries no value"))
 		}

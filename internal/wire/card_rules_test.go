@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/Papercusp/chat-protocol-go/cards"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -25,19 +26,19 @@ func TestResponseViolations(t *testing.T) {
 	const code refusal.Code = "some-code"
 	cases := []struct {
 		name string
-		r    CardResponse
+		r    cards.CardResponse
 		want []string
 	}{
-		{"submit", CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(` {"a":1}`)}, nil},
-		{"decline", CardResponse{Action: CardActionDecline, CorrelationID: "c"}, nil},
-		{"cancel", CardResponse{Action: CardActionCancel, CorrelationID: "c"}, nil},
-		{"nothing", CardResponse{}, []string{"some-code /correlationId", "some-code /action"}},
-		{"action by case", CardResponse{Action: "Submit", CorrelationID: "c"}, []string{"some-code /action"}},
-		{"submit without value", CardResponse{Action: CardActionSubmit, CorrelationID: "c"}, []string{"some-code /value"}},
-		{"submit of an array", CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`[{}]`)}, []string{"some-code /value"}},
-		{"submit of whitespace", CardResponse{Action: CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(" \n")}, []string{"some-code /value"}},
-		{"cancel of null", CardResponse{Action: CardActionCancel, CorrelationID: "c", Value: json.RawMessage(`null`)}, []string{"some-code /value"}},
-		{"decline with a value", CardResponse{Action: CardActionDecline, Value: json.RawMessage(`{}`)}, []string{"some-code /correlationId", "some-code /value"}},
+		{"submit", cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(` {"a":1}`)}, nil},
+		{"decline", cards.CardResponse{Action: cards.CardActionDecline, CorrelationID: "c"}, nil},
+		{"cancel", cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: "c"}, nil},
+		{"nothing", cards.CardResponse{}, []string{"some-code /correlationId", "some-code /action"}},
+		{"action by case", cards.CardResponse{Action: "Submit", CorrelationID: "c"}, []string{"some-code /action"}},
+		{"submit without value", cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c"}, []string{"some-code /value"}},
+		{"submit of an array", cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(`[{}]`)}, []string{"some-code /value"}},
+		{"submit of whitespace", cards.CardResponse{Action: cards.CardActionSubmit, CorrelationID: "c", Value: json.RawMessage(" \n")}, []string{"some-code /value"}},
+		{"cancel of null", cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: "c", Value: json.RawMessage(`null`)}, []string{"some-code /value"}},
+		{"decline with a value", cards.CardResponse{Action: cards.CardActionDecline, Value: json.RawMessage(`{}`)}, []string{"some-code /correlationId", "some-code /value"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,13 +49,11 @@ func TestResponseViolations(t *testing.T) {
 
 func TestCardRules(t *testing.T) {
 	const code refusal.Code = "some-code"
-	strict, lenient := CardSpec{Prompt: "q"}, CardSpec{Prompt: "q", AllowDecline: true}
-	assert.Equal(t, []string{"some-code /action"}, paths(CheckDecline(code, strict, CardActionDecline)))
-	assert.Nil(t, CheckDecline(code, lenient, CardActionDecline))
-	assert.Nil(t, CheckDecline(code, strict, CardActionCancel))
+	strict, lenient := cards.CardSpec{Prompt: "q"}, cards.CardSpec{Prompt: "q", AllowDecline: true}
+	assert.Equal(t, []string{"some-code /action"}, paths(CheckDecline(code, strict, cards.CardActionDecline)))
+	assert.Nil(t, CheckDecline(code, lenient, cards.CardActionDecline))
+	assert.Nil(t, CheckDecline(code, strict, cards.CardActionCancel))
 	assert.Equal(t, []string{"some-code /correlationId"}, paths(CheckCorrelation(code, "c", "d")))
 	assert.Nil(t, CheckCorrelation(code, "c", "c"))
 	assert.Nil(t, CheckCorrelation(code, "c", ""), "an empty id is ResponseViolations' to refuse")
-	assert.Equal(t, []string{"some-code /timeoutMs"}, paths(CheckTimeout(code, CardSpec{TimeoutMs: -1})))
-	assert.Nil(t, CheckTimeout(code, CardSpec{TimeoutMs: 0}))
 }

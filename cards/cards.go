@@ -1,9 +1,11 @@
-package wire
+package cards
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/Papercusp/chat-protocol-go/blocks"
 )
 
 // CardKind is the presentation of an interactive card (docs/contract.md
@@ -44,12 +46,12 @@ const (
 // (docs/contract.md section 3). A card without Presentation is a confirm card.
 // TimeoutMs is in milliseconds; 0 means no timeout.
 type CardSpec struct {
-	Prompt       string            `json:"prompt" validate:"required"`
-	Presentation *CardPresentation `json:"presentation,omitempty"`
-	AllowDecline bool              `json:"allowDecline,omitzero"`
-	TimeoutMs    int64             `json:"timeoutMs,omitzero"`
-	FallbackText string            `json:"fallbackText,omitzero"`
-	Report       *ReportBlock      `json:"report,omitempty"`
+	Prompt       string              `json:"prompt" validate:"required"`
+	Presentation *CardPresentation   `json:"presentation,omitempty"`
+	AllowDecline bool                `json:"allowDecline,omitzero"`
+	TimeoutMs    int64               `json:"timeoutMs,omitzero"`
+	FallbackText string              `json:"fallbackText,omitzero"`
+	Report       *blocks.ReportBlock `json:"report,omitempty"`
 }
 
 // CardPresentation says how a card is rendered and what shape its answer

@@ -1,4 +1,4 @@
-package wire
+package blocks
 
 import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 
@@ -10,7 +10,7 @@ import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 // U+2029 are not escaped; a lone surrogate is written as \udXXX). It never
 // fails.
 func (b ReportBlock) MarshalJSON() ([]byte, error) {
-	return AppendReport(nil, b, false), nil
+	return appendReport(nil, b, false), nil
 }
 
 // MarshalJSON writes the block in the canonical form of the TypeScript
@@ -18,7 +18,7 @@ func (b ReportBlock) MarshalJSON() ([]byte, error) {
 // label, description), empty optional members omitted, strings as
 // ReportBlock.MarshalJSON writes them. It never fails.
 func (b AskBlock) MarshalJSON() ([]byte, error) {
-	return AppendAsk(nil, b, false), nil
+	return appendAsk(nil, b, false), nil
 }
 
 // stringMember is a string member of a block's object: its key (the
@@ -56,9 +56,9 @@ func members(dst []byte, html bool, ms []stringMember) []byte {
 	return dst
 }
 
-// AppendReport appends the canonical JSON of b to dst (see ReportBlock.MarshalJSON);
+// AppendReport appends the canonical JSON of b to dst (see [ReportBlock.MarshalJSON]);
 // html also escapes <, > and & so that the JSON can sit inside a tag.
-func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
+func appendReport(dst []byte, b ReportBlock, html bool) []byte {
 	dst = append(dst, `{"plans":`...)
 	dst = jsjson.AppendArray(dst, b.Plans, func(dst []byte, p ReportPlan) []byte {
 		dst = append(dst, '{')
@@ -81,7 +81,7 @@ func AppendReport(dst []byte, b ReportBlock, html bool) []byte {
 }
 
 // AppendAsk appends the canonical JSON of b to dst, as AppendReport does.
-func AppendAsk(dst []byte, b AskBlock, html bool) []byte {
+func appendAsk(dst []byte, b AskBlock, html bool) []byte {
 	dst = append(dst, `{"question":`...)
 	dst = jsjson.AppendString(dst, b.Question, html)
 	if len(b.Options) > 0 {
