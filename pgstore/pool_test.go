@@ -237,10 +237,12 @@ func TestRecoveryAtDefaultPoolSize(t *testing.T) {
 // TestFailedToolsAtPoolSize: tools that fail at once (an unknown outcome)
 // have their effects marked needs-reconciliation while the fence may still
 // be held: every call returns needs-reconciliation within the bound, and
-// every effect is stored so, with MaxConns equal to the calls.
+// every effect is stored so, with MaxConns equal to the calls; also when
+// the fence lingers longer than the bound (Options.FenceLinger), so that
+// no call may wait for a fence's connection to come back.
 func TestFailedToolsAtPoolSize(t *testing.T) {
 	const calls = 4
-	for _, linger := range []time.Duration{0} {
+	for _, linger := range []time.Duration{0, 2 * poolBound} {
 		name := "linger=default"
 		if linger > 0 {
 			name = "linger=" + linger.String()
