@@ -65,8 +65,10 @@ RETURNING pg_advisory_unlock($11)`
 // RecoveryStore.AdmitDispatch does; its Complete writes the completion and
 // releases the fence in one statement (sqlCompleteAndRelease); when the
 // execution takes longer than Options.FenceLinger after launch, the fence
-// is released on its own. So the normal path costs three round trips and
-// three write transactions. Errors are those of recovery.Dispatcher; a
+// is released on its own. The connection goes back to the pool with the
+// lock, whichever releases it ("Pool size" in the package doc). So the
+// normal path costs three round trips and three write transactions.
+// Errors are those of recovery.Dispatcher; a
 // claim written whose fence could not be taken is checkpoint-write-failed
 // (nothing launches; the claim keeps other workers out until its lease
 // ends).
@@ -135,19 +137,20 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 	}
 	claim.Revision = uint64(newRevision)
 	return recovery.Claimed{Status: recovery.TurnRunning, Record: claim,
-		Fence: &dispatchFence{s: s, conn: conn, key: key, turn: turn, held: true}}, nil
+		Fence: &dispatchFence{s: s, conn: conn, key: key, turn: turn}}, nil
 }
 
 // dispatchFence is the recovery.DispatchFence ClaimEffect hands out: the
-// turn's advisory lock, held on conn.
+// turn's advisory lock, held on conn. The connection goes back to the pool
+// as the lock is released (conn is then nil), so that no completion waits
+// for it ("Pool size" in the package doc).
 type dispatchFence struct {
 	s    *RecoveryStore
-	conn *pgxpool.Conn
 	key  int64
 	turn recovery.TurnRef
 
 	mu     sync.Mutex
-	held   bool
+	conn   *pgxpool.Conn // the lock's session while it is held, else nil
 	closed bool
 	linger *time.Timer
 }
@@ -163,7 +166,7 @@ var _ recovery.DispatchFence = (*dispatchFence)(nil)
 func (f *dispatchFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.held || f.closed {
+	if f.conn == nil || f.closed {
 		return writeFailed("the fence is not held", nil)
 	}
 	err := f.s.admitHeld(ctx, f.conn, adm, launch)
@@ -184,22 +187,29 @@ func (f *dispatchFence) lingerEnded() {
 	}
 }
 
-// releaseLocked sends the unlock on its own; f.mu is held. A failed unlock
-// closes the connection, which releases the lock.
+// releaseLocked sends the unlock on its own and returns the connection to
+// the pool; f.mu is held. A failed unlock closes the connection, which
+// releases the lock.
 func (f *dispatchFence) releaseLocked(ctx context.Context) {
-	if !f.held {
+	if f.conn == nil {
 		return
 	}
-	f.held = false
-	if f.conn.Conn().IsClosed() {
-		return
+	if !f.conn.Conn().IsClosed() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.s.set.unlockTimeout)
+		var released bool
+		if err := f.conn.QueryRow(uctx, sqlUnlock, f.key).Scan(&released); err != nil || !released {
+			_ = f.conn.Conn().Close(uctx)
+		}
+		cancel()
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.s.set.unlockTimeout)
-	defer cancel()
-	var released bool
-	if err := f.conn.QueryRow(uctx, sqlUnlock, f.key).Scan(&released); err != nil || !released {
-		_ = f.conn.Conn().Close(uctx)
-	}
+	f.returnConn()
+}
+
+// returnConn returns the fence's connection to the pool once the lock is
+// released; f.mu is held.
+func (f *dispatchFence) returnConn() {
+	f.conn.Release()
+	f.conn = nil
 }
 
 // stopLinger stops the linger timer; f.mu is held.
@@ -211,7 +221,9 @@ func (f *dispatchFence) stopLinger() {
 
 // Complete implements recovery.DispatchFence: the completion's
 // compare-and-swap and, when the fence is still held, its release, in one
-// statement (sqlCompleteAndRelease). Errors are those of
+// statement (sqlCompleteAndRelease) on the fence's connection, which then
+// goes back to the pool. Once the fence is released it is
+// CompareAndSwapEffect on a connection of its own. Errors are those of
 // CompareAndSwapEffect.
 func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next recovery.EffectRecord) error {
 	f.mu.Lock()
@@ -220,7 +232,7 @@ func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next reco
 	if f.closed {
 		return writeFailed("the fence is closed", nil)
 	}
-	if !f.held {
+	if f.conn == nil {
 		return f.s.CompareAndSwapEffect(ctx, f.turn, expected, next)
 	}
 	if next.Revision != expected+1 {
@@ -241,18 +253,16 @@ func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next reco
 		int64(next.Revision), string(next.State), next.Holder, lease, result, next.Reconciled, f.key).Scan(&released)
 	switch {
 	case err == nil:
-		if released {
-			f.held = false
-		} else {
+		if !released {
 			// The session no longer held the lock it should hold: end it.
 			_ = f.conn.Conn().Close(context.WithoutCancel(ctx))
-			f.held = false
 		}
+		f.returnConn()
 		return nil
 	case errors.Is(err, pgx.ErrNoRows), retryable(err):
 		// Not written (the revision moved, or a serialization failure):
-		// release the fence and ask again the plain way, which answers
-		// the refusal or retries.
+		// release the fence and its connection, then ask again the plain
+		// way, which answers the refusal or retries.
 		f.releaseLocked(ctx)
 		return f.s.CompareAndSwapEffect(ctx, f.turn, expected, next)
 	}
@@ -260,8 +270,8 @@ func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next reco
 	return commitOutcome("effect write", err)
 }
 
-// Close implements recovery.DispatchFence: it releases the fence if it is
-// still held and returns the connection to the pool.
+// Close implements recovery.DispatchFence: it releases the fence and
+// returns its connection to the pool if it is still held.
 func (f *dispatchFence) Close(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -271,5 +281,4 @@ func (f *dispatchFence) Close(ctx context.Context) {
 	f.stopLinger()
 	f.releaseLocked(ctx)
 	f.closed = true
-	f.conn.Release()
 }

@@ -203,6 +203,18 @@
 // not route the store through a pooler in transaction mode (PgBouncer's
 // transaction pooling): session advisory locks need the session.
 //
+// # Pool size
+//
+// Any pgxpool size works, pgx's default max(4, NumCPU) included: no call
+// of the store waits for a second connection while it holds one, and a
+// fence keeps its connection only while it holds the lock (from the claim
+// through launch, plus at most FenceLinger); executions in flight hold
+// none. Size the pool for the claims, admissions and turn ends running at
+// once; the AbortListener connects outside it. The host's Authorizer and
+// Launcher run under the fence (docs/contract.md section 13.1, rule 4):
+// the Authorizer reads on ConnFromContext, never on the pool, and Launch
+// returns without waiting for a connection.
+//
 // # Lost acknowledgements
 //
 // A write's error tells how it ended. Known not committed, code

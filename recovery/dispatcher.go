@@ -63,13 +63,17 @@ type DispatchFence interface {
 	// the fence may stay held after it returns, but only until Complete or
 	// Close is called, or a short, bounded time has passed (the store
 	// releases it then by itself), so that a cancellation never waits for
-	// the execution. It is called at most once; on an error the fence is
-	// released before it returns.
+	// the execution. It is called at most once; on an error the fence, and
+	// whatever it holds, is released before it returns.
 	AdmitDispatch(ctx context.Context, adm Admission, launch LaunchFunc) error
 
 	// Complete is Store.CompareAndSwapEffect for the admitted effect (its
-	// result), releasing the fence first if it is still held; a store may
-	// send both in one round trip. Errors are CompareAndSwapEffect's.
+	// result, or the mark that its outcome is unknown), releasing the fence
+	// first if it is still held; a store may send both in one round trip.
+	// While the fence may still be held (AdmitDispatch returned nil),
+	// Execute calls nothing else of the store before Complete: a fence
+	// holding a pooled connection never waits for a second one.
+	// Errors are CompareAndSwapEffect's.
 	Complete(ctx context.Context, expected uint64, next EffectRecord) error
 
 	// Close releases the fence, if it is still held, and whatever the

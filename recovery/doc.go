@@ -122,7 +122,10 @@
 //     adm.Authorize, the admission transaction (UPDATE effects SET
 //     state='admitted', revision=revision+1 ... WHERE ... AND revision=$rev
 //     AND state='claimed' AND holder=$holder AND EXISTS (running turn);
-//     COMMIT) and the launch call, then pg_advisory_unlock(key). EndTurn
+//     COMMIT) and the launch call, then pg_advisory_unlock(key); return
+//     the connection to the pool with the lock, and never wait for a
+//     second connection while holding it (a pool the size of the
+//     concurrent calls would deadlock). EndTurn
 //     takes the same lock as a statement of its own before its transaction
 //     reads anything (then UPDATE turns SET status=... WHERE ... AND
 //     status='running' RETURNING, and read the effects FOR SHARE): under

@@ -285,7 +285,7 @@ func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, ef
 	admitted.State = EffectAdmitted
 	admitted.Revision = claim.Revision + 1
 	if launchErr != nil {
-		return markUnknown(ctx, st, effect, admitted, launchErr)
+		return markUnknown(ctx, st, swap, effect, admitted, launchErr)
 	}
 	res, err := exec.Wait(ctx)
 	if err != nil {
@@ -293,7 +293,7 @@ func (r *TurnRecovery) dispatch(ctx context.Context, caller string, st Store, ef
 			// The execution may still finish; only its own host knows.
 			return Result{}, needsReconciliation("stopped waiting for the execution", err)
 		}
-		return markUnknown(ctx, st, effect, admitted, err)
+		return markUnknown(ctx, st, swap, effect, admitted, err)
 	}
 	return complete(ctx, st, swap, effect, admitted, res)
 }
@@ -322,13 +322,16 @@ func complete(ctx context.Context, st Store, swap swapFunc, effect EffectRef, ad
 	return Result{}, needsReconciliation("result not confirmed as stored", err)
 }
 
-// markUnknown records that an admitted effect's outcome is unknown, so that
-// later calls refuse at once, and returns needs-reconciliation.
-func markUnknown(ctx context.Context, st Store, effect EffectRef, admitted EffectRecord, cause error) (Result, error) {
+// markUnknown records through swap that an admitted effect's outcome is
+// unknown, so that later calls refuse at once, and returns
+// needs-reconciliation. Like the completion, the mark goes through the
+// fence's Complete when there is one: a fence still held is released
+// first, before anything else asks the store.
+func markUnknown(ctx context.Context, st Store, swap swapFunc, effect EffectRef, admitted EffectRecord, cause error) (Result, error) {
 	mark := admitted.Clone()
 	mark.State = EffectNeedsReconciliation
 	mark.Revision = admitted.Revision + 1
-	err := st.CompareAndSwapEffect(ctx, effect.Turn, admitted.Revision, mark)
+	err := swap(ctx, admitted.Revision, mark)
 	if refusal.CodeOf(err) == refusal.CodeClaimConflict {
 		if stored, ok := storedResult(ctx, st, effect); ok {
 			return stored, nil
