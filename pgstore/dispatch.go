@@ -72,12 +72,12 @@ RETURNING pg_advisory_unlock($11)`
 // claim written whose fence could not be taken is checkpoint-write-failed
 // (nothing launches; the claim keeps other workers out until its lease
 // ends).
-func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
 	turn := c.Effect.Turn
 	claim := recovery.EffectRecord{ID: c.Effect.Effect, State: recovery.EffectClaimed, Holder: c.Holder,
 		LeaseUntil: c.LeaseUntil.Truncate(time.Microsecond)}
 	if err := s.fault(ctx, write{op: "cas", next: &claim}); err != nil {
-		return recovery.Claimed{}, err
+		return recovery.ClaimResult{}, err
 	}
 	key := TurnLockKey(turn)
 	var (
@@ -92,7 +92,7 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 	// releases it.
 	for attempt := 0; ; attempt++ {
 		if conn, err = s.pool.Acquire(ctx); err != nil {
-			return recovery.Claimed{}, writeFailed("no connection", err)
+			return recovery.ClaimResult{}, writeFailed("no connection", err)
 		}
 		if err = sendable(ctx, conn.Conn()); err == nil {
 			err = conn.QueryRow(ctx, sqlClaimEffect, turn.Conversation, turn.Turn, c.Effect.Effect, c.Holder,
@@ -113,30 +113,30 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 			err = &refusal.Error{Code: refusal.CodeStoreUnavailable, Message: "pgstore: nothing claimed; reading why failed", Err: err}
 		}
 		if err != nil {
-			return recovery.Claimed{}, err
+			return recovery.ClaimResult{}, err
 		}
 		eff, ok := rec.Effect(c.Effect.Effect)
 		if !ok {
-			return recovery.Claimed{}, refused(refusal.CodeUnknownEffect, "the turn has no such effect")
+			return recovery.ClaimResult{}, refused(refusal.CodeUnknownEffect, "the turn has no such effect")
 		}
-		return recovery.Claimed{Status: rec.Status, Record: eff}, nil
+		return recovery.ClaimResult{Status: rec.Status, Record: eff}, nil
 	}
 	if err != nil {
 		// A lock tried in a statement whose answer was lost may be held:
 		// end the session, which releases it.
 		_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		conn.Release()
-		return recovery.Claimed{}, commitOutcome("effect claim", err)
+		return recovery.ClaimResult{}, commitOutcome("effect claim", err)
 	}
 	if !locked {
 		if _, err := conn.Exec(ctx, sqlFence, key); err != nil {
 			_ = conn.Conn().Close(context.WithoutCancel(ctx)) // the lock may have been granted
 			conn.Release()
-			return recovery.Claimed{}, writeFailed("the claim was written but the fence could not be taken", err)
+			return recovery.ClaimResult{}, writeFailed("the claim was written but the fence could not be taken", err)
 		}
 	}
 	claim.Revision = uint64(newRevision)
-	return recovery.Claimed{Status: recovery.TurnRunning, Record: claim,
+	return recovery.ClaimResult{Status: recovery.TurnRunning, Record: claim,
 		Fence: &dispatchFence{s: s, conn: conn, key: key, turn: turn}}, nil
 }
 
@@ -163,7 +163,7 @@ var _ recovery.DispatchFence = (*dispatchFence)(nil)
 // by ClaimEffect. After launch returned the fence stays held at most
 // Options.FenceLinger, unless Complete or Close comes first; on any error
 // it is released before AdmitDispatch returns.
-func (f *dispatchFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (f *dispatchFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conn == nil || f.closed {

@@ -117,7 +117,7 @@ func (o *observedStore) doubleCompletions() []recovery.EffectRef {
 
 // ClaimEffect observes the completions written through the fence it hands
 // out, as CompareAndSwapEffect does for the others.
-func (o *observedStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+func (o *observedStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
 	out, err := o.RecoveryStore.ClaimEffect(ctx, c)
 	if out.Fence != nil {
 		out.Fence = &observedFence{DispatchFence: out.Fence, o: o, effect: c.Effect}

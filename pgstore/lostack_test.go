@@ -66,13 +66,13 @@ func (s *tracedStore) EndTurn(ctx context.Context, turn recovery.TurnRef, status
 	return rec, err
 }
 
-func (s *tracedStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (s *tracedStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	err := s.RecoveryStore.AdmitDispatch(ctx, adm, launch)
 	s.note("admit", err)
 	return err
 }
 
-func (s *tracedStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+func (s *tracedStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
 	out, err := s.RecoveryStore.ClaimEffect(ctx, c)
 	s.note("claim", err)
 	if out.Fence != nil {
@@ -87,7 +87,7 @@ type tracedFence struct {
 	s *tracedStore
 }
 
-func (f *tracedFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (f *tracedFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	err := f.DispatchFence.AdmitDispatch(ctx, adm, launch)
 	f.s.note("admit", err)
 	return err

@@ -381,7 +381,7 @@ const sqlTurnStatus = `SELECT status FROM pgstore_turns WHERE conversation_id = 
 // refusal.ErrClaimConflict; refusal.ErrCheckpointWriteFailed (the mark
 // was not committed); refusal.ErrNeedsReconciliation (the mark's
 // acknowledgement was lost). In all of these launch is not called.
-func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	f, err := s.set.lockFence(ctx, s.pool, TurnLockKey(adm.Effect.Turn))
 	if err != nil {
 		return err
@@ -392,7 +392,7 @@ func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admissio
 
 // admitHeld is AdmitDispatch once the fence is held on conn: Authorize,
 // the admission mark, launch.
-func (s *RecoveryStore) admitHeld(ctx context.Context, conn *pgxpool.Conn, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (s *RecoveryStore) admitHeld(ctx context.Context, conn *pgxpool.Conn, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	if adm.Authorize == nil {
 		return refused(refusal.CodeUnauthorized, "no authority check")
 	}

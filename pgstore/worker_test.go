@@ -128,7 +128,7 @@ func (k *killStore) EndTurn(ctx context.Context, turn recovery.TurnRef, status r
 	return rec, err
 }
 
-func (k *killStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (k *killStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	k.kill(string(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeBefore)))
 	return k.RecoveryStore.AdmitDispatch(ctx, adm, func(lctx context.Context) error {
 		k.kill(string(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeAfter))) // committed, not launched
@@ -139,8 +139,8 @@ func (k *killStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, l
 // ClaimEffect is the claim of the fast path, with the claim's failpoints
 // around it; the fence it hands out has the admission's and the
 // completion's.
-func (k *killStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
-	var out recovery.Claimed
+func (k *killStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
+	var out recovery.ClaimResult
 	err := k.around(recoverytest.SiteClaim, func() error {
 		var err error
 		out, err = k.RecoveryStore.ClaimEffect(ctx, c)
@@ -158,7 +158,7 @@ type killFence struct {
 	k *killStore
 }
 
-func (f *killFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (f *killFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	f.k.kill(string(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeBefore)))
 	return f.DispatchFence.AdmitDispatch(ctx, adm, func(lctx context.Context) error {
 		f.k.kill(string(recoverytest.Name(recoverytest.SiteAdmit, recoverytest.ModeAfter)))

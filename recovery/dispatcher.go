@@ -22,9 +22,9 @@ type Dispatcher interface {
 	// c.Holder and its lease c.LeaseUntil, atomically with respect to every
 	// other write of the effect, as CompareAndSwapEffect is.
 	//
-	// It returns the turn's status and, in Claimed.Record, the effect as it
+	// It returns the turn's status and, in ClaimResult.Record, the effect as it
 	// now stands: the claim written, or the record read when nothing was
-	// written. When the claim was written, Claimed.Fence is the admission
+	// written. When the claim was written, ClaimResult.Fence is the admission
 	// fence of the turn for this claim (the caller Closes it); otherwise it
 	// is nil. Errors: ErrTurnNotRunning for a turn that does not exist,
 	// ErrUnknownEffect for an effect the turn does not have,
@@ -32,7 +32,7 @@ type Dispatcher interface {
 	// ErrClaimConflict when a concurrent write of the effect won, and the
 	// write errors of CompareAndSwapEffect (ErrCheckpointWriteFailed: not
 	// claimed; ErrNeedsReconciliation: the claim may have been written).
-	ClaimEffect(ctx context.Context, c Claim) (Claimed, error)
+	ClaimEffect(ctx context.Context, c Claim) (ClaimResult, error)
 }
 
 // Claim is what Dispatcher.ClaimEffect claims: Effect for Holder until
@@ -45,10 +45,10 @@ type Claim struct {
 	Now        time.Time
 }
 
-// Claimed is the answer of Dispatcher.ClaimEffect: the turn's status, the
+// ClaimResult is the answer of Dispatcher.ClaimEffect: the turn's status, the
 // effect's record and, when the claim was written, the turn's admission
 // fence for it.
-type Claimed struct {
+type ClaimResult struct {
 	Status TurnStatus
 	Record EffectRecord
 	Fence  DispatchFence
@@ -65,7 +65,7 @@ type DispatchFence interface {
 	// releases it then by itself), so that a cancellation never waits for
 	// the execution. It is called at most once; on an error the fence, and
 	// whatever it holds, is released before it returns.
-	AdmitDispatch(ctx context.Context, adm Admission, launch LaunchFunc) error
+	AdmitDispatch(ctx context.Context, adm Admission, launch DispatchFunc) error
 
 	// Complete is Store.CompareAndSwapEffect for the admitted effect (its
 	// result, or the mark that its outcome is unknown), releasing the fence

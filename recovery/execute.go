@@ -170,7 +170,7 @@ func settled(now time.Time, status TurnStatus, eff EffectRecord) (res Result, er
 }
 
 // admitFunc is Admitter.AdmitDispatch or DispatchFence.AdmitDispatch.
-type admitFunc func(ctx context.Context, adm Admission, launch LaunchFunc) error
+type admitFunc func(ctx context.Context, adm Admission, launch DispatchFunc) error
 
 // swapFunc is Store.CompareAndSwapEffect for the effect's turn, or
 // DispatchFence.Complete.

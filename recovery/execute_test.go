@@ -26,10 +26,10 @@ type faultyAdmitter struct {
 	mode string
 
 	mu   sync.Mutex
-	kept recovery.LaunchFunc
+	kept recovery.DispatchFunc
 }
 
-func (f *faultyAdmitter) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (f *faultyAdmitter) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	switch f.mode {
 	case "twice":
 		return f.adm.AdmitDispatch(ctx, adm, func(ctx context.Context) error {

@@ -83,7 +83,7 @@ type Admitter interface {
 	// is admitted rather than claimed, as a barrier: since the refusal of
 	// step 2 comes after the fence is taken, the call returns only after
 	// any launch in progress on the turn returned.
-	AdmitDispatch(ctx context.Context, adm Admission, launch LaunchFunc) error
+	AdmitDispatch(ctx context.Context, adm Admission, launch DispatchFunc) error
 }
 
 // Admission is what AdmitDispatch revalidates under the fence.
@@ -101,7 +101,7 @@ type Admission struct {
 	Authorize func(ctx context.Context) error
 }
 
-// LaunchFunc starts one admitted effect. AdmitDispatch calls it exactly once,
+// DispatchFunc starts one admitted effect. AdmitDispatch calls it exactly once,
 // under the fence, after the admission mark committed; ctx is the one
 // AdmitDispatch received and is only for the launch call itself.
-type LaunchFunc func(ctx context.Context) error
+type DispatchFunc func(ctx context.Context) error

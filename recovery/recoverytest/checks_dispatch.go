@@ -25,7 +25,7 @@ func checkDispatch(ctx context.Context, s Subject, turn recovery.TurnRef) error 
 		return fmt.Errorf("CreateTurn: %w", err)
 	}
 	now := leaseTime.Add(-time.Hour)
-	claim := func(id, holder string, at time.Time) (recovery.Claimed, error) {
+	claim := func(id, holder string, at time.Time) (recovery.ClaimResult, error) {
 		return d.ClaimEffect(ctx, recovery.Claim{Effect: recovery.EffectRef{Turn: turn, Effect: id}, Holder: holder, LeaseUntil: leaseTime, Now: at})
 	}
 	c, err := claim("a", "h1", now)

@@ -306,7 +306,7 @@ func (s *Store) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef,
 
 // AdmitDispatch implements recovery.Admitter: fence, authorize, check, mark,
 // launch, release, in that order.
-func (s *Store) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (s *Store) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	if err := s.enter(ctx, OpAdmit, adm.Effect.Turn, adm.Effect.Effect); err != nil {
 		return err
 	}

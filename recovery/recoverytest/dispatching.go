@@ -30,36 +30,36 @@ var (
 	_ recovery.Admitter   = dispatching{}
 )
 
-func (d dispatching) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (d dispatching) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	if d.adm == nil {
 		return refusal.New(refusal.CodeAdmissionUnavailable, "", "recoverytest: the store has no admission seam")
 	}
 	return d.adm.AdmitDispatch(ctx, adm, launch)
 }
 
-func (d dispatching) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.Claimed, error) {
+func (d dispatching) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
 	rec, err := d.LoadTurn(ctx, c.Effect.Turn)
 	if err != nil {
 		if refusal.CodeOf(err) == refusal.CodeTurnNotRunning {
-			return recovery.Claimed{}, err
+			return recovery.ClaimResult{}, err
 		}
-		return recovery.Claimed{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "recoverytest: reading the turn failed", err)
+		return recovery.ClaimResult{}, refusal.Wrap(refusal.CodeStoreUnavailable, "", "recoverytest: reading the turn failed", err)
 	}
 	eff, ok := rec.Effect(c.Effect.Effect)
 	if !ok {
-		return recovery.Claimed{}, refusal.New(refusal.CodeUnknownEffect, "/effectId", "recoverytest: no such effect")
+		return recovery.ClaimResult{}, refusal.New(refusal.CodeUnknownEffect, "/effectId", "recoverytest: no such effect")
 	}
 	claimable := rec.Status == recovery.TurnRunning &&
 		(eff.State == recovery.EffectPending || (eff.State == recovery.EffectClaimed && !c.Now.Before(eff.LeaseUntil)))
 	if !claimable {
-		return recovery.Claimed{Status: rec.Status, Record: eff}, nil
+		return recovery.ClaimResult{Status: rec.Status, Record: eff}, nil
 	}
 	claim := recovery.EffectRecord{ID: eff.ID, Revision: eff.Revision + 1, State: recovery.EffectClaimed,
 		Holder: c.Holder, LeaseUntil: c.LeaseUntil}
 	if err := d.CompareAndSwapEffect(ctx, c.Effect.Turn, eff.Revision, claim.Clone()); err != nil {
-		return recovery.Claimed{}, err
+		return recovery.ClaimResult{}, err
 	}
-	return recovery.Claimed{Status: rec.Status, Record: claim, Fence: dispatchFence{d: d, turn: c.Effect.Turn}}, nil
+	return recovery.ClaimResult{Status: rec.Status, Record: claim, Fence: dispatchFence{d: d, turn: c.Effect.Turn}}, nil
 }
 
 // dispatchFence is the fence of Dispatching: AdmitDispatch's own.
@@ -68,7 +68,7 @@ type dispatchFence struct {
 	turn recovery.TurnRef
 }
 
-func (f dispatchFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (f dispatchFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	return f.d.AdmitDispatch(ctx, adm, launch)
 }
 

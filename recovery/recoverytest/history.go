@@ -153,7 +153,7 @@ type recordedAdmitter struct {
 	adm recovery.Admitter
 }
 
-func (r *recordedAdmitter) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.LaunchFunc) error {
+func (r *recordedAdmitter) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	op := r.begin(OpAdmit, adm.Effect.Turn)
 	op.effect, op.revision, op.holder = adm.Effect.Effect, adm.Revision, adm.Holder
 	var launched atomic.Bool
