@@ -13,7 +13,7 @@ import (
 // The version-1 codec is table-driven (docs/contract.md sections 5 to 7):
 // every object it reads member by member (an event, Usage, Source, a result
 // block's members, ChatCapabilities, and the kept cards and blocks of
-// kept.go) is described once by an objectSpec, and one walk reads it
+// codec_kept.go) is described once by an objectSpec, and one walk reads it
 // (reader.readMembers), one checks its values (objectSpec.check) and one
 // writes it (writer.members). Adding an event type is one entry of
 // eventSpecs (event_json.go) and its tests.
@@ -66,7 +66,7 @@ type memberSpec struct {
 	index []int // of field in the struct, set by objectOf
 
 	// Where the writer finds the field without reflection, set by objectOf
-	// (codec_write.go): offset bytes from the struct's start, through a
+	// (codec_layout.go): offset bytes from the struct's start, through a
 	// pointer when pointer is set.
 	offset  uintptr
 	pointer bool
@@ -107,7 +107,7 @@ func (m *memberSpec) refusalCode() refusal.Code {
 // Go struct that holds it, whose field Unknown keeps the members this
 // version does not define (docs/contract.md section 5).
 //
-// A kept object (a card or a report or ask block, see kept.go) has no
+// A kept object (a card or a report or ask block, see codec_kept.go) has no
 // Unknown field: its JSON is kept whole instead. It is read as the card
 // types' JSON tags say: no member is required, null leaves a member zero
 // (but for an integer, which must be a number), a member of another name
@@ -395,7 +395,7 @@ func settable(f reflect.Value) reflect.Value {
 }
 
 // cardKeeper is an object with a card member (kindCard), whose JSON as
-// read it keeps beside the decoded card (kept.go).
+// read it keeps beside the decoded card (codec_kept.go).
 type cardKeeper interface{ keptCard() *[]byte }
 
 // keptOf returns the kept card JSON of v, an object with a card member.

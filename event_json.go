@@ -223,7 +223,7 @@ func (r *reader) blocks(path string) ([]ResultBlock, error) {
 
 // block reads one result block; its members may come in any order. A
 // block carries only the members of its kind, and a report or ask keeps
-// its JSON beside its value (kept.go).
+// its JSON beside its value (codec_kept.go).
 func (r *reader) block(path string) (ResultBlock, error) {
 	if err := r.object(refusal.CodeInvalidEvent, path, ""); err != nil {
 		return ResultBlock{}, err

@@ -16,7 +16,7 @@ import (
 
 // The kept types (cards, report and ask blocks) were once decoded and
 // encoded by github.com/go-json-experiment/json following their JSON
-// tags; their descriptors (kept.go) replace it. FuzzKeptParity holds the
+// tags; their descriptors (codec_kept.go) replace it. FuzzKeptParity holds the
 // descriptors to that decoder's results: the same values, the same
 // refused member, the same bytes written.
 func FuzzKeptParity(f *testing.F) {
