@@ -78,7 +78,7 @@ func (r *EnvelopeReader) NextFrame() (sse.Event, error) {
 		ev, err := r.dec.Next()
 		if err != nil {
 			if _, ok := errors.AsType[*refusal.Error](err); ok || r.dec.Truncated() {
-				r.frame, _ = r.dec.Frame()
+				r.frame, _ = r.dec.Position()
 			}
 			return sse.Event{}, err
 		}
@@ -122,12 +122,12 @@ func (r *EnvelopeReader) ParseFrame(ev sse.Event) (ChatEventEnvelope, error) {
 	return env, nil
 }
 
-// Frame returns the 1-based number of the frame that the last call to Next
+// FrameNumber returns the 1-based number of the frame that the last call to Next
 // or NextFrame returned or refused, counting every frame of the stream
 // (comments and heartbeats included), or 0 before the first; once io.EOF
 // is returned with Truncated true, the frame the end of the stream cut.
 // Use it to place an error: "frame N".
-func (r *EnvelopeReader) Frame() int64 { return r.frame }
+func (r *EnvelopeReader) FrameNumber() int64 { return r.frame }
 
 // Truncated reports, once Next has returned io.EOF, whether the stream ended
 // inside a frame: bytes after the last blank line that were dropped, as the

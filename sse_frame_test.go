@@ -89,7 +89,7 @@ func TestEnvelopeReaderRoundTrip(t *testing.T) {
 			for i, want := range envs {
 				got, err := r.Next()
 				require.NoError(t, err)
-				assert.Equal(t, int64(2+2*i), r.Frame(), "frames count comments and heartbeats")
+				assert.Equal(t, int64(2+2*i), r.FrameNumber(), "frames count comments and heartbeats")
 				wantJSON, _ := want.MarshalJSON()
 				gotJSON, _ := got.MarshalJSON()
 				assert.Equal(t, string(wantJSON), string(gotJSON))
@@ -128,7 +128,7 @@ func TestEnvelopeReaderRefusalsAndGoingOn(t *testing.T) {
 	for _, w := range want {
 		env, err := r.Next()
 		assert.Equal(t, w.code, refusal.CodeOf(err), "frame %d: %v", w.frame, err)
-		assert.Equal(t, w.frame, r.Frame())
+		assert.Equal(t, w.frame, r.FrameNumber())
 		if w.code == "" {
 			assert.Equal(t, "ok", env.Event.(*chatprotocol.DeltaEvent).Text)
 		}
@@ -136,7 +136,7 @@ func TestEnvelopeReaderRefusalsAndGoingOn(t *testing.T) {
 	_, err := r.Next()
 	require.ErrorIs(t, err, io.EOF)
 	assert.True(t, r.Truncated())
-	assert.Equal(t, int64(8), r.Frame(), "the frame the end cut")
+	assert.Equal(t, int64(8), r.FrameNumber(), "the frame the end cut")
 }
 
 func TestEnvelopeReaderNextFrameSkipsCommentsAndHeartbeats(t *testing.T) {
@@ -146,7 +146,7 @@ func TestEnvelopeReaderNextFrameSkipsCommentsAndHeartbeats(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"type":"done"}`, string(ev.Data))
 	assert.Equal(t, "7", ev.LastEventID)
-	assert.Equal(t, int64(3), r.Frame())
+	assert.Equal(t, int64(3), r.FrameNumber())
 	_, err = r.NextFrame()
 	assert.ErrorIs(t, err, io.EOF)
 }
@@ -199,7 +199,7 @@ func ExampleEnvelopeReader() {
 			break
 		}
 		if err != nil {
-			fmt.Printf("frame %d: %s\n", r.Frame(), refusal.CodeOf(err))
+			fmt.Printf("frame %d: %s\n", r.FrameNumber(), refusal.CodeOf(err))
 			continue
 		}
 	}

@@ -17,7 +17,7 @@ func TestCardUpgradeAndEncodeBack(t *testing.T) {
 		`"presentation":{"kind":"slider","min":1,"max":9,"step":0.5},"allowDecline":true,"timeoutMs":60000,` +
 		`"fallbackText":"Say a number","report":{"plans":[{"title":"Plan","items":[{"text":"one","ref":"wi:1"}]}],"title":"T"},` +
 		`"dataSchemaJson":{"type":"object","required":["value"]}}}`
-	envs, err := upgrade(t, frame, Scout, NewStreamHost(&StreamOptions{ConversationID: "c"}))
+	envs, err := upgrade(t, frame, Scout, NewStreamHost(&StreamHostOptions{ConversationID: "c"}))
 	require.NoError(t, err)
 	require.Len(t, envs, 1)
 	card := envs[0].Event.(*chatprotocol.CardEvent).Card

@@ -13,7 +13,7 @@ import (
 func ExampleUpgradeLegacyChatFrame() {
 	ctx := context.Background() // a request's context: a Host may ask its store
 	reg, _ := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{"products": chatprotocol.ChannelEvent})
-	host := legacy.NewStreamHost(&legacy.StreamOptions{Registry: reg})
+	host := legacy.NewStreamHost(&legacy.StreamHostOptions{Registry: reg})
 	for _, data := range []string{
 		`{"type":"session","sessionId":"s-7f3a"}`,
 		`{"type":"tool_start","tool":"search_products"}`,

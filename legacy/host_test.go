@@ -64,7 +64,7 @@ func TestHostFailureIsNoRefusal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &storeHost{StreamHost: NewStreamHost(&StreamOptions{ConversationID: "c"}), callIDErr: tt.callIDErr, identifyErr: tt.identifyErr}
+			h := &storeHost{StreamHost: NewStreamHost(&StreamHostOptions{ConversationID: "c"}), callIDErr: tt.callIDErr, identifyErr: tt.identifyErr}
 			ctx := context.WithValue(t.Context(), ctxKey{}, tt.name)
 			envs, err := UpgradeLegacyChatFrame(ctx, tt.frame, h)
 			require.Error(t, err)
@@ -91,7 +91,7 @@ func TestHostFailureIsNoRefusal(t *testing.T) {
 // TestHostRecoversAfterFailure: once the store is back, the same frame
 // upgrades with the identity it would have had.
 func TestHostRecoversAfterFailure(t *testing.T) {
-	h := &storeHost{StreamHost: NewStreamHost(&StreamOptions{ConversationID: "c"}), callIDErr: errStoreDown}
+	h := &storeHost{StreamHost: NewStreamHost(&StreamHostOptions{ConversationID: "c"}), callIDErr: errStoreDown}
 	frame := &ToolStartFrame{Tool: "search"}
 	_, err := UpgradeLegacyChatFrame(t.Context(), frame, h)
 	require.ErrorIs(t, err, errStoreDown)

@@ -222,7 +222,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 				require.NoError(t, err, "%s", data)
 				require.Equal(t, f, read, "%s", data)
 
-				h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
+				h := NewStreamHost(&StreamHostOptions{ConversationID: "c", Registry: products(t)})
 				envs, err := UpgradeLegacyChatFrame(context.Background(), read, h)
 				require.NoError(t, err, "%s", data)
 				back, err := EncodeLegacyChatFrame(envs[0], d)
@@ -252,7 +252,7 @@ func TestPropertyReplayIsDeterministic(t *testing.T) {
 		t.Run(d.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				frames := rapid.SliceOfN(goodFrame(d), 1, 20).Draw(t, "frames")
-				opts := StreamOptions{ConversationID: "c", TurnID: id().Draw(t, "turn"), Registry: products(t)}
+				opts := StreamHostOptions{ConversationID: "c", TurnID: id().Draw(t, "turn"), Registry: products(t)}
 				run := func(frames []Frame) []string {
 					h := NewStreamHost(&opts)
 					out := []string{}
@@ -358,7 +358,7 @@ func TestPropertyRefusals(t *testing.T) {
 					data, err = MarshalChatEvent(c.frame)
 					require.NoError(t, err)
 				}
-				h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
+				h := NewStreamHost(&StreamHostOptions{ConversationID: "c", Registry: products(t)})
 				f, err := DecodeLegacyChatFrame(data, d)
 				if err == nil {
 					_, err = UpgradeLegacyChatFrame(context.Background(), f, h)
@@ -378,7 +378,7 @@ func TestPropertyToolStartsWithoutMapping(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := rapid.SampledFrom([]Dialect{Scout, Papercusp}).Draw(t, "dialect")
 		f := goodFrame(d).Draw(t, "frame")
-		h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t), CallID: func(string, int) (string, bool) { return "", false }})
+		h := NewStreamHost(&StreamHostOptions{ConversationID: "c", Registry: products(t), CallID: func(string, int) (string, bool) { return "", false }})
 		_, err := UpgradeLegacyChatFrame(context.Background(), f, h)
 		if withCallID(f, "x") != f {
 			assert.ErrorIs(t, err, refusal.ErrMissingCallID)
@@ -506,7 +506,7 @@ func exercise[T interface{ Fatalf(string, ...any) }](t T, data []byte, check fun
 		reg, _ := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{"products": chatprotocol.ChannelEvent})
 		for _, h := range []Host{
 			NewStreamHost(nil),
-			NewStreamHost(&StreamOptions{ConversationID: "c", Registry: reg}),
+			NewStreamHost(&StreamHostOptions{ConversationID: "c", Registry: reg}),
 			&recordingHost{reg: reg},
 		} {
 			envs, err := UpgradeLegacyChatFrame(context.Background(), f, h)

@@ -12,9 +12,9 @@ import (
 // DefaultTurnID is the turn id of a StreamHost whose options give none.
 const DefaultTurnID = "turn-1"
 
-// StreamOptions configures a StreamHost. A nil *StreamOptions, and every
+// StreamHostOptions configures a StreamHost. A nil *StreamHostOptions, and every
 // zero field, means the default.
-type StreamOptions struct {
+type StreamHostOptions struct {
 	// ConversationID is the conversation of every envelope. "" means the
 	// sessionId of the stream's session frame, which must then come before
 	// any other frame: an envelope before it is refused with
@@ -43,18 +43,18 @@ func DefaultCallID(turnID string, n int) (string, bool) {
 // StreamHost is a Host for one legacy stream holding one turn, the host
 // that `chatwire decode` acts as (docs/contract.md section 9):
 //
-//   - the conversation id is StreamOptions.ConversationID, or else the
+//   - the conversation id is StreamHostOptions.ConversationID, or else the
 //     sessionId of the stream's session frame;
-//   - the turn id is StreamOptions.TurnID, or else "turn-1";
+//   - the turn id is StreamHostOptions.TurnID, or else "turn-1";
 //   - seq counts the envelopes from 1, and the event id of the envelope of
 //     seq N is "e-N";
 //   - a tool start without a call id gets the id of its ordinal in the turn
-//     (StreamOptions.CallID, by default "turn-1-call-1", "turn-1-call-2" …),
+//     (StreamHostOptions.CallID, by default "turn-1-call-1", "turn-1-call-2" …),
 //     so the same tool start gets the same id when the turn is upgraded
 //     again, also by a new StreamHost after a reconnect replays the stream;
 //     a tool result without a call id is never paired with a call by
 //     guessing: it has no mapping (missing-call-id);
-//   - product types are those of StreamOptions.Registry.
+//   - product types are those of StreamHostOptions.Registry.
 //
 // After a reconnect that replays the stream from its start, upgrade it with
 // a new StreamHost of the same options: it gives every envelope the
@@ -77,7 +77,7 @@ type StreamHost struct {
 // NewStreamHost returns a StreamHost with opts (nil means the defaults). It
 // does not check the ids: an id that breaks the envelope rules (empty after
 // defaults, over 256 bytes) makes every upgrade fail with invalid-envelope.
-func NewStreamHost(opts *StreamOptions) *StreamHost {
+func NewStreamHost(opts *StreamHostOptions) *StreamHost {
 	h := &StreamHost{turn: DefaultTurnID, callID: DefaultCallID}
 	if opts != nil {
 		h.conv = opts.ConversationID
@@ -92,7 +92,7 @@ func NewStreamHost(opts *StreamOptions) *StreamHost {
 	return h
 }
 
-// Registry returns StreamOptions.Registry.
+// Registry returns StreamHostOptions.Registry.
 func (h *StreamHost) Registry() *chatprotocol.Registry { return h.reg }
 
 // ToolCallID counts the tool starts (*ToolStartFrame,

@@ -63,7 +63,7 @@ func TestStreamHostNeedsAConversation(t *testing.T) {
 }
 
 func TestStreamHostGivenIDs(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c-5", TurnID: "t-2"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c-5", TurnID: "t-2"})
 	envs := upgradeAll(t, h, Papercusp, `{"type":"session","sessionId":"s-9"}`, `{"type":"tool_call","name":"n"}`)
 	assert.Equal(t, "c-5", envs[0].ConversationID, "a given conversation id wins over the session frame's")
 	assert.Equal(t, "t-2", envs[1].TurnID)
@@ -72,7 +72,7 @@ func TestStreamHostGivenIDs(t *testing.T) {
 
 func TestStreamHostInvalidIDs(t *testing.T) {
 	long := string(make([]byte, 257))
-	for name, opts := range map[string]*StreamOptions{
+	for name, opts := range map[string]*StreamHostOptions{
 		"long conversation": {ConversationID: long},
 		"long turn":         {ConversationID: "c", TurnID: long},
 	} {
@@ -82,7 +82,7 @@ func TestStreamHostInvalidIDs(t *testing.T) {
 			assert.ErrorIs(t, err, refusal.ErrInvalidEnvelope, name)
 		}
 	}
-	h := NewStreamHost(&StreamOptions{ConversationID: "c\xff"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c\xff"})
 	_, err := upgrade(t, `{"type":"token","content":"x"}`, Scout, h)
 	require.ErrorIs(t, err, refusal.ErrInvalidEnvelope)
 	assert.Equal(t, "/conversationId", refusalOf(t, err).Path, "not UTF-8")
@@ -92,7 +92,7 @@ func TestStreamHostInvalidIDs(t *testing.T) {
 // gives once, and again past MaxSeq, refusing as Validate refuses; the
 // identity of any other host is checked by UpgradeLegacyChatFrame.
 func TestStreamHostChecksItsIdentity(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c"})
 	upgradeAll(t, h, Scout, `{"type":"token","content":"x"}`)
 	h.seq = chatprotocol.MaxSeq - 1
 	upgradeAll(t, h, Scout, `{"type":"token","content":"x"}`)
@@ -111,7 +111,7 @@ func TestStreamHostChecksItsIdentity(t *testing.T) {
 
 func TestStreamHostCallIDMapping(t *testing.T) {
 	ids := []string{"call-a", "call-b"}
-	h := NewStreamHost(&StreamOptions{ConversationID: "c", CallID: func(turn string, n int) (string, bool) {
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c", CallID: func(turn string, n int) (string, bool) {
 		if n > len(ids) {
 			return "", false
 		}
@@ -126,7 +126,7 @@ func TestStreamHostCallIDMapping(t *testing.T) {
 }
 
 func TestStreamHostDoesNotPairResults(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c"})
 	upgradeAll(t, h, Papercusp, `{"type":"tool_call","name":"a"}`)
 	_, err := upgrade(t, `{"type":"tool_result","status":"ok"}`, Papercusp, h)
 	require.ErrorIs(t, err, refusal.ErrMissingCallID)
@@ -163,7 +163,7 @@ func TestStreamHostReconnect(t *testing.T) {
 }
 
 func TestStreamHostConcurrentCallIDs(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c"})
 	const n = 64
 	ids := make([]string, n)
 	var wg sync.WaitGroup

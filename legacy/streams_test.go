@@ -35,7 +35,7 @@ func readFrames(t *testing.T, name string) (ids []string, data [][]byte) {
 func upgradeStream(t *testing.T, name string) (*chatprotocol.ChatStateV1, [][]string) {
 	t.Helper()
 	_, frames := readFrames(t, name)
-	h := NewStreamHost(&StreamOptions{Registry: products(t)})
+	h := NewStreamHost(&StreamHostOptions{Registry: products(t)})
 	var s chatprotocol.ChatStateV1
 	var types [][]string
 	for i, data := range frames {
@@ -144,7 +144,7 @@ func TestCapturedStreamVersion1ToLegacy(t *testing.T) {
 		kept = append(kept, string(out))
 		assert.Equal(t, f, ParseChatEvent(out), "the version-0 parser reads back the same frame")
 
-		back, err := UpgradeLegacyChatFrame(t.Context(), f, NewStreamHost(&StreamOptions{ConversationID: env.ConversationID, TurnID: env.TurnID}))
+		back, err := UpgradeLegacyChatFrame(t.Context(), f, NewStreamHost(&StreamHostOptions{ConversationID: env.ConversationID, TurnID: env.TurnID}))
 		require.NoError(t, err)
 		require.Len(t, back, 1)
 		if call, ok := env.Event.(*chatprotocol.ToolCallEvent); ok {

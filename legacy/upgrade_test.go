@@ -83,7 +83,7 @@ func TestUpgradeTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := NewStreamHost(&StreamOptions{ConversationID: "c-1", TurnID: "t-1", Registry: products(t)})
+			h := NewStreamHost(&StreamHostOptions{ConversationID: "c-1", TurnID: "t-1", Registry: products(t)})
 			envs, err := upgrade(t, tt.frame, tt.d, h)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, marshalAll(t, envs))
@@ -99,7 +99,7 @@ func TestUpgradeTable(t *testing.T) {
 }
 
 func TestUpgradeAppEventIsTheFrame(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c", Registry: products(t)})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c", Registry: products(t)})
 	envs, err := upgrade(t, `{"type":"cart_mutate","op":"add","sku":"A-100"}`, Scout, h)
 	require.NoError(t, err)
 	require.Len(t, envs, 1)
@@ -247,7 +247,7 @@ func TestUpgradeAsksTheHostOnlyForValidFrames(t *testing.T) {
 }
 
 func TestUpgradeKeepsRawMembers(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c"})
 	envs, err := upgrade(t, `{"type":"tool_call","name":"n","input":{"b":[1, 2],"a":"\u00e9"}}`, Papercusp, h)
 	require.NoError(t, err)
 	call := envs[0].Event.(*chatprotocol.ToolCallEvent)
@@ -262,7 +262,7 @@ func BenchmarkTokenFrame(b *testing.B) {
 		[]byte(`{"type":"token","content":"ships within \"two\" days\nand"}`),
 		[]byte(`{"type":"token","content":"naïve 👟 trail runner"}`),
 	}
-	h := NewStreamHost(&StreamOptions{ConversationID: "gen-1"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "gen-1"})
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		cpu := benchcpu.Start()
@@ -290,7 +290,7 @@ func BenchmarkTokenFrame(b *testing.B) {
 }
 
 func TestAppendUpgradedLegacyChatFrame(t *testing.T) {
-	h := NewStreamHost(&StreamOptions{ConversationID: "c"})
+	h := NewStreamHost(&StreamHostOptions{ConversationID: "c"})
 	first := chatprotocol.ChatEventEnvelope{ConversationID: "other", TurnID: "t", EventID: "e", Seq: 9, Event: &chatprotocol.DeltaEvent{Text: "kept"}}
 	dst := make([]chatprotocol.ChatEventEnvelope, 1, 8)
 	dst[0] = first

@@ -559,8 +559,8 @@ func (d *Decoder) Retry() (time.Duration, bool) { return d.reconnect, d.hasRetry
 // WHATWG requires, rather than returned. A refused frame does not count.
 func (d *Decoder) Truncated() bool { return d.truncated }
 
-// Frame returns the number and byte offset of the last frame Next began to
+// Position returns the number and byte offset of the last frame Next began to
 // read, returned or refused (0, 0 before the first); once Next has returned
 // io.EOF with Truncated true, the frame the end of the stream cut. Use it to
 // place an error: "frame N".
-func (d *Decoder) Frame() (number, offset int64) { return d.frames, d.frameStart }
+func (d *Decoder) Position() (number, offset int64) { return d.frames, d.frameStart }

@@ -50,7 +50,7 @@ func decodeRun(t testing.TB, r io.Reader, max int) run {
 		}
 		if err != nil {
 			require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
-			n, off := d.Frame()
+			n, off := d.Position()
 			out.Items = append(out.Items, item{Refused: true, Frame: n, Offset: off})
 			continue
 		}

@@ -54,7 +54,7 @@ func TestDecoderFrameNamesTheTruncatedFrame(t *testing.T) {
 		}
 		require.ErrorIs(t, err, io.EOF)
 		assert.True(t, d.Truncated(), "%q", c.in)
-		n, off := d.Frame()
+		n, off := d.Position()
 		assert.Equal(t, c.n, n, "%q", c.in)
 		assert.Equal(t, c.off, off, "%q", c.in)
 	}
@@ -126,7 +126,7 @@ func TestDecoderFrameBound(t *testing.T) {
 		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 		require.ErrorIs(t, err, refusal.ErrFrameTooLarge)
 		assert.Equal(t, refusal.CodeFrameTooLarge, refusal.CodeOf(err))
-		n, off := d.Frame()
+		n, off := d.Position()
 		assert.Equal(t, int64(2), n)
 		assert.Equal(t, int64(10), off)
 

@@ -141,14 +141,14 @@ func (e *encoder) run(d *sse.Decoder) int {
 		ev, err := d.Next()
 		if errors.Is(err, io.EOF) {
 			if d.Truncated() {
-				n, _ := d.Frame()
+				n, _ := d.Position()
 				return e.fail(n, errTruncated())
 			}
 			e.reportSkips()
 			return exitOK
 		}
 		if err != nil {
-			n, _ := d.Frame() // the frame the decoder refused
+			n, _ := d.Position() // the frame the decoder refused
 			return e.fail(n, err)
 		}
 		if ev.Comment || ev.Type == sse.EventHeartbeat {

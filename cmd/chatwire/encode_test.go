@@ -84,7 +84,7 @@ func TestEncodeInvertsTheUpgrade(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{"products": chatprotocol.ChannelEvent})
 	require.NoError(t, err)
-	host := legacy.NewStreamHost(&legacy.StreamOptions{Registry: reg})
+	host := legacy.NewStreamHost(&legacy.StreamHostOptions{Registry: reg})
 	var v1 bytes.Buffer
 	out := sse.NewEncoder(&v1)
 	var want strings.Builder

@@ -85,7 +85,7 @@ func startPipeline(in io.Reader, o streamOptions) *pipeline {
 	r := &frameReader{p: p, from: o.from, dialect: dialect}
 	input := bufio.NewReaderSize(&flushingReader{r: r, in: in}, readSize)
 	r.rd = chatprotocol.NewEnvelopeReader(input, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
-	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn}), givenConversation: o.conversation != ""}
+	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamHostOptions{ConversationID: o.conversation, TurnID: o.turn}), givenConversation: o.conversation != ""}
 	go r.run()
 	go u.run()
 	return p
@@ -168,7 +168,7 @@ func (r *frameReader) flush() {
 // the stream or after an error that ends it.
 func (r *frameReader) next() (more bool) {
 	ev, err := r.rd.NextFrame()
-	it := item{frame: r.rd.Frame()}
+	it := item{frame: r.rd.FrameNumber()}
 	switch {
 	case err == io.EOF:
 		if !r.rd.Truncated() {

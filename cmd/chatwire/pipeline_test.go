@@ -69,7 +69,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 	}
 	rd := chatprotocol.NewEnvelopeReader(bytes.NewReader(data), &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
 	dialect, _ := legacyDialect(o.dialect)
-	host := legacy.NewStreamHost(&legacy.StreamOptions{ConversationID: o.conversation, TurnID: o.turn})
+	host := legacy.NewStreamHost(&legacy.StreamHostOptions{ConversationID: o.conversation, TurnID: o.turn})
 	from := o.from
 	refused := func(err error) error {
 		if e, ok := errors.AsType[*refusal.Error](err); ok {
@@ -79,7 +79,7 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 	}
 	frame := func() error {
 		ev, err := rd.NextFrame()
-		s.frame = rd.Frame()
+		s.frame = rd.FrameNumber()
 		switch {
 		case err == io.EOF && rd.Truncated():
 			if err := s.violation(errTruncated()); err != nil {

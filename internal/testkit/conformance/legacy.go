@@ -42,7 +42,7 @@ type LegacyCase struct {
 	Expect      LegacyExpected `json:"expect"`
 }
 
-// LegacyHost is the host mapping of a case, the StreamOptions of a
+// LegacyHost is the host mapping of a case, the StreamHostOptions of a
 // legacy.StreamHost: ConversationID ("" for the session frame's), TurnID
 // ("" for turn-1), CallIDs (absent for TURN-call-N; otherwise the N-th tool
 // start without a call id gets CallIDs[N-1], and none beyond), and the
@@ -108,7 +108,7 @@ func runLegacy(data []byte) error {
 }
 
 func (c *LegacyCase) runUpgrade(d legacy.Dialect, h LegacyHost, reg *chatprotocol.Registry) error {
-	opts := &legacy.StreamOptions{ConversationID: h.ConversationID, TurnID: h.TurnID, Registry: reg}
+	opts := &legacy.StreamHostOptions{ConversationID: h.ConversationID, TurnID: h.TurnID, Registry: reg}
 	if h.CallIDs != nil {
 		ids := *h.CallIDs
 		opts.CallID = func(_ string, n int) (string, bool) {

@@ -36,15 +36,15 @@ func TestWriteUpgradesWithoutViolation(t *testing.T) {
 			}
 			require.NoError(t, err)
 			f, err := legacy.DecodeLegacyChatFrame(ev.Data, legacy.Scout)
-			require.NoError(t, err, "frame %d", r.Frame())
+			require.NoError(t, err, "frame %d", r.FrameNumber())
 			if _, ok := f.(*legacy.AppFrame); ok {
 				apps++
 				continue
 			}
 			envs, err := legacy.UpgradeLegacyChatFrame(t.Context(), f, host)
-			require.NoError(t, err, "frame %d", r.Frame())
+			require.NoError(t, err, "frame %d", r.FrameNumber())
 			for _, env := range envs {
-				require.NoError(t, state.Apply(env), "frame %d", r.Frame())
+				require.NoError(t, state.Apply(env), "frame %d", r.FrameNumber())
 			}
 		}
 		assert.False(t, r.Truncated())
