@@ -42,81 +42,15 @@
 // does not exist or is not the caller's (the same refusal, so that existence
 // is not revealed).
 //
-// # Implementing Store
+// # Stores
 //
-// A Store must guarantee, for Transact(ctx, key, caller, fn):
-//
-//  1. One fence. The card row (or its absence), the caller's current
-//     authority (the host's membership, tenant, customer and public-owner
-//     rows) and the write are read and made in one database transaction,
-//     and nothing that can change the outcome commits in between: the card
-//     row is locked (PostgreSQL: SELECT ... FROM cards WHERE ... FOR
-//     UPDATE), the authority rows are locked against change (FOR SHARE) or
-//     the transaction is SERIALIZABLE and fails on a concurrent revocation.
-//     The lock is the database's, shared by every worker of every process.
-//  2. One call. fn is invoked exactly once, synchronously, inside the
-//     fence, with the committed record (nil when there is none) and the
-//     authority; it does no I/O. A store never re-runs fn, for instance
-//     after a serialization failure: it rolls back and returns an error of
-//     code CodeCheckpointWriteFailed instead.
-//  3. Atomic outcome. fn's error rolls everything back and is returned
-//     (errors.Is holds). A Change with a nil Next writes nothing at all: no
-//     row, no revision, no updated_at (a read-only result has no workflow
-//     effect). Otherwise Next and, when set, its Transition (an outbox row
-//     the workflow consumes) are written in the same commit, after checking
-//     that Next.Key is key and Next.Revision is the stored revision plus one
-//     (1 for a new card): a revision column, compared on update
-//     (UPDATE ... WHERE revision = $old) as a second guard. Every change of
-//     metadata (spec, schema) advances the revision; a host that edits a
-//     card outside this package must do the same.
-//  4. Honest errors. CodeCheckpointWriteFailed only when nothing was
-//     committed; any other error (a lost COMMIT acknowledgement, a context
-//     cancelled during commit, a network error) means "unknown", and the
-//     Resolver then reads once.
-//
-// Read(ctx, key, caller) returns committed state only, with the caller's
-// current authority, and writes nothing. Both methods must be safe for
-// concurrent use. interactionstest.TestStore checks all of this against an
-// implementation with a real database.
-//
-// # Why a read and an update, or a lock in one process, is not a Store
-//
-// Take a card pending at revision 4, and two workers, W1 and W2 (two
-// processes behind a load balancer), each holding one answer: "a" from a
-// double-clicked button on a phone, "b" from the laptop.
-//
-//	W1: SELECT card          → pending, revision 4
-//	W2: SELECT card          → pending, revision 4
-//	W1: fn → answered "a", revision 5, transition T1
-//	W2: fn → answered "b", revision 5, transition T2
-//	W1: UPDATE card SET ... ; INSERT T1   → commits
-//	W2: UPDATE card SET ... ; INSERT T2   → commits, overwriting "a"
-//
-// Both workers told their person "answer recorded"; the workflow received
-// two transitions and resumed the turn twice, once with each answer; the
-// record says "b" while the turn may already have acted on "a". A mutex in
-// W1's process changes nothing: W2 never sees it. The same holds for
-// authority: a check made before the transaction (or in a statement that
-// does not hold the authorization rows) lets an answer from a caller whose
-// access was revoked a millisecond earlier commit. With the fence, W2's
-// SELECT ... FOR UPDATE waits for W1's commit, then reads revision 5,
-// answered, and fn refuses with ErrAlreadyAnswered: one answer, one
-// transition.
-//
-// # Lost acknowledgements
-//
-// When Transact returns an error other than CodeCheckpointWriteFailed after
-// fn produced a change, the write may or may not have committed. The
-// Resolver then reads exactly once: if the stored record holds this call's
-// change (for an answer: the same submission id, action and digest), it is
-// returned with Result.Reconciled set; otherwise the call fails with
-// ErrNeedsReconciliation, also when the card is still pending, because a
-// commit in flight may still land, and when the caller's authority was
-// revoked before that read (the answer may have committed; a revoked
-// caller is not told which). It never writes again, so a loser never
-// advances a card another call closed. The client may repeat the request
-// with the same submission id: a stored submission then comes back as
-// ErrDuplicateAnswer with the stored record.
+// What a [Store] must guarantee (one fence, one call of the callback, an
+// atomic outcome, honest errors), and why a read then an update, or a lock
+// in one process, is no such fence, is section 13.5 of the contract. The kit
+// [github.com/Papercusp/chat-protocol-go/interactions/interactionstest]
+// checks a host's store against it. When a commit's acknowledgement is
+// lost, the Resolver reads once and returns the stored record marked
+// reconciled, or [refusal.ErrNeedsReconciliation] (section 13.2, item 4).
 //
 // # Time
 //
