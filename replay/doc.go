@@ -56,42 +56,19 @@
 // hand-off from replay to live has neither gap nor duplicate. A late
 // tool_result may follow the end; a reader that wants it keeps waiting.
 //
-// # Appending
+// # Appending, bytes, retention
 //
-// Append refuses (docs/contract.md section 11.3), with an *AppendError
-// carrying the bounds and nothing stored: an envelope of another conversation or turn (foreign-frame), a
-// seq other than Latest+1 (sequence-gap, sequence-reordered: a redelivery
-// included), anything but a late tool_result after the end
-// (turn-terminated), an envelope that does not validate (its Validate
-// refusal), and one whose canonical JSON is longer than the window's frame
-// limit (frame-too-large). The limit is the reader's,
-// ParserOptions.MaxFrameBytes, 1 MiB by default on both sides, so a frame a reader would
-// refuse never reaches the wire; SplitDelta cuts a long text into deltas
-// that fit. A writer unsure whether an Append landed (a window outside the
-// process, a lost acknowledgement) reads the bounds: Latest tells.
-// CheckCursor, CheckAppend, EncodeFrame and EndsTurn are these rules, for
-// implementations of Window to share.
-//
-// # Canonical bytes, resent unparsed
-//
-// A window stores each envelope's canonical JSON
-// (ChatEventEnvelope.AppendJSON, docs/contract.md sections 5.4 and 11.5) and hands the same bytes to every reader, which sends them as
-// they are. The frame is encoded, and so validated, once when appended,
-// never parsed or encoded again per reader: replay costs no more than a
-// copy, every reader receives byte-identical frames, and the bytes a
-// reconnecting reader gets are those the first reader got. Frame.Data is
-// shared: nobody may modify it.
-//
-// # Retention
-//
-// A window retains a suffix of each turn and says which (docs/contract.md
-// section 11.4): retention drops a
-// turn's oldest frames first and moves Lower up to the seq of the oldest
-// retained minus one, never leaving a hole. Memory bounds each turn by
-// frames, bytes and age, and the turns it holds; it keeps an ended turn for
-// a while (MemoryOptions.EndedTTL) so that a reader reconnecting after the
-// end replays it and sees Ended, and then remembers its bounds as a small
-// tombstone.
+// [Window.Append] takes an envelope only as its turn's next frame and
+// otherwise stores nothing, refusing with an [*AppendError] carrying the
+// bounds (section 11.3); [CheckCursor], [CheckAppend], [EncodeFrame] and
+// [EndsTurn] are these rules, for implementations to share. A frame is
+// stored as its canonical JSON and handed to every reader as is, never
+// parsed again (section 11.5): [Frame].Data is shared and nobody may modify
+// it. Retention drops a turn's oldest frames first and moves Lower, never
+// opening a gap (section 11.4); [Memory] bounds each turn by frames, bytes
+// and age and keeps an ended turn a while ([MemoryOptions].EndedTTL). A
+// writer unsure whether an Append landed reads [Window.Bounds]: Latest
+// tells. [SplitDelta] cuts a long text into deltas that fit the frame limit.
 //
 // # Capabilities
 //
