@@ -14,28 +14,25 @@ import (
 //
 // caller is the identity the host authenticated for this request; key and
 // sub come from the request. Answer reads the card once to learn its schema
-// and revision, validates a submit's value with the Validator outside any
-// transaction, then, inside Store.Transact, rechecks everything together at
-// the clock's current time: the caller's current authority and the card's
-// scope, the revision and schema that were validated, the deadline and the
-// card's status. Only then does it store the terminal record (answered,
-// declined or cancelled) and its Transition in one commit.
+// and revision, validates a submit's value outside any transaction, then,
+// inside Store.Transact at the clock's current time, rechecks together the
+// caller's current authority and the card's scope, the validated revision
+// and schema, the deadline and the card's status, and stores the terminal
+// record and its Transition in one commit.
 //
-// Refusals: ErrUnauthorized (no current authority), ErrCardNotFound (no
-// card, or one bound to another conversation, principal, tenant, customer
-// or public owner), ErrInvalidAnswer or ErrFrameTooLarge (a malformed
-// submission or a value the schema refuses), ErrUnknownSchema,
-// ErrDuplicateAnswer (this very submission is already stored; the Result
-// holds the stored record), ErrAlreadyAnswered, ErrAnswerExpired,
-// ErrCardCancelled, ErrCardSuperseded, ErrStaleRevision,
-// ErrSchemaMismatch, ErrUnsupportedVersion, ErrStoreUnavailable and
-// ErrCheckpointWriteFailed (nothing was written; the request may be
-// repeated). When the store loses the commit's acknowledgement, Answer
-// reads once: it returns the stored answer with Reconciled set when it is
-// this submission, and ErrNeedsReconciliation otherwise, also when the
-// caller's authority was revoked or the card's scope changed before that
-// read (never ErrUnauthorized or ErrCardNotFound: the answer may have
-// committed); it never writes again.
+// Refusals: ErrUnauthorized, ErrCardNotFound (no card, or another's),
+// ErrInvalidAnswer or ErrFrameTooLarge (a malformed submission or a value
+// the schema refuses), ErrUnknownSchema, ErrDuplicateAnswer (this very
+// submission is stored; the Result holds the record),
+// ErrIdempotencyKeyReused (the stored answer has this submission id with
+// another action or value), ErrAlreadyAnswered (another submission's
+// answer), ErrAnswerExpired, ErrCardCancelled, ErrCardSuperseded,
+// ErrStaleRevision, ErrSchemaMismatch, ErrUnsupportedVersion,
+// ErrStoreUnavailable and ErrCheckpointWriteFailed (nothing was written).
+// After a lost commit acknowledgement Answer reads once: the stored answer
+// with Reconciled set when it is this submission, else
+// ErrNeedsReconciliation (also when the caller's authority or the card's
+// scope changed meanwhile); it never writes again.
 func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (res Result, err error) {
 	rep := answerReport{obs: r.obs, key: key}
 	ctx = rep.submit(ctx)
@@ -104,8 +101,11 @@ func checkAnswer(now int64, key Key, caller Caller, sub Submission, ans Answer, 
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status.Terminal() && rec.Answer != nil && rec.Answer.sameSubmission(ans) {
-		return rec, refusal.New(refusal.CodeDuplicateAnswer, "", "this submission is already stored")
+	if rec.Status.Terminal() && rec.Answer != nil && rec.Answer.SubmissionID == ans.SubmissionID {
+		if rec.Answer.sameSubmission(ans) {
+			return rec, refusal.New(refusal.CodeDuplicateAnswer, "", "this submission is already stored")
+		}
+		return nil, refusal.New(refusal.CodeIdempotencyKeyReused, "", "the submission id is stored with another action or value")
 	}
 	if err := closedRefusal(rec, now); err != nil {
 		return nil, err

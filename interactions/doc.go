@@ -36,11 +36,11 @@
 // advancing it.
 //
 // Every refusal is an *Error with a stable Code; the sentinels (ErrAlreadyAnswered
-// …) tell the cases apart: a duplicate of a stored submission, an answer
-// after another one, after the deadline, after cancellation or
-// supersession, against a stale revision or an old schema, and a card that
-// does not exist or is not the caller's (the same refusal, so that existence
-// is not revealed).
+// …) tell the cases apart: a duplicate of a stored submission, its id
+// reused with another action or value, an answer after another one, after
+// the deadline, after cancellation or supersession, against a stale
+// revision or an old schema, and a card that does not exist or is not the
+// caller's (the same refusal, so that existence is not revealed).
 //
 // # Stores
 //

@@ -41,14 +41,19 @@ func TestI1DuplicateAnswer(t *testing.T) {
 		e := newEnv(t)
 		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
 		require.NoError(t, err)
-		for name, sub := range map[string]interactions.Submission{
-			"other value":         submit("s-1", "b"),
-			"other id":            submit("s-2", "a"),
-			"decline":             respond("s-3", cards.CardActionDecline),
-			"same id, other verb": respond("s-1", cards.CardActionCancel),
+		// Another submission's id is already-answered; this submission's
+		// id with another action or value is idempotency-key-reused.
+		for name, c := range map[string]struct {
+			sub  interactions.Submission
+			want refusal.Sentinel
+		}{
+			"other value":         {submit("s-1", "b"), refusal.ErrIdempotencyKeyReused},
+			"same id, other verb": {respond("s-1", cards.CardActionCancel), refusal.ErrIdempotencyKeyReused},
+			"other id":            {submit("s-2", "a"), refusal.ErrAlreadyAnswered},
+			"decline":             {respond("s-3", cards.CardActionDecline), refusal.ErrAlreadyAnswered},
 		} {
-			res, err := e.res.Answer(ctx, alice, cardKey, sub)
-			require.ErrorIs(t, err, refusal.ErrAlreadyAnswered, name)
+			res, err := e.res.Answer(ctx, alice, cardKey, c.sub)
+			require.ErrorIs(t, err, c.want, name)
 			assert.Zero(t, res, name)
 		}
 		assert.Equal(t, "s-1", e.stored().Answer.SubmissionID)
@@ -108,6 +113,24 @@ func TestI1DuplicateAnswer(t *testing.T) {
 		require.NoError(t, bErr)
 		require.ErrorIs(t, err, refusal.ErrAlreadyAnswered)
 		assert.Equal(t, "s-b", e.stored().Answer.SubmissionID)
+		assert.Len(t, e.db.Transitions(cardKey), 1)
+	})
+
+	t.Run("b reused id inside the validation window", func(t *testing.T) {
+		// A validates its value; meanwhile the same submission id lands
+		// with another value. A's transaction tells the reuse apart from
+		// another submission's answer, and writes nothing.
+		e := newEnv(t)
+		_, b := e.worker()
+		var bErr error
+		e.beforeValidate = func() {
+			e.beforeValidate = nil
+			_, bErr = b.Answer(ctx, alice, cardKey, submit("s-1", "b"))
+		}
+		_, err := e.res.Answer(ctx, alice, cardKey, submit("s-1", "a"))
+		require.NoError(t, bErr)
+		require.ErrorIs(t, err, refusal.ErrIdempotencyKeyReused)
+		assert.JSONEq(t, `{"optionId":"b"}`, string(e.stored().Answer.Value))
 		assert.Len(t, e.db.Transitions(cardKey), 1)
 	})
 }

@@ -129,6 +129,10 @@ const (
 	CodeUnknownSchema Code = "unknown-schema"
 	// CodeNotExpired: an expiry was requested before the card's deadline.
 	CodeNotExpired Code = "not-expired"
+	// CodeIdempotencyKeyReused: the card already holds an answer under
+	// the submission's id (its Idempotency-Key) with another action or
+	// value; the same id with the same content is CodeDuplicateAnswer.
+	CodeIdempotencyKeyReused Code = "idempotency-key-reused"
 
 	// Codes of stream/, the HTTP handler of a turn's stream (docs/contract.md
 	// section 14).
@@ -139,6 +143,28 @@ const (
 	// CodeTurnNotFound: an unknown turn, a malformed turn key, or a caller
 	// the host's Authorize hook denies; the three are indistinguishable (404).
 	CodeTurnNotFound Code = "turn-not-found"
+
+	// Codes of the HTTP surfaces (interactions/answerhttp, stream): a
+	// request turned away before any store was asked (docs/contract.md
+	// section 12.5).
+
+	// CodeInvalidIdempotencyKey: the Idempotency-Key header is missing,
+	// empty or over 256 bytes.
+	CodeInvalidIdempotencyKey Code = "invalid-idempotency-key"
+	// CodeUnreadableBody: reading the request body failed before its end,
+	// other than by going over the size limit.
+	CodeUnreadableBody Code = "unreadable-body"
+	// CodeUnauthenticated: the host's session lookup found no caller.
+	CodeUnauthenticated Code = "unauthenticated"
+	// CodeMethodNotAllowed: a method the endpoint does not serve; the
+	// answer carries an Allow header.
+	CodeMethodNotAllowed Code = "method-not-allowed"
+	// CodeUnsupportedMediaType: a request body whose Content-Type is not
+	// application/json.
+	CodeUnsupportedMediaType Code = "unsupported-media-type"
+	// CodeInternal: an error without a code; its text goes to the log
+	// only.
+	CodeInternal Code = "internal"
 )
 
 // The sentinels, one per code, for errors.Is: ErrX matches every *Error of
@@ -183,8 +209,15 @@ const (
 	ErrInvalidAnswer         Sentinel = Sentinel(CodeInvalidAnswer)
 	ErrUnknownSchema         Sentinel = Sentinel(CodeUnknownSchema)
 	ErrNotExpired            Sentinel = Sentinel(CodeNotExpired)
+	ErrIdempotencyKeyReused  Sentinel = Sentinel(CodeIdempotencyKeyReused)
 	ErrInvalidCursor         Sentinel = Sentinel(CodeInvalidCursor)
 	ErrTurnNotFound          Sentinel = Sentinel(CodeTurnNotFound)
+	ErrInvalidIdempotencyKey Sentinel = Sentinel(CodeInvalidIdempotencyKey)
+	ErrUnreadableBody        Sentinel = Sentinel(CodeUnreadableBody)
+	ErrUnauthenticated       Sentinel = Sentinel(CodeUnauthenticated)
+	ErrMethodNotAllowed      Sentinel = Sentinel(CodeMethodNotAllowed)
+	ErrUnsupportedMediaType  Sentinel = Sentinel(CodeUnsupportedMediaType)
+	ErrInternal              Sentinel = Sentinel(CodeInternal)
 )
 
 // Codes returns every code of the module in a fixed order; the slice is new
@@ -230,7 +263,14 @@ func Codes() []Code {
 		CodeInvalidAnswer,
 		CodeUnknownSchema,
 		CodeNotExpired,
+		CodeIdempotencyKeyReused,
 		CodeInvalidCursor,
 		CodeTurnNotFound,
+		CodeInvalidIdempotencyKey,
+		CodeUnreadableBody,
+		CodeUnauthenticated,
+		CodeMethodNotAllowed,
+		CodeUnsupportedMediaType,
+		CodeInternal,
 	}
 }

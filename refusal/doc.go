@@ -15,6 +15,11 @@
 // Only the Code and the Path are meant for a client: a Message or a wrapped
 // cause may quote a store's own error text.
 //
+// Over HTTP every surface of the module answers a refusal the same way
+// (docs/contract.md section 12.5): the status [HTTPStatus] gives its code
+// and a [Body] written by [WriteHTTP], whose message is the surface's own
+// words; [BodyOf] takes from an error what a client may see.
+//
 // This package imports nothing of the module, so that
 // recovery and interactions use it without pulling in a validator or a
 // database driver.

@@ -112,7 +112,7 @@ type HandlerOptions struct {
 //
 // and register [Handler.Close] with http.Server.RegisterOnShutdown. The
 // answers, in the order they are decided, are those of section 14.3, with
-// an [ErrorBody]; 503 store-unavailable (with Retry-After) after Close, or
+// a [refusal.Body] and the status of section 12.5; 503 store-unavailable (with Retry-After) after Close, or
 // when Authorize or the window fails or exceeds WindowTimeout.
 //
 // Frames are written as stored: data the canonical JSON, then id the seq,
@@ -244,12 +244,12 @@ func (h *Handler) ended() {
 // ServeHTTP answers one request for a turn's stream; see Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.closing.Err() != nil {
-		h.unavailable(w, bodyClosed)
+		h.unavailable(w, msgClosed)
 		return
 	}
 	key, err := h.key(r)
 	if err != nil || !validKey(key) {
-		writeBody(w, http.StatusNotFound, bodyNotFound)
+		writeRefusal(w, refusal.CodeTurnNotFound, msgNotFound, nil)
 		return
 	}
 	var rep streamReport
@@ -259,19 +259,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.authorize(r.WithContext(ctx), key); err != nil {
 		if code := refusal.CodeOf(err); code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized {
 			rep.refuse(refusal.CodeTurnNotFound, nil, 0, nil) // the code of the answer
-			writeBody(w, http.StatusNotFound, bodyNotFound)
+			writeRefusal(w, refusal.CodeTurnNotFound, msgNotFound, nil)
 			return
 		}
 		rep.refuse(refusal.CodeStoreUnavailable, err, 0, nil)
 		h.log.WarnContext(r.Context(), "stream: authorize failed", "err", err)
-		h.unavailable(w, bodyUnavailable)
+		h.unavailable(w, msgUnavailable)
 		return
 	}
 	cursor, err := cursorOf(r)
 	if err != nil {
 		e, _ := errors.AsType[*refusal.Error](err)
 		rep.refuse(e.Code, nil, 0, nil)
-		writeRefusal(w, http.StatusBadRequest, e.Code, e.Message, nil)
+		writeRefusal(w, e.Code, e.Message, nil) // ParseCursor's own fixed words, never the input
 		return
 	}
 	b, frames, err := h.window.Read(ctx, key, cursor, h.pageBytes)
@@ -279,15 +279,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch code := refusal.CodeOf(err); code {
 		case refusal.CodeStaleCursor:
 			rep.refuse(code, nil, cursor, &b)
-			writeRefusal(w, http.StatusGone, refusal.CodeStaleCursor, "the cursor is below the retained lower bound; start again from the turn's history", &b)
+			writeRefusal(w, code, msgStale, &b)
 		case refusal.CodeCursorAhead:
 			rep.refuse(code, nil, cursor, &b)
-			writeRefusal(w, http.StatusConflict, refusal.CodeCursorAhead, "the cursor is beyond the latest seq", &b)
+			writeRefusal(w, code, msgAhead, &b)
 		default:
 			if r.Context().Err() == nil {
 				rep.refuse(refusal.CodeStoreUnavailable, err, cursor, nil)
 				h.log.WarnContext(r.Context(), "stream: reading the window failed", "err", err)
-				h.unavailable(w, bodyUnavailable)
+				h.unavailable(w, msgUnavailable)
 			}
 			rep.close(err) // the client went away
 		}
@@ -302,7 +302,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !h.begin() {
 		rep.refuse(refusal.CodeStoreUnavailable, nil, 0, nil) // the Handler is shutting down
-		h.unavailable(w, bodyClosed)
+		h.unavailable(w, msgClosed)
 		return
 	}
 	h.serve(w, r, key, cursor, b, frames, &rep)
@@ -317,11 +317,12 @@ func (h *Handler) bounded(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, h.timeout)
 }
 
-// unavailable answers 503 with body and a Retry-After of the stream's
-// reconnection delay, in whole seconds, at least 1.
-func (h *Handler) unavailable(w http.ResponseWriter, body []byte) {
+// unavailable answers store-unavailable (503) with message and a
+// Retry-After of the stream's reconnection delay, in whole seconds, at
+// least 1.
+func (h *Handler) unavailable(w http.ResponseWriter, message string) {
 	w.Header().Set("Retry-After", strconv.FormatInt(max(int64(h.retry/time.Second), 1), 10))
-	writeBody(w, http.StatusServiceUnavailable, body)
+	writeRefusal(w, refusal.CodeStoreUnavailable, message, nil)
 }
 
 // cursorOf returns the request's resume cursor: the Last-Event-ID header,

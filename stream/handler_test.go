@@ -32,10 +32,10 @@ func record(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 }
 
 // refusalOf decodes a refusal body.
-func refusalOf(t *testing.T, rec *httptest.ResponseRecorder) stream.ErrorBody {
+func refusalOf(t *testing.T, rec *httptest.ResponseRecorder) refusal.Body {
 	t.Helper()
 	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-	var r stream.ErrorBody
+	var r refusal.Body
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), rec.Body.String())
 	return r
 }

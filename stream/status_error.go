@@ -13,18 +13,19 @@ import (
 const maxRefusalBytes = 64 << 10
 
 // StatusError is a stream endpoint's refusal as Follow returns it: the
-// HTTP status and its JSON body, an ErrorBody (docs/contract.md section
-// 14). Its Unwrap is a *refusal.Error of the refusal's code, so that
-// refusal.CodeOf(err) and errors.Is(err, refusal.ErrStaleCursor)
-// work on it. A body without a code gets one from the status: 404
-// turn-not-found, 401 and 403 unauthorized, 409 cursor-ahead, 410
-// stale-cursor, 400 invalid-cursor.
+// HTTP status and its JSON body, a [refusal.Body] (docs/contract.md
+// sections 12.5 and 14.3). Its Unwrap is a *refusal.Error of the
+// refusal's code, so that refusal.CodeOf(err) and errors.Is(err,
+// refusal.ErrStaleCursor) work on it. A body without a code (a proxy's
+// answer) gets the stream's code for the status: 404 turn-not-found, 401
+// and 403 unauthorized, 409 cursor-ahead, 410 stale-cursor, 400
+// invalid-cursor.
 type StatusError struct {
 	// StatusCode is the response's HTTP status.
 	StatusCode int
-	// ErrorBody is the response's JSON body, or what the status implies
-	// when the body is not an ErrorBody.
-	ErrorBody
+	// Body is the response's JSON body, or what the status implies when
+	// the body is not a refusal.Body.
+	refusal.Body
 }
 
 // Error describes the refusal; the text is informative only.
@@ -59,8 +60,8 @@ func statusCode(status int) refusal.Code {
 func readRefusal(resp *http.Response) *StatusError {
 	e := &StatusError{StatusCode: resp.StatusCode}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
-	if json.Unmarshal(body, &e.ErrorBody) != nil {
-		e.ErrorBody = ErrorBody{}
+	if json.Unmarshal(body, &e.Body) != nil {
+		e.Body = refusal.Body{}
 	}
 	if e.Code == "" {
 		e.Code = statusCode(resp.StatusCode)

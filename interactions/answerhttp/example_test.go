@@ -62,9 +62,10 @@ func Example() {
 	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", h)
 	// README:end
 
-	post := func(key, body string) {
+	post := func(ctype, key, body string) {
 		req := httptest.NewRequest("POST", "/conversations/conv-1/cards/card-1/answer", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer alice")
+		req.Header.Set("Content-Type", ctype)
 		if key != "" {
 			req.Header.Set("Idempotency-Key", key)
 		}
@@ -72,20 +73,25 @@ func Example() {
 		mux.ServeHTTP(rec, req)
 		fmt.Print(rec.Code, " ", rec.Body.String())
 	}
-	post("k-0", `{"ACTION":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`) // encoding/json would take it
-	post("", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
-	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"maybe"}}`)
-	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
-	post("k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
-	post("k-2", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
+	const asJSON = "application/json"
+	post(asJSON, "k-0", `{"ACTION":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`) // encoding/json would take it
+	post("application/x-www-form-urlencoded", "k-0", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post(asJSON, "", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post(asJSON, "k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"maybe"}}`)
+	post(asJSON, "k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post(asJSON, "k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"yes"}}`)
+	post(asJSON, "k-1", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
+	post(asJSON, "k-2", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
 	store.Inject(interactionstest.Failpoint{Op: interactionstest.OpRead, Fault: interactionstest.FaultUnavailable})
-	post("k-3", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
+	post(asJSON, "k-3", `{"action":"submit","correlationId":"card-1","value":{"optionId":"no"}}`)
 	// Output:
 	// 400 {"code":"invalid-card","path":"/ACTION","message":"the body is not one card response"}
+	// 415 {"code":"unsupported-media-type","message":"the body is sent as application/json"}
 	// 400 {"code":"invalid-idempotency-key","message":"the Idempotency-Key header is required, 1 to 256 bytes"}
 	// 422 {"code":"invalid-answer","path":"/value/optionId","keyword":"enum","message":"the answer is not acceptable for this card"}
 	// 200 {"code":"","message":"the answer was stored","status":"answered","revision":2}
 	// 200 {"code":"duplicate-answer","message":"this submission was already stored","status":"answered","revision":2}
+	// 422 {"code":"idempotency-key-reused","message":"this Idempotency-Key already answered the card with another body"}
 	// 409 {"code":"already-answered","message":"the card was already answered"}
 	// 503 {"code":"store-unavailable","message":"the card store is unavailable; repeat the request with the same Idempotency-Key"}
 }
