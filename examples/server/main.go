@@ -18,7 +18,7 @@
 //
 // and answer its card with
 //
-//	curl -H 'Authorization: Bearer demo' -H 'Idempotency-Key: k-1' \
+//	curl -H 'Authorization: Bearer demo' -H 'Idempotency-Key: k-1' -H 'Content-Type: application/json' \
 //	  -d '{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}' \
 //	  http://ADDR/conversations/c-1/cards/card-t-1/answer
 //
@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", answers)
+	mux.Handle("/conversations/{conversation}/cards/{card}/answer", answers) // a wrong method gets the JSON 405
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {

@@ -59,7 +59,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", h)
+	mux.Handle("/conversations/{conversation}/cards/{card}/answer", h) // any method: a wrong one gets the JSON 405
 	// README:end
 
 	post := func(ctype, key, body string) {
