@@ -319,27 +319,30 @@ var errClosed = errors.New("pgstore: the window is closed")
 // turn's latest from $3-1 to $3 (creating the turn row for seq 1), under
 // the end rule, inserts the frame at the byte offset after the previous
 // one, moves lower past the frames count and byte retention drop and
-// deletes them. Byte retention drops up to the first frame at or after
-// which the rest fit: one index scan from lower, stopping there, and never
-// the new frame. It returns the new bounds, or no row when the seq or the
-// end rule refused the frame.
+// deletes them. Byte retention walks the frames from lower+1, one key
+// lookup each (LATERAL … LIMIT 1, as readStatement), while the rest would
+// not fit (cut): as many steps as frames dropped, plus one, never the new
+// frame. It returns the new
+// bounds, or no row when the seq or the end rule refused the frame.
 //
 //	$1 conversation, $2 turn, $3 seq, $4 type, $5 data, $6 the frame ends
 //	the turn, $7 it is a tool_result, $8 frames kept (0: no count bound),
 //	$9 bytes kept (-1: no byte bound)
-const sqlAppend = `WITH prev AS (
+const sqlAppend = `WITH RECURSIVE prev AS (
 	SELECT coalesce(max(byte_offset + octet_length(data)), 0) AS off FROM pgstore_replay_frames
 	WHERE conversation_id = $1 AND turn_id = $2 AND seq = $3 - 1
 ), old AS (
 	SELECT lower FROM pgstore_replay_turns WHERE conversation_id = $1 AND turn_id = $2
+), cut(seq, x) AS (
+	SELECT old.lower + 1, prev.off + octet_length($5::bytea) - $9 FROM old, prev WHERE $9::bigint >= 0
+	UNION ALL
+	SELECT c.seq + 1, c.x FROM cut c CROSS JOIN LATERAL (SELECT byte_offset FROM pgstore_replay_frames
+		WHERE conversation_id = $1 AND turn_id = $2 AND seq = c.seq LIMIT 1) f
+	WHERE f.byte_offset < c.x
 ), moved AS (
 	UPDATE pgstore_replay_turns t
 	SET latest = $3, ended = ended OR $6, appended_at = now(),
-		lower = greatest(t.lower,
-			CASE WHEN $8::bigint > 0 THEN $3 - $8 ELSE 0 END,
-			CASE WHEN $9::bigint >= 0 THEN coalesce((SELECT min(f.seq) FROM pgstore_replay_frames f
-				WHERE f.conversation_id = $1 AND f.turn_id = $2 AND f.seq > t.lower
-					AND f.byte_offset >= (SELECT off FROM prev) + octet_length($5::bytea) - $9), $3) - 1 ELSE 0 END)
+		lower = greatest(t.lower, CASE WHEN $8::bigint > 0 THEN $3 - $8 ELSE 0 END, (SELECT max(seq) - 1 FROM cut))
 	WHERE conversation_id = $1 AND turn_id = $2 AND latest = $3 - 1 AND (NOT ended OR $7)
 	RETURNING lower, latest, ended
 ), created AS (

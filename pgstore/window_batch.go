@@ -153,22 +153,29 @@ func (q *appendBatcher) take() []*appendRequest {
 // $5 data, $6 ends, $7 tool results), $8 the frames kept and $9 the bytes
 // kept; it returns a row (conversation, turn, lower, latest, ended) for
 // each frame stored.
-const sqlAppendBatch = `WITH req AS (
-	SELECT r.*, coalesce(p.byte_offset + octet_length(p.data), 0) AS off
+const sqlAppendBatch = `WITH RECURSIVE req AS (
+	SELECT r.*, coalesce(p.off, 0) AS off
 	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bytea[], $6::bool[], $7::bool[])
 		AS r(conversation_id, turn_id, seq, type, data, ends, tool_result)
-	LEFT JOIN pgstore_replay_frames p ON p.conversation_id = r.conversation_id AND p.turn_id = r.turn_id AND p.seq = r.seq - 1
+	LEFT JOIN LATERAL (SELECT byte_offset + octet_length(data) AS off FROM pgstore_replay_frames
+		WHERE conversation_id = r.conversation_id AND turn_id = r.turn_id AND seq = r.seq - 1 LIMIT 1) p ON true
 ), old AS (
-	SELECT t.conversation_id, t.turn_id, t.lower FROM pgstore_replay_turns t JOIN req r USING (conversation_id, turn_id)
+	SELECT r.conversation_id, r.turn_id, t.lower FROM req r CROSS JOIN LATERAL (SELECT lower FROM pgstore_replay_turns
+		WHERE conversation_id = r.conversation_id AND turn_id = r.turn_id LIMIT 1) t
+), cut(conversation_id, turn_id, seq, x) AS (
+	SELECT r.conversation_id, r.turn_id, o.lower + 1, r.off + octet_length(r.data) - $9
+	FROM req r JOIN old o USING (conversation_id, turn_id) WHERE $9::bigint >= 0
+	UNION ALL
+	SELECT c.conversation_id, c.turn_id, c.seq + 1, c.x FROM cut c CROSS JOIN LATERAL (SELECT byte_offset FROM pgstore_replay_frames
+		WHERE conversation_id = c.conversation_id AND turn_id = c.turn_id AND seq = c.seq LIMIT 1) f
+	WHERE f.byte_offset < c.x
+), cuts AS (
+	SELECT conversation_id, turn_id, max(seq) - 1 AS lower FROM cut GROUP BY conversation_id, turn_id
 ), moved AS (
 	UPDATE pgstore_replay_turns t
 	SET latest = r.seq, ended = t.ended OR r.ends, appended_at = now(),
-		lower = greatest(t.lower,
-			CASE WHEN $8::bigint > 0 THEN r.seq - $8 ELSE 0 END,
-			CASE WHEN $9::bigint >= 0 THEN coalesce((SELECT min(f.seq) FROM pgstore_replay_frames f
-				WHERE f.conversation_id = t.conversation_id AND f.turn_id = t.turn_id AND f.seq > t.lower
-					AND f.byte_offset >= r.off + octet_length(r.data) - $9), r.seq) - 1 ELSE 0 END)
-	FROM req r
+		lower = greatest(t.lower, CASE WHEN $8::bigint > 0 THEN r.seq - $8 ELSE 0 END, c.lower)
+	FROM req r LEFT JOIN cuts c USING (conversation_id, turn_id)
 	WHERE t.conversation_id = r.conversation_id AND t.turn_id = r.turn_id AND t.latest = r.seq - 1 AND (NOT t.ended OR r.tool_result)
 	RETURNING t.conversation_id, t.turn_id, t.lower, t.latest, t.ended
 ), created AS (
@@ -182,9 +189,12 @@ const sqlAppendBatch = `WITH req AS (
 ), frame AS (
 	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data, byte_offset)
 	SELECT r.conversation_id, r.turn_id, r.seq, r.type, r.data, r.off FROM turn t JOIN req r USING (conversation_id, turn_id)
+), dropped AS MATERIALIZED (
+	SELECT t.conversation_id, t.turn_id, o.lower AS above, t.lower AS upto FROM turn t JOIN old o USING (conversation_id, turn_id)
+	WHERE t.lower > o.lower
 ), trimmed AS (
-	DELETE FROM pgstore_replay_frames f USING turn t JOIN old o USING (conversation_id, turn_id)
-	WHERE f.conversation_id = t.conversation_id AND f.turn_id = t.turn_id AND f.seq > o.lower AND f.seq <= t.lower
+	DELETE FROM pgstore_replay_frames f USING dropped d
+	WHERE f.conversation_id = d.conversation_id AND f.turn_id = d.turn_id AND f.seq > d.above AND f.seq <= d.upto
 )
 SELECT conversation_id, turn_id, lower, latest, ended FROM turn`
 

@@ -16,25 +16,28 @@ import (
 // readStatement returns a turn's bounds and, for each cursor of $3 within
 // them, the page after it of at most the bytes of $4 at the same index
 // (at least one frame), in one statement: one snapshot, so the frames are
-// exactly those the bounds promise. Each page ends before the first frame
-// whose data, counted from the page's first frame by byte_offset, go
-// beyond its limit: one index scan from the cursor that stops there. The
-// rows are the frames of the pages, each once, in seq order, each found by
-// its key (the LIMIT keeps the planner from scanning the turn's frames
-// instead); no row is an unknown turn, and a row whose frame columns are NULL is a turn with no
-// frame to return.
-const readStatement = `WITH t AS (
+// exactly those the bounds promise. Each page is walked frame by frame, a
+// key lookup each, summing octet_length(data) (the stored length: nothing
+// is detoasted) until the next frame would not fit: as many steps as the
+// page has frames, plus one, whatever follows. The rows are the frames of
+// the pages, each once, in seq order. Every frame is found by its key in a
+// LATERAL subquery whose LIMIT keeps the planner, generic plans included,
+// from scanning the turn's frames instead; no row is an unknown turn, and a row whose frame columns are NULL is a turn with no frame to
+// return.
+const readStatement = `WITH RECURSIVE t AS (
 	SELECT lower, latest, ended FROM pgstore_replay_turns WHERE conversation_id = $1 AND turn_id = $2
 ), q AS (
 	SELECT DISTINCT q.after, q.lim FROM t, unnest($3::bigint[], $4::bigint[]) AS q(after, lim)
 	WHERE q.after >= t.lower AND q.after < t.latest
-), page AS (
-	SELECT q.after, coalesce((SELECT min(f.seq) FROM pgstore_replay_frames f
-		WHERE f.conversation_id = $1 AND f.turn_id = $2 AND f.seq > s.seq
-			AND f.byte_offset + octet_length(f.data) - s.byte_offset > q.lim), t.latest + 1) AS stop
-	FROM t, q JOIN pgstore_replay_frames s ON s.conversation_id = $1 AND s.turn_id = $2 AND s.seq = q.after + 1
+), page(after, lim, seq, size) AS (
+	SELECT q.after, q.lim, f.seq, f.size FROM q CROSS JOIN LATERAL (SELECT seq, octet_length(data)::bigint AS size
+		FROM pgstore_replay_frames WHERE conversation_id = $1 AND turn_id = $2 AND seq = q.after + 1 LIMIT 1) f
+	UNION ALL
+	SELECT p.after, p.lim, f.seq, p.size + f.size FROM page p CROSS JOIN LATERAL (SELECT seq, octet_length(data) AS size
+		FROM pgstore_replay_frames WHERE conversation_id = $1 AND turn_id = $2 AND seq = p.seq + 1 LIMIT 1) f
+	WHERE p.size + f.size <= p.lim
 ), want AS (
-	SELECT DISTINCT g.seq FROM page, generate_series(page.after + 1, page.stop - 1) AS g(seq)
+	SELECT DISTINCT seq FROM page
 )
 SELECT t.lower, t.latest, t.ended, f.seq, f.type, f.data
 FROM t LEFT JOIN (want CROSS JOIN LATERAL (SELECT seq, type, data FROM pgstore_replay_frames
