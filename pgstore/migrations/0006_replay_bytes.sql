@@ -1,16 +1,14 @@
--- pgstore migration 6: byte offsets in the replay window, for reads in
--- pages bounded in bytes and for retention by bytes (Window in window.go,
--- docs/contract.md sections 11.2 and 11.4).
+-- pgstore migration 6: byte offsets in the replay window, for retention by
+-- bytes (WindowOptions.MaxBytes in window.go, docs/contract.md section 11.4).
 --
 -- byte_offset is the data bytes of the turn's retained frames before this
 -- one, counted from the first frame retained when it was appended: an
 -- Append stores the previous frame's byte_offset plus its octet_length(data)
 -- (0 when no frame is retained), so that over the retained frames, always
--- contiguous, the data of frames a+1 through b take
--- byte_offset(b) + octet_length(data(b)) - byte_offset(a+1) bytes. A read
--- finds the end of its page, and retention the prefix to drop, with one
--- index scan that stops at the first frame past the bound. octet_length on
--- bytea reads the stored length, never the (toasted) bytes.
+-- contiguous, the frames from s on take the new frame's end offset minus
+-- byte_offset(s) bytes, and an Append finds the prefix to drop without
+-- summing the turn. octet_length on bytea reads the stored length, never
+-- the (toasted) bytes.
 ALTER TABLE pgstore_replay_frames ADD COLUMN byte_offset bigint NOT NULL DEFAULT 0 CHECK (byte_offset >= 0);
 
 UPDATE pgstore_replay_frames f SET byte_offset = o.byte_offset
