@@ -276,7 +276,7 @@ func TestWindowReturnsOnContextWhileStalled(t *testing.T) {
 		took := time.Since(start)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, c.name)
-		require.Less(t, took, budget+200*time.Millisecond, "%s returned %v after its context ended", c.name, took-budget)
+		require.Less(t, took, budget+500*time.Millisecond, "%s returned %v after its context ended", c.name, took-budget)
 		require.Greater(t, waiting(), stalled, "%s left a statement waiting for the lock: the database did stall it", c.name)
 		t.Logf("%s returned %v after its context ended (a %v timeout), its statement still waiting for the lock", c.name, took-budget, budget)
 	}
