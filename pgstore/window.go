@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 
@@ -24,6 +23,10 @@ const (
 	// DefaultWindowMaxFrames is the number of frames a Window retains per
 	// turn: 10,000, as replay.DefaultMaxFrames.
 	DefaultWindowMaxFrames = 10_000
+	// DefaultWindowMaxBytes is the frame data a Window retains per turn, in
+	// bytes: 64 MiB, 64 frames of the default frame limit (on disk, where
+	// replay.DefaultMaxBytes bounds memory).
+	DefaultWindowMaxBytes = 64 << 20
 	// DefaultCatchUpInterval is the time after which every waiting reader
 	// reads the database again although no notification came: 2 seconds.
 	DefaultCatchUpInterval = 2 * time.Second
@@ -50,6 +53,12 @@ type WindowOptions struct {
 	// the same statement. 0 means DefaultWindowMaxFrames, a negative value
 	// no count bound.
 	MaxFrames int
+	// MaxBytes bounds the frame data (canonical JSON) retained per turn, in
+	// bytes: the Append that goes beyond it deletes the oldest frames until
+	// the rest fit, and moves Lower past them, in the same statement; the
+	// newest frame is kept whatever its size. 0 means
+	// DefaultWindowMaxBytes, a negative value no byte bound.
+	MaxBytes int
 	// ListenConfig is the connection the Window's listener holds: one
 	// session, for LISTEN, for as long as the Window is open. nil means the
 	// pool's own connection configuration. It must reach the server
@@ -115,8 +124,8 @@ type windowFlaws struct {
 // turn with its bounds (lower, latest, ended, appended_at), and
 // pgstore_replay_frames, keyed by (conversation_id, turn_id, seq), holding
 // each frame's SSE event type and its canonical envelope bytes (bytea)
-// exactly as appended: Read returns them, and the handler writes them,
-// without parsing them again.
+// exactly as appended (and, migration 6, its byte_offset): Read returns
+// them, and the handler writes them, without parsing them again.
 //
 // # Append
 //
@@ -126,7 +135,7 @@ type windowFlaws struct {
 //	UPDATE pgstore_replay_turns SET latest = $seq, ended = ended OR $ends, lower = …
 //	WHERE … AND latest = $seq - 1 AND (NOT ended OR $toolResult)      -- or INSERT the turn row for seq 1
 //	INSERT INTO pgstore_replay_frames … SELECT … FROM the moved row
-//	DELETE FROM pgstore_replay_frames WHERE … AND seq <= the new lower -- count retention
+//	DELETE FROM pgstore_replay_frames WHERE … AND seq <= the new lower -- count and byte retention
 //
 // The compare on latest is atomic: a second writer of the same turn waits
 // for the row and re-evaluates it (read committed), or is rolled back and
@@ -181,15 +190,15 @@ type windowFlaws struct {
 // notification). Reads of one turn in one process are shared: a
 // Read or a Wait joins the next statement of that turn that starts after
 // it was called (never one already running, whose snapshot might predate
-// it), so a Read returns every frame whose Append returned before it, on
+// it), so a Read reaches every frame whose Append returned before it, on
 // any instance, and a thousand readers woken by one frame cost a few
-// statements. While the database cannot be reached, Read and Wait retry
-// for Patience.
+// statements, each of one page per cursor (readStatement). While the
+// database cannot be reached, Read and Wait retry for Patience.
 //
 // # Retention
 //
-// MaxFrames per turn is applied by Append itself; MaxAge, EndedTTL and
-// TombstoneTTL by Trim, which every Window runs each TrimInterval. Both
+// MaxFrames and MaxBytes per turn are applied by Append; MaxAge, EndedTTL
+// and TombstoneTTL by Trim, which every Window runs each TrimInterval. Both
 // move lower and delete the frames below it in one statement, so no gap
 // appears; a trimmed turn keeps its bounds (a tombstone) until
 // TombstoneTTL, so a reconnect is refused stale-cursor and a writer
@@ -207,6 +216,7 @@ type Window struct {
 	pool          *pgxpool.Pool
 	maxFrameBytes int
 	maxFrames     int
+	maxBytes      int // -1: no bound
 	catchUp       time.Duration
 	patience      time.Duration
 	queryTimeout  time.Duration
@@ -250,6 +260,7 @@ func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 		pool:          pool,
 		maxFrameBytes: o.MaxFrameBytes,
 		maxFrames:     orDefault(o.MaxFrames, DefaultWindowMaxFrames),
+		maxBytes:      max(orDefault(o.MaxBytes, DefaultWindowMaxBytes), -1),
 		catchUp:       orDefault(o.CatchUpInterval, DefaultCatchUpInterval),
 		patience:      orDefault(o.Patience, DefaultPatience),
 		queryTimeout:  o.QueryTimeout,
@@ -306,16 +317,32 @@ var errClosed = errors.New("pgstore: the window is closed")
 
 // sqlAppend is Append's one statement, its own transaction: it moves the
 // turn's latest from $3-1 to $3 (creating the turn row for seq 1), under
-// the end rule, inserts the frame, deletes the frames count retention drops
-// and moves lower past them. It returns the new bounds, or no row when the
-// seq or the end rule refused the frame.
+// the end rule, inserts the frame at the byte offset after the previous
+// one, moves lower past the frames count and byte retention drop and
+// deletes them. Byte retention walks the frames from lower+1, one key
+// lookup each (LATERAL … LIMIT 1, as readStatement), while the rest would
+// not fit (cut): as many steps as frames dropped, plus one, never the new
+// frame. It returns the new
+// bounds, or no row when the seq or the end rule refused the frame.
 //
 //	$1 conversation, $2 turn, $3 seq, $4 type, $5 data, $6 the frame ends
-//	the turn, $7 it is a tool_result, $8 frames kept (0: no count bound)
-const sqlAppend = `WITH moved AS (
-	UPDATE pgstore_replay_turns
+//	the turn, $7 it is a tool_result, $8 frames kept (0: no count bound),
+//	$9 bytes kept (-1: no byte bound)
+const sqlAppend = `WITH RECURSIVE prev AS (
+	SELECT coalesce(max(byte_offset + octet_length(data)), 0) AS off FROM pgstore_replay_frames
+	WHERE conversation_id = $1 AND turn_id = $2 AND seq = $3 - 1
+), old AS (
+	SELECT lower FROM pgstore_replay_turns WHERE conversation_id = $1 AND turn_id = $2
+), cut(seq, x) AS (
+	SELECT old.lower + 1, prev.off + octet_length($5::bytea) - $9 FROM old, prev WHERE $9::bigint >= 0
+	UNION ALL
+	SELECT c.seq + 1, c.x FROM cut c CROSS JOIN LATERAL (SELECT byte_offset FROM pgstore_replay_frames
+		WHERE conversation_id = $1 AND turn_id = $2 AND seq = c.seq LIMIT 1) f
+	WHERE f.byte_offset < c.x
+), moved AS (
+	UPDATE pgstore_replay_turns t
 	SET latest = $3, ended = ended OR $6, appended_at = now(),
-		lower = CASE WHEN $8 > 0 THEN greatest(lower, $3 - $8) ELSE lower END
+		lower = greatest(t.lower, CASE WHEN $8::bigint > 0 THEN $3 - $8 ELSE 0 END, (SELECT max(seq) - 1 FROM cut))
 	WHERE conversation_id = $1 AND turn_id = $2 AND latest = $3 - 1 AND (NOT ended OR $7)
 	RETURNING lower, latest, ended
 ), created AS (
@@ -326,11 +353,11 @@ const sqlAppend = `WITH moved AS (
 ), turn AS (
 	SELECT * FROM moved UNION ALL SELECT * FROM created
 ), frame AS (
-	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data)
-	SELECT $1, $2, $3, $4, $5 FROM turn
+	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data, byte_offset)
+	SELECT $1, $2, $3, $4, $5, (SELECT off FROM prev) FROM turn
 ), trimmed AS (
 	DELETE FROM pgstore_replay_frames
-	WHERE $8 > 0 AND $3 > $8 AND conversation_id = $1 AND turn_id = $2 AND seq <= (SELECT lower FROM turn)
+	WHERE conversation_id = $1 AND turn_id = $2 AND seq > (SELECT lower FROM old) AND seq <= (SELECT lower FROM turn)
 )
 SELECT t.lower, t.latest, t.ended FROM turn t`
 
@@ -340,15 +367,16 @@ SELECT t.lower, t.latest, t.ended FROM turn t`
 // drops, in the Window's next batch, then has every instance notified (see
 // Window). While its frame waits for a batch, the end of ctx takes it off
 // the queue and Append returns ctx's error, nothing sent; once its batch is
-// on the wire, Append waits for the answer, bounded by QueryTimeout, so
-// that it can tell whether the frame was stored. Refusals are
+// on the wire, Append waits for the answer (bounded by QueryTimeout) until
+// ctx ends, and then returns ctx's error at once, the outcome unknown as
+// after a broken connection. Refusals are
 // *replay.AppendError with the turn's bounds and nothing stored, with the
 // codes replay.CheckAppend and replay.EncodeFrame give, and invalid-input
 // (no bounds) for a conversation or turn id that holds a NUL character or
 // invalid UTF-8, which PostgreSQL cannot store. Any other error is
 // the database's: when the connection broke after the statement was sent,
 // the frame may have been stored, and the writer learns it from the
-// sequence-reordered refusal of its retry (or from Read).
+// sequence-reordered refusal of its retry (or from Bounds).
 func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Frame{}, err
@@ -367,7 +395,7 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
 	ends := replay.EndsTurn(env)
 	payload := encodeNotification(key)
-	r := &appendRequest{key: key, seq: int64(f.Seq), typ: f.Type, data: f.Data, ends: ends, toolResult: toolResult}
+	r := &appendRequest{key: key, seq: f.Seq, typ: f.Type, data: f.Data, ends: ends, toolResult: toolResult}
 	for range 3 {
 		err := w.appendOnce(ctx, r, payload)
 		switch {
@@ -394,15 +422,18 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 // it, or the database's error.
 func (w *Window) appendOnce(ctx context.Context, r *appendRequest, payload string) error {
 	if w.flaws.notifyEarly {
-		return w.retry(ctx, func() error { return w.appendNotifyingEarly(ctx, r.args(w.maxFrames), payload, &r.bounds) })
+		return w.retry(ctx, func() error { return w.appendNotifyingEarly(ctx, r.args(w.maxFrames, w.maxBytes), payload, &r.bounds) })
 	}
 	r.done, r.err, r.fallback = make(chan struct{}), nil, false
-	if sent, err := w.batcher.submit(ctx, r); !sent {
+	sent, err := w.batcher.submit(ctx, r)
+	if !sent {
 		return err // nothing reached the server
 	}
-	err := r.err
-	if r.fallback {
-		err = w.retry(ctx, func() error { return w.appendAlone(ctx, r) })
+	if err == nil { // else ctx ended while the batch was on the wire: r is still the batch's
+		err = r.err
+		if r.fallback {
+			err = w.retry(ctx, func() error { return w.appendAlone(ctx, r) })
+		}
 	}
 	var pgErr *pgconn.PgError
 	if !errors.Is(err, pgx.ErrNoRows) && !errors.As(err, &pgErr) {
@@ -416,7 +447,7 @@ func (w *Window) appendOnce(ctx context.Context, r *appendRequest, payload strin
 
 // appendAlone runs r's frame in a statement of its own (sqlAppend).
 func (w *Window) appendAlone(ctx context.Context, r *appendRequest) error {
-	return scanAppended(w.pool.QueryRow(ctx, sqlAppend, r.args(w.maxFrames)...), &r.bounds)
+	return scanAppended(w.pool.QueryRow(ctx, sqlAppend, r.args(w.maxFrames, w.maxBytes)...), &r.bounds)
 }
 
 // errAppendable is refuse's answer when the bounds it read allow env.
@@ -428,7 +459,7 @@ func scanAppended(row pgx.Row, b *replay.Bounds) error {
 	if err := row.Scan(&lower, &latest, &ended); err != nil {
 		return err
 	}
-	*b = replay.Bounds{Lower: uint64(lower), Latest: uint64(latest), Ended: ended}
+	*b = replay.Bounds{Lower: lower, Latest: latest, Ended: ended}
 	return nil
 }
 
@@ -438,7 +469,7 @@ func scanAppended(row pgx.Row, b *replay.Bounds) error {
 func (w *Window) refuse(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope, cause error) error {
 	var b replay.Bounds
 	err := w.retry(ctx, func() (err error) {
-		b, _, err = w.query(ctx, key, math.MaxInt64)
+		b, _, err = w.query(ctx, key, nil)
 		return err
 	})
 	if err != nil {

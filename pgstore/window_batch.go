@@ -38,9 +38,9 @@ type appendRequest struct {
 	fallback bool // the batch failed on the server: run the frame alone
 }
 
-// args returns sqlAppend's arguments for r, maxFrames kept.
-func (r *appendRequest) args(maxFrames int) []any {
-	return []any{r.key.ConversationID, r.key.TurnID, r.seq, r.typ, r.data, r.ends, r.toolResult, int64(max(maxFrames, 0))}
+// args returns sqlAppend's arguments for r, maxFrames and maxBytes kept.
+func (r *appendRequest) args(maxFrames, maxBytes int) []any {
+	return []any{r.key.ConversationID, r.key.TurnID, r.seq, r.typ, r.data, r.ends, r.toolResult, int64(max(maxFrames, 0)), int64(maxBytes)}
 }
 
 // appendBatcher is a Window's group commit: the appends that arrive while
@@ -63,8 +63,9 @@ type appendBatcher struct {
 // queued, the end of ctx takes it off the queue: submit then reports sent
 // false with ctx's error, as it does with errClosed for a closed window.
 // Once r's batch is on the wire, submit waits for its answer (bounded by
-// the window's QueryTimeout), so that the caller learns whether the frame
-// was stored.
+// the window's QueryTimeout) or the end of ctx: then it reports sent true
+// with ctx's error, the outcome unknown, and the caller must leave r's
+// answer to the batch.
 func (q *appendBatcher) submit(ctx context.Context, r *appendRequest) (sent bool, err error) {
 	q.mu.Lock()
 	if q.closed {
@@ -90,8 +91,12 @@ func (q *appendBatcher) submit(ctx context.Context, r *appendRequest) (sent bool
 		return false, ctx.Err()
 	}
 	q.mu.Unlock()
-	<-r.done
-	return true, nil
+	select {
+	case <-r.done:
+		return true, nil
+	default:
+		return true, ctx.Err()
+	}
 }
 
 // close refuses new appends and waits for the batches on the wire.
@@ -145,16 +150,32 @@ func (q *appendBatcher) take() []*appendRequest {
 // sqlAppendBatch is sqlAppend for many turns at once, one frame each: the
 // same steps, row by row, in one statement. Its arguments are arrays with
 // an element per frame ($1 conversations, $2 turns, $3 seqs, $4 types,
-// $5 data, $6 ends, $7 tool results) and $8 the frames kept; it returns a
-// row (conversation, turn, lower, latest, ended) for each frame stored.
-const sqlAppendBatch = `WITH req AS (
-	SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bytea[], $6::bool[], $7::bool[])
+// $5 data, $6 ends, $7 tool results), $8 the frames kept and $9 the bytes
+// kept; it returns a row (conversation, turn, lower, latest, ended) for
+// each frame stored.
+const sqlAppendBatch = `WITH RECURSIVE req AS (
+	SELECT r.*, coalesce(p.off, 0) AS off
+	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bytea[], $6::bool[], $7::bool[])
 		AS r(conversation_id, turn_id, seq, type, data, ends, tool_result)
+	LEFT JOIN LATERAL (SELECT byte_offset + octet_length(data) AS off FROM pgstore_replay_frames
+		WHERE conversation_id = r.conversation_id AND turn_id = r.turn_id AND seq = r.seq - 1 LIMIT 1) p ON true
+), old AS (
+	SELECT r.conversation_id, r.turn_id, t.lower FROM req r CROSS JOIN LATERAL (SELECT lower FROM pgstore_replay_turns
+		WHERE conversation_id = r.conversation_id AND turn_id = r.turn_id LIMIT 1) t
+), cut(conversation_id, turn_id, seq, x) AS (
+	SELECT r.conversation_id, r.turn_id, o.lower + 1, r.off + octet_length(r.data) - $9
+	FROM req r JOIN old o USING (conversation_id, turn_id) WHERE $9::bigint >= 0
+	UNION ALL
+	SELECT c.conversation_id, c.turn_id, c.seq + 1, c.x FROM cut c CROSS JOIN LATERAL (SELECT byte_offset FROM pgstore_replay_frames
+		WHERE conversation_id = c.conversation_id AND turn_id = c.turn_id AND seq = c.seq LIMIT 1) f
+	WHERE f.byte_offset < c.x
+), cuts AS (
+	SELECT conversation_id, turn_id, max(seq) - 1 AS lower FROM cut GROUP BY conversation_id, turn_id
 ), moved AS (
 	UPDATE pgstore_replay_turns t
 	SET latest = r.seq, ended = t.ended OR r.ends, appended_at = now(),
-		lower = CASE WHEN $8 > 0 THEN greatest(t.lower, r.seq - $8) ELSE t.lower END
-	FROM req r
+		lower = greatest(t.lower, CASE WHEN $8::bigint > 0 THEN r.seq - $8 ELSE 0 END, c.lower)
+	FROM req r LEFT JOIN cuts c USING (conversation_id, turn_id)
 	WHERE t.conversation_id = r.conversation_id AND t.turn_id = r.turn_id AND t.latest = r.seq - 1 AND (NOT t.ended OR r.tool_result)
 	RETURNING t.conversation_id, t.turn_id, t.lower, t.latest, t.ended
 ), created AS (
@@ -166,11 +187,14 @@ const sqlAppendBatch = `WITH req AS (
 ), turn AS (
 	SELECT * FROM moved UNION ALL SELECT * FROM created
 ), frame AS (
-	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data)
-	SELECT r.conversation_id, r.turn_id, r.seq, r.type, r.data FROM turn t JOIN req r USING (conversation_id, turn_id)
+	INSERT INTO pgstore_replay_frames (conversation_id, turn_id, seq, type, data, byte_offset)
+	SELECT r.conversation_id, r.turn_id, r.seq, r.type, r.data, r.off FROM turn t JOIN req r USING (conversation_id, turn_id)
+), dropped AS MATERIALIZED (
+	SELECT t.conversation_id, t.turn_id, o.lower AS above, t.lower AS upto FROM turn t JOIN old o USING (conversation_id, turn_id)
+	WHERE t.lower > o.lower
 ), trimmed AS (
-	DELETE FROM pgstore_replay_frames f USING turn t
-	WHERE $8 > 0 AND t.latest > $8 AND f.conversation_id = t.conversation_id AND f.turn_id = t.turn_id AND f.seq <= t.lower
+	DELETE FROM pgstore_replay_frames f USING dropped d
+	WHERE f.conversation_id = d.conversation_id AND f.turn_id = d.turn_id AND f.seq > d.above AND f.seq <= d.upto
 )
 SELECT conversation_id, turn_id, lower, latest, ended FROM turn`
 
@@ -204,14 +228,14 @@ func (q *appendBatcher) send(batch []*appendRequest) {
 		byKey[r.key] = r
 		r.err = pgx.ErrNoRows // until its row comes back
 	}
-	rows, err := q.w.pool.Query(ctx, sqlAppendBatch, convs, turns, seqs, types, data, ends, toolResults, int64(max(q.w.maxFrames, 0)))
+	rows, err := q.w.pool.Query(ctx, sqlAppendBatch, convs, turns, seqs, types, data, ends, toolResults, int64(max(q.w.maxFrames, 0)), int64(q.w.maxBytes))
 	if err == nil {
 		var key replay.Key
 		var lower, latest int64
 		var ended bool
 		_, err = pgx.ForEachRow(rows, []any{&key.ConversationID, &key.TurnID, &lower, &latest, &ended}, func() error {
 			if r, ok := byKey[key]; ok {
-				r.bounds = replay.Bounds{Lower: uint64(lower), Latest: uint64(latest), Ended: ended}
+				r.bounds = replay.Bounds{Lower: lower, Latest: latest, Ended: ended}
 				r.err = nil
 			}
 			return nil

@@ -17,16 +17,40 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// storedSeqs reads back the seqs stored for key.
-func storedSeqs(t *testing.T, w *Window, key replay.Key) []uint64 {
+// storedSeqs reads back the seqs stored for key, page by page.
+func storedSeqs(t *testing.T, w *Window, key replay.Key) []int64 {
 	t.Helper()
-	_, frames, err := w.Read(t.Context(), key, 0)
-	require.NoError(t, err)
-	seqs := []uint64{}
-	for _, f := range frames {
+	seqs := []int64{}
+	for _, f := range readAll(t, w, key, 0, replay.DefaultPageBytes) {
 		seqs = append(seqs, f.Seq)
 	}
 	return seqs
+}
+
+// readAll reads key's retained suffix after after page by page, pages of
+// limit bytes, each checked against the page rule, until Latest.
+func readAll(t *testing.T, w replay.Window, key replay.Key, after int64, limit int) []replay.Frame {
+	t.Helper()
+	var all []replay.Frame
+	for {
+		b, frames, err := w.Read(t.Context(), key, after, limit)
+		require.NoError(t, err)
+		if after == b.Latest {
+			require.Empty(t, frames)
+			return all
+		}
+		require.NotEmpty(t, frames, "a page below Latest holds a frame")
+		size := 0
+		for _, f := range frames {
+			require.Equal(t, after+1, f.Seq, "pages are contiguous")
+			after = f.Seq
+			size += len(f.Data)
+		}
+		if len(frames) > 1 {
+			require.LessOrEqual(t, size, max(limit, 1), "a page of several frames fits its limit")
+		}
+		all = append(all, frames...)
+	}
 }
 
 // TestWindowClosedRightAfterAppendAnnounces: a Window closed as soon as
@@ -85,9 +109,9 @@ func TestWindowConcurrentProducers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	want := make([]uint64, frames)
+	want := make([]int64, frames)
 	for i := range want {
-		want[i] = uint64(i + 1)
+		want[i] = int64(i + 1)
 	}
 	for p := range producers {
 		require.Equal(t, want, storedSeqs(t, w, replay.Key{ConversationID: conv, TurnID: "own-" + strconv.Itoa(p)}))
@@ -146,9 +170,9 @@ func TestWindowBatchRefusalStoresTheOthers(t *testing.T) {
 	require.Equal(t, replay.Bounds{Lower: 0, Latest: 2}, batch[0].bounds)
 	require.ErrorIs(t, batch[1].err, pgx.ErrNoRows)
 	require.ErrorIs(t, batch[2].err, pgx.ErrNoRows)
-	require.Equal(t, []uint64{1, 2}, storedSeqs(t, w, a))
-	require.Equal(t, []uint64{}, storedSeqs(t, w, b))
-	require.Equal(t, []uint64{1}, storedSeqs(t, w, c))
+	require.Equal(t, []int64{1, 2}, storedSeqs(t, w, a))
+	require.Equal(t, []int64{}, storedSeqs(t, w, b))
+	require.Equal(t, []int64{1}, storedSeqs(t, w, c))
 }
 
 // TestWindowBatchServerFailureFallsBack: a batch the server fails (here a
@@ -168,12 +192,12 @@ func TestWindowBatchServerFailureFallsBack(t *testing.T) {
 		require.True(t, r.fallback)
 		require.NoError(t, r.err)
 	}
-	require.Equal(t, []uint64{}, storedSeqs(t, w, good))
+	require.Equal(t, []int64{}, storedSeqs(t, w, good))
 
 	// Alone, the good frame is stored.
 	_, err := w.Append(t.Context(), good, turnscript.Envelope(good, 1, 2))
 	require.NoError(t, err)
-	require.Equal(t, []uint64{1}, storedSeqs(t, w, good))
+	require.Equal(t, []int64{1}, storedSeqs(t, w, good))
 }
 
 // TestWindowUnstorableKeyRefused: a turn id PostgreSQL cannot store (a
@@ -250,8 +274,8 @@ func TestWindowQueuedAppendEndsWithItsContext(t *testing.T) {
 
 	require.NoError(t, tx.Rollback(t.Context()))
 	wg.Wait()
-	require.Equal(t, []uint64{}, storedSeqs(t, w, queued))
-	require.Equal(t, []uint64{1, 2}, storedSeqs(t, w, held))
+	require.Equal(t, []int64{}, storedSeqs(t, w, queued))
+	require.Equal(t, []int64{1, 2}, storedSeqs(t, w, held))
 }
 
 // TestWindowRacingWindowsSerializable: two Windows on two pools under

@@ -150,7 +150,7 @@ func produce(w replay.Window, key replay.Key, n int64, pace time.Duration, out *
 			if err == nil {
 				break
 			}
-			if ae, ok := errors.AsType[*replay.AppendError](err); ok && refusal.CodeOf(err) == refusal.CodeSequenceReordered && ae.Bounds.Latest >= uint64(seq) {
+			if ae, ok := errors.AsType[*replay.AppendError](err); ok && refusal.CodeOf(err) == refusal.CodeSequenceReordered && ae.Bounds.Latest >= seq {
 				outcome = "recovered" // stored by the attempt whose answer was lost
 				break
 			}

@@ -11,9 +11,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// Events are the SSE event names of a scripted turn.
-var Events = []string{"lifecycle", "delta"}
-
 // Envelope is frame seq of key's scripted turn of n frames: lifecycle
 // started at 1, lifecycle completed at n, and deltas between, each naming
 // its turn and seq (so a frame of another conversation can never pass for
