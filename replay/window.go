@@ -70,6 +70,14 @@ type Window interface {
 	// reads to learn the seq it continues at. An unknown turn is (0, 0).
 	Bounds(ctx context.Context, key Key) (Bounds, error)
 
+	// Wait blocks until key's turn holds a frame after cursor after, or has
+	// ended, or ctx is done, and returns the bounds then. It returns at once
+	// when such a frame was appended before the call: a reader that reads,
+	// then waits, never misses a frame appended in between.
+	//
+	// Every method returns promptly once ctx is done, with ctx's error, even
+	// while the store behind the window stalls: a stream's heartbeats and
+	// status lines depend on it (docs/contract.md section 14.2).
 	Wait(ctx context.Context, key Key, after int64) (Bounds, error)
 }
 
