@@ -2,9 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
