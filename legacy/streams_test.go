@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamtest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/teststream"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -24,7 +24,7 @@ func readFrames(t *testing.T, name string) (ids []string, data [][]byte) {
 	f, err := os.Open(filepath.Join(streamsDir, name))
 	require.NoError(t, err)
 	defer f.Close()
-	ids, data, err = streamtest.EventFrames(f)
+	ids, data, err = teststream.EventFrames(f)
 	require.NoError(t, err)
 	return ids, data
 }

@@ -8,7 +8,7 @@
 // It imports only the standard library and the module's leaf refusal
 // package, so recovery and interactions stay free of any tracing, validator
 // or database dependency. NewSlog writes the events to a log/slog logger;
-// the separate module github.com/Papercusp/chat-protocol-go/otel turns them
+// the separate module github.com/Papercusp/chat-protocol-go/otelchat turns them
 // into OpenTelemetry spans and metrics. Join combines both:
 //
 //	rec := recovery.New(host, &recovery.Options{Observer: observe.NewSlog(logger)})

@@ -8,7 +8,7 @@ import (
 
 // Kind names one moment an acting package reports, as "area.moment". The
 // names are stable: they are the "event" key of NewSlog's records and the
-// span and event names of the otel module. Kinds and their phases are the
+// span and event names of the otelchat module. Kinds and their phases are the
 // table of the package documentation.
 type Kind string
 
@@ -123,7 +123,7 @@ const (
 // An Event carries no time: the packages never read the clock for an
 // observer, so that a silent or cheap one costs no clock reading. A duration
 // is the observer's to measure, from a start to its end (NewSlog and the
-// otel module do).
+// otelchat module do).
 type Event struct {
 	Kind Kind
 	// Conversation and Turn identify the turn (recovery, replay, stream);

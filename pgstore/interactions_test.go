@@ -2,9 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -85,22 +82,14 @@ func hostRevoke(ctx context.Context, pool *pgxpool.Pool, c interactions.Caller, 
 func freshSchema(t testing.TB) string {
 	t.Helper()
 	needDB(t)
-	var b [5]byte
-	_, _ = rand.Read(b[:])
-	schema := "s_" + hex.EncodeToString(b[:])
-	admin := newPool(t, poolOpts{})
-	ctx := context.WithoutCancel(t.Context())
-	_, err := admin.Exec(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE") })
-	pool := newPool(t, poolOpts{searchPath: schema})
-	require.NoError(t, Migrate(ctx, pool))
-	_, err = pool.Exec(ctx, hostSchema)
+	c := &closers{}
+	t.Cleanup(c.close)
+	schema, err := createSchema(context.WithoutCancel(t.Context()), c)
 	require.NoError(t, err)
 	return schema
 }
 
-// cardFixture is an interactionstest.Fixture over a fresh schema at
+// cardFixture is a card database over a fresh schema at
 // isolation iso; addr, when set, routes the workers through a proxy.
 type cardFixture struct {
 	t      testing.TB
@@ -124,40 +113,18 @@ func (f *cardFixture) open() *InteractionStore {
 }
 
 func (f *cardFixture) transitions(key interactions.Key) []interactions.Transition {
-	rows, err := f.admin.Query(context.WithoutCancel(f.t.Context()), `SELECT transition FROM pgstore_card_transitions
-		WHERE conversation_id = $1 AND correlation_id = $2 ORDER BY id`, key.Conversation, key.CorrelationID)
+	trs, err := readTransitions(context.WithoutCancel(f.t.Context()), f.admin, key)
 	require.NoError(f.t, err)
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	require.NoError(f.t, err)
-	out := make([]interactions.Transition, len(docs))
-	for i, d := range docs {
-		require.NoError(f.t, json.Unmarshal(d, &out[i]))
-	}
-	return out
-}
-
-func (f *cardFixture) fixture() interactionstest.Fixture {
-	ctx := context.WithoutCancel(f.t.Context())
-	return interactionstest.Fixture{
-		Open: func() interactions.Store { return f.open() },
-		Grant: func(c interactions.Caller, conversation string) {
-			require.NoError(f.t, hostGrant(ctx, f.admin, c, conversation))
-		},
-		Revoke: func(c interactions.Caller, conversation string) {
-			require.NoError(f.t, hostRevoke(ctx, f.admin, c, conversation))
-		},
-		Transitions: f.transitions,
-	}
+	return trs
 }
 
 // TestInteractionStoreConformance runs interactionstest.TestStore against
 // the real server at both isolation levels, each check on a fresh schema.
 func TestInteractionStoreConformance(t *testing.T) {
+	needDB(t)
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {
-			interactionstest.TestStore(t, func(t *testing.T) interactionstest.Fixture {
-				return newCardFixture(t, iso, "").fixture()
-			})
+			interactionstest.TestStore(t, interactionstest.Config{NewSubject: cardSubject(iso)})
 		})
 	}
 }

@@ -107,23 +107,11 @@ func (a *armer) fault(_ context.Context, w write) error {
 // write (injected), and after it with the acknowledgement lost on the
 // wire (the proxy cuts the connection after the server's commit).
 func TestRecoveryStoreConformance(t *testing.T) {
-	// Skip here, on the test's own goroutine: the subject factory below runs
-	// inside recoverytest's subtests, where skipping this t would be a
-	// FailNow on a parent test.
+	// Skip here: the subject constructor has no t to skip.
 	needDB(t)
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {
-			recoverytest.TestStore(t, func(ctx context.Context) (recoverytest.Subject, error) {
-				proxy := startProxy(t)
-				st := newRecoveryStore(t, poolOpts{iso: iso, addr: proxy.Addr()})
-				a := &armer{proxy: proxy, armed: map[recoverytest.Site]recoverytest.Mode{}}
-				st.faults = a.fault
-				return recoverytest.Subject{
-					Store:  st,
-					Reopen: func() (recovery.Store, error) { return newRecoveryStore(t, poolOpts{iso: iso}), nil },
-					Arm:    a.arm,
-				}, nil
-			})
+			recoverytest.TestStore(t, recoverytest.Config{NewSubject: recoverySubject(iso)})
 		})
 	}
 }

@@ -42,12 +42,10 @@ func TestWindowConformance(t *testing.T) {
 		t.Run(isoName(iso), func(t *testing.T) {
 			needDB(t)
 			replaytest.TestWindow(t, replaytest.Config{
-				NewWindow: func(t *testing.T) replay.Window { return newTestWindow(t, iso, WindowOptions{}) },
-				NewRetaining: func(t *testing.T, maxFrames int) replay.Window {
-					return newTestWindow(t, iso, WindowOptions{MaxFrames: maxFrames})
-				},
-				Readers: 200,
-				Timeout: 10 * time.Second,
+				NewSubject:   windowSubject(iso, WindowOptions{}),
+				NewRetaining: retainingSubject(iso),
+				Readers:      200,
+				Timeout:      10 * time.Second,
 			})
 		})
 	}
@@ -58,12 +56,10 @@ func TestWindowConformance(t *testing.T) {
 // frame is visible, and wait for a notification that never comes.
 func TestWindowFlawNotifyEarlyCaught(t *testing.T) {
 	needDB(t)
-	err := replaytest.Check(t, replaytest.Config{
-		NewWindow: func(t *testing.T) replay.Window {
-			return newTestWindow(t, pgx.ReadCommitted, WindowOptions{flaws: windowFlaws{notifyEarly: true, notifyEarlyBy: 30 * time.Millisecond}})
-		},
-		Readers: 20,
-		Timeout: time.Second,
+	err := replaytest.Check(t.Context(), replaytest.Config{
+		NewSubject: windowSubject(pgx.ReadCommitted, WindowOptions{flaws: windowFlaws{notifyEarly: true, notifyEarlyBy: 30 * time.Millisecond}}),
+		Readers:    20,
+		Timeout:    time.Second,
 	})
 	require.Error(t, err, "the kit passes a window that notifies before commit")
 	failed := failedChecks(err)

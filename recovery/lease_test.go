@@ -78,7 +78,7 @@ func TestLeaseErrorTellsWhenToRetry(t *testing.T) {
 // through TurnRecovery: Execute refuses the launch and says why.
 func TestStoreThatSkipsAuthorizeLaunchesNothing(t *testing.T) {
 	ctx := t.Context()
-	e := newEnv(t, &recoverytest.HostOptions{Outcome: okOutcome}, &recoverytest.DBOptions{Flaw: recoverytest.FlawSkipsAuthorize})
+	e := newEnv(t, &recoverytest.HostOptions{Outcome: okOutcome}, &recoverytest.DBOptions{Broken: recoverytest.BrokenSkipsAuthorize})
 	rec := e.started()
 	_, err := rec.Execute(ctx, caller, ref("a"), e.host)
 	require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)

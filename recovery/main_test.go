@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
+	"github.com/Papercusp/chat-protocol-go/internal/kit/fakeclock"
 
 	"go.uber.org/goleak"
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
+	"github.com/Papercusp/chat-protocol-go/internal/kit/fakeclock"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"pgregory.net/rapid"

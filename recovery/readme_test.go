@@ -9,5 +9,5 @@ import (
 // The README's logging snippet is the wiring of ExampleOptions_observer,
 // verbatim, so the example's output is what the README's code logs.
 func TestReadmeLoggingIsTheExample(t *testing.T) {
-	readme.SnippetIsExample(t, "../README.md", "Observability (observe, otel)", "observe_example_test.go")
+	readme.SnippetIsExample(t, "../README.md", "Observability (observe, otelchat)", "observe_example_test.go")
 }

@@ -174,10 +174,10 @@ type simReturn struct {
 	res    recovery.Result
 }
 
-func runSim(seed uint64, tracing bool) *sim { return runFlawedSim(seed, tracing, recoverytest.Sound) }
+func runSim(seed uint64, tracing bool) *sim { return runBrokenSim(seed, tracing, recoverytest.Sound) }
 
-// runFlawedSim runs a seed over a store with flaw.
-func runFlawedSim(seed uint64, tracing bool, flaw recoverytest.Flaw) *sim {
+// runBrokenSim runs a seed over a store broken as broken says.
+func runBrokenSim(seed uint64, tracing bool, broken recoverytest.Broken) *sim {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &sim{
 		seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), tracing: tracing,
@@ -191,7 +191,7 @@ func runFlawedSim(seed uint64, tracing bool, flaw recoverytest.Flaw) *sim {
 		execs:    map[string]*simExec{},
 	}
 	defer cancel()
-	s.db = recoverytest.NewDB(&recoverytest.DBOptions{Hook: s.hook, Flaw: flaw})
+	s.db = recoverytest.NewDB(&recoverytest.DBOptions{Hook: s.hook, Broken: broken})
 	for i := range 1 + s.rng.IntN(3) {
 		s.effects = append(s.effects, fmt.Sprintf("e%d", i))
 	}
@@ -601,15 +601,15 @@ func (sw simWait) Wait(ctx context.Context) (recovery.Result, error) {
 func TestSimulationCatchesBrokenStores(t *testing.T) {
 	leakCheck(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	for _, flaw := range []recoverytest.Flaw{recoverytest.FlawIgnoresRevision, recoverytest.FlawUnfenced} {
-		t.Run(flaw.String(), func(t *testing.T) {
+	for _, broken := range []recoverytest.Broken{recoverytest.BrokenIgnoresRevision, recoverytest.BrokenUnfenced} {
+		t.Run(broken.String(), func(t *testing.T) {
 			for seed := uint64(1); seed <= 2000; seed++ {
-				if s := runFlawedSim(seed, false, flaw); len(s.failures) > 0 {
-					t.Logf("seed %d exposes %s: %s", seed, flaw, s.failures[0])
+				if s := runBrokenSim(seed, false, broken); len(s.failures) > 0 {
+					t.Logf("seed %d exposes %s: %s", seed, broken, s.failures[0])
 					return
 				}
 			}
-			t.Fatalf("2000 seeds did not expose the %s store", flaw)
+			t.Fatalf("2000 seeds did not expose the %s store", broken)
 		})
 	}
 }

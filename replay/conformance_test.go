@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"context"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -16,9 +17,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // retention through MemoryOptions.MaxFrames.
 func TestMemoryConformance(t *testing.T) {
 	replaytest.TestWindow(t, replaytest.Config{
-		NewWindow: func(*testing.T) replay.Window { return replay.NewMemory(nil) },
-		NewRetaining: func(_ *testing.T, maxFrames int) replay.Window {
-			return replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames})
+		NewSubject: func(context.Context) (replaytest.Subject, error) {
+			return replaytest.Subject{Window: replay.NewMemory(nil)}, nil
+		},
+		NewRetaining: func(_ context.Context, maxFrames int) (replaytest.Subject, error) {
+			return replaytest.Subject{Window: replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames})}, nil
 		},
 	})
 }
@@ -27,7 +30,9 @@ func TestMemoryConformance(t *testing.T) {
 // limit other than the default.
 func TestMemoryConformanceWithASmallFrameLimit(t *testing.T) {
 	replaytest.TestWindow(t, replaytest.Config{
-		NewWindow:     func(*testing.T) replay.Window { return replay.NewMemory(&replay.MemoryOptions{MaxFrameBytes: 4096}) },
+		NewSubject: func(context.Context) (replaytest.Subject, error) {
+			return replaytest.Subject{Window: replay.NewMemory(&replay.MemoryOptions{MaxFrameBytes: 4096})}, nil
+		},
 		MaxFrameBytes: 4096,
 	})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
+	"github.com/Papercusp/chat-protocol-go/internal/kit/fakeclock"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/teststream"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -16,7 +16,7 @@ import (
 // benchStream returns a generated legacy stream of about 8 MB.
 func benchStream(b *testing.B, text bool) []byte {
 	var buf bytes.Buffer
-	if err := streamgen.Write(&buf, 8<<20, 1, text); err != nil {
+	if err := teststream.Generate(&buf, 8<<20, 1, text); err != nil {
 		b.Fatal(err)
 	}
 	return buf.Bytes()

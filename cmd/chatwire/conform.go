@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/conformance"
+	"github.com/Papercusp/chat-protocol-go/internal/conformance"
 )
 
 const conformUsage = `usage: chatwire conform [DIR]
 
 Runs the conformance files of DIR (default ./testdata) through this implementation:
 the manifest against the files, every fixture against its expectation, every golden
-stream against its golden state (internal/testkit/conformance, the runner go test uses).
+stream against its golden state (internal/conformance, the runner go test uses).
 Prints one line per failing case, "FAIL CASE: reason", then "N passed, N failed".
 Exit status: 0 when every case passes, 1 when one fails or DIR cannot be read,
 2 on a usage error.

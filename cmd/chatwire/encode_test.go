@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamtest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/teststream"
 	"github.com/Papercusp/chat-protocol-go/legacy"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
@@ -31,7 +31,7 @@ func encode(t *testing.T, stdin string, args ...string) (int, string, string) {
 // stream, without comments and heartbeats.
 func dataFrames(t *testing.T, stream string) (ids []string, data []string) {
 	t.Helper()
-	ids, frames, err := streamtest.EventFrames(strings.NewReader(stream))
+	ids, frames, err := teststream.EventFrames(strings.NewReader(stream))
 	require.NoError(t, err)
 	for _, f := range frames {
 		data = append(data, string(f))

@@ -5,7 +5,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/conformance"
+	"github.com/Papercusp/chat-protocol-go/internal/conformance"
 )
 
 const parseUsage = `usage: chatwire parse KIND < INPUT

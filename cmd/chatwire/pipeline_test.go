@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/teststream"
 	"github.com/Papercusp/chat-protocol-go/legacy"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -161,7 +161,7 @@ func capturedStreams(tb testing.TB) map[string][]byte {
 // one of many batches through both.
 func TestPipelineMatchesSequential(t *testing.T) {
 	var gen bytes.Buffer
-	require.NoError(t, streamgen.Write(&gen, 1<<20, 3, true))
+	require.NoError(t, teststream.Generate(&gen, 1<<20, 3, true))
 	inputs := capturedStreams(t)
 	inputs["generated"], inputs["generated-cut"] = gen.Bytes(), gen.Bytes()[:gen.Len()-100]
 	for name, data := range inputs {

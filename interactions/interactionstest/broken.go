@@ -8,20 +8,22 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 )
 
-// Broken names a known-broken way to implement interactions.Store. Each one
-// looks plausible, passes a single-threaded happy path, and loses an answer,
-// lands two, or lets a revoked caller answer under some interleaving.
-// TestStore must catch every one of them, and the simulation in
-// interactions' tests must catch the unfenced ones; they exist only for
-// that. Never use one for anything else.
+// Broken names a known-broken way to implement interactions.Store
+// (DB.OpenBroken). Each one looks plausible, passes a single-threaded happy
+// path, and loses an answer, lands two, or lets a revoked caller answer
+// under some interleaving. TestStore and Check must catch every one of
+// them, and the simulation in interactions' tests must catch the unfenced
+// ones; they exist only for that. Never use one for anything else.
 type Broken int
 
 // The known-broken stores.
 const (
+	// Sound is no defect: the zero Broken, DB.Open's store.
+	Sound Broken = iota
 	// BrokenReadThenWrite reads the card, runs the callback, then writes
 	// the result with an unconditional update: two workers both see the
 	// card pending and both answers "land" (the last one wins).
-	BrokenReadThenWrite Broken = iota + 1
+	BrokenReadThenWrite
 	// BrokenProcessLock wraps read-then-write in a mutex of its own worker:
 	// correct within one process, broken across two.
 	BrokenProcessLock
@@ -48,7 +50,7 @@ const (
 	BrokenSwallowsRefusal
 )
 
-// AllBroken lists every Broken kind.
+// AllBroken returns every known-broken store, Sound excluded.
 func AllBroken() []Broken {
 	return []Broken{
 		BrokenReadThenWrite, BrokenProcessLock, BrokenCachedAuthority, BrokenUnfencedAuthority,
@@ -57,24 +59,29 @@ func AllBroken() []Broken {
 	}
 }
 
-// String returns the kind's name.
+// String names the defect, in the words of the check names.
 func (b Broken) String() string {
 	names := map[Broken]string{
-		BrokenReadThenWrite: "ReadThenWrite", BrokenProcessLock: "ProcessLock",
-		BrokenCachedAuthority: "CachedAuthority", BrokenUnfencedAuthority: "UnfencedAuthority",
-		BrokenLostTransition: "LostTransition", BrokenRetriesCallback: "RetriesCallback",
-		BrokenTrustsNext: "TrustsNext", BrokenWritesReadOnly: "WritesReadOnly",
-		BrokenSwallowsRefusal: "SwallowsRefusal",
+		Sound:               "sound",
+		BrokenReadThenWrite: "read-then-write", BrokenProcessLock: "process-lock",
+		BrokenCachedAuthority: "cached-authority", BrokenUnfencedAuthority: "unfenced-authority",
+		BrokenLostTransition: "lost-transition", BrokenRetriesCallback: "retries-callback",
+		BrokenTrustsNext: "trusts-next", BrokenWritesReadOnly: "writes-read-only",
+		BrokenSwallowsRefusal: "swallows-refusal",
 	}
 	if n, ok := names[b]; ok {
 		return n
 	}
-	return fmt.Sprintf("Broken(%d)", int(b))
+	return fmt.Sprintf("unknown-broken-%d", int(b))
 }
 
 // OpenBroken returns a fresh worker's store over db that is broken in the
-// way kind says; opts may be nil (Pause is honoured, Fault is not).
+// way kind says; opts may be nil (Pause is honoured, Fault is not). With
+// Sound it is DB.Open(opts).
 func (db *DB) OpenBroken(kind Broken, opts *StoreOptions) interactions.Store {
+	if kind == Sound {
+		return db.Open(opts)
+	}
 	s := &brokenStore{db: db, kind: kind, cache: map[interactions.Caller]interactions.Authority{}}
 	if opts != nil {
 		s.pause = opts.Pause

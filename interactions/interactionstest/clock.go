@@ -3,7 +3,7 @@ package interactionstest
 import (
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/fakeclock"
+	"github.com/Papercusp/chat-protocol-go/internal/kit/fakeclock"
 )
 
 // Clock is a fake clock for interactions.Options.Clock (pass its Now): it

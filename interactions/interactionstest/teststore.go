@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -17,82 +16,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
-
-// Fixture is one fresh, empty database under test, as TestStore's
-// newFixture returns it.
-type Fixture struct {
-	// Open returns a fresh worker's Store on this database: a new
-	// connection pool, as another process would have.
-	Open func() interactions.Store
-	// Grant makes c currently authorized in conversation, with c's tenant,
-	// customer and public owner, by writing the host's own authorization
-	// tables; Revoke takes conversation away from c. Revoke may block until
-	// a transaction holding c's authority ends.
-	Grant  func(c interactions.Caller, conversation string)
-	Revoke func(c interactions.Caller, conversation string)
-	// Transitions returns the workflow transitions stored for key, oldest
-	// first.
-	Transitions func(key interactions.Key) []interactions.Transition
-	// FenceWait is how long a check waits for a second transaction to get
-	// past a fence it must not pass; 0 means 100 ms. Raise it for a slow
-	// database.
-	FenceWait time.Duration
-}
-
-// TestStore checks that a host's interactions.Store keeps the seam's
-// promises (interactions.Store; docs/contract.md section 13), in the manner of
-// testing/fstest.TestFS. newFixture is called once per check and returns an
-// empty database. Run it from a test of the host's adapter:
-//
-//	func TestPGStore(t *testing.T) {
-//		interactionstest.TestStore(t, func(t *testing.T) interactionstest.Fixture { ... })
-//	}
-//
-// The checks: records and transitions round-trip through a fresh worker;
-// the callback runs exactly once; a refusal and a read-only result write
-// nothing; a change for another key or that does not advance the revision
-// by one is refused; authority is read fresh, and a revocation cannot commit
-// while an answer that relies on it is being decided; two workers never
-// decide inside the fence at once; racing workers land one change; a
-// cancelled context commits nothing. Two checks wait FenceWait for
-// something that must not happen.
-func TestStore(t *testing.T, newFixture func(t *testing.T) Fixture) {
-	t.Helper()
-	for _, c := range checks() {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newFixture(t)) })
-	}
-}
-
-// TB is the part of testing.TB the checks use, so that this package's own
-// tests can run them against known-broken stores and see them fail.
-type TB interface {
-	Helper()
-	Errorf(format string, args ...any)
-	FailNow()
-	Context() context.Context
-}
-
-// check is one named check of TestStore.
-type check struct {
-	name string
-	run  func(t TB, f Fixture)
-}
-
-// checks returns every check of TestStore, in order.
-func checks() []check {
-	return []check{
-		{"RoundTrip", checkRoundTrip},
-		{"CallbackOnce", checkCallbackOnce},
-		{"RefusalWritesNothing", checkRefusalWritesNothing},
-		{"ReadOnlyWritesNothing", checkReadOnlyWritesNothing},
-		{"RefusesInvalidNext", checkRefusesInvalidNext},
-		{"AuthorityIsCurrent", checkAuthorityIsCurrent},
-		{"AuthorityIsFenced", checkAuthorityIsFenced},
-		{"CardIsFenced", checkCardIsFenced},
-		{"RacingWorkers", checkRacingWorkers},
-		{"CancelledContext", checkCancelledContext},
-	}
-}
 
 // The cast of the checks.
 var (
@@ -130,25 +53,25 @@ func answered(rec *interactions.Record, id, value string) (*interactions.Record,
 }
 
 // put stores rec as a new card through a fresh worker.
-func put(t TB, f Fixture, rec *interactions.Record) {
+func put(t tb, f *fixture, rec *interactions.Record) {
 	t.Helper()
-	err := f.Open().Transact(t.Context(), rec.Key, nil, func(cur interactions.Current) (interactions.Change, error) {
+	err := open(t, f).Transact(t.Context(), rec.Key, nil, func(cur interactions.Current) (interactions.Change, error) {
 		return interactions.Change{Next: rec}, nil
 	})
 	require.NoError(t, err, "storing a new card")
 }
 
 // read returns the committed record under key through a fresh worker.
-func read(t TB, f Fixture, key interactions.Key) *interactions.Record {
+func read(t tb, f *fixture, key interactions.Key) *interactions.Record {
 	t.Helper()
-	cur, err := f.Open().Read(t.Context(), key, nil)
+	cur, err := open(t, f).Read(t.Context(), key, nil)
 	require.NoError(t, err)
 	return cur.Record
 }
 
 // sameRecord asserts two records are equal, comparing answer values as
 // JSON (a store may reformat them).
-func sameRecord(t TB, want, got *interactions.Record, msg string) {
+func sameRecord(t tb, want, got *interactions.Record, msg string) {
 	t.Helper()
 	if want == nil || got == nil {
 		assert.Equal(t, want, got, msg)
@@ -166,7 +89,7 @@ func sameRecord(t TB, want, got *interactions.Record, msg string) {
 
 // sameTransitions asserts two transition lists are equal, comparing
 // response values as JSON.
-func sameTransitions(t TB, want, got []interactions.Transition, msg string) {
+func sameTransitions(t tb, want, got []interactions.Transition, msg string) {
 	t.Helper()
 	norm := func(trs []interactions.Transition) []interactions.Transition {
 		out := make([]interactions.Transition, len(trs))
@@ -186,11 +109,11 @@ func sameTransitions(t TB, want, got []interactions.Transition, msg string) {
 	assert.Equal(t, norm(want), norm(got), msg)
 }
 
-func checkRoundTrip(t TB, f Fixture) {
+func checkRoundTrip(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	var saw *interactions.Record
 	seen := false
-	err := f.Open().Transact(t.Context(), suiteKey, nil, func(cur interactions.Current) (interactions.Change, error) {
+	err := open(t, f).Transact(t.Context(), suiteKey, nil, func(cur interactions.Current) (interactions.Change, error) {
 		saw, seen = cur.Record, true
 		return interactions.Change{Next: rec}, nil
 	})
@@ -198,26 +121,26 @@ func checkRoundTrip(t TB, f Fixture) {
 	require.True(t, seen, "callback invoked")
 	assert.Nil(t, saw, "no card before the first write")
 	sameRecord(t, rec, read(t, f, suiteKey), "pending record through a fresh worker")
-	assert.Empty(t, f.Transitions(suiteKey), "opening stores no transition")
+	assert.Empty(t, transitions(t, f, suiteKey), "opening stores no transition")
 
 	next, tr := answered(rec, "s-1", `{"optionId":"a","note":"ü \u003c"}`)
-	err = f.Open().Transact(t.Context(), suiteKey, nil, func(cur interactions.Current) (interactions.Change, error) {
+	err = open(t, f).Transact(t.Context(), suiteKey, nil, func(cur interactions.Current) (interactions.Change, error) {
 		sameRecord(t, rec, cur.Record, "the callback sees the committed record")
 		return interactions.Change{Next: next, Transition: tr}, nil
 	})
 	require.NoError(t, err)
 	sameRecord(t, next, read(t, f, suiteKey), "terminal record through a fresh worker")
-	sameTransitions(t, []interactions.Transition{*tr}, f.Transitions(suiteKey), "the transition is stored with the record")
+	sameTransitions(t, []interactions.Transition{*tr}, transitions(t, f, suiteKey), "the transition is stored with the record")
 	other := interactions.Key{Conversation: suiteKey.Conversation, CorrelationID: "never-written"}
 	assert.Nil(t, read(t, f, other), "a missing card reads as nil")
 }
 
-func checkCallbackOnce(t TB, f Fixture) {
+func checkCallbackOnce(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
 	var calls atomic.Int32
 	next, tr := answered(rec, "s-1", `{}`)
-	err := f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
+	err := open(t, f).Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 		calls.Add(1)
 		return interactions.Change{Next: next, Transition: tr}, nil
 	})
@@ -225,7 +148,7 @@ func checkCallbackOnce(t TB, f Fixture) {
 	assert.Equal(t, int32(1), calls.Load(), "a committing transaction invokes its callback once")
 	calls.Store(0)
 	refused := errors.New("refused")
-	err = f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
+	err = open(t, f).Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 		calls.Add(1)
 		return interactions.Change{}, refused
 	})
@@ -233,32 +156,32 @@ func checkCallbackOnce(t TB, f Fixture) {
 	assert.Equal(t, int32(1), calls.Load(), "a refusing transaction invokes its callback once")
 }
 
-func checkRefusalWritesNothing(t TB, f Fixture) {
+func checkRefusalWritesNothing(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
 	refused := &refusal.Error{Code: refusal.CodeAlreadyAnswered}
 	next, tr := answered(rec, "s-1", `{}`)
-	err := f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
+	err := open(t, f).Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 		return interactions.Change{Next: next, Transition: tr}, refused
 	})
 	require.Error(t, err, "the callback's refusal is returned")
 	assert.ErrorIs(t, err, refused)
 	sameRecord(t, rec, read(t, f, suiteKey), "a refusal writes nothing")
-	assert.Empty(t, f.Transitions(suiteKey))
+	assert.Empty(t, transitions(t, f, suiteKey))
 }
 
-func checkReadOnlyWritesNothing(t TB, f Fixture) {
+func checkReadOnlyWritesNothing(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
-	err := f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
+	err := open(t, f).Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 		return interactions.Change{}, nil
 	})
 	require.NoError(t, err)
 	sameRecord(t, rec, read(t, f, suiteKey), "a read-only result writes nothing, revision included")
-	assert.Empty(t, f.Transitions(suiteKey))
+	assert.Empty(t, transitions(t, f, suiteKey))
 }
 
-func checkRefusesInvalidNext(t TB, f Fixture) {
+func checkRefusesInvalidNext(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
 	other := interactions.Key{Conversation: suiteKey.Conversation, CorrelationID: "other-card"}
@@ -276,7 +199,7 @@ func checkRefusesInvalidNext(t TB, f Fixture) {
 		},
 	}
 	for name, next := range bad {
-		err := f.Open().Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
+		err := open(t, f).Transact(t.Context(), suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 			return interactions.Change{Next: next()}, nil
 		})
 		assert.Error(t, err, "a change with %s is refused", name)
@@ -285,10 +208,10 @@ func checkRefusesInvalidNext(t TB, f Fixture) {
 	}
 }
 
-func checkAuthorityIsCurrent(t TB, f Fixture) {
+func checkAuthorityIsCurrent(t tb, f *fixture) {
 	put(t, f, pendingRecord(suiteKey))
 	want := interactions.Authority{Active: true, Scope: interactions.Scope{Conversation: suiteKey.Conversation, Caller: suiteCaller}}
-	st := f.Open()
+	st := open(t, f)
 	authority := func() (fromRead, fromTransact interactions.Authority) {
 		t.Helper()
 		cur, err := st.Read(t.Context(), suiteKey, &suiteCaller)
@@ -303,11 +226,11 @@ func checkAuthorityIsCurrent(t TB, f Fixture) {
 	r, tx := authority()
 	assert.Equal(t, interactions.Authority{}, r, "no authority before a grant")
 	assert.Equal(t, interactions.Authority{}, tx, "no authority before a grant")
-	f.Grant(suiteCaller, suiteKey.Conversation)
+	grant(t, f, suiteCaller, suiteKey.Conversation)
 	r, tx = authority()
 	assert.Equal(t, want, r, "Read reports the grant")
 	assert.Equal(t, want, tx, "Transact reports the grant")
-	f.Revoke(suiteCaller, suiteKey.Conversation)
+	revoke(t, f, suiteCaller, suiteKey.Conversation)
 	r, tx = authority()
 	for _, a := range []interactions.Authority{r, tx} {
 		assert.False(t, a.Active && a.Scope == want.Scope, "the same worker sees the revocation at once, got %+v", a)
@@ -319,10 +242,10 @@ func checkAuthorityIsCurrent(t TB, f Fixture) {
 
 // inFence starts a Transact on a fresh worker whose callback signals entry
 // and blocks until released; done receives its result.
-func inFence(t TB, f Fixture, caller *interactions.Caller, fn interactions.TxFunc) (entered <-chan interactions.Current, release func(), done <-chan error) {
+func inFence(t tb, f *fixture, caller *interactions.Caller, fn interactions.TxFunc) (entered <-chan interactions.Current, release func(), done <-chan error) {
 	in, out := make(chan interactions.Current, 1), make(chan error, 1)
 	gate := make(chan struct{})
-	st := f.Open()
+	st := open(t, f)
 	go func() {
 		out <- st.Transact(t.Context(), suiteKey, caller, func(cur interactions.Current) (interactions.Change, error) {
 			in <- cur
@@ -334,18 +257,10 @@ func inFence(t TB, f Fixture, caller *interactions.Caller, fn interactions.TxFun
 	return in, func() { once.Do(func() { close(gate) }) }, out
 }
 
-// fenceWait returns f.FenceWait or its default.
-func fenceWait(f Fixture) time.Duration {
-	if f.FenceWait > 0 {
-		return f.FenceWait
-	}
-	return 100 * time.Millisecond
-}
-
-func checkAuthorityIsFenced(t TB, f Fixture) {
+func checkAuthorityIsFenced(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
-	f.Grant(suiteCaller, suiteKey.Conversation)
+	grant(t, f, suiteCaller, suiteKey.Conversation)
 	next, tr := answered(rec, "s-1", `{}`)
 	entered, release, done := inFence(t, f, &suiteCaller, func(cur interactions.Current) (interactions.Change, error) {
 		return interactions.Change{Next: next, Transition: tr}, nil
@@ -360,25 +275,27 @@ func checkAuthorityIsFenced(t TB, f Fixture) {
 	}
 	require.True(t, cur.Authority.Active, "the caller is authorized when the transaction starts")
 	revoked := make(chan struct{})
+	var revokeErr error
 	go func() {
-		f.Revoke(suiteCaller, suiteKey.Conversation)
+		revokeErr = f.Revoke(t.Context(), suiteCaller, suiteKey.Conversation)
 		close(revoked)
 	}()
 	var revokedFirst bool
 	select {
 	case <-revoked:
 		revokedFirst = true
-	case <-time.After(fenceWait(f)):
+	case <-time.After(f.fenceWait):
 	}
 	release()
 	err := <-done
 	<-revoked
+	require.NoError(t, revokeErr, "Revoke")
 	if revokedFirst {
 		assert.Error(t, err, "a revocation committed while the answer relying on it was decided, and the answer committed too")
 	}
 }
 
-func checkCardIsFenced(t TB, f Fixture) {
+func checkCardIsFenced(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
 	next, tr := answered(rec, "s-first", `{}`)
@@ -394,8 +311,9 @@ func checkCardIsFenced(t TB, f Fixture) {
 	}
 	second := make(chan error, 1)
 	var secondSaw *interactions.Record
+	st := open(t, f)
 	go func() {
-		second <- f.Open().Transact(t.Context(), suiteKey, nil, func(cur interactions.Current) (interactions.Change, error) {
+		second <- st.Transact(t.Context(), suiteKey, nil, func(cur interactions.Current) (interactions.Change, error) {
 			secondSaw = cur.Record
 			if cur.Record == nil || cur.Record.Status != interactions.StatusPending {
 				return interactions.Change{}, nil
@@ -410,7 +328,7 @@ func checkCardIsFenced(t TB, f Fixture) {
 		<-done
 		assert.Fail(t, "a second worker got through the fence while the first was deciding", "second Transact returned %v", err)
 		return
-	case <-time.After(fenceWait(f)):
+	case <-time.After(f.fenceWait):
 	}
 	release()
 	require.NoError(t, <-done)
@@ -421,10 +339,10 @@ func checkCardIsFenced(t TB, f Fixture) {
 	require.NotNil(t, stored)
 	require.NotNil(t, stored.Answer)
 	assert.Equal(t, "s-first", stored.Answer.SubmissionID)
-	assert.Len(t, f.Transitions(suiteKey), 1)
+	assert.Len(t, transitions(t, f, suiteKey), 1)
 }
 
-func checkRacingWorkers(t TB, f Fixture) {
+func checkRacingWorkers(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
 	const n = 8
@@ -432,7 +350,7 @@ func checkRacingWorkers(t TB, f Fixture) {
 	errs := make([]error, n)
 	stores := make([]interactions.Store, n)
 	for i := range stores {
-		stores[i] = f.Open()
+		stores[i] = open(t, f)
 	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -455,44 +373,23 @@ func checkRacingWorkers(t TB, f Fixture) {
 		assert.NoError(t, err, "worker %d", i)
 	}
 	assert.Equal(t, int32(1), sawPending.Load(), "exactly one worker decided on the pending card")
-	assert.Len(t, f.Transitions(suiteKey), 1)
+	assert.Len(t, transitions(t, f, suiteKey), 1)
 	stored := read(t, f, suiteKey)
 	require.NotNil(t, stored)
 	assert.Equal(t, rec.Revision+1, stored.Revision)
 }
 
-func checkCancelledContext(t TB, f Fixture) {
+func checkCancelledContext(t tb, f *fixture) {
 	rec := pendingRecord(suiteKey)
 	put(t, f, rec)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	next, tr := answered(rec, "s-1", `{}`)
-	err := f.Open().Transact(ctx, suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
+	err := open(t, f).Transact(ctx, suiteKey, nil, func(interactions.Current) (interactions.Change, error) {
 		return interactions.Change{Next: next, Transition: tr}, nil
 	})
 	assert.Error(t, err, "a cancelled context fails the transaction")
 	sameRecord(t, rec, read(t, f, suiteKey), "and commits nothing")
-	_, err = f.Open().Read(ctx, suiteKey, nil)
+	_, err = open(t, f).Read(ctx, suiteKey, nil)
 	assert.Error(t, err, "a cancelled context fails a read")
-}
-
-// FakeFixture returns a Fixture over a new DB, with workers opened by open
-// (nil: the correct Store). It is how TestStore checks this package's own
-// stores.
-func FakeFixture(open func(db *DB) interactions.Store) func(t *testing.T) Fixture {
-	return func(*testing.T) Fixture { return fakeFixture(open) }
-}
-
-// fakeFixture builds a Fixture over a new DB.
-func fakeFixture(open func(db *DB) interactions.Store) Fixture {
-	db := NewDB()
-	if open == nil {
-		open = func(db *DB) interactions.Store { return db.Open(nil) }
-	}
-	return Fixture{
-		Open:        func() interactions.Store { return open(db) },
-		Grant:       db.Grant,
-		Revoke:      db.Revoke,
-		Transitions: db.Transitions,
-	}
 }

@@ -97,7 +97,7 @@ func FuzzCheckRaw(f *testing.F) {
 
 func BenchmarkAppendString(b *testing.B) {
 	texts := []string{
-		// Tokens as a stream carries them (internal/testkit/streamgen's words).
+		// Tokens as a stream carries them (internal/testkit/teststream's words).
 		"trail two 50% days stock", "size \"quoted\"", "naïve 43 stock line\nbreak for for and", "ümlaut 👟 runner tab\there",
 		"Refunds are accepted within 30 days of delivery.",
 		"size \"quoted\" and a line\nbreak ships within two days",

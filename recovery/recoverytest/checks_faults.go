@@ -16,7 +16,7 @@ import (
 func failpointChecks() []check {
 	var cs []check
 	for _, fp := range Failpoints() {
-		cs = append(cs, check{"failpoint/" + string(fp), func(ctx context.Context, s Subject, turn recovery.TurnRef) error {
+		cs = append(cs, check{Name: "failpoint/" + string(fp), Run: func(ctx context.Context, s Subject, turn recovery.TurnRef) error {
 			return checkFailpoint(ctx, s, turn, fp)
 		}})
 	}

@@ -50,9 +50,9 @@ type DBOptions struct {
 	// its admission, revoke authority, pause a holder); the simulation uses
 	// it as the yield point of its scheduler. It may block.
 	Hook func(Call)
-	// Flaw makes the store deliberately broken, to prove that a checker
-	// catches it; the zero value is a sound store.
-	Flaw Flaw
+	// Broken makes the store deliberately broken, to prove that a checker
+	// catches it; the zero value (Sound) is a sound store.
+	Broken Broken
 }
 
 // DB is the fake database: an in-memory map of turn records plus, per turn,
@@ -158,9 +158,9 @@ func (db *DB) fence(turn recovery.TurnRef) chan struct{} {
 }
 
 // lockFence takes the fence of turn, or returns a write failure when ctx
-// ends first (nothing was written). An unfenced flawed store takes nothing.
+// ends first (nothing was written). An unfenced broken store takes nothing.
 func (db *DB) lockFence(ctx context.Context, turn recovery.TurnRef) (unlock func(), err error) {
-	if db.opts.Flaw == FlawUnfenced {
+	if db.opts.Broken == BrokenUnfenced {
 		return func() {}, nil
 	}
 	ch := db.fence(turn)
@@ -217,7 +217,7 @@ func (s *Store) ack(site Site, mode Mode) error {
 		s.dead.Store(true)
 		return ErrCrashed
 	case ModeAckLost:
-		if s.db.opts.Flaw == FlawSwallowsLostAck {
+		if s.db.opts.Broken == BrokenSwallowsLostAck {
 			return nil
 		}
 		return fmt.Errorf("recoverytest: %s acknowledgement lost (failpoint): %w", site, refusal.ErrNeedsReconciliation)
@@ -292,7 +292,7 @@ func (s *Store) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef,
 	if i < 0 {
 		return fmt.Errorf("recoverytest: no effect %q: %w", next.ID, refusal.ErrClaimConflict)
 	}
-	if rec.Effects[i].Revision != expected && db.opts.Flaw != FlawIgnoresRevision {
+	if rec.Effects[i].Revision != expected && db.opts.Broken != BrokenIgnoresRevision {
 		return fmt.Errorf("recoverytest: revision moved: %w", refusal.ErrClaimConflict)
 	}
 	site := casSite(next)
@@ -319,7 +319,7 @@ func (s *Store) AdmitDispatch(ctx context.Context, adm recovery.Admission, launc
 	if adm.Authorize == nil {
 		return fmt.Errorf("recoverytest: no authority check: %w", refusal.ErrUnauthorized)
 	}
-	if db.opts.Flaw != FlawSkipsAuthorize {
+	if db.opts.Broken != BrokenSkipsAuthorize {
 		if err := adm.Authorize(ctx); err != nil {
 			return err
 		}
@@ -353,7 +353,7 @@ func (db *DB) markAdmitted(adm recovery.Admission) (Mode, error) {
 		return "", fmt.Errorf("recoverytest: no effect %q: %w", adm.Effect.Effect, refusal.ErrClaimConflict)
 	}
 	eff := &rec.Effects[i]
-	sound := db.opts.Flaw != FlawIgnoresRevision
+	sound := db.opts.Broken != BrokenIgnoresRevision
 	if sound && (eff.State != recovery.EffectClaimed || eff.Revision != adm.Revision || eff.Holder != adm.Holder) {
 		return "", fmt.Errorf("recoverytest: claim moved: %w", refusal.ErrClaimConflict)
 	}

@@ -22,10 +22,17 @@
 // # Conformance
 //
 //	func TestMyStore(t *testing.T) {
-//		recoverytest.TestStore(t, func(ctx context.Context) (recoverytest.Subject, error) {
-//			return recoverytest.Subject{Store: mystore.New(pool), Reopen: reopen}, nil
+//		recoverytest.TestStore(t, recoverytest.Config{
+//			NewSubject: func(ctx context.Context) (recoverytest.Subject, error) {
+//				return recoverytest.Subject{Store: mystore.New(pool), Reopen: reopen}, nil
+//			},
 //		})
 //	}
+//
+// The kit has the shape of the module's other kits (replay/replaytest,
+// interactions/interactionstest): TestStore(t, Config) and Check(ctx,
+// Config), a fresh Subject per check (closed by the kit when the check
+// ends), CheckNames, and a *CheckError per failed check.
 //
 // The suite checks the compare-and-swap (also under concurrency), the
 // per-effect independence of revisions, the admission refusals, that the
@@ -35,7 +42,8 @@
 // against cancellation, a porcupine linearizability check of concurrent
 // random operations, and, when Subject.Arm can inject them, that every fault
 // is reported truthfully. Check runs the same suite outside a test; the
-// known-broken stores (DBOptions.Flaw) prove it fails what it should.
+// known-broken stores (DBOptions.Broken, FakeSubject) prove it fails what
+// it should.
 //
 // Nothing here is for production use. The package imports testing and
 // porcupine; import it from tests only.

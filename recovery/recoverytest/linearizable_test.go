@@ -56,14 +56,14 @@ func TestLinearizableAcceptsASoundHistoryWithUncertainOutcomes(t *testing.T) {
 func TestLinearizableCatchesASecondLaunch(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := t.Context()
-	db := recoverytest.NewDB(&recoverytest.DBOptions{Flaw: recoverytest.FlawIgnoresRevision})
+	db := recoverytest.NewDB(&recoverytest.DBOptions{Broken: recoverytest.BrokenIgnoresRevision})
 	h := recoverytest.NewHistory()
 	st := h.Wrap(db.Open("w"), 0)
 	start(t, st)
 	adm := st.(recovery.Admitter)
 	require.NoError(t, st.CompareAndSwapEffect(ctx, lt, 1, claimRec(2, "h1")))
 	require.NoError(t, adm.AdmitDispatch(ctx, admit(2, "h1"), noop))
-	// A stale claim the flawed store accepts, then a second admission.
+	// A stale claim the broken store accepts, then a second admission.
 	require.NoError(t, st.CompareAndSwapEffect(ctx, lt, 1, claimRec(2, "h2")))
 	require.NoError(t, adm.AdmitDispatch(ctx, admit(2, "h2"), noop))
 	assert.Error(t, h.CheckLinearizable(10*time.Second))

@@ -2,16 +2,15 @@ package recoverytest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/Papercusp/chat-protocol-go/internal/kit/checklist"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
-// Subject is a host's store under test, as NewSubject returns it.
+// Subject is a host's store under test, as Config.NewSubject returns it.
 type Subject struct {
 	// Store is the adapter under test. It must implement recovery.Admitter
 	// as well.
@@ -26,18 +25,25 @@ type Subject struct {
 	// error, such as errors.ErrUnsupported, for a failpoint it cannot
 	// inject; that case is then skipped.
 	Arm func(fp Failpoint) error
-	// Close, when set, releases the subject after its check.
+	// Close, when set, releases the subject and what it holds; the kit
+	// calls it once the check is done with the subject.
 	Close func()
 }
 
-// NewSubject returns a fresh subject for one check. Turn ids are unique per
-// check, so subjects may share one database.
-type NewSubject func(ctx context.Context) (Subject, error)
+// Config is the store under test. NewSubject is required.
+type Config struct {
+	// NewSubject returns a fresh subject for one check; ctx is the
+	// check's, cancelled when it ends. Turn ids are unique per check, so
+	// subjects may share one database.
+	NewSubject func(ctx context.Context) (Subject, error)
+}
 
-// CheckError is a failed conformance check.
+// CheckError is a failed check, as Check reports it.
 type CheckError struct {
+	// Check is the check's name, one of CheckNames.
 	Check string
-	Err   error
+	// Err is its failure.
+	Err error
 }
 
 // Error names the failed check and its failure; the text is informative only.
@@ -47,93 +53,84 @@ func (e *CheckError) Error() string { return "recoverytest: check " + e.Check + 
 func (e *CheckError) Unwrap() error { return e.Err }
 
 // errSkip marks a check that does not apply to a subject (no Reopen or Arm).
-var errSkip = errors.New("recoverytest: check skipped")
+var errSkip = checklist.ErrSkip
 
-type check struct {
-	name string
-	run  func(ctx context.Context, s Subject, turn recovery.TurnRef) error
-}
+// check is one check of the suite, run on a fresh subject and turn.
+type check = checklist.Check[func(ctx context.Context, s Subject, turn recovery.TurnRef) error]
 
-// checks is the conformance suite, in order; suiteChecks lists the names.
+// checks is the conformance suite, in order.
 func checks() []check {
 	return append([]check{
-		{"create-load", checkCreateLoad},
-		{"cas-revision", onClaimed(checkCASRevision)},
-		{"cas-concurrent", checkCASConcurrent},
-		{"cas-per-effect", checkCASPerEffect},
-		{"cas-after-end", onClaimed(checkCASAfterEnd)},
-		{"admit-refusals", onClaimed(checkAdmitRefusals)},
-		{"admit-durable-before-launch", onClaimed(checkAdmitDurable)},
-		{"admit-launch-error", onClaimed(checkAdmitLaunchError)},
-		{"admit-fences-end", onClaimed(checkAdmitFencesEnd)},
-		{"admit-barrier", onClaimed(checkAdmitBarrier)},
-		{"end-turn", checkEndTurn},
-		{"race-admit-end", checkRaceAdmitEnd},
-		{"linearizable", checkLinearizable},
-		{"dispatch", checkDispatch},
+		{Name: "create-load", Run: checkCreateLoad},
+		{Name: "cas-revision", Run: onClaimed(checkCASRevision)},
+		{Name: "cas-concurrent", Run: checkCASConcurrent},
+		{Name: "cas-per-effect", Run: checkCASPerEffect},
+		{Name: "cas-after-end", Run: onClaimed(checkCASAfterEnd)},
+		{Name: "admit-refusals", Run: onClaimed(checkAdmitRefusals)},
+		{Name: "admit-durable-before-launch", Run: onClaimed(checkAdmitDurable)},
+		{Name: "admit-launch-error", Run: onClaimed(checkAdmitLaunchError)},
+		{Name: "admit-fences-end", Run: onClaimed(checkAdmitFencesEnd)},
+		{Name: "admit-barrier", Run: onClaimed(checkAdmitBarrier)},
+		{Name: "end-turn", Run: checkEndTurn},
+		{Name: "race-admit-end", Run: checkRaceAdmitEnd},
+		{Name: "linearizable", Run: checkLinearizable},
+		{Name: "dispatch", Run: checkDispatch},
 	}, failpointChecks()...)
 }
 
 // CheckNames returns the names of the conformance checks, in the order
 // TestStore runs them as subtests and Check reports them.
 func CheckNames() []string {
-	var names []string
-	for _, c := range checks() {
-		names = append(names, c.name)
-	}
-	return names
+	return checklist.Names(checks())
 }
 
-// TestStore runs the conformance suite against the stores newSubject
-// returns, one subtest per check with a fresh subject each, in the manner
-// of testing/fstest.TestFS. A host runs it against its own adapter; the
+// TestStore runs the conformance suite against the stores cfg makes, one
+// subtest per check with a fresh subject each, in the manner of
+// testing/fstest.TestFS. A host runs it against its own adapter; the
 // checks that need Subject.Reopen or Subject.Arm are skipped without them.
 // It proves what the deterministic tests of this package cannot: that the
 // adapter's compare-and-swap, fence and acknowledgements behave as
 // recovery.Store and recovery.Admitter require, under real concurrency.
-func TestStore(t *testing.T, newSubject NewSubject) {
+func TestStore(t *testing.T, cfg Config) {
 	t.Helper()
-	for _, c := range checks() {
-		t.Run(c.name, func(t *testing.T) {
-			err := runCheck(t.Context(), c, newSubject)
-			switch {
-			case errors.Is(err, errSkip):
-				t.Skip(err)
-			case err != nil:
-				t.Error(err)
-			}
-		})
-	}
+	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
 }
 
 // Check runs the conformance suite like TestStore, outside a test, and
 // returns nil or the errors.Join of a *CheckError per failed check.
-func Check(ctx context.Context, newSubject NewSubject) error {
-	var errs []error
-	for _, c := range checks() {
-		if err := runCheck(ctx, c, newSubject); err != nil && !errors.Is(err, errSkip) {
-			errs = append(errs, &CheckError{Check: c.name, Err: err})
-		}
-	}
-	return errors.Join(errs...)
+func Check(ctx context.Context, cfg Config) error {
+	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
+		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
 }
 
-func runCheck(ctx context.Context, c check, newSubject NewSubject) error {
-	s, err := newSubject(ctx)
-	if err != nil {
-		return fmt.Errorf("new subject: %w", err)
+func runCheck(ctx context.Context, c check, cfg Config) error {
+	if cfg.NewSubject == nil {
+		return errors.New("Config.NewSubject is nil")
 	}
+	s, err := cfg.NewSubject(ctx)
 	if s.Close != nil {
 		defer s.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("new subject: %w", err)
 	}
 	if _, ok := s.Store.(recovery.Admitter); !ok {
 		return errors.New("the store does not implement recovery.Admitter")
 	}
-	return c.run(ctx, s, uniqueTurn(c.name))
+	return c.Run(ctx, s, recovery.TurnRef{Conversation: checklist.UniqueID("conformance-"), Turn: c.Name})
 }
 
-func uniqueTurn(name string) recovery.TurnRef {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return recovery.TurnRef{Conversation: "conformance-" + hex.EncodeToString(b[:]), Turn: name}
+// FakeSubject returns the constructor of subjects over a fresh DB each,
+// broken as broken says (Sound: not at all): Store and Reopen are two
+// workers' handles, Arm is DB.Arm. It is how this package's tests run the
+// suite against its own stores.
+func FakeSubject(broken Broken) func(ctx context.Context) (Subject, error) {
+	return func(context.Context) (Subject, error) {
+		db := NewDB(&DBOptions{Broken: broken})
+		return Subject{
+			Store:  db.Open("worker-1"),
+			Reopen: func() (recovery.Store, error) { return db.Open("worker-2"), nil },
+			Arm:    db.Arm,
+		}, nil
+	}
 }

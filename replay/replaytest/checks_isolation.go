@@ -4,7 +4,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/checklist"
+	"github.com/Papercusp/chat-protocol-go/internal/kit/checklist"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 

@@ -15,7 +15,9 @@ func checkRetention(r *run) error {
 		return errSkip
 	}
 	const keep, n = 4, 11
-	r.w = r.cfg.NewRetaining(r.t, keep)
+	if err := r.open(r.cfg.NewRetaining(r.ctx, keep)); err != nil {
+		return err
+	}
 	key := r.key("retention")
 	var want [][]byte
 	for seq := int64(1); seq <= n; seq++ {

@@ -1,13 +1,19 @@
 // Package replaytest is the conformance kit of package replay: TestWindow
 // runs, against a host's replay.Window, the checks every window passes
 // (docs/contract.md sections 11.1 to 11.6), in the manner of
-// testing/fstest.TestFS and of recovery/recoverytest.TestStore.
+// testing/fstest.TestFS. It has the shape of the module's other kits
+// (recovery/recoverytest, interactions/interactionstest): TestWindow(t,
+// Config) and Check(ctx, Config), a Config whose NewSubject returns a
+// fresh Subject per check (closed by the kit when the check ends),
+// CheckNames, and a *CheckError per failed check.
 //
 //	func TestMyWindow(t *testing.T) {
 //		replaytest.TestWindow(t, replaytest.Config{
-//			NewWindow: func(t *testing.T) replay.Window { return mywindow.New(pool) },
-//			NewRetaining: func(t *testing.T, maxFrames int) replay.Window {
-//				return mywindow.New(pool, mywindow.KeepFrames(maxFrames))
+//			NewSubject: func(ctx context.Context) (replaytest.Subject, error) {
+//				return replaytest.Subject{Window: mywindow.New(pool)}, nil
+//			},
+//			NewRetaining: func(ctx context.Context, maxFrames int) (replaytest.Subject, error) {
+//				return replaytest.Subject{Window: mywindow.New(pool, mywindow.KeepFrames(maxFrames))}, nil
 //			},
 //		})
 //	}

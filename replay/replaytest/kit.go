@@ -7,24 +7,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/checklist"
+	"github.com/Papercusp/chat-protocol-go/internal/kit/checklist"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// Config is the window under test and the kit's allowances. NewWindow is
+// Subject is one window under test, as Config.NewSubject returns it.
+type Subject struct {
+	// Window is the window under test.
+	Window replay.Window
+	// Close, when set, releases the window and what it holds; the kit
+	// calls it once the check is done with the window.
+	Close func()
+}
+
+// Config is the window under test and the kit's allowances. NewSubject is
 // required; every other zero field means the default.
 type Config struct {
-	// NewWindow returns a window for one check, with the frame limit
+	// NewSubject returns a fresh window for one check, with the frame limit
 	// MaxFrameBytes and a retention that holds at least the few hundred
-	// frames of a check. t is the test the check runs in (its subtest
-	// under TestWindow, Check's t under Check), for t.Cleanup.
-	NewWindow func(t *testing.T) replay.Window
+	// frames of a check; ctx is the check's, cancelled when it ends.
+	NewSubject func(ctx context.Context) (Subject, error)
 	// NewRetaining, when set, returns a window that retains exactly the
 	// newest maxFrames frames of each turn once Append returns (count
 	// retention, as replay.MemoryOptions.MaxFrames). Without it the
 	// retention check is skipped.
-	NewRetaining func(t *testing.T, maxFrames int) replay.Window
-	// MaxFrameBytes is the frame limit of NewWindow's windows: 0 means
+	NewRetaining func(ctx context.Context, maxFrames int) (Subject, error)
+	// MaxFrameBytes is the frame limit of NewSubject's windows: 0 means
 	// chatprotocol.DefaultMaxFrameBytes (1 MiB); negative means none, and
 	// the frame-too-large check is skipped.
 	MaxFrameBytes int
@@ -38,10 +46,12 @@ type Config struct {
 	Readers int
 }
 
-// CheckError is a failed check.
+// CheckError is a failed check, as Check reports it.
 type CheckError struct {
+	// Check is the check's name, one of CheckNames.
 	Check string
-	Err   error
+	// Err is its failure.
+	Err error
 }
 
 // Error names the failed check and its failure; the text is informative
@@ -89,30 +99,29 @@ func CheckNames() []string {
 // without cfg.NewRetaining, frame-too-large without a frame limit.
 func TestWindow(t *testing.T, cfg Config) {
 	t.Helper()
-	checklist.Test(t, checks(), func(t *testing.T, c check) error { return runCheck(t, c, cfg) })
+	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
 }
 
-// Check runs the checks like TestWindow, but returns nil or the errors.Join
-// of a *CheckError per failed check instead of failing t; t is handed to
-// cfg's constructors only.
-func Check(t *testing.T, cfg Config) error {
-	return checklist.Collect(checks(), func(c check) error { return runCheck(t, c, cfg) },
+// Check runs the checks like TestWindow, outside a test, and returns nil or
+// the errors.Join of a *CheckError per failed check.
+func Check(ctx context.Context, cfg Config) error {
+	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
 		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
 }
 
-// run is one check's state: the configuration resolved, the window, and
-// the check's own conversation id.
+// run is one check's state: the configuration resolved, the window and
+// its Close, and the check's own conversation id.
 type run struct {
-	t    *testing.T
-	ctx  context.Context
-	cfg  Config
-	w    replay.Window
-	conv string
+	ctx   context.Context
+	cfg   Config
+	w     replay.Window
+	close func()
+	conv  string
 }
 
-func runCheck(t *testing.T, c check, cfg Config) error {
-	if cfg.NewWindow == nil {
-		return errors.New("Config.NewWindow is nil")
+func runCheck(ctx context.Context, c check, cfg Config) error {
+	if cfg.NewSubject == nil {
+		return errors.New("Config.NewSubject is nil")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -123,11 +132,31 @@ func runCheck(t *testing.T, c check, cfg Config) error {
 	if cfg.Readers <= 0 {
 		cfg.Readers = 200
 	}
-	r := &run{t: t, ctx: t.Context(), cfg: cfg, conv: checklist.UniqueID("replaytest-" + c.Name + "-")}
+	r := &run{ctx: ctx, cfg: cfg, conv: checklist.UniqueID("replaytest-" + c.Name + "-")}
+	defer func() {
+		if r.close != nil {
+			r.close()
+		}
+	}()
 	if c.Name != "retention" {
-		r.w = cfg.NewWindow(t)
+		if err := r.open(cfg.NewSubject(ctx)); err != nil {
+			return err
+		}
 	}
 	return c.Run(r)
+}
+
+// open makes s the check's window, or returns the constructor's error.
+func (r *run) open(s Subject, err error) error {
+	r.close = s.Close
+	switch {
+	case err != nil:
+		return fmt.Errorf("new subject: %w", err)
+	case s.Window == nil:
+		return errors.New("new subject: no Window")
+	}
+	r.w = s.Window
+	return nil
 }
 
 // key is the check's key for turn.

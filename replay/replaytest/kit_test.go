@@ -1,6 +1,7 @@
 package replaytest_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -20,9 +21,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // Memory, with timeout (0: the kit's default).
 func config(wrap func(replay.Window) replay.Window, timeout time.Duration) replaytest.Config {
 	return replaytest.Config{
-		NewWindow: func(*testing.T) replay.Window { return wrap(replay.NewMemory(nil)) },
-		NewRetaining: func(_ *testing.T, maxFrames int) replay.Window {
-			return wrap(replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames}))
+		NewSubject: func(context.Context) (replaytest.Subject, error) {
+			return replaytest.Subject{Window: wrap(replay.NewMemory(nil))}, nil
+		},
+		NewRetaining: func(_ context.Context, maxFrames int) (replaytest.Subject, error) {
+			return replaytest.Subject{Window: wrap(replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames}))}, nil
 		},
 		Timeout: timeout,
 	}
@@ -45,7 +48,7 @@ func failedChecks(err error) []string {
 }
 
 func TestCheckPassesMemory(t *testing.T) {
-	err := replaytest.Check(t, config(func(w replay.Window) replay.Window { return w }, 0))
+	err := replaytest.Check(t.Context(), config(func(w replay.Window) replay.Window { return w }, 0))
 	assert.NoError(t, err)
 }
 
@@ -59,8 +62,9 @@ func TestCheckFailsEachBrokenWindow(t *testing.T) {
 	}{
 		{"lost-wakeup", config(func(w replay.Window) replay.Window { return lostWakeup{w} }, brokenTimeout),
 			[]string{"wait-lost-wakeup"}},
-		{"turn-keyed", replaytest.Config{NewWindow: func(*testing.T) replay.Window { return newTurnKeyed() }, Timeout: brokenTimeout},
-			[]string{"isolation"}},
+		{"turn-keyed", replaytest.Config{NewSubject: func(context.Context) (replaytest.Subject, error) {
+			return replaytest.Subject{Window: newTurnKeyed()}, nil
+		}, Timeout: brokenTimeout}, []string{"isolation"}},
 		{"lower-off-by-one", config(func(w replay.Window) replay.Window { return lowerOffByOne{w} }, brokenTimeout),
 			[]string{"append-read", "retention"}},
 		{"whole-suffix", config(func(w replay.Window) replay.Window { return wholeSuffix{w} }, brokenTimeout),
@@ -69,7 +73,7 @@ func TestCheckFailsEachBrokenWindow(t *testing.T) {
 			[]string{"retention"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := replaytest.Check(t, c.cfg)
+			err := replaytest.Check(t.Context(), c.cfg)
 			require.Error(t, err)
 			failed := failedChecks(err)
 			t.Logf("failed checks: %v", failed)
@@ -90,6 +94,33 @@ func TestCheckNamesAreUnique(t *testing.T) {
 	}
 }
 
-func TestCheckWithoutNewWindowFails(t *testing.T) {
-	assert.Error(t, replaytest.Check(t, replaytest.Config{}))
+func TestCheckWithoutNewSubjectFails(t *testing.T) {
+	err := replaytest.Check(t.Context(), replaytest.Config{})
+	assert.ElementsMatch(t, replaytest.CheckNames(), failedChecks(err), "every check fails without a subject")
+}
+
+// The kit closes each subject once its check is done, the retaining ones
+// included, and reports a constructor's error as the check's failure.
+func TestCheckClosesEverySubject(t *testing.T) {
+	var opened, closed int
+	subject := func(w replay.Window) (replaytest.Subject, error) {
+		opened++
+		return replaytest.Subject{Window: w, Close: func() { closed++ }}, nil
+	}
+	cfg := replaytest.Config{
+		NewSubject: func(context.Context) (replaytest.Subject, error) { return subject(replay.NewMemory(nil)) },
+		NewRetaining: func(_ context.Context, maxFrames int) (replaytest.Subject, error) {
+			return subject(replay.NewMemory(&replay.MemoryOptions{MaxFrames: maxFrames}))
+		},
+	}
+	require.NoError(t, replaytest.Check(t.Context(), cfg))
+	assert.Equal(t, len(replaytest.CheckNames()), opened, "one subject per check")
+	assert.Equal(t, opened, closed, "every subject closed")
+
+	errNoDB := errors.New("no database")
+	cfg.NewSubject = func(context.Context) (replaytest.Subject, error) { return replaytest.Subject{}, errNoDB }
+	err := replaytest.Check(t.Context(), cfg)
+	assert.ErrorIs(t, err, errNoDB)
+	assert.NotContains(t, failedChecks(err), "retention", "the retaining constructor still works")
+	assert.Len(t, failedChecks(err), len(replaytest.CheckNames())-1)
 }

@@ -1,4 +1,4 @@
-package streamgen
+package teststream
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ import (
 	"github.com/Papercusp/chat-protocol-go/legacy"
 )
 
-// TestWriteUpgradesWithoutViolation upgrades a generated stream through
+// TestGenerateUpgradesWithoutViolation upgrades a generated stream through
 // the legacy adapter the way chatwire decode does and requires every frame
 // to apply, the turn to end completed, and the state to stay small without
 // text.
-func TestWriteUpgradesWithoutViolation(t *testing.T) {
+func TestGenerateUpgradesWithoutViolation(t *testing.T) {
 	for _, text := range []bool{true, false} {
 		var buf bytes.Buffer
-		require.NoError(t, Write(&buf, 256<<10, 7, text))
+		require.NoError(t, Generate(&buf, 256<<10, 7, text))
 		assert.GreaterOrEqual(t, buf.Len(), 256<<10)
 
 		r := chatprotocol.NewEnvelopeReader(bytes.NewReader(buf.Bytes()), nil)

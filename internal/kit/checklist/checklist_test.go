@@ -1,6 +1,7 @@
 package checklist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -37,11 +38,16 @@ func TestNames(t *testing.T) {
 
 func TestCollect(t *testing.T) {
 	var ran []string
-	err := Collect(kit(), func(c Check[func() error]) error {
-		ran = append(ran, c.Name)
+	var ctxs []context.Context
+	err := Collect(t.Context(), kit(), func(ctx context.Context, c Check[func() error]) error {
+		require.NoError(t, ctx.Err(), "a check's context is live while it runs")
+		ran, ctxs = append(ran, c.Name), append(ctxs, ctx)
 		return c.Run()
 	}, func(name string, err error) error { return &failed{name: name, err: err} })
 	assert.Equal(t, Names(kit()), ran, "every check runs, in order")
+	for i, ctx := range ctxs {
+		assert.ErrorIs(t, ctx.Err(), context.Canceled, "check %s's context is cancelled once it returns", ran[i])
+	}
 	require.ErrorIs(t, err, errBroken)
 	assert.NotErrorIs(t, err, ErrSkip, "a skipped check is left out")
 	var names []string
@@ -52,17 +58,28 @@ func TestCollect(t *testing.T) {
 	}
 	assert.Equal(t, []string{"fails", "fails-too"}, names)
 
-	assert.NoError(t, Collect(kit()[:1], func(c Check[func() error]) error { return c.Run() },
+	assert.NoError(t, Collect(t.Context(), kit()[:1], func(_ context.Context, c Check[func() error]) error { return c.Run() },
 		func(string, error) error { return errBroken }))
+
+	parent, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = Collect(parent, kit()[:1], func(ctx context.Context, _ Check[func() error]) error { return ctx.Err() },
+		func(name string, err error) error { return &failed{name: name, err: err} })
+	assert.ErrorIs(t, err, context.Canceled, "a check's context derives from Collect's")
 }
 
 func TestTestSkipsAndPasses(t *testing.T) {
 	var ran []string
-	Test(t, []Check[func() error]{kit()[0], kit()[2]}, func(t *testing.T, c Check[func() error]) error {
-		ran = append(ran, t.Name())
+	var ctxs []context.Context
+	Test(t, []Check[func() error]{kit()[0], kit()[2]}, func(ctx context.Context, c Check[func() error]) error {
+		require.NoError(t, ctx.Err())
+		ran, ctxs = append(ran, c.Name), append(ctxs, ctx)
 		return c.Run()
 	})
-	assert.Equal(t, []string{"TestTestSkipsAndPasses/passes", "TestTestSkipsAndPasses/skips"}, ran)
+	assert.Equal(t, []string{"passes", "skips"}, ran)
+	for _, ctx := range ctxs {
+		assert.ErrorIs(t, ctx.Err(), context.Canceled, "the subtest's context, cancelled when it ends")
+	}
 }
 
 func TestUniqueID(t *testing.T) {

@@ -1,8 +1,4 @@
-// Package streamgen generates synthetic legacy0 SSE streams of any size,
-// for measuring `chatwire decode` (internal/cmd/genstream writes one to
-// stdout; the command's benchmarks read one from memory). Nothing here is
-// part of the module's API.
-package streamgen
+package teststream
 
 import (
 	"fmt"
@@ -19,7 +15,7 @@ var words = []string{
 	"\"quoted\"", "ümlaut", "👟", "naïve", "<b>", "50%", "tab\there", "line\nbreak",
 }
 
-// Write writes a stream of at least size bytes to w, drawn with seed: one
+// Generate writes a stream of at least size bytes to w, drawn with seed: one
 // turn of the Scout dialect, a session frame, then mostly token deltas with
 // tool starts, product frames, cards opened and closed, state snapshots,
 // heartbeats and comments, then done. With text false it sends no tokens
@@ -29,7 +25,7 @@ var words = []string{
 // once) and 1 a tool start. Every frame is valid: the stream upgrades
 // without a refusal.
 // It returns w's first error.
-func Write(w io.Writer, size int64, seed uint64, text bool) error {
+func Generate(w io.Writer, size int64, seed uint64, text bool) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	cw := &countingWriter{w: w}
 	id := 0

@@ -2,11 +2,11 @@
 // of about the requested size to stdout, for measuring `chatwire decode`
 // on streams too large to commit:
 //
-//	go run ./internal/testkit/genstream -size 100000000 > /tmp/legacy-100mb.sse
+//	go run ./internal/testkit/teststream/genstream -size 100000000 > /tmp/legacy-100mb.sse
 //	go build -o /tmp/chatwire ./cmd/chatwire
 //	/usr/bin/time -v /tmp/chatwire decode --state /tmp/legacy-100mb.sse
 //
-// The stream is the one of streamgen.Write: one turn of the Scout dialect,
+// The stream is the one of streams.Generate: one turn of the Scout dialect,
 // mostly token deltas with tool starts, product frames, cards, state
 // snapshots, heartbeats and comments. With -text=false it sends no tokens
 // and no tool starts, so the turn's state stays small however long the
@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/Papercusp/chat-protocol-go/internal/testkit/streamgen"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/teststream"
 )
 
 func main() {
@@ -29,7 +29,7 @@ func main() {
 	text := flag.Bool("text", true, "send token frames and tool starts (false: only frames that leave no trace in the turn)")
 	flag.Parse()
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	err := streamgen.Write(out, *size, *seed, *text)
+	err := teststream.Generate(out, *size, *seed, *text)
 	if err == nil {
 		err = out.Flush()
 	}

@@ -1,4 +1,4 @@
-package otel_test
+package otelchat_test
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/observetest"
 	"github.com/Papercusp/chat-protocol-go/observe"
-	chatotel "github.com/Papercusp/chat-protocol-go/otel"
+	"github.com/Papercusp/chat-protocol-go/otelchat"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -106,14 +106,14 @@ func TestStreamSpansFollowTheRequests(t *testing.T) {
 		assert.Equal(t, parent, s.Parent().SpanID().String(), "stream %d is a child of its client's span", i)
 		assert.True(t, s.Parent().IsRemote())
 		a := attrs(s)
-		assert.Equal(t, "conv-1", a[chatotel.KeyConversation].AsString())
-		assert.Equal(t, "turn-1", a[chatotel.KeyTurn].AsString())
-		assert.Equal(t, "stream.end", a[chatotel.KeyEvent].AsString())
+		assert.Equal(t, "conv-1", a[otelchat.KeyConversation].AsString())
+		assert.Equal(t, "turn-1", a[otelchat.KeyTurn].AsString())
+		assert.Equal(t, "stream.end", a[otelchat.KeyEvent].AsString())
 	}
-	assert.Equal(t, int64(3), attrs(streams[0])[chatotel.KeySeq].AsInt64(), "the first stream delivered up to seq 3")
-	assert.Equal(t, int64(3), attrs(streams[0])[chatotel.KeyCount].AsInt64())
-	assert.Equal(t, int64(6), attrs(streams[1])[chatotel.KeySeq].AsInt64(), "the reconnect delivered the rest")
-	assert.Equal(t, int64(3), attrs(streams[1])[chatotel.KeyCount].AsInt64())
+	assert.Equal(t, int64(3), attrs(streams[0])[otelchat.KeySeq].AsInt64(), "the first stream delivered up to seq 3")
+	assert.Equal(t, int64(3), attrs(streams[0])[otelchat.KeyCount].AsInt64())
+	assert.Equal(t, int64(6), attrs(streams[1])[otelchat.KeySeq].AsInt64(), "the reconnect delivered the rest")
+	assert.Equal(t, int64(3), attrs(streams[1])[otelchat.KeyCount].AsInt64())
 
 	assert.Equal(t, "replay.serve", eventNames(streams[0])[0])
 	resumed := false
@@ -121,7 +121,7 @@ func TestStreamSpansFollowTheRequests(t *testing.T) {
 		if e.Name == "stream.resume" {
 			resumed = true
 			for _, kv := range e.Attributes {
-				if kv.Key == chatotel.KeyCursor {
+				if kv.Key == otelchat.KeyCursor {
 					assert.Equal(t, int64(3), kv.Value.AsInt64())
 				}
 			}

@@ -15,7 +15,7 @@ import (
 )
 
 // testdata is the module's conformance directory.
-const testdata = "../../../testdata"
+const testdata = "../../testdata"
 
 func TestConformance(t *testing.T) {
 	if golden.Update() {

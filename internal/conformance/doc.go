@@ -5,6 +5,10 @@
 // its SHA-256 digest. `go test` and `chatwire conform [DIR]` both call Run,
 // so the two can never disagree.
 //
+// It is product code, shipped in the chatwire binary (conform, parse): it
+// imports neither package testing nor a test kit, and its tests are where
+// `go test ./... -update` rewrites the golden states and the manifest.
+//
 // The directory layout (see testdata/README.md for the formats):
 //
 //	schemas/*.schema.json     JSON Schema 2020-12 of every wire shape and of these formats

@@ -1,16 +1,14 @@
-// Package otel turns what the module's acting packages report to an
+// Package otelchat turns what the module's acting packages report to an
 // observe.Observer into OpenTelemetry spans and metrics: spans that follow a
 // turn's effects, card answers and streams, with the trace context of the
 // HTTP request they serve, and counters and histograms an operator alerts on
 // (docs/contract.md sections 11 to 14). It is a module of its own so that
-// the core module has no tracing dependency.
+// the core module has no tracing dependency, named so that it imports next
+// to go.opentelemetry.io/otel without a rename:
 //
-// Import it under a name of its own, since it shares its last element with
-// go.opentelemetry.io/otel:
+//	import "github.com/Papercusp/chat-protocol-go/otelchat"
 //
-//	import chatotel "github.com/Papercusp/chat-protocol-go/otel"
-//
-//	obs, err := chatotel.New(nil) // the global TracerProvider, MeterProvider and propagator
+//	obs, err := otelchat.New(nil) // the global TracerProvider, MeterProvider and propagator
 //	rec := recovery.New(host, &recovery.Options{Observer: obs})
 //	res, err := interactions.New(store, validator, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Observer: obs})
 //	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", obs.Handler(answers))
@@ -50,14 +48,14 @@
 //	chat.refusals                    counter    every event with a refusal code, by chat.event and chat.refusal.code
 //	chat.effect.duration             histogram  seconds from effect.claim to the outcome, by chat.event
 //	chat.stream.delivery.latency     histogram  seconds from stream.write to stream.deliver
-package otel
+package otelchat
 
 import (
 	"context"
 	"net/http"
 	"time"
 
-	otelapi "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -68,8 +66,9 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// ScopeName is the instrumentation scope of the tracer and the meter.
-const ScopeName = "github.com/Papercusp/chat-protocol-go/otel"
+// ScopeName is the instrumentation scope of the tracer and the meter: the
+// package's import path.
+const ScopeName = "github.com/Papercusp/chat-protocol-go/otelchat"
 
 // The attribute keys of spans and metrics.
 const (
@@ -119,13 +118,13 @@ func New(opts *Options) (*Observer, error) {
 		o = *opts
 	}
 	if o.TracerProvider == nil {
-		o.TracerProvider = otelapi.GetTracerProvider()
+		o.TracerProvider = otel.GetTracerProvider()
 	}
 	if o.MeterProvider == nil {
-		o.MeterProvider = otelapi.GetMeterProvider()
+		o.MeterProvider = otel.GetMeterProvider()
 	}
 	if o.Propagator == nil {
-		o.Propagator = otelapi.GetTextMapPropagator()
+		o.Propagator = otel.GetTextMapPropagator()
 	}
 	meter := o.MeterProvider.Meter(ScopeName)
 	obs := &Observer{tracer: o.TracerProvider.Tracer(ScopeName), propagator: o.Propagator}

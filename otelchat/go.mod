@@ -1,4 +1,4 @@
-module github.com/Papercusp/chat-protocol-go/otel
+module github.com/Papercusp/chat-protocol-go/otelchat
 
 go 1.26.0
 

@@ -1,7 +1,4 @@
-// Package streamtest reads SSE streams for the module's tests: the event
-// frames of a stream such as the captured ones in testdata/streams, without
-// its comments and heartbeats.
-package streamtest
+package teststream
 
 import (
 	"errors"

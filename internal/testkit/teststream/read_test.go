@@ -1,4 +1,4 @@
-package streamtest
+package teststream
 
 import (
 	"strings"

@@ -1,7 +1,8 @@
-// Package fakeclock is the fake clock shared by the module's test support
-// (interactionstest.Clock is this type) and by recovery's tests: it stands
+// Package fakeclock is the fake clock shared by the module's public test
+// kits (interactionstest.Clock is this type) and by its own tests: it stands
 // still until told to move, so expiries and leases are driven by the test,
-// never by the wall clock.
+// never by the wall clock. It lives outside internal/testkit, which only
+// the module's own tests import, because a public kit exposes it.
 package fakeclock
 
 import (

@@ -1,9 +1,10 @@
-package otel_test
+package otelchat_test
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
-	chatotel "github.com/Papercusp/chat-protocol-go/otel"
+	"github.com/Papercusp/chat-protocol-go/otelchat"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/recovery/recoverytest"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -35,7 +36,7 @@ import (
 // telemetry is an Observer over an in-memory span recorder and a manual
 // metric reader.
 type telemetry struct {
-	obs    *chatotel.Observer
+	obs    *otelchat.Observer
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 	tp     *sdktrace.TracerProvider
@@ -51,7 +52,7 @@ func newTelemetry(t *testing.T) *telemetry {
 		_ = mp.Shutdown(context.Background())
 	})
 	var err error
-	tel.obs, err = chatotel.New(&chatotel.Options{TracerProvider: tel.tp, MeterProvider: mp, Propagator: propagation.TraceContext{}})
+	tel.obs, err = otelchat.New(&otelchat.Options{TracerProvider: tel.tp, MeterProvider: mp, Propagator: propagation.TraceContext{}})
 	require.NoError(t, err)
 	return tel
 }
@@ -91,7 +92,7 @@ func (tel *telemetry) metrics(t *testing.T) map[string]metricdata.Aggregation {
 	require.NoError(t, tel.reader.Collect(t.Context(), &rm))
 	out := map[string]metricdata.Aggregation{}
 	for _, sm := range rm.ScopeMetrics {
-		assert.Equal(t, chatotel.ScopeName, sm.Scope.Name)
+		assert.Equal(t, otelchat.ScopeName, sm.Scope.Name)
 		for _, m := range sm.Metrics {
 			out[m.Name] = m.Data
 		}
@@ -171,8 +172,8 @@ func TestTurnSpansAndMetrics(t *testing.T) {
 		assert.Equal(t, root.SpanContext().TraceID(), s.SpanContext().TraceID(), s.Name())
 		if s.Name() != "host.turn" {
 			assert.Equal(t, rootID, s.Parent().SpanID(), "%s is a child of the host's span", s.Name())
-			assert.Equal(t, "turn-1", attrs(s)[chatotel.KeyTurn].AsString(), s.Name())
-			assert.Equal(t, "conv-1", attrs(s)[chatotel.KeyConversation].AsString(), s.Name())
+			assert.Equal(t, "turn-1", attrs(s)[otelchat.KeyTurn].AsString(), s.Name())
+			assert.Equal(t, "conv-1", attrs(s)[otelchat.KeyConversation].AsString(), s.Name())
 		}
 	}
 	// b's outcome and the abort's span race (the abort frees b): compare
@@ -182,35 +183,35 @@ func TestTurnSpansAndMetrics(t *testing.T) {
 	effects := tel.ended("chat.effect")
 	require.Len(t, effects, 2)
 	a, b := effects[0], effects[1]
-	assert.Equal(t, "call-a", attrs(a)[chatotel.KeyEffect].AsString())
-	assert.Equal(t, "effect.complete", attrs(a)[chatotel.KeyEvent].AsString())
+	assert.Equal(t, "call-a", attrs(a)[otelchat.KeyEffect].AsString())
+	assert.Equal(t, "effect.complete", attrs(a)[otelchat.KeyEvent].AsString())
 	assert.Equal(t, []string{"effect.admit", "effect.launch"}, eventNames(a))
 	assert.Equal(t, codes.Unset, a.Status().Code)
 
-	assert.Equal(t, "call-b", attrs(b)[chatotel.KeyEffect].AsString())
-	assert.Equal(t, "effect.needs-reconciliation", attrs(b)[chatotel.KeyEvent].AsString())
-	assert.Equal(t, "needs-reconciliation", attrs(b)[chatotel.KeyCode].AsString())
+	assert.Equal(t, "call-b", attrs(b)[otelchat.KeyEffect].AsString())
+	assert.Equal(t, "effect.needs-reconciliation", attrs(b)[otelchat.KeyEvent].AsString())
+	assert.Equal(t, "needs-reconciliation", attrs(b)[otelchat.KeyCode].AsString())
 	assert.Equal(t, []string{"effect.admit", "effect.launch", "exception"}, eventNames(b))
 	assert.Equal(t, codes.Error, b.Status().Code)
 	assert.Equal(t, "needs-reconciliation", b.Status().Description)
 	end := tel.ended("chat.turn.end")[0]
 	assert.False(t, b.EndTime().Before(end.EndTime()), "b ends after the cancellation committed")
 	assert.False(t, b.StartTime().Before(a.EndTime()), "b was claimed after a completed")
-	assert.Equal(t, "cancelled", attrs(end)[chatotel.KeyStatus].AsString())
-	assert.Equal(t, int64(1), attrs(tel.ended("chat.turn.abort")[0])[chatotel.KeyCount].AsInt64(), "b was in flight")
+	assert.Equal(t, "cancelled", attrs(end)[otelchat.KeyStatus].AsString())
+	assert.Equal(t, int64(1), attrs(tel.ended("chat.turn.abort")[0])[otelchat.KeyCount].AsInt64(), "b was in flight")
 	assert.Equal(t, codes.Unset, tel.ended("chat.effect.reconcile")[0].Status().Code)
 
 	m := tel.metrics(t)
 	assert.Equal(t, map[attribute.Distinct]int64{set(): 2}, sums(t, m["chat.effect.launches"]))
-	assert.Equal(t, map[attribute.Distinct]int64{set(chatotel.KeyCode.String("")): 1}, sums(t, m["chat.effect.reconciliations"]))
+	assert.Equal(t, map[attribute.Distinct]int64{set(otelchat.KeyCode.String("")): 1}, sums(t, m["chat.effect.reconciliations"]))
 	assert.Equal(t, map[attribute.Distinct]int64{
-		set(chatotel.KeyEvent.String("effect.needs-reconciliation"), chatotel.KeyCode.String("needs-reconciliation")): 1,
+		set(otelchat.KeyEvent.String("effect.needs-reconciliation"), otelchat.KeyCode.String("needs-reconciliation")): 1,
 	}, sums(t, m["chat.refusals"]))
 	hist, ok := m["chat.effect.duration"].(metricdata.Histogram[float64])
 	require.True(t, ok)
 	counts := map[string]uint64{}
 	for _, p := range hist.DataPoints {
-		v, _ := p.Attributes.Value(chatotel.KeyEvent)
+		v, _ := p.Attributes.Value(otelchat.KeyEvent)
 		counts[v.AsString()] = p.Count
 		assert.Positive(t, p.Sum)
 	}
@@ -270,9 +271,9 @@ func TestAnswerSpanFollowsTheRequest(t *testing.T) {
 		assert.Equal(t, parents[i].TraceID(), s.SpanContext().TraceID())
 		assert.True(t, s.Parent().IsRemote(), "the parent came over HTTP")
 		a := attrs(s)
-		assert.Equal(t, "card-1", a[chatotel.KeyCard].AsString())
-		assert.Equal(t, "conv-1", a[chatotel.KeyConversation].AsString())
-		got = append(got, seen{a[chatotel.KeyEvent].AsString(), a[chatotel.KeyStatus].AsString(), a[chatotel.KeyCode].AsString(), s.Status().Code})
+		assert.Equal(t, "card-1", a[otelchat.KeyCard].AsString())
+		assert.Equal(t, "conv-1", a[otelchat.KeyConversation].AsString())
+		got = append(got, seen{a[otelchat.KeyEvent].AsString(), a[otelchat.KeyStatus].AsString(), a[otelchat.KeyCode].AsString(), s.Status().Code})
 	}
 	assert.Equal(t, []seen{
 		{"answer.store", "answered", "", codes.Unset},
@@ -280,8 +281,8 @@ func TestAnswerSpanFollowsTheRequest(t *testing.T) {
 		{"answer.late", "", "already-answered", codes.Error},
 	}, got)
 	assert.Equal(t, map[attribute.Distinct]int64{
-		set(chatotel.KeyEvent.String("answer.duplicate"), chatotel.KeyCode.String("duplicate-answer")): 1,
-		set(chatotel.KeyEvent.String("answer.late"), chatotel.KeyCode.String("already-answered")):      1,
+		set(otelchat.KeyEvent.String("answer.duplicate"), otelchat.KeyCode.String("duplicate-answer")): 1,
+		set(otelchat.KeyEvent.String("answer.late"), otelchat.KeyCode.String("already-answered")):      1,
 	}, sums(t, tel.metrics(t)["chat.refusals"]))
 }
 
@@ -311,6 +312,12 @@ func TestMomentsOutsideATraceAreCountedOnly(t *testing.T) {
 	}
 	assert.Equal(t, []string{"chat.effect"}, names)
 	assert.Equal(t, map[attribute.Distinct]int64{
-		set(chatotel.KeyEvent.String("turn.start"), chatotel.KeyCode.String("claim-conflict")): 1,
+		set(otelchat.KeyEvent.String("turn.start"), otelchat.KeyCode.String("claim-conflict")): 1,
 	}, sums(t, tel.metrics(t)["chat.refusals"]))
+}
+
+// The instrumentation scope is the package's import path, as OpenTelemetry
+// names scopes, so that it follows the package if it moves.
+func TestScopeNameIsTheImportPath(t *testing.T) {
+	assert.Equal(t, reflect.TypeFor[otelchat.Observer]().PkgPath(), otelchat.ScopeName)
 }
