@@ -170,25 +170,40 @@ func (p *Producer) landed(env *chatprotocol.ChatEventEnvelope) {
 			p.status = ev.Status
 		}
 	case *chatprotocol.ToolCallEvent:
-		c := &call{ordinal: len(p.calls) + 1, id: ev.CallID, name: ev.Name, input: ev.Input}
+		if len(p.slab) == cap(p.slab) { // the turn's calls, a slotful at a time
+			p.slab = make([]call, 0, len(p.slotIDs))
+		}
+		p.slab = append(p.slab, call{ordinal: len(p.calls) + 1, id: ev.CallID, name: ev.Name, input: ev.Input})
+		c := &p.slab[len(p.slab)-1]
 		c.slot = p.slot(c.ordinal)
+		if p.calls == nil {
+			p.calls = make([]*call, 0, len(p.slotIDs))
+		}
 		p.calls = append(p.calls, c)
+		if p.byID == nil {
+			p.byID = make(map[string]*call, len(p.slotIDs))
+		}
 		p.byID[c.id] = c
 	case *chatprotocol.ToolResultEvent:
 		if c := p.byID[ev.CallID]; c != nil {
-			c.result = &ToolResult{CallID: ev.CallID, Status: ev.Status, Output: ev.Output}
+			c.result = ToolResult{CallID: ev.CallID, Status: ev.Status, Output: ev.Output}
 		}
 	case *chatprotocol.CardEvent:
-		if _, seen := p.cards[ev.Card.CorrelationID]; !seen {
-			p.cardOrder = append(p.cardOrder, ev.Card.CorrelationID)
-		}
-		p.cards[ev.Card.CorrelationID] = cardOpen
+		p.noteCard(ev.Card.CorrelationID, cardOpen)
 	case *chatprotocol.CardClosedEvent:
-		if _, seen := p.cards[ev.CorrelationID]; !seen {
-			p.cardOrder = append(p.cardOrder, ev.CorrelationID)
-		}
-		p.cards[ev.CorrelationID] = cardClosed
+		p.noteCard(ev.CorrelationID, cardClosed)
 	}
+}
+
+// noteCard records where a card stands on the stream. p.mu is held.
+func (p *Producer) noteCard(id string, st cardState) {
+	if p.cards == nil {
+		p.cards = map[string]cardState{}
+	}
+	if _, seen := p.cards[id]; !seen {
+		p.cardOrder = append(p.cardOrder, id)
+	}
+	p.cards[id] = st
 }
 
 // resume reads the retained frames of a turn that has some, page by page,

@@ -103,6 +103,7 @@ type Producer struct {
 	unsure    *chatprotocol.ChatEventEnvelope
 	pruned    bool
 	calls     []*call
+	slab      []call // where calls live: never grown, so calls stay put
 	byID      map[string]*call
 	cards     map[string]cardState // by correlation id
 	cardOrder []string             // the keys of cards, in the order first seen
@@ -187,16 +188,15 @@ func newProducer(w replay.Window, key replay.Key, opts *Options) (*Producer, err
 		w: w, key: key, ref: recovery.TurnRef{Conversation: key.ConversationID, Turn: key.TurnID},
 		rec: opts.Recovery, caller: opts.Caller, res: opts.Cards, schema: opts.SchemaText,
 		now: time.Now, parser: chatprotocol.NewEnvelopeParser(opts.Parser),
-		byID: map[string]*call{}, cards: map[string]cardState{}, unknown: map[string]bool{},
 		maxFrame: opts.MaxFrameBytes, release: func() {},
 	}
 	slots := DefaultToolSlots
 	if opts.ToolSlots > 0 {
 		slots = opts.ToolSlots
 	}
-	p.slotIDs = make([]string, slots)
-	for i := range p.slotIDs {
-		p.slotIDs[i] = slotID(i + 1)
+	p.slotIDs = defaultSlotIDs
+	if slots != DefaultToolSlots {
+		p.slotIDs = slotNames(slots)
 	}
 	if opts.Now != nil {
 		p.now = opts.Now
@@ -205,13 +205,14 @@ func newProducer(w replay.Window, key replay.Key, opts *Options) (*Producer, err
 		p.maxFrame = chatprotocol.DefaultMaxFrameBytes
 	}
 	p.idBuf = append(append(make([]byte, 0, len(key.TurnID)+17), key.TurnID...), ':')
-	return p, p.measure()
+	return p, nil
 }
 
-// measure computes the overhead of a delta envelope around its text: the
-// envelope with an empty delta, the largest seq and a full timestamp.
+// measure computes, once, the overhead of a delta envelope around its
+// text: the envelope with an empty delta, the largest seq and a full
+// timestamp. p.mu is held.
 func (p *Producer) measure() error {
-	if p.maxFrame < 0 {
+	if p.maxFrame < 0 || p.overhead > 0 {
 		return nil
 	}
 	env := chatprotocol.ChatEventEnvelope{
@@ -228,6 +229,19 @@ func (p *Producer) measure() error {
 
 // slotID is the effect id of the turn's ordinal-th tool call.
 func slotID(ordinal int) string { return "tool-" + strconv.Itoa(ordinal) }
+
+// slotNames returns the slots tool-1 … tool-n.
+func slotNames(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = slotID(i + 1)
+	}
+	return ids
+}
+
+// defaultSlotIDs are the DefaultToolSlots slots, shared by every Producer
+// and never written.
+var defaultSlotIDs = slotNames(DefaultToolSlots)
 
 // Context is the turn's context: the host runs its model loop and its
 // tools under it. It does not end with Start's ctx (a client that goes
@@ -258,6 +272,9 @@ func (p *Producer) Delta(ctx context.Context, text string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.writable(ctx); err != nil {
+		return err
+	}
+	if err := p.measure(); err != nil {
 		return err
 	}
 	if p.maxFrame < 0 || 6*len(text)+p.overhead <= p.maxFrame { // any text fits: 6 bytes a byte at most

@@ -63,8 +63,11 @@ type call struct {
 	id      string
 	name    string
 	input   json.RawMessage
-	result  *ToolResult
+	result  ToolResult // set, with a status, once its tool_result is on the stream
 }
+
+// done reports whether the call's tool_result is on the stream.
+func (c *call) done() bool { return c.result.Status != "" }
 
 // storedResult is a tool call's outcome as the recovery store keeps it
 // (recovery.Result.Data), so that a restarted Producer appends the same
@@ -121,7 +124,7 @@ func (p *Producer) Reconcile(ctx context.Context, callID string, verify Tool) (T
 	}
 	p.mu.Lock()
 	c := p.byID[callID]
-	var done *ToolResult
+	var done ToolResult
 	if c != nil {
 		done = c.result
 	}
@@ -129,8 +132,8 @@ func (p *Producer) Reconcile(ctx context.Context, callID string, verify Tool) (T
 	if c == nil {
 		return ToolResult{}, refusal.New(refusal.CodeUnknownCall, "/event/callId", "no tool call of the turn has this id")
 	}
-	if done != nil {
-		return *done, nil
+	if done.Status != "" {
+		return done, nil
 	}
 	ctx, stop := p.outliveCancel(ctx)
 	defer stop()
@@ -148,7 +151,7 @@ func (p *Producer) Pending() []PendingCall {
 	defer p.mu.Unlock()
 	var out []PendingCall
 	for _, c := range p.calls {
-		if c.result == nil {
+		if !c.done() {
 			out = append(out, PendingCall{ToolCall: ToolCall{ID: c.id, Name: c.name, Input: c.input}, Slot: c.slot})
 		}
 	}
@@ -180,7 +183,11 @@ func (p *Producer) open(ctx context.Context, tc ToolCall) (*call, *ToolResult, e
 		if c.name != tc.Name {
 			return nil, nil, refusal.New(refusal.CodeInvalidEvent, "/event/name", "call "+tc.ID+" of the turn is a call of another tool")
 		}
-		return c, c.result, nil
+		if c.done() {
+			r := c.result
+			return c, &r, nil
+		}
+		return c, nil, nil
 	}
 	if err := p.writable(ctx); err != nil {
 		return nil, nil, err
@@ -211,8 +218,8 @@ func (p *Producer) open(ctx context.Context, tc ToolCall) (*call, *ToolResult, e
 func (p *Producer) settled(ctx context.Context, c *call, res recovery.Result, err error) (ToolResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c.result != nil { // settled meanwhile by another call
-		return *c.result, nil
+	if c.done() { // settled meanwhile by another call
+		return c.result, nil
 	}
 	if werr := errors.Join(p.settlePending(ctx), ctx.Err()); werr != nil {
 		return ToolResult{}, errors.Join(err, werr) // the call stays pending: ToolCall again settles it
@@ -224,16 +231,26 @@ func (p *Producer) settled(ctx context.Context, c *call, res recovery.Result, er
 			return ToolResult{}, refusal.Wrap(refusal.CodeNeedsReconciliation, "", "the stored result of call "+c.id+" is not a tool result", derr)
 		}
 		ev := &chatprotocol.ToolResultEvent{CallID: c.id, Status: out.Status, Output: out.Output}
-		if perr := p.put(ctx, p.envelope(p.latest+1, ev)); perr != nil {
+		perr := p.put(ctx, p.envelope(p.latest+1, ev))
+		if refused(perr) && len(out.Output) > 0 {
+			// An output no tool_result can carry (malformed, too deep, too
+			// large): the call failed, and says nothing more.
+			ev = &chatprotocol.ToolResultEvent{CallID: c.id, Status: chatprotocol.ToolResultError}
+			perr = p.put(ctx, p.envelope(p.latest+1, ev))
+		}
+		if perr != nil {
 			return ToolResult{}, perr
 		}
-		return *c.result, nil
+		return c.result, nil
 	case errors.Is(err, refusal.ErrTurnNotRunning):
 		ev := &chatprotocol.ToolResultEvent{CallID: c.id, Status: chatprotocol.ToolResultCancelled}
 		return ToolResult{}, errors.Join(err, p.put(ctx, p.envelope(p.latest+1, ev)))
 	case errors.Is(err, refusal.ErrNeedsReconciliation) && !p.unknown[c.id] && !p.status.Terminal():
 		ev := &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleNeedsReconciliation, Reason: "tool call " + c.id + ": outcome unknown"}
 		if perr := p.put(ctx, p.envelope(p.latest+1, ev)); perr == nil {
+			if p.unknown == nil {
+				p.unknown = map[string]bool{}
+			}
 			p.unknown[c.id] = true
 		}
 	}
@@ -267,10 +284,18 @@ func resultOf(r *ToolResult) ToolResult {
 	return *r
 }
 
+// refused reports whether err is the window's refusal of an envelope,
+// nothing stored: not the producer's own end, not another writer.
+func refused(err error) bool {
+	return refusal.CodeOf(err) != "" && !errors.Is(err, ErrAnotherWriter) && !errors.Is(err, refusal.ErrTurnTerminated)
+}
+
 // encode turns a tool's answer into the stored result: ok with its
 // output, a *ToolError's status and output, or, for any other error, the
-// unknown outcome recovery reports as needs-reconciliation. An output
-// that no tool_result could carry is stored as status error without it.
+// unknown outcome recovery reports as needs-reconciliation. The output is
+// stored as given; one that no tool_result can carry is appended as status
+// error without it (settled), from the stored bytes, so the same after a
+// restart.
 func encode(out json.RawMessage, err error) (recovery.Result, error) {
 	status := chatprotocol.ToolResultOK
 	if err != nil {
@@ -279,9 +304,6 @@ func encode(out json.RawMessage, err error) (recovery.Result, error) {
 			return recovery.Result{}, err
 		}
 		status, out = te.Status, te.Output
-	}
-	if len(out) > 0 && !validOutput(out) {
-		status, out = chatprotocol.ToolResultError, nil
 	}
 	data := make([]byte, 0, len(storedPrefix)+len(status)+len(storedOutput)+len(out)+2)
 	data = append(append(append(data, storedPrefix...), status...), '"')
@@ -315,12 +337,4 @@ func decode(data []byte) (storedResult, error) {
 	var r storedResult
 	err := json.Unmarshal(data, &r)
 	return r, err
-}
-
-// validOutput reports whether out is JSON a tool_result may carry, as the
-// envelope's reader checks it (docs/contract.md section 5.3).
-func validOutput(out json.RawMessage) bool {
-	env := chatprotocol.ChatEventEnvelope{ConversationID: "c", TurnID: "t", EventID: "e", Seq: 1,
-		Event: &chatprotocol.ToolResultEvent{CallID: "c", Status: chatprotocol.ToolResultOK, Output: out}}
-	return env.Validate() == nil
 }

@@ -24,8 +24,7 @@ func TestStoredResultForm(t *testing.T) {
 		{nil, nil, "ok", ""},
 		{json.RawMessage(`"x"`), &ToolError{Status: chatprotocol.ToolResultError, Output: json.RawMessage(`{"why":"declined"}`)}, "error", `{"why":"declined"}`},
 		{nil, &ToolError{Status: chatprotocol.ToolResultCancelled}, "cancelled", ""},
-		{json.RawMessage(`{"a":1,"a":2}`), nil, "error", ""},
-		{json.RawMessage(`nope`), nil, "error", ""},
+		{json.RawMessage(`{"a":1,"a":2}`), nil, "ok", `{"a":1,"a":2}`}, // stored as given; appended as error
 	} {
 		res, err := encode(c.out, c.err)
 		require.NoError(t, err)

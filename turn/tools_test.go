@@ -42,6 +42,11 @@ func TestToolCalls(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, turn.ToolResult{CallID: "tool-3", Status: chatprotocol.ToolResultError}, res)
+	res, err = p.ToolCall(ctx, turn.ToolCall{Name: "garbled"}, func(context.Context) (json.RawMessage, error) {
+		return json.RawMessage(`not json`), nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, turn.ToolResult{CallID: "tool-4", Status: chatprotocol.ToolResultError}, res)
 
 	// The same call again is that call: its result, no second launch.
 	res, err = p.ToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "search"}, search.tool)
@@ -53,13 +58,13 @@ func TestToolCalls(t *testing.T) {
 	require.NoError(t, p.Complete(ctx))
 
 	tt, _ := h.state("t-1").Turn("t-1")
-	require.Len(t, tt.ToolCalls, 3)
+	require.Len(t, tt.ToolCalls, 4)
 	assert.Equal(t, chatprotocol.ToolCallStatus("ok"), tt.ToolCalls[0].Status)
 	assert.JSONEq(t, `{"q":"refund"}`, string(tt.ToolCalls[0].Input))
 	assert.Equal(t, chatprotocol.ToolCallStatus("error"), tt.ToolCalls[1].Status)
 	rec, err := h.rec.Load(ctx, worker, refOf("t-1"))
 	require.NoError(t, err)
-	for i, want := range []recovery.EffectState{"completed", "completed", "completed", "pending"} {
+	for i, want := range []recovery.EffectState{"completed", "completed", "completed", "completed", "pending"} {
 		assert.Equal(t, want, rec.Effects[i].State, "slot %d", i+1)
 	}
 }
