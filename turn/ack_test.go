@@ -150,6 +150,19 @@ func TestUnsettledAppendIsSettledByTheNextCall(t *testing.T) {
 	}
 }
 
+// An envelope whose appends keep failing is kept after three attempts and
+// lands, once, with the next call.
+func TestAppendAttemptsAreBounded(t *testing.T) {
+	ctx := t.Context()
+	w := &lossy{Window: replay.NewMemory(nil)}
+	h := newHostOn(t, w)
+	p := h.start("t-1")
+	w.fail(before, before, before)
+	require.ErrorIs(t, p.Delta(ctx, "one "), turn.ErrUnsettled)
+	require.NoError(t, p.Delta(ctx, "two"))
+	assert.Equal(t, []string{"one ", "two"}, texts(h.envelopes("t-1")))
+}
+
 // An End whose lifecycle is unsettled is settled by End again: one
 // terminal lifecycle.
 func TestUnsettledEnd(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,4 +212,55 @@ func TestResumePruned(t *testing.T) {
 	require.NoError(t, p2.Delta(ctx, "y"))
 	require.NoError(t, p2.Complete(ctx))
 	assert.Equal(t, int64(8), p2.Latest())
+}
+
+// Tool calls made at once take distinct slots and each gets its own
+// result.
+func TestParallelToolCalls(t *testing.T) {
+	ctx := t.Context()
+	h := newHost(t)
+	p := h.start("t-1")
+	const n = 8
+	results := make([]turn.ToolResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			out := json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)
+			var err error
+			results[i], err = p.ToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(i), Name: "lookup"}, func(context.Context) (json.RawMessage, error) {
+				return out, nil
+			})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.Complete(ctx))
+	for i, r := range results {
+		assert.Equal(t, "call_"+strconv.Itoa(i), r.CallID)
+		assert.Equal(t, `{"i":`+strconv.Itoa(i)+`}`, string(r.Output))
+	}
+	tt, _ := h.state("t-1").Turn("t-1")
+	require.Len(t, tt.ToolCalls, n)
+	rec, err := h.rec.Load(ctx, worker, refOf("t-1"))
+	require.NoError(t, err)
+	for i := range n {
+		assert.Equal(t, recovery.EffectCompleted, rec.Effects[i].State)
+	}
+}
+
+// A turn interrupted by a host going away is resumed by the next Producer,
+// which ends it.
+func TestInterruptedTurnResumes(t *testing.T) {
+	ctx := t.Context()
+	h := newHost(t)
+	p1 := h.start("t-1")
+	require.NoError(t, p1.Delta(ctx, "Half "))
+	require.NoError(t, p1.Interrupt(ctx, "shutting down"))
+	p2 := h.start("t-1")
+	require.NoError(t, p2.Delta(ctx, "and half."))
+	require.NoError(t, p2.Complete(ctx))
+	assert.Equal(t, []string{"lifecycle", "delta", "lifecycle", "delta", "lifecycle"}, types(h.envelopes("t-1")))
+	tt, _ := h.state("t-1").Turn("t-1")
+	assert.Equal(t, "Half and half.", tt.Text())
+	assert.Equal(t, chatprotocol.LifecycleCompleted, tt.Status)
 }
