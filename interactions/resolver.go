@@ -18,10 +18,11 @@ import (
 // (cancel, expire, supersede), and recovers pending and terminal state,
 // keeping version-1 records in the host's store through Store.
 //
-// A Resolver holds no state of its own besides its configuration: any
-// number of Resolvers in any number of processes may serve the same store,
-// and a fresh one recovers everything from it. Its methods are safe for
-// concurrent use. The zero Resolver is not usable: make one with New.
+// A Resolver holds no state of its own besides its configuration and the
+// in-process waiters of Wait: any number of Resolvers in any number of
+// processes may serve the same store, and a fresh one recovers everything
+// from it. Its methods are safe for concurrent use. The zero Resolver is
+// not usable: make one with New.
 type Resolver struct {
 	store         Store
 	validator     Validator
@@ -29,6 +30,8 @@ type Resolver struct {
 	clock         func() time.Time
 	maxValueBytes int
 	obs           observe.Observer
+	onClose       func(context.Context, Result)
+	waiters       waiters
 }
 
 // Options configures a Resolver. CardRules is required; every other zero
@@ -53,6 +56,14 @@ type Options struct {
 	// refusal code, never the submitted value; nil means silent.
 	// observe.NewSlog(logger) turns on structured logs.
 	Observer observe.Observer
+	// OnClose, when set, is called after this Resolver committed a card's
+	// terminal record (an answer, decline or cancel response, Cancel,
+	// Expire, Supersede; also when the commit is found after a lost
+	// acknowledgement), with the Result, once Wait's waiters in this
+	// process are woken. A host with several instances publishes the close
+	// there for the others' Resolver.Notify (docs/contract.md section 13.2).
+	// It runs on the closing call's goroutine: keep it short.
+	OnClose func(ctx context.Context, res Result)
 }
 
 // New returns a Resolver over store that validates submitted values with
@@ -69,7 +80,7 @@ func New(store Store, validator Validator, opts *Options) (*Resolver, error) {
 		return nil, errors.New("interactions: negative MaxValueBytes")
 	}
 	r := &Resolver{store: store, validator: validator, cardRules: opts.CardRules, clock: time.Now,
-		maxValueBytes: DefaultMaxValueBytes, obs: opts.Observer}
+		maxValueBytes: DefaultMaxValueBytes, obs: opts.Observer, onClose: opts.OnClose}
 	if opts.Clock != nil {
 		r.clock = opts.Clock
 	}
@@ -104,11 +115,21 @@ type decideFunc func(now int64, cur Current) (Change, error)
 // made; it decides the one read after a lost acknowledgement.
 type recogniseFunc func(stored, next *Record) bool
 
-// transact runs decide once inside the store's fence and sorts out what
+// transact runs decide once inside the store's fence (transactOnce) and,
+// when that stored a terminal record, wakes the card's waiters.
+func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide decideFunc, recognise recogniseFunc) (Result, error) {
+	res, err := r.transactOnce(ctx, key, caller, decide, recognise)
+	if err == nil && res.Transition != nil {
+		r.closed(ctx, key, res)
+	}
+	return res, err
+}
+
+// transactOnce runs decide once inside the store's fence and sorts out what
 // happened: a refusal, a commit, a definite failure, or an unknown outcome,
 // which gets exactly one read and never a second write (docs/contract.md
 // section 13.2).
-func (r *Resolver) transact(ctx context.Context, key Key, caller *Caller, decide decideFunc, recognise recogniseFunc) (Result, error) {
+func (r *Resolver) transactOnce(ctx context.Context, key Key, caller *Caller, decide decideFunc, recognise recogniseFunc) (Result, error) {
 	var (
 		mu      sync.Mutex
 		calls   int

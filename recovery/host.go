@@ -81,7 +81,8 @@ func (f LauncherFunc) Launch(ctx context.Context, effect EffectRef) (Execution, 
 // A nil Authorizer refuses every call with ErrUnauthorized. A nil Store
 // refuses every turn operation with ErrStoreUnavailable: the lightweight
 // profile that offers connection replay and explicitly refuses restart
-// recovery. A nil Aborter means there is nothing to abort.
+// recovery ([NewMemoryStore] keeps the guarantees within one process).
+// A nil Aborter means there is nothing to abort.
 type Host struct {
 	Store      Store
 	Authorizer Authorizer

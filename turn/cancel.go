@@ -1,0 +1,140 @@
+package turn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// CodeMethodNotAllowed is the code of the cancel endpoint's answer to a
+// request that is not a POST.
+const CodeMethodNotAllowed = "method-not-allowed"
+
+// CancelOptions configures NewCancelHandler.
+type CancelOptions struct {
+	// Caller returns the principal of the request, from the host's own
+	// session (never from the body): the caller recovery's Authorizer
+	// checks for recovery.ActionCancel. An error is answered as an unknown
+	// turn. Required.
+	Caller func(r *http.Request) (string, error)
+	// Key names the turn a request cancels; nil means the path wildcards
+	// {conversation} and {turn}. An error is answered as an unknown turn.
+	Key func(r *http.Request) (recovery.TurnRef, error)
+	// Logger receives each refusal with its cause; nil means none.
+	Logger *slog.Logger
+}
+
+// cancelHandler is the http.Handler of NewCancelHandler.
+type cancelHandler struct {
+	rec    *recovery.TurnRecovery
+	caller func(*http.Request) (string, error)
+	key    func(*http.Request) (recovery.TurnRef, error)
+	log    *slog.Logger
+}
+
+// NewCancelHandler returns the endpoint that cancels a running turn for an
+// authorized caller (docs/contract.md section 16.4), mounted on a POST
+// pattern naming the turn:
+//
+//	mux.Handle("POST /conversations/{conversation}/turns/{turn}/cancel", h)
+//
+// It calls [recovery.TurnRecovery.Cancel], which commits the cancellation,
+// then calls the abort hook ([Runs.Abort]): the turn's Context ends and its
+// Producer's End writes lifecycle cancelled. The answers: 202 when the turn is cancelled,
+// also again; 404 turn-not-found for an unknown turn, a caller without a
+// session or without the right to cancel it; 409 turn-not-running after
+// the turn completed or failed, changing nothing; 405 for another method;
+// 503 store-unavailable, checkpoint-write-failed or needs-reconciliation
+// (repeat the request). Refusals carry {"code","message"}. A client that
+// goes away is never a cancel: only this request is. It returns an error
+// when rec or opts.Caller is nil.
+func NewCancelHandler(rec *recovery.TurnRecovery, opts *CancelOptions) (http.Handler, error) {
+	if rec == nil || opts == nil || opts.Caller == nil {
+		return nil, errors.New("turn: NewCancelHandler needs a TurnRecovery and CancelOptions.Caller")
+	}
+	h := &cancelHandler{rec: rec, caller: opts.Caller, key: opts.Key, log: opts.Logger}
+	if h.key == nil {
+		h.key = func(r *http.Request) (recovery.TurnRef, error) {
+			return recovery.TurnRef{Conversation: r.PathValue("conversation"), Turn: r.PathValue("turn")}, nil
+		}
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h, nil
+}
+
+func (h *cancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeRefusal(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "a turn is cancelled with POST")
+		return
+	}
+	ctx := r.Context()
+	caller, err := h.caller(r)
+	if err != nil {
+		h.refuse(w, r, refusal.Wrap(refusal.CodeTurnNotFound, "", "no session", err))
+		return
+	}
+	turn, err := h.key(r)
+	if err != nil {
+		h.refuse(w, r, refusal.Wrap(refusal.CodeTurnNotFound, "", "no turn", err))
+		return
+	}
+	err = h.rec.Cancel(ctx, caller, turn)
+	if errors.Is(err, refusal.ErrTurnNotRunning) {
+		// Never started (unknown), or ended: Load tells, for this caller.
+		if rec, lerr := h.rec.Load(ctx, caller, turn); lerr != nil || !rec.Status.Terminal() {
+			err = refusal.Wrap(refusal.CodeTurnNotFound, "", "no such turn", err)
+		}
+	}
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// refuse answers err by its code, logging the cause.
+func (h *cancelHandler) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, msg := http.StatusServiceUnavailable, refusal.CodeStoreUnavailable, "the cancellation could not be stored; repeat the request"
+	switch c := refusal.CodeOf(err); c {
+	case refusal.CodeTurnNotFound, refusal.CodeUnauthorized, refusal.CodeInvalidTurn, refusal.CodeInvalidInput:
+		status, code, msg = http.StatusNotFound, refusal.CodeTurnNotFound, "no such turn"
+	case refusal.CodeTurnNotRunning:
+		status, code, msg = http.StatusConflict, c, "the turn has ended; nothing was changed"
+	case refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed:
+		code = c
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	level := slog.LevelDebug
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	h.log.Log(r.Context(), level, "turn cancel refused", "status", status, "code", code, "err", err)
+	writeRefusal(w, status, string(code), msg)
+}
+
+// writeRefusal writes a refusal's status and its JSON body
+// {"code","message"}, the shape of the module's other endpoints
+// (docs/contract.md section 14.3).
+func writeRefusal(w http.ResponseWriter, status int, code, message string) {
+	body, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{code, message}) // two strings always encode
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, "%s\n", body)
+}

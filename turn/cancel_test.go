@@ -1,0 +1,259 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/stream"
+	"github.com/Papercusp/chat-protocol-go/turn"
+)
+
+// timeline records the moments of a cancellation in the order they
+// happen.
+type timeline struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *timeline) add(e string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+func (l *timeline) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.events...)
+}
+
+// committing is the memory store, recording when a cancellation commits.
+type committing struct {
+	*recovery.MemoryStore
+	log *timeline
+}
+
+func (s committing) EndTurn(ctx context.Context, t recovery.TurnRef, st recovery.TurnStatus) (recovery.TurnRecord, error) {
+	rec, err := s.MemoryStore.EndTurn(ctx, t, st)
+	if err == nil && st == recovery.TurnCancelled {
+		s.log.add("cancel committed")
+	}
+	return rec, err
+}
+
+// aborting is the Runs, recording when the abort hook runs.
+type aborting struct {
+	runs *turn.Runs
+	log  *timeline
+}
+
+func (a aborting) Abort(ctx context.Context, t recovery.TurnRef, inFlight []string) error {
+	a.log.add("abort " + strings.Join(inFlight, ","))
+	return a.runs.Abort(ctx, t, inFlight)
+}
+
+// server serves the host's streams and its cancel endpoint; the session is
+// the bearer token, alice's or mallory's.
+func (h *host) server(t *testing.T) *httptest.Server {
+	caller := func(r *http.Request) (string, error) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			return tok, nil
+		}
+		return "", errors.New("no session")
+	}
+	events, err := stream.NewHandler(h.window, &stream.HandlerOptions{Authorize: func(r *http.Request, k replay.Key) error {
+		if c, _ := caller(r); c != alice {
+			return refusal.ErrTurnNotFound
+		}
+		return nil
+	}})
+	require.NoError(t, err)
+	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelOptions{Caller: caller})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", events)
+	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", cancel)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		events.Close()
+		srv.Close()
+	})
+	return srv
+}
+
+// post sends a cancel request as who and returns the status and body.
+func post(t *testing.T, srv *httptest.Server, method, id, who string) (int, string) {
+	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+"/conversations/"+conversation+"/turns/"+id+"/cancel", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+who)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// codeOf is the code of a refusal body.
+func codeOf(t *testing.T, body string) string {
+	var b struct{ Code string }
+	require.NoError(t, json.Unmarshal([]byte(body), &b), body)
+	return b.Code
+}
+
+// Cancelling from the browser: the cancel request commits the cancellation
+// through recovery, then the abort hook runs; the model loop's context
+// ends, the admitted tool's execution is aborted through the host, and the
+// stream, read by a reconnecting client, ends with lifecycle cancelled. A
+// client that goes away cancels nothing; a stranger gets what an unknown
+// turn gets; cancelling again is accepted and changes nothing.
+func TestCancelEndToEnd(t *testing.T) {
+	ctx := t.Context()
+	log := &timeline{}
+	h := newHost(t)
+	runs := turn.NewRuns()
+	h.runs = runs
+	h.rec = recovery.New(recovery.Host{Store: committing{h.store, log}, Authorizer: h.authz, Aborter: aborting{runs, log}},
+		&recovery.Options{Now: h.leases.Now})
+	srv := h.server(t)
+	p := h.start("t-1")
+
+	pay := newGate()
+	modelDone := make(chan error, 1)
+	go func() { // the model loop
+		mctx := p.Context()
+		err := p.Delta(mctx, "Paying now. ")
+		if err == nil {
+			_, err = p.ToolCall(mctx, turn.ToolCall{ID: "call_pay", Name: "pay"}, func(c context.Context) (json.RawMessage, error) {
+				out, err := pay.tool(c)
+				log.add("tool context ended")
+				return out, err
+			})
+		}
+		<-mctx.Done()
+		log.add("model context ended")
+		modelDone <- p.End(mctx, err)
+	}()
+	<-pay.started
+
+	// A client that reads the stream and goes away cancels nothing.
+	away, leave := context.WithCancel(ctx)
+	_, err := stream.Follow(away, srv.URL+"/conversations/c-1/turns/t-1/events", &stream.FollowOptions{
+		Header: http.Header{"Authorization": {"Bearer alice"}},
+		OnEnvelope: func(env *chatprotocol.ChatEventEnvelope) error {
+			if env.Seq == 3 {
+				leave()
+			}
+			return nil
+		}})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Never(t, func() bool { return p.Context().Err() != nil }, 30*time.Millisecond, time.Millisecond)
+
+	latest := p.Latest()
+	status, body := post(t, srv, http.MethodPost, "t-1", "mallory")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "turn-not-found", codeOf(t, body))
+	status, body = post(t, srv, http.MethodPost, "t-unknown", alice)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "turn-not-found", codeOf(t, body))
+	assert.Nil(t, p.Context().Err(), "nothing cancelled")
+	assert.Equal(t, latest, p.Latest())
+
+	followed := make(chan *chatprotocol.ChatStateV1, 1)
+	go func() {
+		s, err := stream.Follow(ctx, srv.URL+"/conversations/c-1/turns/t-1/events", &stream.FollowOptions{
+			Header: http.Header{"Authorization": {"Bearer alice"}}})
+		assert.NoError(t, err)
+		followed <- s
+	}()
+	status, _ = post(t, srv, http.MethodPost, "t-1", alice)
+	assert.Equal(t, http.StatusAccepted, status)
+	require.NoError(t, <-modelDone)
+	s := <-followed
+
+	events := log.all()
+	require.Len(t, events, 4)
+	assert.Equal(t, []string{"cancel committed", "abort tool-1"}, events[:2], "the commit comes before the abort")
+	assert.ElementsMatch(t, []string{"tool context ended", "model context ended"}, events[2:])
+	assert.True(t, pay.ctxEnded.Load())
+	assert.ErrorIs(t, context.Cause(p.Context()), turn.ErrCancelled)
+
+	tt, ok := s.Turn("t-1")
+	require.True(t, ok)
+	assert.Equal(t, chatprotocol.LifecycleCancelled, tt.Status)
+	assert.Equal(t, "Paying now. ", tt.Text())
+	require.Len(t, tt.ToolCalls, 1)
+	assert.Equal(t, chatprotocol.ToolCallStatus("cancelled"), tt.ToolCalls[0].Status)
+
+	// Again: accepted, and nothing changes.
+	n := len(h.envelopes("t-1"))
+	status, _ = post(t, srv, http.MethodPost, "t-1", alice)
+	assert.Equal(t, http.StatusAccepted, status)
+	assert.Len(t, h.envelopes("t-1"), n)
+	assert.Equal(t, 0, runs.Running())
+}
+
+// Cancelling a turn that completed is 409 turn-not-running and changes
+// nothing; another method than POST is 405.
+func TestCancelAfterTheEnd(t *testing.T) {
+	ctx := t.Context()
+	h := newHost(t)
+	srv := h.server(t)
+	p := h.start("t-1")
+	require.NoError(t, p.Delta(ctx, "done"))
+	require.NoError(t, p.Complete(ctx))
+	n := len(h.envelopes("t-1"))
+
+	status, body := post(t, srv, http.MethodPost, "t-1", alice)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Equal(t, "turn-not-running", codeOf(t, body))
+	assert.Len(t, h.envelopes("t-1"), n)
+	rec, err := h.rec.Load(ctx, worker, refOf("t-1"))
+	require.NoError(t, err)
+	assert.Equal(t, recovery.TurnCompleted, rec.Status)
+
+	status, body = post(t, srv, http.MethodGet, "t-1", alice)
+	assert.Equal(t, http.StatusMethodNotAllowed, status)
+	assert.Equal(t, turn.CodeMethodNotAllowed, codeOf(t, body))
+}
+
+// A cancellation that committed before the model loop ended wins over the
+// loop's own outcome; a Producer started on a cancelled turn starts
+// cancelled.
+func TestCancelWinsTheRace(t *testing.T) {
+	ctx := t.Context()
+	h := newHost(t)
+	p := h.start("t-1")
+	require.NoError(t, h.rec.Cancel(ctx, worker, refOf("t-1")))
+	require.ErrorIs(t, context.Cause(p.Context()), turn.ErrCancelled)
+	require.NoError(t, p.Complete(ctx), "the model loop finished anyway")
+	envs := h.envelopes("t-1")
+	assert.Equal(t, chatprotocol.LifecycleCancelled, envs[len(envs)-1].Event.(*chatprotocol.LifecycleEvent).Status)
+
+	// Without Runs, the store's status still decides.
+	opts := h.options()
+	opts.Runs = nil
+	p2, err := turn.Start(ctx, h.window, replay.Key{ConversationID: conversation, TurnID: "t-2"}, opts)
+	require.NoError(t, err)
+	require.NoError(t, h.rec.Cancel(ctx, worker, refOf("t-2")))
+	require.NoError(t, p2.End(ctx, errors.New("model failed")))
+	envs = h.envelopes("t-2")
+	assert.Equal(t, []string{"lifecycle", "lifecycle"}, types(envs))
+	assert.Equal(t, chatprotocol.LifecycleCancelled, envs[1].Event.(*chatprotocol.LifecycleEvent).Status)
+}

@@ -1,0 +1,179 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// CodeInternal is the error event's code for a failure that carries no
+// code of its own.
+const CodeInternal = "internal"
+
+// Failure is what a failed turn tells its client, the error event of
+// docs/contract.md section 6.1: Code (non-empty), Message (for people),
+// whether the client may retry, and after how long (0: at once). Err is
+// the cause, for the host's logs only: it never reaches the stream. A
+// model loop returns a *Failure to [Producer.End] to choose them
+// (docs/contract.md section 16.5).
+type Failure struct {
+	Code       string
+	Message    string
+	Retryable  bool
+	RetryAfter time.Duration
+	Err        error
+}
+
+// Error names the code; the text is informative only.
+func (f *Failure) Error() string {
+	if f.Err != nil {
+		return "turn failed: " + f.Code + ": " + f.Err.Error()
+	}
+	return "turn failed: " + f.Code
+}
+
+// Unwrap returns the cause.
+func (f *Failure) Unwrap() error { return f.Err }
+
+// failureOf is the Failure End writes for err: err's own *Failure, or its
+// refusal code, or CodeInternal, not retryable, with a message of the
+// Producer's own (docs/contract.md section 12.3: a cause's text is not a
+// client's).
+func failureOf(err error) Failure {
+	if f, ok := errors.AsType[*Failure](err); ok {
+		out := *f
+		if out.Code == "" {
+			out.Code = CodeInternal
+		}
+		return out
+	}
+	code := string(refusal.CodeOf(err))
+	if code == "" {
+		code = CodeInternal
+	}
+	return Failure{Code: code, Message: "the turn failed", Err: err}
+}
+
+// Complete ends the turn as completed: End(ctx, nil).
+func (p *Producer) Complete(ctx context.Context) error { return p.End(ctx, nil) }
+
+// Fail ends the turn as failed with f's error event: End(ctx, &f).
+func (p *Producer) Fail(ctx context.Context, f Failure) error { return p.End(ctx, &f) }
+
+// End ends the turn with its one terminal lifecycle, carrying the usage
+// set (docs/contract.md sections 16.1, 16.4 and 16.5). The status is
+// cancelled when the turn's cancellation committed (Context ended with
+// [ErrCancelled], or Recovery holds the turn cancelled); completed when err
+// is nil; failed otherwise, after an error event: a [*Failure] in err
+// chooses it, else its refusal code or [CodeInternal], not retryable. With
+// Recovery the end commits there first ([recovery.TurnRecovery.Finish]);
+// its stored status wins. A cancelled turn's cards still open on its
+// stream are cancelled and closed first. End of an ended turn returns nil;
+// a ctx that ended with the turn's cancellation is detached, so End may be
+// given Context itself. Errors: Finish's, and the window's (call End
+// again: what landed is not appended twice).
+func (p *Producer) End(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), ErrCancelled) {
+		ctx = context.WithoutCancel(ctx)
+	}
+	p.mu.Lock()
+	serr, ended := p.settlePending(ctx), p.status.Terminal()
+	p.mu.Unlock()
+	if serr != nil || ended {
+		return serr
+	}
+	// Recovery and the resolver are asked without holding the Producer.
+	status, ferr := p.endStatus(ctx, err)
+	if ferr != nil {
+		return ferr
+	}
+	var closed []interactions.Record
+	if status == chatprotocol.LifecycleCancelled {
+		closed = p.cancelCards(ctx)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.settlePending(ctx); err != nil || p.status.Terminal() {
+		return err // another End ended it meanwhile
+	}
+	for _, rec := range closed {
+		if err := p.appendClosed(ctx, rec); err != nil {
+			return err
+		}
+	}
+	if status == chatprotocol.LifecycleFailed {
+		f := failureOf(err)
+		ev := &chatprotocol.ErrorEvent{Code: f.Code, Message: f.Message, Retryable: f.Retryable}
+		if f.RetryAfter > 0 {
+			ms := f.RetryAfter.Milliseconds()
+			ev.RetryAfterMs = &ms
+		}
+		if err := p.put(ctx, p.envelope(p.latest+1, ev)); err != nil {
+			return err
+		}
+	}
+	if err := p.put(ctx, p.envelope(p.latest+1, &chatprotocol.LifecycleEvent{Status: status, Usage: p.usage})); err != nil {
+		return err
+	}
+	p.release()
+	return nil
+}
+
+// endStatus decides the terminal status and commits it through Recovery,
+// whose stored status wins. p.mu is held.
+func (p *Producer) endStatus(ctx context.Context, err error) (chatprotocol.LifecycleStatus, error) {
+	if errors.Is(context.Cause(p.ctx), ErrCancelled) {
+		return chatprotocol.LifecycleCancelled, nil
+	}
+	want := recovery.TurnCompleted
+	if err != nil {
+		want = recovery.TurnFailed
+	}
+	if p.rec != nil {
+		ferr := p.rec.Finish(ctx, p.caller, p.ref, want)
+		if ferr != nil && !errors.Is(ferr, refusal.ErrTurnNotRunning) {
+			return "", ferr
+		}
+		if ferr != nil {
+			rec, lerr := p.rec.Load(ctx, p.caller, p.ref)
+			if lerr != nil {
+				return "", lerr
+			}
+			want = rec.Status
+		}
+	}
+	return chatprotocol.LifecycleStatus(want), nil
+}
+
+// cancelCards cancels the cards this turn opened and has not closed, in
+// the order it opened them, and returns their terminal records, as far as
+// the store allows (a card answered meanwhile closes with its own status).
+func (p *Producer) cancelCards(ctx context.Context) []interactions.Record {
+	if p.res == nil {
+		return nil
+	}
+	p.mu.Lock()
+	var open []string
+	for _, id := range p.cardOrder {
+		if p.cards[id] == cardOpen {
+			open = append(open, id)
+		}
+	}
+	p.mu.Unlock()
+	var out []interactions.Record
+	for _, id := range open {
+		key := interactions.Key{Conversation: p.key.ConversationID, CorrelationID: id}
+		if _, err := p.res.Cancel(ctx, key, "turn cancelled"); err != nil && !closedAlready(err) {
+			continue
+		}
+		if rec, err := p.terminalRecord(ctx, key); err == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
