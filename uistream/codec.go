@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -47,19 +47,19 @@ func (c *codec) Append(dst []byte, f replay.Frame) ([]byte, error) {
 		dst = c.startStep(dst)
 		if c.text == "" {
 			c.text = "text-" + strconv.FormatInt(f.Seq, 10)
-			dst = end(str(begin(dst, "text-start"), "id", c.text))
+			dst = relay.End(relay.Str(relay.Begin(dst, "text-start"), "id", c.text))
 		}
-		return end(str(str(begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
+		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
 	case *chatprotocol.ToolCallEvent:
 		dst = c.endText(c.startStep(dst))
-		dst = end(str(str(begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
-		return end(raw(str(str(begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", ev.Input)), nil
+		dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
+		return relay.End(relay.Raw(relay.Str(relay.Str(relay.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", ev.Input)), nil
 	case *chatprotocol.ToolResultEvent:
 		dst = c.endText(c.startStep(dst))
 		if ev.Status == chatprotocol.ToolResultOK {
-			return end(raw(str(begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", ev.Output)), nil
+			return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", ev.Output)), nil
 		}
-		return end(str(str(begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
+		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
 	case *chatprotocol.CardEvent:
 		card, err := json.Marshal(ev.Card)
 		if err != nil {
@@ -111,23 +111,23 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 				text += ": " + ev.Reason
 			}
 		}
-		return end(str(begin(c.endText(dst), "error"), "errorText", text))
+		return relay.End(relay.Str(relay.Begin(c.endText(dst), "error"), "errorText", text))
 	case chatprotocol.LifecycleCancelled:
 		c.done = true
-		return end(begin(c.endText(dst), "abort"))
+		return relay.End(relay.Begin(c.endText(dst), "abort"))
 	default:
 		return dst // needs-reconciliation: the turn goes on
 	}
 	c.done = true
 	dst = c.endText(dst)
 	if c.step {
-		dst = end(begin(dst, "finish-step"))
+		dst = relay.End(relay.Begin(dst, "finish-step"))
 		c.step = false
 	}
 	if c.finishReason {
-		return end(str(begin(dst, "finish"), "finishReason", "stop"))
+		return relay.End(relay.Str(relay.Begin(dst, "finish"), "finishReason", "stop"))
 	}
-	return end(begin(dst, "finish"))
+	return relay.End(relay.Begin(dst, "finish"))
 }
 
 // startStep opens the message's step before its first part.
@@ -136,7 +136,7 @@ func (c *codec) startStep(dst []byte) []byte {
 		return dst
 	}
 	c.step = true
-	return end(begin(dst, "start-step"))
+	return relay.End(relay.Begin(dst, "start-step"))
 }
 
 // endText closes the open text part, if any.
@@ -144,36 +144,10 @@ func (c *codec) endText(dst []byte) []byte {
 	if c.text == "" {
 		return dst
 	}
-	dst = end(str(begin(dst, "text-end"), "id", c.text))
+	dst = relay.End(relay.Str(relay.Begin(dst, "text-end"), "id", c.text))
 	c.text = ""
 	return dst
 }
-
-// begin opens a chunk of type typ: data: {"type":"typ".
-func begin(dst []byte, typ string) []byte {
-	dst = append(dst, `data: {"type":"`...)
-	dst = append(dst, typ...)
-	return append(dst, '"')
-}
-
-// str adds the member ,"name":s to an open chunk.
-func str(dst []byte, name, s string) []byte {
-	dst = append(append(append(dst, `,"`...), name...), `":`...)
-	dst, _ = strictjson.AppendString(dst, s) // strings of an envelope that validated: valid UTF-8
-	return dst
-}
-
-// raw adds the member ,"name":v to an open chunk, v a JSON value of an
-// envelope that validated; an absent v adds nothing.
-func raw(dst []byte, name string, v json.RawMessage) []byte {
-	if v == nil {
-		return dst
-	}
-	return append(append(append(append(dst, `,"`...), name...), `":`...), v...)
-}
-
-// end closes a chunk and its SSE frame.
-func end(dst []byte) []byte { return append(dst, "}\n\n"...) }
 
 // cardPart appends the data-card part of a card (docs/contract.md section
 // 16.1): data is {"status":status,"card":card,"outcome"?}.
@@ -181,12 +155,12 @@ func cardPart(dst []byte, id, status string, card json.RawMessage, outcome strin
 	if card == nil {
 		card = json.RawMessage("null") // closed without an open card this stream saw
 	}
-	dst = append(str(begin(dst, "data-card"), "id", id), `,"data":{"status":"`...)
-	dst = raw(append(append(dst, status...), '"'), "card", card)
+	dst = append(relay.Str(relay.Begin(dst, "data-card"), "id", id), `,"data":{"status":"`...)
+	dst = relay.Raw(append(append(dst, status...), '"'), "card", card)
 	if outcome != "" {
-		dst = str(dst, "outcome", outcome)
+		dst = relay.Str(dst, "outcome", outcome)
 	}
-	return end(append(dst, '}'))
+	return relay.End(append(dst, '}'))
 }
 
 // toolErrorText is the errorText of a tool_result that is not ok: its

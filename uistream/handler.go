@@ -11,7 +11,6 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
-	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -241,46 +240,25 @@ func (h *Handler) active(w http.ResponseWriter, r *http.Request) (replay.Key, bo
 
 // serve streams key's turn from its first chunk.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, resume bool) {
-	start := str(begin(nil, "start"), "messageId", h.opts.MessageID(key))
+	start := relay.Str(relay.Begin(nil, "start"), "messageId", h.opts.MessageID(key))
 	h.srv.ServeTurn(w, r, &relay.Stream{
 		Key:      key,
 		NewCodec: func() relay.Codec { return newCodec(h.opts.FinishReason) },
 		Header:   http.Header{HeaderName: {HeaderValue}},
-		Prologue: end(start),
+		Prologue: relay.End(start),
 		Epilogue: []byte("data: [DONE]\n\n"),
 	}, resume)
 }
 
-// answer lands req.Answer through the Resolver, with the caller from the
-// host's session, or answers the request and reports false.
+// answer lands req.Answer, or answers the request and reports false.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) bool {
-	if h.opts.Resolver == nil {
-		relay.Refuse(w, http.StatusBadRequest, refusal.CodeInvalidInput, "this endpoint takes no card answers")
-		return false
+	keys := []interactions.Key{{Conversation: req.ChatID, CorrelationID: req.Answer.Response.CorrelationID}}
+	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
+	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	if ok {
+		req.Answer.Result = res[0]
 	}
-	caller, err := h.opts.Caller(r)
-	if err != nil {
-		relay.Refuse(w, http.StatusUnauthorized, "unauthenticated", "no session")
-		return false
-	}
-	key := interactions.Key{Conversation: req.ChatID, CorrelationID: req.Answer.Response.CorrelationID}
-	sub := interactions.Submission{ID: req.Answer.SubmissionID, Response: req.Answer.Response}
-	ctx, cancel := h.srv.Bounded(r.Context())
-	defer cancel()
-	res, err := h.opts.Resolver.Answer(ctx, caller, key, sub)
-	if errors.Is(err, refusal.ErrDuplicateAnswer) {
-		req.Answer.Duplicate, err = true, nil
-	}
-	if err != nil {
-		code := refusal.CodeOf(err)
-		if code == "" {
-			code = refusal.CodeStoreUnavailable
-		}
-		relay.Refuse(w, answerhttp.StatusOf(string(code)), code, "the card answer was refused")
-		return false
-	}
-	req.Answer.Result = res
-	return true
+	return ok
 }
 
 // parseRequest reads a POST's body: {id, messages, trigger, messageId?,

@@ -1,0 +1,50 @@
+package relay
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// Answers lands card answers a bridge's request carried through a
+// Resolver, with the caller from the host's session, never from the body
+// (docs/contract.md sections 13.2 and 16).
+type Answers struct {
+	Resolver *interactions.Resolver
+	Caller   func(r *http.Request) (interactions.Caller, error)
+}
+
+// Land lands each submission on its card and returns the Resolver's
+// results, a repeated submission's (refusal.ErrDuplicateAnswer) included;
+// on a refusal it answers w (the status of answerhttp.StatusOf, 401 for a
+// Caller error, 400 when a has no Resolver) and reports false.
+func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
+	if a.Resolver == nil {
+		Refuse(w, http.StatusBadRequest, refusal.CodeInvalidInput, "this endpoint takes no card answers")
+		return nil, false
+	}
+	caller, err := a.Caller(r)
+	if err != nil {
+		Refuse(w, http.StatusUnauthorized, "unauthenticated", "no session")
+		return nil, false
+	}
+	ctx, cancel := s.Bounded(r.Context())
+	defer cancel()
+	results := make([]interactions.Result, len(subs))
+	for i, sub := range subs {
+		res, err := a.Resolver.Answer(ctx, caller, keys[i], sub)
+		if err != nil && !errors.Is(err, refusal.ErrDuplicateAnswer) {
+			code := refusal.CodeOf(err)
+			if code == "" {
+				code = refusal.CodeStoreUnavailable
+			}
+			Refuse(w, answerhttp.StatusOf(string(code)), code, "the card answer was refused")
+			return nil, false
+		}
+		results[i] = res
+	}
+	return results, true
+}
