@@ -13,7 +13,7 @@ import (
 )
 
 // codec turns one turn's frames into AG-UI 1.x events for one run
-// (docs/contract.md section 16.2): every event and member one the 1.x core
+// (docs/contract.md section 18.2): every event and member one the 1.x core
 // schema defines, extras under metadata.
 type codec struct {
 	threadID, runID string
@@ -180,7 +180,7 @@ func (c *codec) usage(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 }
 
 // interrupt appends the Interrupt of an open card (docs/contract.md
-// section 16.2): its correlation id, the prompt, the answer's schema, the
+// section 18.2): its correlation id, the prompt, the answer's schema, the
 // deadline, and the card itself under metadata.
 func interrupt(dst []byte, s cardState) []byte {
 	card := &s.card.Card

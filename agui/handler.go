@@ -17,7 +17,7 @@ import (
 )
 
 // RunInput is the RunAgentInput a POST carries, as HttpAgent sends it
-// (docs/contract.md section 16.2).
+// (docs/contract.md section 18.2).
 type RunInput struct {
 	// ThreadID and RunID are the run's ids, echoed by RUN_STARTED and
 	// RUN_FINISHED; the bridge takes the thread for the conversation of
@@ -49,7 +49,7 @@ type Options struct {
 	// StartRun starts the turn a run asks for, with the caller the host
 	// reads from r, and returns its key; the run then streams the turn from
 	// its first frame. A host that maps a runId it has seen to the same turn
-	// gives a reconnecting client the run replayed whole (section 16.2).
+	// gives a reconnecting client the run replayed whole (section 18.2).
 	// It refuses with an error of code turn-not-found or unauthorized
 	// (answered 404 turn-not-found alike), invalid-input (400), or any
 	// other error (503).
@@ -74,7 +74,7 @@ type Options struct {
 }
 
 // Handler serves turns of a replay window as AG-UI 1.x runs
-// (docs/contract.md section 16.2): a POST of a RunAgentInput lands its
+// (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
 // resume entries, starts a turn through Options.StartRun and streams it as
 // AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
 // Mount it on a POST pattern. Every run's events are transcoded once per
@@ -112,7 +112,7 @@ func (h *Handler) Close() { h.srv.Close() }
 func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
 
 // ServeHTTP answers one POST of a RunAgentInput; see Handler, and section
-// 16.3 for the refusals.
+// 18.3 for the refusals.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method != http.MethodPost:

@@ -1,5 +1,5 @@
 // Package elicit maps MCP elicitation to cards and back (docs/contract.md
-// section 16.4): an elicitation/create request's params in form mode become
+// section 18.4): an elicitation/create request's params in form mode become
 // a card with the JSON Schema of its answer, and a card response becomes the
 // elicitation's result, {action: accept|decline|cancel, content?}.
 //
@@ -12,7 +12,7 @@
 // answer's schema carries what the presentation cannot (lengths, pattern,
 // formats, item counts), so the Resolver's validator still enforces it.
 // What no card keeps (defaults, a single property's title) is listed in
-// section 16.4; what no card can express (URL mode, nested objects, arrays of
+// section 18.4; what no card can express (URL mode, nested objects, arrays of
 // objects, references) is refused with invalid-card and the JSON pointer of
 // the offending member.
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // codec turns one turn's frames into UI message stream chunks
-// (docs/contract.md section 16.1). It writes only chunk types and members
+// (docs/contract.md section 18.1). It writes only chunk types and members
 // that ai 5.0.0's strict chunk schema accepts, as do the 5.x, 6.x and 7.x
 // lines since, unless finishReason adds finish's member that 5.0.0 lacks.
 type codec struct {
@@ -150,7 +150,7 @@ func (c *codec) endText(dst []byte) []byte {
 }
 
 // cardPart appends the data-card part of a card (docs/contract.md section
-// 16.1): data is {"status":status,"card":card,"outcome"?}.
+// 18.1): data is {"status":status,"card":card,"outcome"?}.
 func cardPart(dst []byte, id, status string, card json.RawMessage, outcome string) []byte {
 	if card == nil {
 		card = json.RawMessage("null") // closed without an open card this stream saw

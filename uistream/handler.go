@@ -24,7 +24,7 @@ const (
 )
 
 // Request is a POST's body as DefaultChatTransport sends it
-// (docs/contract.md section 16.1).
+// (docs/contract.md section 18.1).
 type Request struct {
 	// ChatID is the body's id, the chat; the bridge takes it for the
 	// conversation id of the chat's cards.
@@ -81,7 +81,7 @@ type Options struct {
 	// means the turn id.
 	MessageID func(key replay.Key) string
 	// FinishReason adds finishReason "stop" to the finish chunk, which ai
-	// 5.0.0's strict schema refuses (section 16.1).
+	// 5.0.0's strict schema refuses (section 18.1).
 	FinishReason bool
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
@@ -98,7 +98,7 @@ type Options struct {
 }
 
 // Handler serves turns of a replay window as AI SDK UI message streams
-// (docs/contract.md section 16.1): POST {api} starts a turn through
+// (docs/contract.md section 18.1): POST {api} starts a turn through
 // Options.StartTurn and streams it, GET {api}/{chatId}/stream resumes the
 // chat's running turn from its first chunk (204 when none), DELETE
 // {api}/{chatId}/stream cancels it. Mount it with Register. Every stream's
@@ -150,7 +150,7 @@ func (h *Handler) Close() { h.srv.Close() }
 func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
 
 // ServeStart answers POST {api}: it reads the body, lands a card answer it
-// carries, starts the turn and streams it. See section 16.3 for the
+// carries, starts the turn and streams it. See section 18.3 for the
 // refusals.
 func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 	if h.srv.Closed() {

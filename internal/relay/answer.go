@@ -11,7 +11,7 @@ import (
 
 // Answers lands card answers a bridge's request carried through a
 // Resolver, with the caller from the host's session, never from the body
-// (docs/contract.md sections 13.2 and 16).
+// (docs/contract.md sections 13.2 and 18).
 type Answers struct {
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)

@@ -1,5 +1,5 @@
 // Package relay is the serving core the front-end bridges share
-// (docs/contract.md section 16): it serves one turn of a replay window as
+// (docs/contract.md section 18): it serves one turn of a replay window as
 // another protocol's event stream, transcoding every frame once for all the
 // streams of a turn, with the stream handler's rules of section 14.2
 // (pages, bounded window reads, heartbeats as SSE comments, write deadlines,

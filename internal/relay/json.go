@@ -8,7 +8,7 @@ import (
 
 // Begin opens an SSE frame whose data is a JSON object of type typ:
 // data: {"type":"typ". Str and Raw add members, End closes it; the bridges
-// write every chunk and event so (docs/contract.md section 16).
+// write every chunk and event so (docs/contract.md section 18).
 func Begin(dst []byte, typ string) []byte {
 	dst = append(dst, `data: {"type":"`...)
 	dst = append(dst, typ...)

@@ -13,7 +13,7 @@ import (
 )
 
 // Body is the JSON body of a bridge's refusal (docs/contract.md section
-// 16.3): a stable code and a message for people only.
+// 18.3): a stable code and a message for people only.
 type Body struct {
 	Code    refusal.Code `json:"code"`
 	Message string       `json:"message"`
@@ -78,7 +78,7 @@ func Denied(err error) bool {
 	return code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized
 }
 
-// RefuseHook answers a host hook's error (docs/contract.md section 16.3):
+// RefuseHook answers a host hook's error (docs/contract.md section 18.3):
 // a denial as an unknown turn (404 turn-not-found, the same bytes for
 // both), invalid-input 400, and anything else 503 store-unavailable with
 // Retry-After, its text only in the log.

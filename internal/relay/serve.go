@@ -335,7 +335,7 @@ func RetryAfter(d time.Duration) string {
 }
 
 // ServeTurn serves st's turn from its first frame (see Serve), after the
-// answers that come before a stream (docs/contract.md section 16.3): 204
+// answers that come before a stream (docs/contract.md section 18.3): 204
 // when resume and the turn has ended, 410 stale-cursor when the window no
 // longer holds the turn's first frame, 503 store-unavailable when the
 // Server is closing or the window fails or does not answer in time.

@@ -1,0 +1,127 @@
+package relay_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// counting is a Codec that writes each frame's seq and the count of frames
+// before it, and counts its calls in calls.
+type counting struct {
+	calls *atomic.Int64
+	n     int
+	done  bool
+}
+
+func (c *counting) Append(dst []byte, f replay.Frame) ([]byte, error) {
+	c.calls.Add(1)
+	dst = fmt.Appendf(dst, "data: %d/%d\n\n", f.Seq, c.n)
+	c.n++
+	c.done = c.done || strings.Contains(string(f.Data), `"status":"completed"`)
+	return dst, nil
+}
+
+func (c *counting) Done() bool { return c.done }
+
+// serve serves key's turn of w through s on a loopback server.
+func serve(t *testing.T, s *relay.Server, key replay.Key, calls *atomic.Int64) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ServeTurn(w, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &counting{calls: calls} },
+			Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")}, false)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// want is what a stream of n frames reads whole.
+func want(n int) string {
+	var b strings.Builder
+	b.WriteString("data: start\n\n")
+	for i := range n {
+		fmt.Fprintf(&b, "data: %d/%d\n\n", i+1, i)
+	}
+	b.WriteString("data: end\n\n")
+	return b.String()
+}
+
+func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, true))
+	var calls atomic.Int64
+	srv := serve(t, relay.NewServer(w, nil), key, &calls)
+	const streams = 50
+	var wg sync.WaitGroup
+	bodies := make([]string, streams)
+	for i := range streams {
+		if i == streams/2 { // half join before the first frame, half midway
+			for _, env := range envs[:len(envs)/2] {
+				_, err := w.Append(context.Background(), key, env)
+				require.NoError(t, err)
+			}
+		}
+		wg.Go(func() {
+			resp, err := http.Get(srv.URL)
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			bodies[i] = string(b)
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	for _, env := range envs[len(envs)/2:] {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	wg.Wait()
+	for _, b := range bodies {
+		assert.Equal(t, want(len(envs)), b)
+	}
+	assert.Equal(t, int64(len(envs)), calls.Load(), "each frame transcoded once for %d streams", streams)
+}
+
+func TestAStreamBehindTheCacheRebuildsItsOwnCodec(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	var envs []*chatprotocol.ChatEventEnvelope
+	for i := range 40 {
+		envs = append(envs, turnscript.Envelope(key, int64(i+1), &chatprotocol.DeltaEvent{Text: strconv.Itoa(i)}))
+	}
+	envs = append(envs, turnscript.Envelope(key, 41, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}))
+	for _, env := range envs {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	var calls atomic.Int64
+	s := relay.NewServer(w, &relay.Options{Cache: relay.NewCache(1, 4), PageBytes: 64})
+	srv := serve(t, s, key, &calls)
+	for range 3 { // each stream after the first finds the cache past its frames
+		resp, err := http.Get(srv.URL)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, want(len(envs)), string(b))
+	}
+	assert.Greater(t, calls.Load(), int64(len(envs)), "the later streams rebuilt their codecs")
+}
