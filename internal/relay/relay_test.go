@@ -125,3 +125,36 @@ func TestAStreamBehindTheCacheRebuildsItsOwnCodec(t *testing.T) {
 	}
 	assert.Greater(t, calls.Load(), int64(len(envs)), "the later streams rebuilt their codecs")
 }
+
+func TestIdleStreamsShareAWaitAndGetHeartbeatComments(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+	_, err := w.Append(context.Background(), key, envs[0])
+	require.NoError(t, err)
+	var calls atomic.Int64
+	s := relay.NewServer(w, &relay.Options{HeartbeatInterval: 20 * time.Millisecond})
+	srv := serve(t, s, key, &calls)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	leaver, err := http.DefaultClient.Do(req) // leaves while the turn is idle
+	require.NoError(t, err)
+	stayer, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer stayer.Body.Close()
+	time.Sleep(120 * time.Millisecond)
+	cancel()
+	leaver.Body.Close()
+	for _, env := range envs[1:] {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	b, err := io.ReadAll(stayer.Body)
+	require.NoError(t, err)
+	body := string(b)
+	assert.GreaterOrEqual(t, strings.Count(body, ": heartbeat\n\n"), 2, "heartbeats while idle")
+	assert.Equal(t, want(len(envs)), strings.ReplaceAll(body, ": heartbeat\n\n", ""))
+	require.NoError(t, s.Shutdown(context.Background()))
+}

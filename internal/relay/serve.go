@@ -40,6 +40,7 @@ type Server struct {
 	Tail
 	writeTimeout time.Duration
 	cache        *Cache
+	waits        waiters
 
 	closing context.Context
 	close   context.CancelFunc
@@ -201,16 +202,35 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b rep
 			s.Log.ErrorContext(ctx, "relay: the turn ended but its output did not", "seq", cursor)
 			return true
 		}
-		if cursor >= b.Latest {
-			if err := s.Wait(ctx, st.Key, cursor, beat); err != nil {
-				return true
-			}
-		}
 		var err error
-		if b, frames, err = s.Read(ctx, st.Key, cursor, beat); err != nil {
+		if cursor < b.Latest {
+			b, frames, err = s.Read(ctx, st.Key, cursor, beat) // the next page
+		} else {
+			b, frames, err = s.woken(ctx, st.Key, cursor, beat)
+		}
+		if err != nil {
 			return true
 		}
 	}
+}
+
+// woken waits in the turn's shared wait, then reads the page after cursor,
+// the first Read bounded by the wait's shared bound.
+func (s *Server) woken(ctx context.Context, key replay.Key, cursor int64, beat func() error) (replay.Bounds, []replay.Frame, error) {
+	w, err := s.share(ctx, key, cursor, beat)
+	if err != nil {
+		return replay.Bounds{}, nil, err
+	}
+	b, frames, err := s.Window.Read(w.wake, key, cursor, s.PageBytes)
+	stalled := err != nil && ctx.Err() == nil && errors.Is(w.wake.Err(), context.DeadlineExceeded)
+	w.release()
+	if stalled {
+		if err := beat(); err != nil {
+			return b, nil, err
+		}
+		return s.Read(ctx, key, cursor, beat)
+	}
+	return b, frames, err
 }
 
 // begin counts a stream that starts, or reports false once closing.
