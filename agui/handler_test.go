@@ -19,6 +19,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"

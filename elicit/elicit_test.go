@@ -15,6 +15,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/elicit"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 

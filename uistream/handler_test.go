@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"

@@ -18,6 +18,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
