@@ -12,7 +12,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
-	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -114,33 +113,15 @@ func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ct
 // ServeHTTP answers one POST of a RunAgentInput; see Handler, and section
 // 18.3 for the refusals.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.Method != http.MethodPost:
+	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		relay.Refuse(w, http.StatusMethodNotAllowed, "method-not-allowed", "runs are started with POST")
 		return
-	case h.srv.Closed():
-		h.srv.Unavailable(w)
-		return
 	}
-	body, err := relay.ReadBody(r, h.opts.MaxBodyBytes)
-	if err != nil {
-		relay.RefuseBody(w, err)
-		return
-	}
-	in, err := parseInput(body)
-	if err != nil {
-		relay.Refuse(w, http.StatusBadRequest, refusal.CodeInvalidInput, err.Error())
-		return
-	}
-	if len(in.Resume) > 0 && !h.resume(w, r, in) {
-		return
-	}
-	ctx, cancel := h.srv.Bounded(r.Context())
-	key, err := h.opts.StartRun(ctx, r, in)
-	cancel()
-	if err != nil {
-		h.srv.RefuseHook(w, r, "StartRun", err)
+	key, in, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseInput,
+		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, in) },
+		func(ctx context.Context, in *RunInput) (replay.Key, error) { return h.opts.StartRun(ctx, r, in) })
+	if !ok {
 		return
 	}
 	started := relay.Str(relay.Str(relay.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)

@@ -153,31 +153,12 @@ func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ct
 // carries, starts the turn and streams it. See section 18.3 for the
 // refusals.
 func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
-	if h.srv.Closed() {
-		h.srv.Unavailable(w)
-		return
+	key, _, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseRequest,
+		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, req) },
+		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
+	if ok {
+		h.serve(w, r, key, false)
 	}
-	body, err := relay.ReadBody(r, h.opts.MaxBodyBytes)
-	if err != nil {
-		relay.RefuseBody(w, err)
-		return
-	}
-	req, err := parseRequest(body)
-	if err != nil {
-		relay.Refuse(w, http.StatusBadRequest, refusal.CodeInvalidInput, err.Error())
-		return
-	}
-	if req.Answer != nil && !h.answer(w, r, req) {
-		return
-	}
-	ctx, cancel := h.srv.Bounded(r.Context())
-	key, err := h.opts.StartTurn(ctx, r, req)
-	cancel()
-	if err != nil {
-		h.srv.RefuseHook(w, r, "StartTurn", err)
-		return
-	}
-	h.serve(w, r, key, false)
 }
 
 // ServeResume answers GET {api}/{chatId}/stream: the chat's running turn

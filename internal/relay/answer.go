@@ -1,12 +1,14 @@
 package relay
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // Answers lands card answers a bridge's request carried through a
@@ -47,4 +49,40 @@ func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []
 		results[i] = res
 	}
 	return results, true
+}
+
+// Start is a bridge's POST up to its stream (docs/contract.md section
+// 18.3): it reads the body within limit, parses it, lands the answers it
+// carries with land (which answers the request and reports false on a
+// refusal), and starts the turn with start, bounded by the window timeout.
+// It returns the turn's key and the parsed request, or answers the request
+// and reports false: 503 when closing, 413 or 400 for the body, a hook's
+// error as RefuseHook answers it.
+func Start[T any](s *Server, w http.ResponseWriter, r *http.Request, limit int64, parse func([]byte) (T, error),
+	land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
+	var req T
+	if s.Closed() {
+		s.Unavailable(w)
+		return replay.Key{}, req, false
+	}
+	body, err := ReadBody(r, limit)
+	if err != nil {
+		RefuseBody(w, err)
+		return replay.Key{}, req, false
+	}
+	if req, err = parse(body); err != nil {
+		Refuse(w, http.StatusBadRequest, refusal.CodeInvalidInput, err.Error())
+		return replay.Key{}, req, false
+	}
+	if !land(req) {
+		return replay.Key{}, req, false
+	}
+	ctx, cancel := s.Bounded(r.Context())
+	key, err := start(ctx, req)
+	cancel()
+	if err != nil {
+		s.RefuseHook(w, r, "start", err)
+		return replay.Key{}, req, false
+	}
+	return key, req, true
 }
