@@ -44,6 +44,7 @@ func newFixture(t *testing.T, card bool) *fixture {
 	schemas := jsonschema.NewRegistry()
 	ref := interactions.SchemaRef{ID: "helpful", Revision: 1}
 	require.NoError(t, schemas.Register(ref, []byte(`{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`)))
+	runs := map[string]replay.Key{} // a run id the host has seen names its turn
 	var err error
 	f.res, err = interactions.New(db.Open(nil), schemas, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
@@ -52,7 +53,11 @@ func newFixture(t *testing.T, card bool) *fixture {
 			if in.ThreadID != "thread-1" || r.Header.Get("X-User") != "alice" {
 				return replay.Key{}, refusal.ErrTurnNotFound
 			}
+			if key, ok := runs[in.RunID]; ok {
+				return key, nil
+			}
 			key := f.host.Start(in.ThreadID)
+			runs[in.RunID] = key
 			if card {
 				_, err := f.res.Open(ctx, interactions.NewCard{Key: interactions.Key{Conversation: in.ThreadID, CorrelationID: turnscript.CardID(key)},
 					Answerer: alice, Spec: turnscript.Card(key).Card.CardSpec, Schema: ref})
@@ -221,4 +226,15 @@ func TestBadRunsStartNothing(t *testing.T) {
 	}
 	_, ok := f.host.Active("thread-1")
 	assert.False(t, ok, "a refused run started a turn")
+}
+
+// TestARunPostedAgainIsReplayedWhole: AG-UI has no resume of a stream; a
+// host that maps a run id it has seen to its turn gives a reconnecting
+// client the run again, from RUN_STARTED to its end.
+func TestARunPostedAgainIsReplayedWhole(t *testing.T) {
+	f := newFixture(t, false)
+	first := events(t, f.post(t, "alice", input))
+	again := events(t, f.post(t, "alice", input))
+	assert.Equal(t, first, again)
+	assert.Equal(t, "RUN_FINISHED", again[len(again)-1]["type"])
 }
