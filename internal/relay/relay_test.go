@@ -159,3 +159,28 @@ func TestIdleStreamsShareAWaitAndGetHeartbeatComments(t *testing.T) {
 	assert.Equal(t, want(len(envs)), strings.ReplaceAll(body, ": heartbeat\n\n", ""))
 	require.NoError(t, s.Shutdown(context.Background()))
 }
+
+func TestCloseAbortsAStreamItEndsBeforeItsTurn(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+	_, err := w.Append(context.Background(), key, envs[0])
+	require.NoError(t, err)
+	var calls atomic.Int64
+	s := relay.NewServer(w, nil)
+	srv := serve(t, s, key, &calls)
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.Error(t, err, "a clean end of body after %q", b)
+	assert.Equal(t, "data: start\n\ndata: 1/0\n\n", string(b))
+	require.NoError(t, s.Shutdown(context.Background()))
+	again, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	again.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, again.StatusCode)
+	assert.Equal(t, "2", again.Header.Get("Retry-After"))
+}
