@@ -52,10 +52,9 @@ type Answer struct {
 	// Response is the answer.response, read with
 	// chatprotocol.ParseCardResponse.
 	Response cards.CardResponse
-	// Result is the Resolver's, with Duplicate set for a repeated
-	// submission (refusal.ErrDuplicateAnswer).
-	Result    interactions.Result
-	Duplicate bool
+	// Result is the Resolver's, also for a repeated submission
+	// (refusal.ErrDuplicateAnswer: the record stored before).
+	Result interactions.Result
 }
 
 // Options configures a Handler. StartTurn and ActiveTurn are required.
