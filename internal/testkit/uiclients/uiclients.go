@@ -23,8 +23,8 @@ const RequiredEnv = "CHATPROTOCOL_REAL_CLIENTS"
 
 // Lines are the ai package's installed versions: the package name each is
 // installed under (package.json's aliases), its version, and whether its
-// Chat resumes a cut stream in place (5.0.0 appends the replay to the
-// partial message it holds; docs/contract.md section 16.1).
+// Chat resumes a cut stream in place under Node (5.0.0 appends the replay
+// to the partial message it holds; docs/contract.md section 18.1).
 var Lines = []struct {
 	Package, Version string
 	ResumesInPlace   bool
