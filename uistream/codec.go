@@ -53,11 +53,11 @@ func (c *codec) Append(dst []byte, f replay.Frame) ([]byte, error) {
 	case *chatprotocol.ToolCallEvent:
 		dst = c.endText(c.startStep(dst))
 		dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
-		return relay.End(relay.Raw(relay.Str(relay.Str(relay.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", ev.Input)), nil
+		return relay.End(relay.Raw(relay.Str(relay.Str(relay.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", orNull(ev.Input))), nil
 	case *chatprotocol.ToolResultEvent:
 		dst = c.endText(c.startStep(dst))
 		if ev.Status == chatprotocol.ToolResultOK {
-			return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", ev.Output)), nil
+			return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", orNull(ev.Output))), nil
 		}
 		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
 	case *chatprotocol.CardEvent:
@@ -161,6 +161,15 @@ func cardPart(dst []byte, id, status string, card json.RawMessage, outcome strin
 		dst = relay.Str(dst, "outcome", outcome)
 	}
 	return relay.End(append(dst, '}'))
+}
+
+// orNull is v, or null when absent: the chunk schemas require input and
+// output (docs/contract.md section 18.1).
+func orNull(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
 }
 
 // toolErrorText is the errorText of a tool_result that is not ok: its

@@ -161,3 +161,32 @@ func (h *Host) Cancel(key replay.Key) {
 
 // Wait waits until every turn started has ended.
 func (h *Host) Wait() { h.done.Wait() }
+
+// Every returns a turn holding every event type of docs/contract.md section
+// 6 and each tool result status, ending with status end (completed, failed
+// or cancelled), for the bridges' schema checks.
+func Every(key replay.Key, end chatprotocol.LifecycleStatus) []chatprotocol.Event {
+	total := int64(42)
+	return []chatprotocol.Event{
+		&chatprotocol.SessionEvent{SessionID: "s-1"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
+		&chatprotocol.ProvenanceEvent{Provider: "p", Model: "m"},
+		&chatprotocol.CapabilitiesEvent{},
+		&chatprotocol.DeltaEvent{Text: "line one\nand \"two\" \u2028 é"},
+		&chatprotocol.DeltaEvent{Text: ""},
+		&chatprotocol.ToolCallEvent{CallID: "c1", Name: "a"},
+		&chatprotocol.ToolResultEvent{CallID: "c1", Status: chatprotocol.ToolResultError, Output: json.RawMessage(`"it broke"`)},
+		&chatprotocol.ToolCallEvent{CallID: "c2", Name: "b", Input: json.RawMessage(`{"x":[1,2,{"y":null}]}`)},
+		&chatprotocol.ToolResultEvent{CallID: "c2", Status: chatprotocol.ToolResultCancelled},
+		&chatprotocol.ToolCallEvent{CallID: "c3", Name: "c", Input: json.RawMessage(`[]`)},
+		&chatprotocol.ToolResultEvent{CallID: "c3", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"deep":{"er":true}}`)},
+		&chatprotocol.ResultEvent{Blocks: []chatprotocol.ResultBlock{}},
+		&chatprotocol.StateEvent{Version: 1, Snapshot: json.RawMessage(`{"a":1}`)},
+		&chatprotocol.NavigateEvent{Href: "/x"},
+		Card(key),
+		&chatprotocol.CardClosedEvent{CorrelationID: CardID(key), Outcome: "answered"},
+		&chatprotocol.DeltaEvent{Text: "after"},
+		&chatprotocol.ErrorEvent{Code: "boom", Message: "it failed", Retryable: false},
+		&chatprotocol.LifecycleEvent{Status: end, Reason: "because", Usage: &chatprotocol.Usage{TotalTokens: &total}},
+	}
+}

@@ -1,7 +1,8 @@
 // Package uiclients is a test kit: it runs the real front-end clients of the
 // bridges' real-client tests, installed from this directory's lockfile (npm
 // ci): the npm ai package's Chat with DefaultChatTransport on the 7.x, 6.x
-// and 5.x lines (uichat.mjs), and @ag-ui/client's HttpAgent (agrun.mjs).
+// and 5.x lines (uichat.mjs), @ag-ui/client's HttpAgent (agrun.mjs), and
+// both clients' schemas (schemas.mjs).
 // Without them a test skips, unless CHATPROTOCOL_REAL_CLIENTS is set, as CI
 // sets it after `bash .ci/clients`.
 package uiclients
@@ -42,6 +43,12 @@ func dir() string {
 // harness's packages are missing.
 func Run(t *testing.T, timeout time.Duration, script string, args ...string) []byte {
 	t.Helper()
+	return RunWith(t, timeout, nil, script, args...)
+}
+
+// RunWith is Run with stdin as the script's standard input (nil: none).
+func RunWith(t *testing.T, timeout time.Duration, stdin []byte, script string, args ...string) []byte {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err == nil {
 		_, err = os.Stat(filepath.Join(dir(), "node_modules", "ai", "package.json"))
@@ -59,6 +66,9 @@ func Run(t *testing.T, timeout time.Duration, script string, args ...string) []b
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(dir(), script)}, args...)...)
 	cmd.Dir = dir()
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
