@@ -72,7 +72,7 @@ func BenchmarkFanout(b *testing.B) {
 	runs := map[string][]fanoutRun{}
 	i := 0
 	for b.Loop() {
-		for _, mode := range []string{"floor", "stream", "floor", "stream"} {
+		for _, mode := range fanoutModes {
 			i++
 			r := runFanout(b, bin, mode, turns, measure, i)
 			b.Logf("%-6s load %s: %d deliveries (%.0f/s), %.0f cpu-ns/frame, cores used: server %.2f client %.2f, p50 %v p99 %v max %v, idle %.0f B/sub heap+stack, %.0f B/sub RSS, %d failed",
@@ -91,7 +91,19 @@ func BenchmarkFanout(b *testing.B) {
 	b.ReportMetric(float64(strm.heapStack)/float64(strm.subscribers), "idle-B/sub")
 	b.ReportMetric(float64(strm.rss)/float64(strm.subscribers), "idle-rss-B/sub")
 	b.ReportMetric(float64(floor.heapStack)/float64(floor.subscribers), "floor-idle-B/sub")
+	for _, bridge := range []string{"uistream", "agui"} {
+		br := total(runs[bridge])
+		b.ReportMetric(perFrame(br), bridge+"-cpu-ns/frame")
+		b.ReportMetric(perFrame(br)/perFrame(strm), bridge+"-vs-stream")
+		b.ReportMetric(ms(worst(runs[bridge], func(r fanoutRun) time.Duration { return r.p99 })), bridge+"-p99-ms")
+	}
 }
+
+// fanoutModes is the order of one iteration's runs: each mode twice, in an
+// order and its reverse, so that a drift of the machine weighs on all alike.
+// The bridges (uistream, agui) serve the stream mode's turns from the same
+// window (docs/contract.md section 18).
+var fanoutModes = []string{"floor", "stream", "uistream", "agui", "agui", "uistream", "stream", "floor"}
 
 // runFanout runs one server of mode and one client against it.
 func runFanout(b *testing.B, bin, mode string, turns int, measure time.Duration, i int) fanoutRun {
@@ -104,7 +116,11 @@ func runFanout(b *testing.B, bin, mode string, turns int, measure time.Duration,
 	defer stop(b, server, serverIn)
 	line := expect(b, serverOut, "addr ")
 	addr := strings.Fields(line)[1]
-	client, clientIn, clientOut := start(b, bin, "-mode", "client", "-addr", addr, "-turns", strconv.Itoa(turns))
+	proto := mode
+	if mode == "floor" {
+		proto = "stream"
+	}
+	client, clientIn, clientOut := start(b, bin, "-mode", "client", "-proto", proto, "-addr", addr, "-turns", strconv.Itoa(turns))
 	defer stop(b, client, clientIn)
 	expect(b, clientOut, "connected ")
 	time.Sleep(time.Second) // the last streams park

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Papercusp/chat-protocol-go/internal/notify"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -134,14 +135,11 @@ type HandlerOptions struct {
 // request's goroutine and writes only through the ResponseWriter it was
 // given. A Handler is safe for concurrent use; make one with [NewHandler].
 type Handler struct {
-	window       replay.Window
+	tail         relay.Tail // the window, its page size, WindowTimeout and the heartbeat interval
 	authorize    func(*http.Request, replay.Key) error
 	key          func(*http.Request) (replay.Key, error)
 	retry        time.Duration
-	heartbeat    time.Duration
 	writeTimeout time.Duration
-	timeout      time.Duration // WindowTimeout; 0: none
-	pageBytes    int
 	parking      bool
 	log          *slog.Logger
 	obs          observe.Observer
@@ -170,14 +168,10 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 		return nil, errors.New("stream: HandlerOptions.Retry may not be negative")
 	}
 	h := &Handler{
-		window:       window,
 		authorize:    opts.Authorize,
 		key:          opts.Key,
 		retry:        orDefault(opts.Retry, DefaultRetry),
-		heartbeat:    orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval),
 		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
-		timeout:      max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
-		pageBytes:    opts.PageBytes,
 		parking:      !opts.WaitOnRequest,
 		log:          opts.Logger,
 		obs:          opts.Observer,
@@ -185,11 +179,18 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 	if h.key == nil {
 		h.key = PathKey
 	}
-	if h.pageBytes <= 0 {
-		h.pageBytes = replay.DefaultPageBytes
-	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	h.tail = relay.Tail{
+		Window:    window,
+		PageBytes: opts.PageBytes,
+		Timeout:   max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
+		Heartbeat: max(orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval), 0),
+		Log:       h.log,
+	}
+	if h.tail.PageBytes <= 0 {
+		h.tail.PageBytes = replay.DefaultPageBytes
 	}
 	h.closing, h.close = context.WithCancel(context.Background())
 	h.hubs = make(map[replay.Key]*hub)
@@ -254,7 +255,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var rep streamReport
 	r = rep.connect(h.obs, r, key)
-	ctx, cancel := h.bounded(r.Context())
+	ctx, cancel := h.tail.Bounded(r.Context())
 	defer cancel()
 	if err := h.authorize(r.WithContext(ctx), key); err != nil {
 		if code := refusal.CodeOf(err); code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized {
@@ -274,7 +275,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, e.Code, e.Message, nil) // ParseCursor's own fixed words, never the input
 		return
 	}
-	b, frames, err := h.window.Read(ctx, key, cursor, h.pageBytes)
+	b, frames, err := h.tail.Window.Read(ctx, key, cursor, h.tail.PageBytes)
 	if err != nil {
 		switch code := refusal.CodeOf(err); code {
 		case refusal.CodeStaleCursor:
@@ -306,15 +307,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serve(w, r, key, cursor, b, frames, &rep)
-}
-
-// bounded returns ctx bounded by WindowTimeout, for one call of the window
-// or of the Authorize hook.
-func (h *Handler) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
-	if h.timeout <= 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, h.timeout)
 }
 
 // unavailable answers store-unavailable (503) with message and a

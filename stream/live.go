@@ -123,12 +123,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 				}
 				parkable = false // not on this connection: wait here
 			}
-			if err = h.wait(ctx, key, cursor, beat); err != nil {
+			if err = h.tail.Wait(ctx, key, cursor, beat); err != nil {
 				failed = err // a heartbeat that outlasted WriteTimeout drops the reader too
 				return
 			}
 		}
-		if b, frames, err = h.read(ctx, key, cursor, beat); err != nil {
+		if b, frames, err = h.tail.Read(ctx, key, cursor, beat); err != nil {
 			failed = err
 			return
 		}
@@ -146,64 +146,6 @@ func takesOver(w http.ResponseWriter, r *http.Request) bool {
 	}
 	t := reflect.TypeOf(w)
 	return t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "net/http" && t.Elem().Name() == "response"
-}
-
-// read reads the page of key's turn after cursor, each Read bounded by
-// WindowTimeout: while the window stalls, it sends a heartbeat with beat
-// after each bound and reads again, so the stream stays alive
-// (docs/contract.md section 14.2). It returns the window's error, ctx's,
-// or a heartbeat's.
-func (h *Handler) read(ctx context.Context, key replay.Key, cursor int64, beat func() error) (replay.Bounds, []replay.Frame, error) {
-	for {
-		rctx, cancel := h.bounded(ctx)
-		b, frames, err := h.window.Read(rctx, key, cursor, h.pageBytes)
-		stalled := err != nil && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded)
-		cancel()
-		switch {
-		case stalled:
-			if err := beat(); err != nil {
-				return b, nil, err
-			}
-		case err != nil:
-			if ctx.Err() == nil {
-				h.log.WarnContext(ctx, "stream: reading the window failed", "after", cursor, "err", err)
-			}
-			return b, nil, err
-		default:
-			return b, frames, nil
-		}
-	}
-}
-
-// wait waits for a frame after cursor, or the end of the turn, sending a
-// heartbeat with beat each time HeartbeatInterval passes without one. It
-// returns the window's error, ctx's, or the error of a heartbeat.
-func (h *Handler) wait(ctx context.Context, key replay.Key, cursor int64, beat func() error) error {
-	for {
-		_, idle, err := h.waitOnce(ctx, key, cursor)
-		if !idle {
-			if err != nil && ctx.Err() == nil {
-				h.log.WarnContext(ctx, "stream: waiting on the window failed", "after", cursor, "err", err)
-			}
-			return err
-		}
-		if err := beat(); err != nil {
-			return err
-		}
-	}
-}
-
-// waitOnce waits on the window at most HeartbeatInterval. idle reports
-// that the interval passed with nothing to tell.
-func (h *Handler) waitOnce(ctx context.Context, key replay.Key, cursor int64) (b replay.Bounds, idle bool, err error) {
-	wctx, cancel := ctx, context.CancelFunc(func() {})
-	if h.heartbeat > 0 {
-		wctx, cancel = context.WithTimeout(ctx, h.heartbeat)
-	}
-	defer cancel()
-	b, err = h.window.Wait(wctx, key, cursor)
-	idle = err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded)
-	return b, idle, err
 }
 
 // heartbeatComment is the text of the comment an idle stream sends.

@@ -69,7 +69,7 @@ func (h *Handler) park(s *subscriber) parking {
 // closing. The hub is gone then: the subscribers that park again start the
 // next one.
 func (h *Handler) watch(key replay.Key, hb *hub) {
-	_, idle, err := h.waitOnce(h.closing, key, hb.after)
+	_, idle, err := h.tail.WaitOnce(h.closing, key, hb.after)
 	h.mu.Lock()
 	delete(h.hubs, key)
 	woken := hb.parked
@@ -103,7 +103,7 @@ type wake struct {
 // newWake returns the wake of n subscribers.
 func newWake(h *Handler, n int) *wake {
 	w := &wake{}
-	w.ctx, w.cancel = h.bounded(h.closing)
+	w.ctx, w.cancel = h.tail.Bounded(h.closing)
 	w.left.Store(int64(n))
 	return w
 }
@@ -143,9 +143,9 @@ func (h *Handler) run(s *subscriber, beat bool, w *wake) {
 		if w != nil {
 			rctx = w.ctx
 		} else {
-			rctx, cancel = h.bounded(h.closing)
+			rctx, cancel = h.tail.Bounded(h.closing)
 		}
-		b, frames, err := h.window.Read(rctx, s.key, s.cursor, h.pageBytes)
+		b, frames, err := h.tail.Window.Read(rctx, s.key, s.cursor, h.tail.PageBytes)
 		beat = err != nil && h.closing.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded)
 		if w != nil {
 			w.done()

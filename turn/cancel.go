@@ -1,19 +1,13 @@
 package turn
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
-
-// CodeMethodNotAllowed is the code of the cancel endpoint's answer to a
-// request that is not a POST.
-const CodeMethodNotAllowed = "method-not-allowed"
 
 // CancelOptions configures NewCancelHandler.
 type CancelOptions struct {
@@ -72,7 +66,7 @@ func NewCancelHandler(rec *recovery.TurnRecovery, opts *CancelOptions) (http.Han
 func (h *cancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeRefusal(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "a turn is cancelled with POST")
+		refusal.WriteHTTP(w, http.StatusMethodNotAllowed, refusal.Body{Code: refusal.CodeMethodNotAllowed, Message: "a turn is cancelled with POST"})
 		return
 	}
 	ctx := r.Context()
@@ -120,21 +114,5 @@ func (h *cancelHandler) refuse(w http.ResponseWriter, r *http.Request, err error
 		level = slog.LevelError
 	}
 	h.log.Log(r.Context(), level, "turn cancel refused", "status", status, "code", code, "err", err)
-	writeRefusal(w, status, string(code), msg)
-}
-
-// writeRefusal writes a refusal's status and its JSON body
-// {"code","message"}, the shape of the module's other endpoints
-// (docs/contract.md section 14.3).
-func writeRefusal(w http.ResponseWriter, status int, code, message string) {
-	body, _ := json.Marshal(struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}{code, message}) // two strings always encode
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = fmt.Fprintf(w, "%s\n", body)
+	refusal.WriteHTTP(w, status, refusal.Body{Code: code, Message: msg})
 }

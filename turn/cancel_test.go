@@ -230,7 +230,7 @@ func TestCancelAfterTheEnd(t *testing.T) {
 
 	status, body = post(t, srv, http.MethodGet, "t-1", alice)
 	assert.Equal(t, http.StatusMethodNotAllowed, status)
-	assert.Equal(t, turn.CodeMethodNotAllowed, codeOf(t, body))
+	assert.Equal(t, string(refusal.CodeMethodNotAllowed), codeOf(t, body))
 }
 
 // A cancellation that committed before the model loop ended wins over the

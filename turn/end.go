@@ -11,10 +11,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// CodeInternal is the error event's code for a failure that carries no
-// code of its own.
-const CodeInternal = "internal"
-
 // Failure is what a failed turn tells its client, the error event of
 // docs/contract.md section 6.1: Code (non-empty), Message (for people),
 // whether the client may retry, and after how long (0: at once). Err is
@@ -41,20 +37,20 @@ func (f *Failure) Error() string {
 func (f *Failure) Unwrap() error { return f.Err }
 
 // failureOf is the Failure End writes for err: err's own *Failure, or its
-// refusal code, or CodeInternal, not retryable, with a message of the
+// refusal code, or [refusal.CodeInternal], not retryable, with a message of the
 // Producer's own (docs/contract.md section 12.3: a cause's text is not a
 // client's).
 func failureOf(err error) Failure {
 	if f, ok := errors.AsType[*Failure](err); ok {
 		out := *f
 		if out.Code == "" {
-			out.Code = CodeInternal
+			out.Code = string(refusal.CodeInternal)
 		}
 		return out
 	}
 	code := string(refusal.CodeOf(err))
 	if code == "" {
-		code = CodeInternal
+		code = string(refusal.CodeInternal)
 	}
 	return Failure{Code: code, Message: "the turn failed", Err: err}
 }
@@ -70,7 +66,7 @@ func (p *Producer) Fail(ctx context.Context, f Failure) error { return p.End(ctx
 // cancelled when the turn's cancellation committed (Context ended with
 // [ErrCancelled], or Recovery holds the turn cancelled); completed when err
 // is nil; failed otherwise, after an error event: a [*Failure] in err
-// chooses it, else its refusal code or [CodeInternal], not retryable. With
+// chooses it, else its refusal code or [refusal.CodeInternal], not retryable. With
 // Recovery the end commits there first ([recovery.TurnRecovery.Finish]);
 // its stored status wins. A cancelled turn's cards still open on its
 // stream are cancelled and closed first. End of an ended turn returns nil;

@@ -78,7 +78,7 @@ func TestFailuresAreErrorEventsThenFailed(t *testing.T) {
 		after     *int64
 	}{
 		{&turn.Failure{Code: "rate-limited", Message: "try again soon", Retryable: true, RetryAfter: 2 * time.Second}, "rate-limited", true, ptr(int64(2000))},
-		{errors.New("dial tcp 10.0.0.7:5432: secret host"), turn.CodeInternal, false, nil},
+		{errors.New("dial tcp 10.0.0.7:5432: secret host"), string(refusal.CodeInternal), false, nil},
 		{refusal.New(refusal.CodeNeedsReconciliation, "", "effect outcome unknown"), "needs-reconciliation", false, nil},
 	}
 	for i, c := range cases {

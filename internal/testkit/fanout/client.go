@@ -49,7 +49,7 @@ func runClient(c config) error {
 		if err != nil {
 			return fmt.Errorf("connection %d: %w", i, err)
 		}
-		go cl.follow(conn, i%c.turns, caught.Done)
+		go cl.follow(conn, c.proto, i%c.turns, caught.Done)
 	}
 	caught.Wait()
 	fmt.Printf("connected %d\n", n)
@@ -87,24 +87,46 @@ func dial(addr string) (net.Conn, error) {
 
 var (
 	dataPrefix = []byte("data: ")
-	textField  = []byte(`"text":"`)
+	textField  = []byte(`"text":"`)  // a version-1 delta's
+	deltaField = []byte(`"delta":"`) // a text-delta chunk's, a TEXT_MESSAGE_CONTENT event's
 )
 
-// follow asks conn for turn's stream and reads it line by line until it
-// ends: caughtUp is called after the first two data lines (the opening
-// heartbeat and lifecycle started), and each later data line holding a
-// delta is a delivery, its latency now minus the text. The body is
+// request is the request of turn's stream in proto, and the data lines
+// that come before its first delta: the stream's opening heartbeat and
+// lifecycle started; uistream's start and start-step chunks; agui's
+// RUN_STARTED.
+func request(proto string, turn int) (string, int) {
+	path := "/conversations/" + conversation + "/turns/" + turnID(turn) + "/events"
+	switch proto {
+	case "agui":
+		body := `{"threadId":"` + conversation + `","runId":"` + turnID(turn) + `","messages":[]}`
+		return "POST " + path + " HTTP/1.1\r\nHost: fanout\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: " +
+			strconv.Itoa(len(body)) + "\r\n\r\n" + body, 1
+	default:
+		return "GET " + path + " HTTP/1.1\r\nHost: fanout\r\nAccept: text/event-stream\r\n\r\n", 2
+	}
+}
+
+// follow asks conn for turn's stream in proto and reads it line by line
+// until it ends: caughtUp is called after the data lines that come before
+// the first delta (see request), and each later data line holding a delta
+// is a delivery, its latency now minus the delta's text. The body is
 // chunked: the chunk-size lines are skipped as lines that are not data
 // (each chunk holds whole frames, in both modes).
-func (cl *client) follow(conn net.Conn, turn int, caughtUp func()) {
+func (cl *client) follow(conn net.Conn, proto string, turn int, caughtUp func()) {
 	defer conn.Close()
+	req, before := request(proto, turn)
+	field := textField
+	if proto != "stream" {
+		field = deltaField
+	}
 	seen := 0
 	defer func() {
-		if seen < 2 {
+		if seen < before {
 			caughtUp()
 		}
 	}()
-	if _, err := io.WriteString(conn, "GET /conversations/"+conversation+"/turns/"+turnID(turn)+"/events HTTP/1.1\r\nHost: fanout\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(conn, req); err != nil {
 		cl.failed.Add(1)
 		return
 	}
@@ -118,14 +140,14 @@ func (cl *client) follow(conn net.Conn, turn int, caughtUp func()) {
 		if !bytes.HasPrefix(line, dataPrefix) {
 			continue
 		}
-		if seen++; seen == 2 {
+		if seen++; seen == before {
 			caughtUp()
 		}
-		i := bytes.Index(line, textField)
+		i := bytes.Index(line, field)
 		if i < 0 || !cl.measuring.Load() {
 			continue
 		}
-		digits := line[i+len(textField):]
+		digits := line[i+len(field):]
 		if j := bytes.IndexByte(digits, '"'); j >= 0 {
 			digits = digits[:j]
 		}

@@ -5,7 +5,9 @@
 //
 //	fanout -mode stream -turns 1000 -pace 200ms   # stream.NewHandler over replay.NewMemory
 //	fanout -mode floor  -turns 1000 -pace 200ms   # the floor: a bare net/http handler
-//	fanout -mode client -addr HOST:PORT -turns 1000 -per 10
+//	fanout -mode uistream -turns 1000             # uistream.Handler's resume over the same window
+//	fanout -mode agui -turns 1000                 # agui.Handler over the same window
+//	fanout -mode client -addr HOST:PORT -turns 1000 -per 10 [-proto uistream|agui]
 //
 // A server prints "addr HOST:PORT" on stdout once it listens, then serves
 // GET /conversations/c/turns/t-N/events for N in [0, turns) and, for the
@@ -37,6 +39,7 @@ import (
 // config is what the flags set.
 type config struct {
 	mode       string
+	proto      string
 	addr       string
 	turns      int
 	per        int
@@ -46,7 +49,8 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "stream", "stream, floor or client")
+	flag.StringVar(&c.mode, "mode", "stream", "stream, floor, uistream, agui or client")
+	flag.StringVar(&c.proto, "proto", "stream", "client: the protocol its requests speak: stream, uistream or agui")
 	flag.StringVar(&c.addr, "addr", "127.0.0.1:0", "server: listen address; client: the server's address")
 	flag.IntVar(&c.turns, "turns", 1000, "live turns")
 	flag.IntVar(&c.per, "per", 10, "client: connections per turn")
@@ -59,6 +63,8 @@ func main() {
 		err = serve(c, newStreamServer)
 	case "floor":
 		err = serve(c, newFloorServer)
+	case "uistream", "agui":
+		err = serve(c, newBridgeServer(c.mode))
 	case "client":
 		err = runClient(c)
 	default:

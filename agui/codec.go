@@ -1,0 +1,199 @@
+package agui
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// codec turns one turn's frames into AG-UI 1.x events for one run
+// (docs/contract.md section 18.2): every event and member one the 1.x core
+// schema defines, extras under metadata.
+type codec struct {
+	threadID, runID string
+
+	text   string      // the id of the open text message, "" when none
+	cards  []cardState // the open cards, in the order opened
+	failed *chatprotocol.ErrorEvent
+	done   bool
+}
+
+// cardState is an open card: its correlation id and its JSON.
+type cardState struct {
+	id   string
+	card *chatprotocol.CardEvent
+	json json.RawMessage
+}
+
+// Done reports whether the events so far end the run.
+func (c *codec) Done() bool { return c.done }
+
+// Append appends the events of f to dst.
+func (c *codec) Append(dst []byte, f replay.Frame) ([]byte, error) {
+	if !builtin(f.Type) {
+		return dst, nil // a product type: its bytes travel on the version-1 stream only
+	}
+	env, err := chatprotocol.ParseEnvelope(f.Data)
+	if err != nil {
+		return dst, err
+	}
+	switch ev := env.Event.(type) {
+	case *chatprotocol.DeltaEvent:
+		if ev.Text == "" {
+			return dst, nil
+		}
+		if c.text == "" {
+			c.text = env.TurnID + "-m" + strconv.FormatInt(f.Seq, 10)
+			dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_START"), "messageId", c.text), "role", "assistant"))
+		}
+		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_CONTENT"), "messageId", c.text), "delta", ev.Text)), nil
+	case *chatprotocol.ToolCallEvent:
+		dst = c.endText(dst)
+		dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TOOL_CALL_START"), "toolCallId", ev.CallID), "toolCallName", ev.Name))
+		if ev.Input != nil {
+			dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TOOL_CALL_ARGS"), "toolCallId", ev.CallID), "delta", string(ev.Input)))
+		}
+		return relay.End(relay.Str(relay.Begin(dst, "TOOL_CALL_END"), "toolCallId", ev.CallID)), nil
+	case *chatprotocol.ToolResultEvent:
+		dst = relay.Str(relay.Str(relay.Begin(c.endText(dst), "TOOL_CALL_RESULT"), "messageId", ev.CallID+"-result"), "toolCallId", ev.CallID)
+		dst = relay.Str(relay.Str(dst, "content", string(ev.Output)), "role", "tool")
+		if ev.Status != chatprotocol.ToolResultOK {
+			dst = append(relay.Str(append(dst, `,"metadata":{"chatprotocol":{`...), "status", string(ev.Status)), "}}"...)
+		}
+		return relay.End(dst), nil
+	case *chatprotocol.StateEvent:
+		return relay.End(relay.Raw(relay.Begin(c.endText(dst), "STATE_SNAPSHOT"), "snapshot", ev.Snapshot)), nil
+	case *chatprotocol.ErrorEvent:
+		if c.failed == nil {
+			c.failed = ev
+		}
+		return dst, nil
+	case *chatprotocol.LifecycleEvent:
+		return c.lifecycle(c.endText(dst), ev), nil
+	case *chatprotocol.CardEvent:
+		card, err := json.Marshal(ev.Card)
+		if err != nil {
+			return dst, err
+		}
+		c.closeCard(ev.Card.CorrelationID)
+		c.cards = append(c.cards, cardState{id: ev.Card.CorrelationID, card: ev, json: card})
+		return custom(c.endText(dst), "card", card), nil
+	case *chatprotocol.CardClosedEvent:
+		c.closeCard(ev.CorrelationID)
+	}
+	value, err := json.Marshal(env.Event)
+	if err != nil {
+		return dst, err
+	}
+	return custom(c.endText(dst), f.Type, value), nil
+}
+
+// builtin reports whether t is an event type of docs/contract.md section 6.
+func builtin(t string) bool {
+	switch t {
+	case "session", "lifecycle", "delta", "tool_call", "tool_result", "result", "provenance", "error",
+		"card", "card_closed", "state", "capabilities", "navigate":
+		return true
+	}
+	return false
+}
+
+// custom appends a CUSTOM event named chatprotocol.typ carrying value.
+func custom(dst []byte, typ string, value json.RawMessage) []byte {
+	return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "CUSTOM"), "name", "chatprotocol."+typ), "value", value))
+}
+
+func (c *codec) closeCard(id string) {
+	c.cards = slices.DeleteFunc(c.cards, func(s cardState) bool { return s.id == id })
+}
+
+// endText closes the open text message, if any.
+func (c *codec) endText(dst []byte) []byte {
+	if c.text == "" {
+		return dst
+	}
+	dst = relay.End(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_END"), "messageId", c.text))
+	c.text = ""
+	return dst
+}
+
+// lifecycle ends the run at the turn's end, or at an interruption while a
+// card is open: RUN_FINISHED (success, interrupt with the open cards, or
+// cancelled) or RUN_ERROR.
+func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
+	switch ev.Status {
+	case chatprotocol.LifecycleCompleted:
+	case chatprotocol.LifecycleInterrupted:
+		if len(c.cards) == 0 {
+			return dst
+		}
+	case chatprotocol.LifecycleFailed:
+		c.done = true
+		dst = relay.Begin(dst, "RUN_ERROR")
+		switch {
+		case c.failed != nil:
+			dst = relay.Str(relay.Str(dst, "message", c.failed.Message), "code", c.failed.Code)
+		case ev.Reason != "":
+			dst = relay.Str(dst, "message", ev.Reason)
+		default:
+			dst = relay.Str(dst, "message", "the turn failed")
+		}
+		return relay.End(c.usage(dst, ev))
+	case chatprotocol.LifecycleCancelled:
+		c.done = true
+		return relay.End(c.usage(append(c.finished(dst), `,"outcome":{"type":"cancelled"}`...), ev))
+	default:
+		return dst // started, needs-reconciliation
+	}
+	c.done = true
+	dst = c.finished(dst)
+	if len(c.cards) == 0 {
+		return relay.End(c.usage(append(dst, `,"outcome":{"type":"success"}`...), ev))
+	}
+	dst = append(dst, `,"outcome":{"type":"interrupt","interrupts":[`...)
+	for i, s := range c.cards {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = interrupt(dst, s)
+	}
+	return relay.End(c.usage(append(dst, "]}"...), ev))
+}
+
+// finished opens a RUN_FINISHED event of the run.
+func (c *codec) finished(dst []byte) []byte {
+	return relay.Str(relay.Str(relay.Begin(dst, "RUN_FINISHED"), "threadId", c.threadID), "runId", c.runID)
+}
+
+// usage adds the turn's token count, when it has one, as a usage entry.
+func (c *codec) usage(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
+	if ev.Usage == nil || ev.Usage.TotalTokens == nil {
+		return dst
+	}
+	return append(strconv.AppendInt(append(dst, `,"usage":[{"totalTokens":`...), *ev.Usage.TotalTokens, 10), "}]"...)
+}
+
+// interrupt appends the Interrupt of an open card (docs/contract.md
+// section 18.2): its correlation id, the prompt, the answer's schema, the
+// deadline, and the card itself under metadata.
+func interrupt(dst []byte, s cardState) []byte {
+	card := &s.card.Card
+	dst = relay.Str(relay.Str(append(dst, '{'), "id", s.id), "reason", "chatprotocol.card")
+	dst = relay.Str(dst, "message", card.Prompt)
+	var schema bytes.Buffer // the card's text may hold line breaks, which would end the data line
+	if card.DataSchemaJSON != "" && json.Compact(&schema, []byte(card.DataSchemaJSON)) == nil {
+		dst = relay.Raw(dst, "responseSchema", schema.Bytes())
+	}
+	if card.TimeoutMs > 0 {
+		at := time.UnixMilli(card.CreatedAt + card.TimeoutMs).UTC()
+		dst = relay.Str(dst, "expiresAt", at.Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+	dst = relay.Raw(append(dst, `,"metadata":{"chatprotocol":{`...), "card", s.json)
+	return append(dst, "}}}"...)
+}

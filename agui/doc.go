@@ -1,0 +1,24 @@
+// Package agui serves a turn of a replay window as an AG-UI 1.x run
+// (docs/contract.md section 18.2), the protocol of @ag-ui/client's
+// HttpAgent and the front ends built on it.
+//
+// Handler answers a POST of a RunAgentInput: it lands the input's resume
+// entries (the answers to the previous run's interrupts) through an
+// interactions.Resolver, with the caller the host's Options.Caller reads
+// from its session, starts a turn through Options.StartRun, and streams the
+// turn as AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR
+// last, every event valid against the 1.x schema and the client's
+// sequencing rules. An open card ends the run with an interrupt outcome.
+// The turn's frames become events once for all the streams of a run.
+//
+//	h, err := agui.NewHandler(window, &agui.Options{
+//		StartRun: func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) { … },
+//		Resolver: resolver, Caller: callerOf,
+//	})
+//	mux.Handle("POST /agent", h)
+//	srv.RegisterOnShutdown(h.Close)
+//
+// AG-UI has no resume of a stream: a reconnect is a POST again, and a host
+// whose StartRun maps a run id it has seen to that run's turn replays the
+// run whole.
+package agui

@@ -1,0 +1,204 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// RunInput is the RunAgentInput a POST carries, as HttpAgent sends it
+// (docs/contract.md section 18.2).
+type RunInput struct {
+	// ThreadID and RunID are the run's ids, echoed by RUN_STARTED and
+	// RUN_FINISHED; the bridge takes the thread for the conversation of
+	// its cards.
+	ThreadID, RunID string
+	// Messages is the messages array as sent: the client's history, which
+	// grants nothing (section 13.2).
+	Messages json.RawMessage
+	// Resume holds the answers to the previous run's interrupts, already
+	// landed through the Resolver, in the order sent.
+	Resume []Resumed
+	// Body is the whole body: tools, context, state, forwardedProps.
+	Body json.RawMessage
+}
+
+// Resumed is one resume entry as the Resolver stored it.
+type Resumed struct {
+	// InterruptID is the interrupt answered: a card's correlation id.
+	InterruptID string
+	// Response is the card response the entry stands for: submit with the
+	// payload for resolved, cancel for cancelled.
+	Response cards.CardResponse
+	// Result is the Resolver's, also for a repeated submission.
+	Result interactions.Result
+}
+
+// Options configures a Handler. StartRun is required.
+type Options struct {
+	// StartRun starts the turn a run asks for, with the caller the host
+	// reads from r, and returns its key; the run then streams the turn from
+	// its first frame. A host that maps a runId it has seen to the same turn
+	// gives a reconnecting client the run replayed whole (section 18.2).
+	// It refuses with an error of code turn-not-found or unauthorized
+	// (answered 404 turn-not-found alike), invalid-input (400), or any
+	// other error (503).
+	StartRun func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error)
+	// Resolver and Caller land the answers of a run's resume entries: the
+	// caller from the host's session, never from the body. Nil refuses a
+	// run that carries resume entries (400).
+	Resolver *interactions.Resolver
+	Caller   func(r *http.Request) (interactions.Caller, error)
+	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
+	MaxBodyBytes int64
+	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
+	// those of stream.HandlerOptions, with the same defaults; a heartbeat
+	// is an SSE comment.
+	HeartbeatInterval, WriteTimeout, WindowTimeout time.Duration
+	PageBytes                                      int
+	// CacheTurns and CacheFrames bound the shared transcoding: the runs
+	// whose state is kept and the outputs kept per run (0: 4096, 256).
+	CacheTurns, CacheFrames int
+	// Logger receives the errors no client is told about; nil logs none.
+	Logger *slog.Logger
+}
+
+// Handler serves turns of a replay window as AG-UI 1.x runs
+// (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
+// resume entries, starts a turn through Options.StartRun and streams it as
+// AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
+// Mount it on a POST pattern. Every run's events are transcoded once per
+// frame for all its readers. Safe for concurrent use; make one with
+// NewHandler.
+type Handler struct {
+	srv  *relay.Server
+	opts Options
+}
+
+// NewHandler returns a Handler serving turns from window. It fails when
+// window, opts or StartRun is nil, or only one of Resolver and Caller is
+// set.
+func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
+	switch {
+	case window == nil:
+		return nil, errors.New("agui: NewHandler needs a replay window")
+	case opts == nil || opts.StartRun == nil:
+		return nil, errors.New("agui: NewHandler needs Options.StartRun")
+	case (opts.Resolver == nil) != (opts.Caller == nil):
+		return nil, errors.New("agui: Options.Resolver and Options.Caller go together")
+	}
+	return &Handler{opts: *opts, srv: relay.NewServer(window, &relay.Options{
+		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
+		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes,
+		Cache: relay.NewCache(opts.CacheTurns, opts.CacheFrames), Logger: opts.Logger,
+	})}, nil
+}
+
+// Close aborts every run being streamed and answers later requests 503;
+// register it with http.Server.RegisterOnShutdown.
+func (h *Handler) Close() { h.srv.Close() }
+
+// Shutdown calls Close and waits until every stream has ended or ctx ends.
+func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
+
+// ServeHTTP answers one POST of a RunAgentInput; see Handler, and section
+// 18.3 for the refusals.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		relay.Refuse(w, refusal.CodeMethodNotAllowed, "runs are started with POST")
+		return
+	}
+	key, in, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseInput,
+		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, in) },
+		func(ctx context.Context, in *RunInput) (replay.Key, error) { return h.opts.StartRun(ctx, r, in) })
+	if !ok {
+		return
+	}
+	started := relay.Str(relay.Str(relay.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
+	h.srv.ServeTurn(w, r, &relay.Stream{
+		Key:      key,
+		Variant:  in.ThreadID + "\x00" + in.RunID,
+		NewCodec: func() relay.Codec { return &codec{threadID: in.ThreadID, runID: in.RunID} },
+		Prologue: relay.End(started),
+	}, false)
+}
+
+// resume lands in's resume entries, or answers the request and reports
+// false.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) bool {
+	keys := make([]interactions.Key, len(in.Resume))
+	subs := make([]interactions.Submission, len(in.Resume))
+	for i, e := range in.Resume {
+		keys[i] = interactions.Key{Conversation: in.ThreadID, CorrelationID: e.InterruptID}
+		subs[i] = interactions.Submission{ID: in.RunID, Response: e.Response}
+	}
+	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	for i := range res {
+		in.Resume[i].Result = res[i]
+	}
+	return ok
+}
+
+// parseInput reads a RunAgentInput: threadId, runId and messages required,
+// resume entries {interruptId, status: resolved|cancelled, payload?}.
+func parseInput(body []byte) (*RunInput, error) {
+	var raw struct {
+		ThreadID *string         `json:"threadId"`
+		RunID    *string         `json:"runId"`
+		Messages json.RawMessage `json:"messages"`
+		Resume   []struct {
+			InterruptID string          `json:"interruptId"`
+			Status      string          `json:"status"`
+			Payload     json.RawMessage `json:"payload"`
+		} `json:"resume"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, errors.New("the body is not a RunAgentInput JSON object")
+	}
+	switch {
+	case raw.ThreadID == nil || !relay.ValidID(*raw.ThreadID):
+		return nil, errors.New("the body's threadId is missing or not an id")
+	case raw.RunID == nil || !relay.ValidID(*raw.RunID):
+		return nil, errors.New("the body's runId is missing or not an id")
+	case len(raw.Messages) == 0 || raw.Messages[0] != '[':
+		return nil, errors.New("the body's messages is not an array")
+	}
+	in := &RunInput{ThreadID: *raw.ThreadID, RunID: *raw.RunID, Messages: raw.Messages, Body: body}
+	for _, e := range raw.Resume {
+		resp := cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: e.InterruptID}
+		switch {
+		case !relay.ValidID(e.InterruptID):
+			return nil, errors.New("a resume entry's interruptId is missing or not an id")
+		case e.Status == "resolved":
+			var err error // the payload as strictly as an answer endpoint reads a value (section 3.3)
+			if resp, err = submission(e.InterruptID, e.Payload); err != nil {
+				return nil, errors.New("a resolved resume entry's payload is not a card answer's value object")
+			}
+		case e.Status != "cancelled":
+			return nil, errors.New("a resume entry's status is neither resolved nor cancelled")
+		}
+		in.Resume = append(in.Resume, Resumed{InterruptID: e.InterruptID, Response: resp})
+	}
+	return in, nil
+}
+
+// submission returns the submit of payload to card id, read by
+// chatprotocol.ParseCardResponse.
+func submission(id string, payload json.RawMessage) (cards.CardResponse, error) {
+	if len(payload) == 0 || payload[0] != '{' {
+		return cards.CardResponse{}, errors.New("not an object")
+	}
+	b := relay.Str(relay.Str([]byte{'{'}, "action", "submit"), "correlationId", id)
+	return chatprotocol.ParseCardResponse(append(relay.Raw(b, "value", payload), '}'))
+}

@@ -1,0 +1,240 @@
+package agui_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/agui"
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
+	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// fixture is the bridge over a scripted host whose cards are opened on a
+// Resolver bound to the caller "alice" (X-User header), on a loopback
+// server.
+type fixture struct {
+	host *turnscript.Host
+	res  *interactions.Resolver
+	srv  *httptest.Server
+}
+
+var alice = interactions.Caller{Principal: "alice"}
+
+func newFixture(t *testing.T, card bool) *fixture {
+	t.Helper()
+	f := &fixture{host: &turnscript.Host{Window: replay.NewMemory(nil), Pace: time.Millisecond, Card: card}}
+	db := interactionstest.NewDB()
+	db.Grant(alice, "thread-1")
+	schemas := jsonschema.NewRegistry()
+	ref := interactions.SchemaRef{ID: "helpful", Revision: 1}
+	require.NoError(t, schemas.Register(ref, []byte(`{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`)))
+	runs := map[string]replay.Key{} // a run id the host has seen names its turn
+	var err error
+	f.res, err = interactions.New(db.Open(nil), schemas, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
+	require.NoError(t, err)
+	h, err := agui.NewHandler(f.host.Window, &agui.Options{
+		StartRun: func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
+			if in.ThreadID != "thread-1" || r.Header.Get("X-User") != "alice" {
+				return replay.Key{}, refusal.ErrTurnNotFound
+			}
+			if key, ok := runs[in.RunID]; ok {
+				return key, nil
+			}
+			key := f.host.Start(in.ThreadID)
+			runs[in.RunID] = key
+			if card {
+				_, err := f.res.Open(ctx, interactions.NewCard{Key: interactions.Key{Conversation: in.ThreadID, CorrelationID: turnscript.CardID(key)},
+					Answerer: alice, Spec: turnscript.Card(key).Card.CardSpec, Schema: ref})
+				return key, err
+			}
+			return key, nil
+		},
+		Resolver: f.res,
+		Caller: func(r *http.Request) (interactions.Caller, error) {
+			if u := r.Header.Get("X-User"); u != "" {
+				return interactions.Caller{Principal: u}, nil
+			}
+			return interactions.Caller{}, errors.New("no session")
+		},
+		MaxBodyBytes: 8192,
+	})
+	require.NoError(t, err)
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(func() { f.srv.Close(); f.host.Wait() })
+	return f
+}
+
+func (f *fixture) post(t *testing.T, user, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-User", user)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
+// events reads a run whole: every data line's JSON.
+func events(t *testing.T, resp *http.Response) []map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var ev map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+			out = append(out, ev)
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+func types(evs []map[string]any) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev["type"].(string))
+	}
+	return out
+}
+
+// joined concatenates member m of the events of type typ.
+func joined(evs []map[string]any, typ, m string) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev["type"] == typ {
+			b.WriteString(ev[m].(string))
+		}
+	}
+	return b.String()
+}
+
+const input = `{"threadId":"thread-1","runId":"run-1","messages":[{"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+
+func TestARunStreamsTheTurn(t *testing.T) {
+	f := newFixture(t, false)
+	evs := events(t, f.post(t, "alice", input))
+	want := []string{"RUN_STARTED", "TEXT_MESSAGE_START"}
+	for range turnscript.Before {
+		want = append(want, "TEXT_MESSAGE_CONTENT")
+	}
+	want = append(want, "TEXT_MESSAGE_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT", "TEXT_MESSAGE_START")
+	for range turnscript.After {
+		want = append(want, "TEXT_MESSAGE_CONTENT")
+	}
+	assert.Equal(t, append(want, "TEXT_MESSAGE_END", "RUN_FINISHED"), types(evs))
+	assert.Equal(t, turnscript.Text(), joined(evs, "TEXT_MESSAGE_CONTENT", "delta"))
+	assert.Equal(t, turnscript.ToolInput, joined(evs, "TOOL_CALL_ARGS", "delta"))
+	assert.Equal(t, turnscript.ToolOutput, joined(evs, "TOOL_CALL_RESULT", "content"))
+	assert.Equal(t, turnscript.ToolName, evs[7]["toolCallName"])
+	for _, i := range []int{0, len(evs) - 1} {
+		assert.Equal(t, "thread-1", evs[i]["threadId"])
+		assert.Equal(t, "run-1", evs[i]["runId"])
+	}
+	assert.Equal(t, map[string]any{"type": "success"}, evs[len(evs)-1]["outcome"])
+}
+
+func TestAnOpenCardEndsTheRunWithAnInterruptAnsweredThroughResume(t *testing.T) {
+	f := newFixture(t, true)
+	evs := events(t, f.post(t, "alice", input))
+	custom := evs[len(evs)-2]
+	assert.Equal(t, "CUSTOM", custom["type"])
+	assert.Equal(t, "chatprotocol.card", custom["name"])
+	outcome := evs[len(evs)-1]["outcome"].(map[string]any)
+	assert.Equal(t, "interrupt", outcome["type"])
+	interrupts := outcome["interrupts"].([]any)
+	require.Len(t, interrupts, 1)
+	in := interrupts[0].(map[string]any)
+	assert.Equal(t, "card-t-1", in["id"])
+	assert.Equal(t, turnscript.CardPrompt, in["message"])
+
+	resume := func(user, payload string) *http.Response {
+		return f.post(t, user, `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-t-1","status":"resolved","payload":`+payload+`}]}`)
+	}
+	for _, c := range []struct {
+		user, payload string
+		status        int
+		code          refusal.Code
+	}{
+		{"mallory", `{"optionId":"yes"}`, 403, refusal.CodeUnauthorized},
+		{"alice", `{"optionId":"maybe"}`, 422, refusal.CodeInvalidAnswer},
+		{"alice", `{"optionId":"yes","OptionId":"no"}`, 400, refusal.CodeInvalidInput},
+		{"", `{"optionId":"yes"}`, 401, "unauthenticated"},
+	} {
+		resp := resume(c.user, c.payload)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, c.status, resp.StatusCode, c)
+		assert.Equal(t, c.code, body.Code, c)
+	}
+	view, err := f.res.Lookup(context.Background(), interactions.Key{Conversation: "thread-1", CorrelationID: "card-t-1"})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.StatusPending, view.Record.Status, "a refused answer changed the card")
+
+	evs = events(t, resume("alice", `{"optionId":"yes"}`))
+	assert.Equal(t, "RUN_STARTED", evs[0]["type"])
+	assert.Equal(t, "run-2", evs[0]["runId"])
+	view, err = f.res.Lookup(context.Background(), interactions.Key{Conversation: "thread-1", CorrelationID: "card-t-1"})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.StatusAnswered, view.Record.Status)
+	assert.JSONEq(t, `{"optionId":"yes"}`, string(view.Record.Answer.Value))
+	assert.Equal(t, "run-2", view.Record.Answer.SubmissionID)
+}
+
+func TestBadRunsStartNothing(t *testing.T) {
+	f := newFixture(t, false)
+	for _, c := range []struct {
+		user, body string
+		status     int
+		code       refusal.Code
+	}{
+		{"alice", `[`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":{}}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"resume":[{"interruptId":"x","status":"maybe"}]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":["` + strings.Repeat("x", 9000) + `"]}`, 413, refusal.CodeFrameTooLarge},
+		{"alice", `{"threadId":"thread-2","runId":"r","messages":[]}`, 404, refusal.CodeTurnNotFound},
+		{"mallory", `{"threadId":"thread-1","runId":"r","messages":[]}`, 404, refusal.CodeTurnNotFound},
+	} {
+		resp := f.post(t, c.user, c.body)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, c.status, resp.StatusCode, c.body)
+		assert.Equal(t, c.code, body.Code, c.body)
+	}
+	_, ok := f.host.Active("thread-1")
+	assert.False(t, ok, "a refused run started a turn")
+}
+
+// TestARunPostedAgainIsReplayedWhole: AG-UI has no resume of a stream; a
+// host that maps a run id it has seen to its turn gives a reconnecting
+// client the run again, from RUN_STARTED to its end.
+func TestARunPostedAgainIsReplayedWhole(t *testing.T) {
+	f := newFixture(t, false)
+	first := events(t, f.post(t, "alice", input))
+	again := events(t, f.post(t, "alice", input))
+	assert.Equal(t, first, again)
+	assert.Equal(t, "RUN_FINISHED", again[len(again)-1]["type"])
+}

@@ -1,0 +1,87 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// Answers lands card answers a bridge's request carried through a
+// Resolver, with the caller from the host's session, never from the body
+// (docs/contract.md sections 13.2 and 18).
+type Answers struct {
+	Resolver *interactions.Resolver
+	Caller   func(r *http.Request) (interactions.Caller, error)
+}
+
+// Land lands each submission on its card and returns the Resolver's
+// results, a repeated submission's (refusal.ErrDuplicateAnswer) included;
+// on a refusal it answers w (the status of answerhttp.StatusOf, 401 for a
+// Caller error, 400 when a has no Resolver) and reports false.
+func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
+	if a.Resolver == nil {
+		Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
+		return nil, false
+	}
+	caller, err := a.Caller(r)
+	if err != nil {
+		Refuse(w, refusal.CodeUnauthenticated, "no session")
+		return nil, false
+	}
+	ctx, cancel := s.Bounded(r.Context())
+	defer cancel()
+	results := make([]interactions.Result, len(subs))
+	for i, sub := range subs {
+		res, err := a.Resolver.Answer(ctx, caller, keys[i], sub)
+		if err != nil && !errors.Is(err, refusal.ErrDuplicateAnswer) {
+			code := refusal.CodeOf(err)
+			if code == "" {
+				code = refusal.CodeStoreUnavailable
+			}
+			Refuse(w, code, "the card answer was refused")
+			return nil, false
+		}
+		results[i] = res
+	}
+	return results, true
+}
+
+// Start is a bridge's POST up to its stream (docs/contract.md section
+// 18.3): it reads the body within limit, parses it, lands the answers it
+// carries with land (which answers the request and reports false on a
+// refusal), and starts the turn with start, bounded by the window timeout.
+// It returns the turn's key and the parsed request, or answers the request
+// and reports false: 503 when closing, 413 or 400 for the body, a hook's
+// error as RefuseHook answers it.
+func Start[T any](s *Server, w http.ResponseWriter, r *http.Request, limit int64, parse func([]byte) (T, error),
+	land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
+	var req T
+	if s.Closed() {
+		s.Unavailable(w)
+		return replay.Key{}, req, false
+	}
+	body, err := ReadBody(r, limit)
+	if err != nil {
+		RefuseBody(w, err)
+		return replay.Key{}, req, false
+	}
+	if req, err = parse(body); err != nil {
+		Refuse(w, refusal.CodeInvalidInput, err.Error())
+		return replay.Key{}, req, false
+	}
+	if !land(req) {
+		return replay.Key{}, req, false
+	}
+	ctx, cancel := s.Bounded(r.Context())
+	key, err := start(ctx, req)
+	cancel()
+	if err != nil {
+		s.RefuseHook(w, r, "start", err)
+		return replay.Key{}, req, false
+	}
+	return key, req, true
+}

@@ -1,0 +1,91 @@
+package relay
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
+)
+
+// Refuse answers a refusal of code with message, the bridge's own words,
+// through the module's one body and status table (docs/contract.md section
+// 12.5). It is the one place the bridges write a refusal.
+func Refuse(w http.ResponseWriter, code refusal.Code, message string) {
+	refusal.WriteHTTP(w, refusal.HTTPStatus(code), refusal.Body{Code: code, Message: message})
+}
+
+// DefaultMaxBodyBytes is the largest request body a bridge reads by
+// default: 1 MiB.
+const DefaultMaxBodyBytes = 1 << 20
+
+// ErrBodyTooLarge is ReadBody's error for a body over its limit.
+var ErrBodyTooLarge = errors.New("relay: request body too large")
+
+// ReadBody reads r's body, at most limit bytes (0: DefaultMaxBodyBytes),
+// refusing a longer one with ErrBodyTooLarge before reading past the
+// limit.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	if r.ContentLength > limit {
+		return nil, ErrBodyTooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, ErrBodyTooLarge
+	}
+	return body, nil
+}
+
+// RefuseBody answers a body ReadBody refused: 413 frame-too-large when it
+// was too large, else 400 invalid-input (an upload that broke).
+func RefuseBody(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrBodyTooLarge) {
+		Refuse(w, refusal.CodeFrameTooLarge, "the request body is too large")
+		return
+	}
+	Refuse(w, refusal.CodeInvalidInput, "the request body could not be read")
+}
+
+// Denied reports whether err is a host hook's denial: turn-not-found or
+// unauthorized, which a bridge answers exactly as an unknown chat.
+func Denied(err error) bool {
+	code := refusal.CodeOf(err)
+	return code == refusal.CodeTurnNotFound || code == refusal.CodeUnauthorized
+}
+
+// RefuseHook answers a host hook's error (docs/contract.md section 18.3):
+// a denial as an unknown turn (404 turn-not-found, the same bytes for
+// both), invalid-input 400, and anything else 503 store-unavailable with
+// Retry-After, its text only in the log.
+func (s *Server) RefuseHook(w http.ResponseWriter, r *http.Request, hook string, err error) {
+	switch {
+	case Denied(err):
+		Refuse(w, refusal.CodeTurnNotFound, "no such chat")
+	case refusal.CodeOf(err) == refusal.CodeInvalidInput:
+		Refuse(w, refusal.CodeInvalidInput, "the request names nothing a chat can hold")
+	default:
+		s.Log.WarnContext(r.Context(), "bridge: a host hook failed", "hook", hook, "err", err)
+		s.Unavailable(w)
+	}
+}
+
+// Unavailable answers 503 store-unavailable with Retry-After.
+func (s *Server) Unavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", RetryAfter(DefaultRetryAfter))
+	Refuse(w, refusal.CodeStoreUnavailable, "the stream is unavailable; retry later")
+}
+
+// ValidID reports whether id is an id an envelope could carry and a
+// header or log line can hold: 1 to 256 bytes of valid UTF-8 without NUL,
+// CR or LF (docs/contract.md section 5.1).
+func ValidID(id string) bool {
+	return id != "" && len(id) <= 256 && utf8.ValidString(id) && !strings.ContainsAny(id, "\x00\r\n")
+}

@@ -1,0 +1,186 @@
+package relay_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// counting is a Codec that writes each frame's seq and the count of frames
+// before it, and counts its calls in calls.
+type counting struct {
+	calls *atomic.Int64
+	n     int
+	done  bool
+}
+
+func (c *counting) Append(dst []byte, f replay.Frame) ([]byte, error) {
+	c.calls.Add(1)
+	dst = fmt.Appendf(dst, "data: %d/%d\n\n", f.Seq, c.n)
+	c.n++
+	c.done = c.done || strings.Contains(string(f.Data), `"status":"completed"`)
+	return dst, nil
+}
+
+func (c *counting) Done() bool { return c.done }
+
+// serve serves key's turn of w through s on a loopback server.
+func serve(t *testing.T, s *relay.Server, key replay.Key, calls *atomic.Int64) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ServeTurn(w, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &counting{calls: calls} },
+			Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")}, false)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// want is what a stream of n frames reads whole.
+func want(n int) string {
+	var b strings.Builder
+	b.WriteString("data: start\n\n")
+	for i := range n {
+		fmt.Fprintf(&b, "data: %d/%d\n\n", i+1, i)
+	}
+	b.WriteString("data: end\n\n")
+	return b.String()
+}
+
+func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, true))
+	var calls atomic.Int64
+	srv := serve(t, relay.NewServer(w, nil), key, &calls)
+	const streams = 50
+	var wg sync.WaitGroup
+	bodies := make([]string, streams)
+	for i := range streams {
+		if i == streams/2 { // half join before the first frame, half midway
+			for _, env := range envs[:len(envs)/2] {
+				_, err := w.Append(context.Background(), key, env)
+				require.NoError(t, err)
+			}
+		}
+		wg.Go(func() {
+			resp, err := http.Get(srv.URL)
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			bodies[i] = string(b)
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	for _, env := range envs[len(envs)/2:] {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	wg.Wait()
+	for _, b := range bodies {
+		assert.Equal(t, want(len(envs)), b)
+	}
+	assert.Equal(t, int64(len(envs)), calls.Load(), "each frame transcoded once for %d streams", streams)
+}
+
+func TestAStreamBehindTheCacheRebuildsItsOwnCodec(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	var envs []*chatprotocol.ChatEventEnvelope
+	for i := range 40 {
+		envs = append(envs, turnscript.Envelope(key, int64(i+1), &chatprotocol.DeltaEvent{Text: strconv.Itoa(i)}))
+	}
+	envs = append(envs, turnscript.Envelope(key, 41, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}))
+	for _, env := range envs {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	var calls atomic.Int64
+	s := relay.NewServer(w, &relay.Options{Cache: relay.NewCache(1, 4), PageBytes: 64})
+	srv := serve(t, s, key, &calls)
+	for range 3 { // each stream after the first finds the cache past its frames
+		resp, err := http.Get(srv.URL)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, want(len(envs)), string(b))
+	}
+	assert.Greater(t, calls.Load(), int64(len(envs)), "the later streams rebuilt their codecs")
+}
+
+func TestIdleStreamsShareAWaitAndGetHeartbeatComments(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+	_, err := w.Append(context.Background(), key, envs[0])
+	require.NoError(t, err)
+	var calls atomic.Int64
+	s := relay.NewServer(w, &relay.Options{HeartbeatInterval: 20 * time.Millisecond})
+	srv := serve(t, s, key, &calls)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	leaver, err := http.DefaultClient.Do(req) // leaves while the turn is idle
+	require.NoError(t, err)
+	stayer, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer stayer.Body.Close()
+	time.Sleep(120 * time.Millisecond)
+	cancel()
+	leaver.Body.Close()
+	for _, env := range envs[1:] {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	b, err := io.ReadAll(stayer.Body)
+	require.NoError(t, err)
+	body := string(b)
+	assert.GreaterOrEqual(t, strings.Count(body, ": heartbeat\n\n"), 2, "heartbeats while idle")
+	assert.Equal(t, want(len(envs)), strings.ReplaceAll(body, ": heartbeat\n\n", ""))
+	require.NoError(t, s.Shutdown(context.Background()))
+}
+
+func TestCloseAbortsAStreamItEndsBeforeItsTurn(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+	_, err := w.Append(context.Background(), key, envs[0])
+	require.NoError(t, err)
+	var calls atomic.Int64
+	s := relay.NewServer(w, nil)
+	srv := serve(t, s, key, &calls)
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.Error(t, err, "a clean end of body after %q", b)
+	assert.Equal(t, "data: start\n\ndata: 1/0\n\n", string(b))
+	require.NoError(t, s.Shutdown(context.Background()))
+	again, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	again.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, again.StatusCode)
+	assert.Equal(t, "2", again.Header.Get("Retry-After"))
+}

@@ -1,0 +1,192 @@
+// Package turnscript is a test kit: a scripted turn (text, a tool call and
+// its result, a card) and a host that produces it into a replay window the
+// way a turn producer does, for the bridges' tests, their real-client tests
+// and the fan-out benchmark.
+package turnscript
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// The script's tool call and card, as the bridges' tests expect them.
+const (
+	ToolName   = "search_docs"
+	ToolInput  = `{"q":"refund policy"}`
+	ToolOutput = `{"hits":2}`
+	CardPrompt = "Was this helpful?"
+)
+
+// Words are the deltas before and after the tool call: the text is their
+// concatenation.
+var (
+	Before = []string{"Refunds ", "are ", "accepted ", "within "}
+	After  = []string{"30 ", "days."}
+)
+
+// Text is the turn's whole text.
+func Text() string { return strings.Join(Before, "") + strings.Join(After, "") }
+
+// CallID is the id of the tool call of key's turn.
+func CallID(key replay.Key) string { return key.TurnID + "-call-1" }
+
+// CardID is the correlation id of the card of key's turn.
+func CardID(key replay.Key) string { return "card-" + key.TurnID }
+
+// Events returns the turn's events: started, Before, the tool call and its
+// result, After, the card when card, completed.
+func Events(key replay.Key, card bool) []chatprotocol.Event {
+	evs := []chatprotocol.Event{&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}}
+	for _, w := range Before {
+		evs = append(evs, &chatprotocol.DeltaEvent{Text: w})
+	}
+	evs = append(evs,
+		&chatprotocol.ToolCallEvent{CallID: CallID(key), Name: ToolName, Input: json.RawMessage(ToolInput)},
+		&chatprotocol.ToolResultEvent{CallID: CallID(key), Status: chatprotocol.ToolResultOK, Output: json.RawMessage(ToolOutput)})
+	for _, w := range After {
+		evs = append(evs, &chatprotocol.DeltaEvent{Text: w})
+	}
+	if card {
+		evs = append(evs, Card(key))
+	}
+	return append(evs, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
+}
+
+// Card is the turn's card: a radio card of two options.
+func Card(key replay.Key) *chatprotocol.CardEvent {
+	return &chatprotocol.CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: CardID(key), CreatedAt: 1_700_000_000_000,
+		CardSpec: cards.CardSpec{Prompt: CardPrompt, AllowDecline: true, Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio,
+			Options: []cards.CardOption{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}}}}
+}
+
+// Envelope returns the envelope of seq in key's turn.
+func Envelope(key replay.Key, seq int64, ev chatprotocol.Event) *chatprotocol.ChatEventEnvelope {
+	return &chatprotocol.ChatEventEnvelope{ConversationID: key.ConversationID, TurnID: key.TurnID,
+		EventID: key.TurnID + "-e-" + strconv.FormatInt(seq, 10), Seq: seq, Event: ev}
+}
+
+// Envelopes returns evs as key's turn, from seq 1.
+func Envelopes(key replay.Key, evs []chatprotocol.Event) []*chatprotocol.ChatEventEnvelope {
+	envs := make([]*chatprotocol.ChatEventEnvelope, len(evs))
+	for i, ev := range evs {
+		envs[i] = Envelope(key, int64(i+1), ev)
+	}
+	return envs
+}
+
+// Host produces scripted turns into Window, one running turn per chat at
+// most, each frame Pace after the previous one. Safe for concurrent use.
+type Host struct {
+	Window replay.Window
+	Pace   time.Duration
+	Card   bool // the script opens a card before it completes
+
+	mu     sync.Mutex
+	turns  int
+	active map[string]replay.Key
+	cancel map[replay.Key]chan struct{}
+	done   sync.WaitGroup
+}
+
+// Start starts a new turn of chat chatID and returns its key; the turn's
+// frames are appended by a goroutine of its own, the first before Start
+// returns.
+func (h *Host) Start(chatID string) replay.Key {
+	h.mu.Lock()
+	if h.active == nil {
+		h.active, h.cancel = make(map[string]replay.Key), make(map[replay.Key]chan struct{})
+	}
+	h.turns++
+	key := replay.Key{ConversationID: chatID, TurnID: "t-" + strconv.Itoa(h.turns)}
+	h.active[chatID] = key
+	stop := make(chan struct{})
+	h.cancel[key] = stop
+	h.mu.Unlock()
+	envs := Envelopes(key, Events(key, h.Card))
+	h.Window.Append(context.Background(), key, envs[0])
+	h.done.Add(1)
+	go func() {
+		defer h.done.Done()
+		defer h.end(chatID, key)
+		for seq, env := range envs[1:] {
+			select {
+			case <-stop:
+				h.Window.Append(context.Background(), key, Envelope(key, int64(seq+2),
+					&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCancelled}))
+				return
+			case <-time.After(h.Pace):
+			}
+			if _, err := h.Window.Append(context.Background(), key, env); err != nil {
+				return
+			}
+		}
+	}()
+	return key
+}
+
+func (h *Host) end(chatID string, key replay.Key) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.active[chatID] == key {
+		delete(h.active, chatID)
+	}
+	delete(h.cancel, key)
+}
+
+// Active returns the running turn of chatID.
+func (h *Host) Active(chatID string) (replay.Key, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key, ok := h.active[chatID]
+	return key, ok
+}
+
+// Cancel cancels key's turn, if it runs.
+func (h *Host) Cancel(key replay.Key) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if stop, ok := h.cancel[key]; ok {
+		close(stop)
+		delete(h.cancel, key)
+	}
+}
+
+// Wait waits until every turn started has ended.
+func (h *Host) Wait() { h.done.Wait() }
+
+// Every returns a turn holding every event type of docs/contract.md section
+// 6 and each tool result status, ending with status end (completed, failed
+// or cancelled), for the bridges' schema checks.
+func Every(key replay.Key, end chatprotocol.LifecycleStatus) []chatprotocol.Event {
+	total := int64(42)
+	return []chatprotocol.Event{
+		&chatprotocol.SessionEvent{SessionID: "s-1"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
+		&chatprotocol.ProvenanceEvent{Provider: "p", Model: "m"},
+		&chatprotocol.CapabilitiesEvent{},
+		&chatprotocol.DeltaEvent{Text: "line one\nand \"two\" \u2028 é"},
+		&chatprotocol.DeltaEvent{Text: ""},
+		&chatprotocol.ToolCallEvent{CallID: "c1", Name: "a"},
+		&chatprotocol.ToolResultEvent{CallID: "c1", Status: chatprotocol.ToolResultError, Output: json.RawMessage(`"it broke"`)},
+		&chatprotocol.ToolCallEvent{CallID: "c2", Name: "b", Input: json.RawMessage(`{"x":[1,2,{"y":null}]}`)},
+		&chatprotocol.ToolResultEvent{CallID: "c2", Status: chatprotocol.ToolResultCancelled},
+		&chatprotocol.ToolCallEvent{CallID: "c3", Name: "c", Input: json.RawMessage(`[]`)},
+		&chatprotocol.ToolResultEvent{CallID: "c3", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"deep":{"er":true}}`)},
+		&chatprotocol.ResultEvent{Blocks: []chatprotocol.ResultBlock{}},
+		&chatprotocol.StateEvent{Version: 1, Snapshot: json.RawMessage(`{"a":1}`)},
+		&chatprotocol.NavigateEvent{Href: "/x"},
+		Card(key),
+		&chatprotocol.CardClosedEvent{CorrelationID: CardID(key), Outcome: "answered"},
+		&chatprotocol.DeltaEvent{Text: "after"},
+		&chatprotocol.ErrorEvent{Code: "boom", Message: "it failed", Retryable: false},
+		&chatprotocol.LifecycleEvent{Status: end, Reason: "because", Usage: &chatprotocol.Usage{TotalTokens: &total}},
+	}
+}

@@ -1,0 +1,186 @@
+package uistream
+
+import (
+	"encoding/json"
+	"strconv"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// codec turns one turn's frames into UI message stream chunks
+// (docs/contract.md section 18.1). It writes only chunk types and members
+// that ai 5.0.0's strict chunk schema accepts, as do the 5.x, 6.x and 7.x
+// lines since, unless finishReason adds finish's member that 5.0.0 lacks.
+type codec struct {
+	finishReason bool
+
+	step   bool                       // a start-step was written and no finish-step yet
+	text   string                     // the id of the open text part, "" when none
+	cards  map[string]json.RawMessage // the open cards by correlation id, as JSON
+	failed string                     // the errorText of the turn's first error event
+	done   bool
+}
+
+func newCodec(finishReason bool) *codec {
+	return &codec{finishReason: finishReason, cards: make(map[string]json.RawMessage)}
+}
+
+// Done reports whether the chunks so far end the message.
+func (c *codec) Done() bool { return c.done }
+
+// Append appends the chunks of f to dst.
+func (c *codec) Append(dst []byte, f replay.Frame) ([]byte, error) {
+	if !mapped(f.Type) {
+		return dst, nil // session, provenance, result, state, capabilities, navigate, product types
+	}
+	env, err := chatprotocol.ParseEnvelope(f.Data)
+	if err != nil {
+		return dst, err
+	}
+	switch ev := env.Event.(type) {
+	case *chatprotocol.DeltaEvent:
+		if ev.Text == "" {
+			return dst, nil
+		}
+		dst = c.startStep(dst)
+		if c.text == "" {
+			c.text = "text-" + strconv.FormatInt(f.Seq, 10)
+			dst = relay.End(relay.Str(relay.Begin(dst, "text-start"), "id", c.text))
+		}
+		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
+	case *chatprotocol.ToolCallEvent:
+		dst = c.endText(c.startStep(dst))
+		dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
+		return relay.End(relay.Raw(relay.Str(relay.Str(relay.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", orNull(ev.Input))), nil
+	case *chatprotocol.ToolResultEvent:
+		dst = c.endText(c.startStep(dst))
+		if ev.Status == chatprotocol.ToolResultOK {
+			return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", orNull(ev.Output))), nil
+		}
+		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
+	case *chatprotocol.CardEvent:
+		card, err := json.Marshal(ev.Card)
+		if err != nil {
+			return dst, err
+		}
+		c.cards[ev.Card.CorrelationID] = card
+		return cardPart(c.startStep(dst), ev.Card.CorrelationID, "open", card, ""), nil
+	case *chatprotocol.CardClosedEvent:
+		card := c.cards[ev.CorrelationID]
+		delete(c.cards, ev.CorrelationID)
+		return cardPart(c.startStep(dst), ev.CorrelationID, "closed", card, ev.Outcome), nil
+	case *chatprotocol.ErrorEvent:
+		if c.failed == "" {
+			c.failed = ev.Code + ": " + ev.Message
+		}
+		return dst, nil
+	case *chatprotocol.LifecycleEvent:
+		return c.lifecycle(dst, ev), nil
+	}
+	return dst, nil
+}
+
+// mapped reports whether frames of type t may add a chunk.
+func mapped(t string) bool {
+	switch t {
+	case "delta", "tool_call", "tool_result", "card", "card_closed", "error", "lifecycle":
+		return true
+	}
+	return false
+}
+
+// lifecycle ends the message at the turn's end, or at an interruption
+// while a card is open (the answer starts a new turn).
+func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
+	switch ev.Status {
+	case chatprotocol.LifecycleStarted:
+		return c.startStep(dst)
+	case chatprotocol.LifecycleInterrupted:
+		if len(c.cards) == 0 {
+			return dst
+		}
+	case chatprotocol.LifecycleCompleted:
+	case chatprotocol.LifecycleFailed:
+		c.done = true
+		text := c.failed
+		if text == "" {
+			text = "the turn failed"
+			if ev.Reason != "" {
+				text += ": " + ev.Reason
+			}
+		}
+		return relay.End(relay.Str(relay.Begin(c.endText(dst), "error"), "errorText", text))
+	case chatprotocol.LifecycleCancelled:
+		c.done = true
+		return relay.End(relay.Begin(c.endText(dst), "abort"))
+	default:
+		return dst // needs-reconciliation: the turn goes on
+	}
+	c.done = true
+	dst = c.endText(dst)
+	if c.step {
+		dst = relay.End(relay.Begin(dst, "finish-step"))
+		c.step = false
+	}
+	if c.finishReason {
+		return relay.End(relay.Str(relay.Begin(dst, "finish"), "finishReason", "stop"))
+	}
+	return relay.End(relay.Begin(dst, "finish"))
+}
+
+// startStep opens the message's step before its first part.
+func (c *codec) startStep(dst []byte) []byte {
+	if c.step {
+		return dst
+	}
+	c.step = true
+	return relay.End(relay.Begin(dst, "start-step"))
+}
+
+// endText closes the open text part, if any.
+func (c *codec) endText(dst []byte) []byte {
+	if c.text == "" {
+		return dst
+	}
+	dst = relay.End(relay.Str(relay.Begin(dst, "text-end"), "id", c.text))
+	c.text = ""
+	return dst
+}
+
+// cardPart appends the data-card part of a card (docs/contract.md section
+// 18.1): data is {"status":status,"card":card,"outcome"?}.
+func cardPart(dst []byte, id, status string, card json.RawMessage, outcome string) []byte {
+	if card == nil {
+		card = json.RawMessage("null") // closed without an open card this stream saw
+	}
+	dst = append(relay.Str(relay.Begin(dst, "data-card"), "id", id), `,"data":{"status":"`...)
+	dst = relay.Raw(append(append(dst, status...), '"'), "card", card)
+	if outcome != "" {
+		dst = relay.Str(dst, "outcome", outcome)
+	}
+	return relay.End(append(dst, '}'))
+}
+
+// orNull is v, or null when absent: the chunk schemas require input and
+// output (docs/contract.md section 18.1).
+func orNull(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+// toolErrorText is the errorText of a tool_result that is not ok: its
+// output when a string, else its JSON, else the status.
+func toolErrorText(ev *chatprotocol.ToolResultEvent) string {
+	if ev.Output == nil {
+		return "the tool call " + string(ev.Status)
+	}
+	var s string
+	if json.Unmarshal(ev.Output, &s) == nil {
+		return s
+	}
+	return string(ev.Output)
+}

@@ -1,0 +1,277 @@
+package uistream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// HeaderName and HeaderValue are the header every stream of the bridge
+// carries, by which the ai package's transports recognise the protocol.
+const (
+	HeaderName  = "x-vercel-ai-ui-message-stream"
+	HeaderValue = "v1"
+)
+
+// Request is a POST's body as DefaultChatTransport sends it
+// (docs/contract.md section 18.1).
+type Request struct {
+	// ChatID is the body's id, the chat; the bridge takes it for the
+	// conversation id of the chat's cards.
+	ChatID string
+	// Trigger is submit-message or regenerate-message.
+	Trigger string
+	// MessageID is the optional messageId: the message to replace or
+	// regenerate.
+	MessageID string
+	// Messages is the messages array as sent: the client's history, which
+	// grants nothing (section 13.2).
+	Messages json.RawMessage
+	// Answer is the card answer the body carried under "answer", already
+	// landed through the Resolver; nil when it carried none.
+	Answer *Answer
+	// Body is the whole body, for members a host's transport adds.
+	Body json.RawMessage
+}
+
+// Answer is a card answer a POST carried, as the Resolver stored it.
+type Answer struct {
+	// SubmissionID is the body's answer.submissionId, the idempotency key
+	// of the submission.
+	SubmissionID string
+	// Response is the answer.response, read with
+	// chatprotocol.ParseCardResponse.
+	Response cards.CardResponse
+	// Result is the Resolver's, also for a repeated submission
+	// (refusal.ErrDuplicateAnswer: the record stored before).
+	Result interactions.Result
+}
+
+// Options configures a Handler. StartTurn and ActiveTurn are required.
+type Options struct {
+	// StartTurn starts the turn a POST asks for, with the caller the host
+	// reads from r, and returns its key; the stream then serves the turn
+	// from its first frame. It refuses with an error of code turn-not-found
+	// or unauthorized (answered 404 turn-not-found alike), invalid-input
+	// (400), or any other error (503).
+	StartTurn func(ctx context.Context, r *http.Request, req *Request) (replay.Key, error)
+	// ActiveTurn returns the chat's running turn for a resume or a stop;
+	// ok false when it has none. A denial (turn-not-found, unauthorized)
+	// is answered as a chat without a running turn.
+	ActiveTurn func(ctx context.Context, r *http.Request, chatID string) (key replay.Key, ok bool, err error)
+	// Cancel cancels key's turn for a stop (section 13.1); nil refuses
+	// stops with 405.
+	Cancel func(ctx context.Context, r *http.Request, key replay.Key) error
+	// Resolver and Caller land a POST's card answer: the caller from the
+	// host's session, never from the body. Nil refuses answers (400).
+	Resolver *interactions.Resolver
+	Caller   func(r *http.Request) (interactions.Caller, error)
+	// MessageID is the assistant message id of a turn's start chunk; nil
+	// means the turn id.
+	MessageID func(key replay.Key) string
+	// FinishReason adds finishReason "stop" to the finish chunk, which ai
+	// 5.0.0's strict schema refuses (section 18.1).
+	FinishReason bool
+	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
+	MaxBodyBytes int64
+	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
+	// those of stream.HandlerOptions, with the same defaults; a heartbeat
+	// is an SSE comment.
+	HeartbeatInterval, WriteTimeout, WindowTimeout time.Duration
+	PageBytes                                      int
+	// CacheTurns and CacheFrames bound the shared transcoding: the turns
+	// whose state is kept and the outputs kept per turn (0: 4096, 256).
+	CacheTurns, CacheFrames int
+	// Logger receives the errors no client is told about; nil logs none.
+	Logger *slog.Logger
+}
+
+// Handler serves turns of a replay window as AI SDK UI message streams
+// (docs/contract.md section 18.1): POST {api} starts a turn through
+// Options.StartTurn and streams it, GET {api}/{chatId}/stream resumes the
+// chat's running turn from its first chunk (204 when none), DELETE
+// {api}/{chatId}/stream cancels it. Mount it with Register. Every stream's
+// chunks are transcoded once per frame for all its readers. Safe for
+// concurrent use; make one with NewHandler.
+type Handler struct {
+	srv  *relay.Server
+	opts Options
+}
+
+// NewHandler returns a Handler serving turns from window. It fails when
+// window, opts, StartTurn or ActiveTurn is nil, or only one of Resolver
+// and Caller is set.
+func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
+	switch {
+	case window == nil:
+		return nil, errors.New("uistream: NewHandler needs a replay window")
+	case opts == nil || opts.StartTurn == nil || opts.ActiveTurn == nil:
+		return nil, errors.New("uistream: NewHandler needs Options.StartTurn and Options.ActiveTurn")
+	case (opts.Resolver == nil) != (opts.Caller == nil):
+		return nil, errors.New("uistream: Options.Resolver and Options.Caller go together")
+	}
+	h := &Handler{opts: *opts}
+	if h.opts.MessageID == nil {
+		h.opts.MessageID = func(key replay.Key) string { return key.TurnID }
+	}
+	h.srv = relay.NewServer(window, &relay.Options{
+		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
+		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes,
+		Cache: relay.NewCache(opts.CacheTurns, opts.CacheFrames), Logger: opts.Logger,
+	})
+	return h, nil
+}
+
+// Register mounts the Handler's endpoints on mux under api (such as
+// "/api/chat"): POST api, GET and DELETE api/{chatId}/stream.
+func (h *Handler) Register(mux *http.ServeMux, api string) {
+	mux.HandleFunc("POST "+api, h.ServeStart)
+	mux.HandleFunc("GET "+api+"/{chatId}/stream", h.ServeResume)
+	mux.HandleFunc("DELETE "+api+"/{chatId}/stream", h.ServeStop)
+}
+
+// Close aborts every stream being served, so that clients resume
+// elsewhere, and answers later requests 503; register it with
+// http.Server.RegisterOnShutdown.
+func (h *Handler) Close() { h.srv.Close() }
+
+// Shutdown calls Close and waits until every stream has ended or ctx ends.
+func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
+
+// ServeStart answers POST {api}: it reads the body, lands a card answer it
+// carries, starts the turn and streams it. See section 18.3 for the
+// refusals.
+func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
+	key, _, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseRequest,
+		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, req) },
+		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
+	if ok {
+		h.serve(w, r, key, false)
+	}
+}
+
+// ServeResume answers GET {api}/{chatId}/stream: the chat's running turn
+// from its first chunk, or 204 (no running turn, an unknown chat, a caller
+// without rights, an ended turn).
+func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
+	if key, ok := h.active(w, r); ok {
+		h.serve(w, r, key, true)
+	}
+}
+
+// ServeStop answers DELETE {api}/{chatId}/stream: it cancels the chat's
+// running turn through Options.Cancel and answers 204, also when there was
+// nothing to stop.
+func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Cancel == nil {
+		w.Header().Set("Allow", "GET")
+		relay.Refuse(w, refusal.CodeMethodNotAllowed, "this chat cannot be stopped here")
+		return
+	}
+	key, ok := h.active(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := h.srv.Bounded(r.Context())
+	err := h.opts.Cancel(ctx, r, key)
+	cancel()
+	if err != nil && !relay.Denied(err) && refusal.CodeOf(err) != refusal.CodeTurnNotRunning {
+		h.srv.RefuseHook(w, r, "Cancel", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// active returns the running turn of the request's chat, or answers the
+// request (204, 503) and reports false.
+func (h *Handler) active(w http.ResponseWriter, r *http.Request) (replay.Key, bool) {
+	if h.srv.Closed() {
+		h.srv.Unavailable(w)
+		return replay.Key{}, false
+	}
+	chatID := r.PathValue("chatId")
+	if !relay.ValidID(chatID) {
+		w.WriteHeader(http.StatusNoContent) // no chat can have that id
+		return replay.Key{}, false
+	}
+	ctx, cancel := h.srv.Bounded(r.Context())
+	key, ok, err := h.opts.ActiveTurn(ctx, r, chatID)
+	cancel()
+	switch {
+	case err != nil && !relay.Denied(err):
+		h.srv.RefuseHook(w, r, "ActiveTurn", err)
+		return replay.Key{}, false
+	case err != nil || !ok:
+		w.WriteHeader(http.StatusNoContent) // a denial looks like no running turn
+		return replay.Key{}, false
+	}
+	return key, true
+}
+
+// serve streams key's turn from its first chunk.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, resume bool) {
+	start := relay.Str(relay.Begin(nil, "start"), "messageId", h.opts.MessageID(key))
+	h.srv.ServeTurn(w, r, &relay.Stream{
+		Key:      key,
+		NewCodec: func() relay.Codec { return newCodec(h.opts.FinishReason) },
+		Header:   http.Header{HeaderName: {HeaderValue}},
+		Prologue: relay.End(start),
+		Epilogue: []byte("data: [DONE]\n\n"),
+	}, resume)
+}
+
+// answer lands req.Answer, or answers the request and reports false.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) bool {
+	keys := []interactions.Key{{Conversation: req.ChatID, CorrelationID: req.Answer.Response.CorrelationID}}
+	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
+	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	if ok {
+		req.Answer.Result = res[0]
+	}
+	return ok
+}
+
+// parseRequest reads a POST's body: {id, messages, trigger, messageId?,
+// answer?: {submissionId, response}} and any other member.
+func parseRequest(body []byte) (*Request, error) {
+	var in struct {
+		ID        *string         `json:"id"`
+		Messages  json.RawMessage `json:"messages"`
+		Trigger   string          `json:"trigger"`
+		MessageID string          `json:"messageId"`
+		Answer    *struct {
+			SubmissionID string          `json:"submissionId"`
+			Response     json.RawMessage `json:"response"`
+		} `json:"answer"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, errors.New("the body is not the chat request's JSON object")
+	}
+	switch {
+	case in.ID == nil || !relay.ValidID(*in.ID):
+		return nil, errors.New("the body's id is missing or not a chat id")
+	case len(in.Messages) == 0 || in.Messages[0] != '[':
+		return nil, errors.New("the body's messages is not an array")
+	case in.Trigger != "submit-message" && in.Trigger != "regenerate-message":
+		return nil, errors.New("the body's trigger is neither submit-message nor regenerate-message")
+	}
+	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: in.Messages, Body: body}
+	if in.Answer != nil {
+		resp, err := chatprotocol.ParseCardResponse(in.Answer.Response)
+		if err != nil || !relay.ValidID(in.Answer.SubmissionID) {
+			return nil, errors.New("the body's answer is not {submissionId, response} with a card response")
+		}
+		req.Answer = &Answer{SubmissionID: in.Answer.SubmissionID, Response: resp}
+	}
+	return req, nil
+}

@@ -1,0 +1,199 @@
+package uistream_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/uistream"
+)
+
+// fixture is a bridge over a scripted host on a loopback server.
+type fixture struct {
+	host *turnscript.Host
+	srv  *httptest.Server
+}
+
+// newFixture serves the bridge at /api/chat; chat "secret" belongs to
+// nobody, chat "down" has a store that is down.
+func newFixture(t *testing.T, pace time.Duration, card bool, opts *uistream.Options) *fixture {
+	t.Helper()
+	f := &fixture{host: &turnscript.Host{Window: replay.NewMemory(nil), Pace: pace, Card: card}}
+	o := uistream.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.StartTurn = func(_ context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
+		switch req.ChatID {
+		case "secret":
+			return replay.Key{}, refusal.ErrUnauthorized
+		case "down":
+			return replay.Key{}, io.ErrUnexpectedEOF
+		}
+		return f.host.Start(req.ChatID), nil
+	}
+	o.ActiveTurn = func(_ context.Context, _ *http.Request, chatID string) (replay.Key, bool, error) {
+		if chatID == "secret" {
+			return replay.Key{}, false, refusal.ErrUnauthorized
+		}
+		key, ok := f.host.Active(chatID)
+		return key, ok, nil
+	}
+	o.Cancel = func(_ context.Context, _ *http.Request, key replay.Key) error {
+		f.host.Cancel(key)
+		return nil
+	}
+	h, err := uistream.NewHandler(f.host.Window, &o)
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	h.Register(mux, "/api/chat")
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(func() { f.srv.Close(); f.host.Wait() })
+	return f
+}
+
+const submit = `{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}],"trigger":"submit-message"}`
+
+func (f *fixture) post(t *testing.T, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(f.srv.URL+"/api/chat", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	return resp
+}
+
+func (f *fixture) get(t *testing.T, chatID string) *http.Response {
+	t.Helper()
+	resp, err := http.Get(f.srv.URL + "/api/chat/" + chatID + "/stream")
+	require.NoError(t, err)
+	return resp
+}
+
+// chunks reads a UI message stream whole: the data of every frame, "[DONE]"
+// included, checking that nothing else than data lines and comments comes.
+func chunks(t *testing.T, resp *http.Response) []string {
+	t.Helper()
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "v1", resp.Header.Get("x-vercel-ai-ui-message-stream"))
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" || strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "data: "):
+			out = append(out, strings.TrimPrefix(line, "data: "))
+		default:
+			t.Fatalf("a line that is neither data nor a comment: %q", line)
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// wantChunks is the script's stream under message id t-N.
+func wantChunks(turn string, card bool) []string {
+	want := []string{
+		`{"type":"start","messageId":"` + turn + `"}`,
+		`{"type":"start-step"}`,
+		`{"type":"text-start","id":"text-2"}`,
+	}
+	for _, w := range turnscript.Before {
+		want = append(want, `{"type":"text-delta","id":"text-2","delta":"`+w+`"}`)
+	}
+	call := turn + "-call-1"
+	want = append(want, `{"type":"text-end","id":"text-2"}`,
+		`{"type":"tool-input-start","toolCallId":"`+call+`","toolName":"search_docs"}`,
+		`{"type":"tool-input-available","toolCallId":"`+call+`","toolName":"search_docs","input":{"q":"refund policy"}}`,
+		`{"type":"tool-output-available","toolCallId":"`+call+`","output":{"hits":2}}`,
+		`{"type":"text-start","id":"text-8"}`)
+	for _, w := range turnscript.After {
+		want = append(want, `{"type":"text-delta","id":"text-8","delta":"`+w+`"}`)
+	}
+	if card {
+		want = append(want, `{"type":"data-card","id":"card-`+turn+`","data":{"status":"open","card":{"correlationId":"card-`+turn+`","createdAt":1700000000000,"prompt":"Was this helpful?","presentation":{"kind":"radio","options":[{"id":"yes","label":"Yes"},{"id":"no","label":"No"}]},"allowDecline":true}}}`)
+	}
+	return append(want, `{"type":"text-end","id":"text-8"}`, `{"type":"finish-step"}`, `{"type":"finish"}`, `[DONE]`)
+}
+
+func TestStartStreamsTheWholeTurn(t *testing.T) {
+	for _, card := range []bool{false, true} {
+		f := newFixture(t, time.Millisecond, card, nil)
+		assert.Equal(t, wantChunks("t-1", card), chunks(t, f.post(t, submit)))
+	}
+}
+
+func TestResumeReplaysFromTheFirstChunkThenGoesLive(t *testing.T) {
+	f := newFixture(t, 30*time.Millisecond, false, nil)
+	first := f.post(t, submit)
+	defer first.Body.Close()
+	time.Sleep(100 * time.Millisecond) // a few frames in
+	assert.Equal(t, wantChunks("t-1", false), chunks(t, f.get(t, "chat-1")))
+	resp := f.get(t, "chat-1") // the turn has ended now
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+}
+
+func TestResumeWithoutARunningTurnIs204(t *testing.T) {
+	f := newFixture(t, time.Millisecond, false, nil)
+	for _, chat := range []string{"never-seen", "secret", "%00"} {
+		resp := f.get(t, chat)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNoContent, resp.StatusCode, chat)
+	}
+}
+
+func TestStopCancelsTheRunningTurn(t *testing.T) {
+	f := newFixture(t, 50*time.Millisecond, false, nil)
+	resp := f.post(t, submit)
+	req, err := http.NewRequest(http.MethodDelete, f.srv.URL+"/api/chat/chat-1/stream", nil)
+	require.NoError(t, err)
+	stop, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	stop.Body.Close()
+	assert.Equal(t, http.StatusNoContent, stop.StatusCode)
+	got := chunks(t, resp)
+	require.GreaterOrEqual(t, len(got), 3)
+	assert.Equal(t, []string{`{"type":"abort"}`, `[DONE]`}, got[len(got)-2:])
+}
+
+func TestBadRequestsStartNothing(t *testing.T) {
+	f := newFixture(t, time.Millisecond, false, &uistream.Options{MaxBodyBytes: 4096})
+	cases := []struct {
+		body   string
+		status int
+		code   refusal.Code
+	}{
+		{`{`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":{},"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"resume-stream"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s","response":{"action":"submit"}}}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":["` + strings.Repeat("x", 5000) + `"],"trigger":"submit-message"}`, 413, refusal.CodeFrameTooLarge},
+		{`{"id":"secret","messages":[],"trigger":"submit-message"}`, 404, refusal.CodeTurnNotFound},
+		{`{"id":"down","messages":[],"trigger":"submit-message"}`, 503, refusal.CodeStoreUnavailable},
+	}
+	for _, c := range cases {
+		resp := f.post(t, c.body)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, c.status, resp.StatusCode, c.body)
+		assert.Equal(t, c.code, body.Code, c.body)
+	}
+	_, ok := f.host.Active("chat-1")
+	assert.False(t, ok, "a refused request started a turn")
+}

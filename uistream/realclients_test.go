@@ -1,0 +1,123 @@
+package uistream_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
+)
+
+// rcRun is what uichat.mjs printed: the Chat's status and messages.
+type rcRun struct {
+	Status   string
+	Error    *string
+	Errors   []string
+	Messages []struct {
+		ID    string
+		Role  string
+		Parts []map[string]any
+	}
+}
+
+func rcChat(t *testing.T, pkg, api, chat, mode string) rcRun {
+	t.Helper()
+	out := uiclients.Run(t, 60*time.Second, "uichat.mjs", pkg, api, chat, mode)
+	var run rcRun
+	require.NoError(t, json.Unmarshal(out, &run), string(out))
+	return run
+}
+
+// requireWhole checks that the Chat holds the user's message and the
+// assistant message of turn whole and once: its id, both texts, the tool
+// part with the script's input and output, the card when card.
+func requireWhole(t *testing.T, run rcRun, turn string, card bool) {
+	t.Helper()
+	require.Equal(t, "ready", run.Status, "error %v, errors %v", run.Error, run.Errors)
+	require.Len(t, run.Messages, 2)
+	m := run.Messages[1]
+	assert.Equal(t, "assistant", m.Role)
+	assert.Equal(t, turn, m.ID)
+	var texts []string
+	var tools, cards int
+	for _, p := range m.Parts {
+		switch typ := p["type"].(string); {
+		case typ == "text":
+			texts = append(texts, p["text"].(string))
+			assert.Equal(t, "done", p["state"])
+		case typ == "tool-"+turnscript.ToolName:
+			tools++
+			assert.Equal(t, "output-available", p["state"])
+			assert.Equal(t, turn+"-call-1", p["toolCallId"])
+			assert.Equal(t, map[string]any{"q": "refund policy"}, p["input"])
+			assert.Equal(t, map[string]any{"hits": float64(2)}, p["output"])
+		case typ == "data-card":
+			cards++
+			assert.Equal(t, "card-"+turn, p["id"])
+			data := p["data"].(map[string]any)
+			assert.Equal(t, "open", data["status"])
+			assert.Equal(t, turnscript.CardPrompt, data["card"].(map[string]any)["prompt"])
+		case typ == "step-start":
+		default:
+			t.Errorf("an unexpected part %v", p)
+		}
+	}
+	assert.Equal(t, []string{strings.Join(turnscript.Before, ""), strings.Join(turnscript.After, "")}, texts)
+	assert.Equal(t, 1, tools)
+	if card {
+		assert.Equal(t, 1, cards)
+	} else {
+		assert.Zero(t, cards)
+	}
+}
+
+func TestRealClientChatReadsTheWholeTurn(t *testing.T) {
+	for _, line := range uiclients.Lines {
+		t.Run("ai@"+line.Version, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 5*time.Millisecond, true, nil)
+			requireWhole(t, rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "send"), "t-1", true)
+		})
+	}
+}
+
+func TestRealClientChatResumesAfterACut(t *testing.T) {
+	for _, line := range uiclients.Lines {
+		if !line.ResumesInPlace {
+			continue
+		}
+		t.Run("ai@"+line.Version, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 40*time.Millisecond, false, nil)
+			proxy, err := cutproxy.New(strings.TrimPrefix(f.srv.URL, "http://"), &cutproxy.Options{
+				Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{Bytes: 400})})
+			require.NoError(t, err)
+			t.Cleanup(func() { proxy.Close() })
+			run := rcChat(t, line.Package, "http://"+proxy.Addr()+"/api/chat", "chat-1", "cut")
+			require.Equal(t, 1, proxy.Stats().Cuts, "the proxy cut the first response")
+			requireWhole(t, run, "t-1", false)
+		})
+	}
+}
+
+func TestRealClientChatResumesOnReload(t *testing.T) {
+	for _, line := range uiclients.Lines {
+		t.Run("ai@"+line.Version, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 400*time.Millisecond, true, nil) // long enough for Node to start
+			resp := f.post(t, submit)                           // the page that is reloaded: it goes away
+			resp.Body.Close()
+			requireWhole(t, rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "reload"), "t-1", true)
+			after := f.get(t, "chat-1")
+			after.Body.Close()
+			assert.Equal(t, http.StatusNoContent, after.StatusCode)
+		})
+	}
+}
