@@ -12,7 +12,7 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 // ParseCardResponse reads a person's answer to a card, the JSON object
 // {"action":"submit","correlationId":ID,"value":{…}}, {"action":"decline",
 // "correlationId":ID} or {"action":"cancel","correlationId":ID}
-// (docs/contract.md section 3), as strictly as ParseEnvelope reads a frame
+// (docs/contract.md section 3), as strictly as [ParseEnvelope] reads a frame
 // (docs/contract.md section 5), so that the host and every later reader of
 // the answer see one meaning. It is what a host's answer endpoint reads a
 // request body with, in place of encoding/json, which matches "ACTION" to
@@ -20,25 +20,25 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 //
 // The refusals, each an *Error with a JSON pointer into data:
 //
-//   - frame-too-large: data longer than DefaultMaxFrameBytes (1 MiB, the
+//   - frame-too-large: data longer than [DefaultMaxFrameBytes] (1 MiB, the
 //     frame limit of docs/contract.md section 5), refused before it is read.
 //   - invalid-card, at the offending member: data that is not one JSON
 //     object; a duplicated member name or invalid UTF-8 at any depth;
-//     nesting deeper than DefaultMaxDepth (64, the response object counting
+//     nesting deeper than [DefaultMaxDepth] (64, the response object counting
 //     as 1); a member name that differs from action, correlationId or value
 //     only by case (Unicode simple folding: "ACTION", "ſalue"); inside the
 //     value, two names of one object that differ only by case, which a
 //     case-folding decoder of the host would read as one; an action or
 //     correlationId that is not a string.
-//   - invalid-card, as a CardViolations listing every violation (see
-//     ValidateCardResponse): an action other than submit, decline or
+//   - invalid-card, as a [CardViolations] listing every violation (see
+//     [ValidateCardResponse]): an action other than submit, decline or
 //     cancel (/action); a missing or empty correlationId
 //     (/correlationId); a submit without a value, or whose value is not a
 //     JSON object, and a decline or cancel with a value, null included
 //     (/value).
 //
-// errors.Is(err, ErrInvalidCard) holds for every refusal but
-// frame-too-large, and CodeOf(err) gives the code of each. Other members
+// [errors.Is](err, [refusal.ErrInvalidCard]) holds for every refusal but
+// frame-too-large, and [refusal.CodeOf](err) gives the code of each. Other members
 // are ignored (docs/contract.md section 5), after the checks above.
 //
 // The returned response does not refer to data: its strings share one copy

@@ -1,5 +1,5 @@
 // Package chatprotocol is version 1 of the wire contract for streaming
-// agent chats: the ChatEventEnvelope and the ChatStateV1 it reduces to,
+// agent chats: the [ChatEventEnvelope] and the [ChatStateV1] it reduces to,
 // interactive cards and their answers, version negotiation and capability
 // declarations. Its rules are those of docs/contract.md; each identifier's
 // documentation cites the section its rule comes from.
@@ -17,29 +17,29 @@
 //
 // # Cards
 //
-// Cards are validated with ValidateCardSpec, ValidateOpenCardSnapshot,
-// ValidateCardResponse and ValidateCardAnswer, which report every
-// violation with its JSON pointer (CardViolations). ParseCardResponse reads
-// a person's answer from a request body as strictly as ParseEnvelope reads
+// Cards are validated with [ValidateCardSpec], [ValidateOpenCardSnapshot],
+// [ValidateCardResponse] and [ValidateCardAnswer], which report every
+// violation with its JSON pointer ([CardViolations]). [ParseCardResponse] reads
+// a person's answer from a request body as strictly as [ParseEnvelope] reads
 // a frame.
 //
 // # Refusals
 //
-// Every refusal is a *refusal.Error with a stable Code (docs/contract.md
-// section 12). Branch with errors.Is against a sentinel of package refusal
-// such as refusal.ErrSequenceGap, with errors.AsType[*refusal.Error], or with
-// refusal.CodeOf; message text is for people only.
+// Every refusal is a [*refusal.Error] with a stable Code (docs/contract.md
+// section 12). Branch with [errors.Is] against a sentinel of package refusal
+// such as [refusal.ErrSequenceGap], with errors.AsType[*refusal.Error], or with
+// [refusal.CodeOf]; message text is for people only.
 //
 // # Version 1
 //
-// ParseEnvelope (or an EnvelopeParser, for other limits and a host's
-// product types) reads one frame into a ChatEventEnvelope whose Event is one
+// [ParseEnvelope] (or an [EnvelopeParser], for other limits and a host's
+// product types) reads one frame into a [ChatEventEnvelope] whose Event is one
 // of the types of docs/contract.md section 6; MarshalJSON (or AppendJSON) writes the
 // canonical one-line form back, with every member the reader did not know.
-// A ChatStateV1 folds envelopes with Apply (docs/contract.md section 7), Clone copies it, and
+// A [ChatStateV1] folds envelopes with Apply (docs/contract.md section 7), Clone copies it, and
 // WriteJSON streams its JSON form, which is written and never read back
-// (rebuild a state by applying its envelopes); NegotiateChatVersion
-// and RequireChatCapabilities answer docs/contract.md sections 1 and 8. The language-neutral
+// (rebuild a state by applying its envelopes); [NegotiateChatVersion]
+// and [RequireChatCapabilities] answer docs/contract.md sections 1 and 8. The language-neutral
 // cases in testdata/ (schemas, fixtures, goldens, manifest) pin all of it.
 //
 // # Security considerations
@@ -51,12 +51,12 @@
 //     names (first wins, last wins, error), on names that differ by case
 //     (encoding/json matches "TYPE" and "ſeq" to type and seq), and on
 //     invalid UTF-8 (replaced or kept). A frame that a relay and a consumer
-//     read differently smuggles a second event past checks. ParseEnvelope
+//     read differently smuggles a second event past checks. [ParseEnvelope]
 //     refuses all three: duplicates and invalid UTF-8 at every depth, and a
 //     member name that differs only by case (Unicode simple folding) from a
 //     member of the contract, at every level of the envelope, its event,
 //     cards and blocks, or, inside cards and blocks, from another name of
-//     the same object. ParseCardResponse applies the same rules to a
+//     the same object. [ParseCardResponse] applies the same rules to a
 //     person's answer, and refuses case collisions inside its value too,
 //     which a host may decode case-insensitively. Unknown members are kept
 //     and re-emitted, so the refusal of case variants is what stops a kept

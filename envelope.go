@@ -12,7 +12,7 @@ import (
 //
 // The ids are chosen by the host: non-empty, at most 256 bytes; no parser
 // invents one. Seq counts the turn's envelopes from 1, contiguously, up to
-// MaxSeq. Event is required. At is an optional RFC 3339 timestamp,
+// [MaxSeq]. Event is required. At is an optional RFC 3339 timestamp,
 // informational only ("" when absent). Unknown holds the envelope's
 // members this version does not define, kept for re-emission; the members
 // of the event and its parts are kept in their own Unknown fields.
@@ -29,15 +29,15 @@ type ChatEventEnvelope struct {
 	Unknown        []Member
 }
 
-// SchemaVersion is the schemaVersion of every ChatEventEnvelope and
-// ChatStateV1 (docs/contract.md section 5).
+// SchemaVersion is the schemaVersion of every [ChatEventEnvelope] and
+// [ChatStateV1] (docs/contract.md section 5).
 const SchemaVersion = 1
 
 // MaxSeq is the largest seq an envelope may carry, 2^53-1, the largest
 // integer every JSON reader represents exactly (docs/contract.md section 5).
 const MaxSeq = 1<<53 - 1
 
-// The default limits of an EnvelopeParser.
+// The default limits of an [EnvelopeParser].
 const (
 	// DefaultMaxFrameBytes is the largest frame accepted by default: 1 MiB
 	// (docs/contract.md section 5).
@@ -50,15 +50,15 @@ const (
 // envelopeNames are the envelope's members in canonical order.
 var envelopeNames = []string{"schemaVersion", "conversationId", "turnId", "eventId", "seq", "event", "at"}
 
-// ParserOptions configures an EnvelopeParser. A nil *ParserOptions, and
+// ParserOptions configures an [EnvelopeParser]. A nil *ParserOptions, and
 // every zero field, means the default.
 type ParserOptions struct {
 	// MaxFrameBytes is the largest frame accepted, in bytes; 0 means
-	// DefaultMaxFrameBytes (1 MiB) and a negative value means no limit.
+	// [DefaultMaxFrameBytes] (1 MiB) and a negative value means no limit.
 	// A larger frame is refused with frame-too-large before it is read.
 	MaxFrameBytes int
 	// MaxDepth is the deepest nesting of objects and arrays accepted,
-	// counting the envelope as 1; 0 means DefaultMaxDepth (64) and a
+	// counting the envelope as 1; 0 means [DefaultMaxDepth] (64) and a
 	// negative value leaves only the tokenizer's own bound of 10000. Deeper
 	// frames are invalid-envelope.
 	MaxDepth int
@@ -69,7 +69,7 @@ type ParserOptions struct {
 
 // EnvelopeParser reads version-1 frames with configured limits and
 // registry. It is immutable and safe for concurrent use. Make one with
-// NewEnvelopeParser: the zero EnvelopeParser has a size limit of 0 bytes
+// [NewEnvelopeParser]: the zero EnvelopeParser has a size limit of 0 bytes
 // and refuses every frame with frame-too-large.
 type EnvelopeParser struct {
 	maxFrame int
@@ -78,7 +78,7 @@ type EnvelopeParser struct {
 }
 
 // NewEnvelopeParser returns a parser with opts; nil means the defaults,
-// which are those of ParseEnvelope.
+// which are those of [ParseEnvelope].
 func NewEnvelopeParser(opts *ParserOptions) *EnvelopeParser {
 	p := &EnvelopeParser{maxFrame: DefaultMaxFrameBytes, maxDepth: DefaultMaxDepth}
 	if opts != nil {
@@ -104,7 +104,7 @@ func (p *EnvelopeParser) configure(opts *ParserOptions) {
 }
 
 // ParseEnvelope reads one version-1 frame with the default limits (1 MiB,
-// depth 64) and no product types. See EnvelopeParser.Parse for the rules
+// depth 64) and no product types. See [EnvelopeParser.Parse] for the rules
 // and the refusals.
 func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 	p := EnvelopeParser{maxFrame: DefaultMaxFrameBytes, maxDepth: DefaultMaxDepth}
@@ -303,8 +303,8 @@ func checkAt(at string) error {
 // line of JSON without insignificant whitespace, members in the order
 // schemaVersion, conversationId, turnId, eventId, seq, event, at, then the
 // kept unknown members; the event is written by its type's rules (see
-// Event). It refuses, with the codes ParseEnvelope uses, an envelope that
-// ParseEnvelope would refuse, so what it writes always parses back; on a
+// Event). It refuses, with the codes [ParseEnvelope] uses, an envelope that
+// [ParseEnvelope] would refuse, so what it writes always parses back; on a
 // refusal dst is returned unchanged. Its refusals are exactly Validate's.
 func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
 	return e.appendForm(dst, false)
@@ -372,8 +372,8 @@ func (e *ChatEventEnvelope) write(w *writer) {
 // MarshalJSON returns the canonical wire form (see AppendJSON).
 func (e ChatEventEnvelope) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
-// UnmarshalJSON reads data with ParseEnvelope: default limits, no product
-// types. Use an EnvelopeParser to register product types.
+// UnmarshalJSON reads data with [ParseEnvelope]: default limits, no product
+// types. Use an [EnvelopeParser] to register product types.
 func (e *ChatEventEnvelope) UnmarshalJSON(data []byte) error {
 	env, err := ParseEnvelope(data)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package blocks reads and writes the structured blocks that models embed in
-// their turn text: <report>{json}</report> (a ReportBlock, a two-tier
-// plan/item status list) and <ask>{json}</ask> (an AskBlock, a durable
+// their turn text: <report>{json}</report> (a [ReportBlock], a two-tier
+// plan/item status list) and <ask>{json}</ask> (an [AskBlock], a durable
 // question to the owner), as docs/contract.md section 4 describes.
 //
 // # Parsers
@@ -9,13 +9,13 @@
 // reference (@papercusp/chat-protocol): it never panics, and malformed input
 // gives no block (ok == false) rather than an error.
 //
-//   - ParseReportBlock and ParseAskBlock read a decoded JSON value
+//   - [ParseReportBlock] and [ParseAskBlock] read a decoded JSON value
 //     (map[string]any …) field by field: ECMAScript trim, blank and
 //     non-string values dropped, the title/slug, text/id and label/id
 //     fallbacks, empty lists omitted. Their documentation gives each rule.
-//   - ParseReportBody and ParseAskBody read the JSON text between the tags.
-//   - ParseReportTag and ParseAskTag find the first tag in raw turn text.
-//   - FindTags finds every tag of both kinds in raw turn text, with its
+//   - [ParseReportBody] and [ParseAskBody] read the JSON text between the tags.
+//   - [ParseReportTag] and [ParseAskTag] find the first tag in raw turn text.
+//   - [FindTags] finds every tag of both kinds in raw turn text, with its
 //     position, for a turn that carries several (`chatwire blocks` prints
 //     them).
 //
@@ -40,7 +40,7 @@
 //   - Nesting depth is unlimited, as in V8's JSON.parse.
 //   - "Blank" and "trimmed" use ECMAScript String.prototype.trim's
 //     whitespace set, which removes U+FEFF and U+00A0 but not U+0085 or
-//     U+200B (unicode.IsSpace differs on both).
+//     U+200B ([unicode.IsSpace] differs on both).
 //   - A JSON escape of a lone UTF-16 surrogate (\ud800) is kept, as the
 //     reference keeps it, in its three-byte WTF-8 form; such a string is not
 //     valid UTF-8. MarshalJSON writes it back as \ud800, as JSON.stringify
@@ -72,7 +72,7 @@
 //
 // # Serializers
 //
-// SerializeAskTag and SerializeReportTag write a block as its tag, with '<',
+// [SerializeAskTag] and [SerializeReportTag] write a block as its tag, with '<',
 // '>' and '&' escaped inside the JSON (\u003c …) so the tag text never
 // contains a closing tag: every serialized tag reads back through the
 // parsers, this package's and the reference's alike. The reference's

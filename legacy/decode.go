@@ -11,7 +11,7 @@ import (
 
 // DecodeLegacyChatFrame reads one unversioned frame (the JSON text of an SSE
 // data field) of dialect d into a typed legacy Frame (docs/contract.md
-// section 9). Unlike ParseChatEvent, which never fails, it
+// section 9). Unlike [ParseChatEvent], which never fails, it
 // refuses what cannot be upgraded faithfully, so that a host learns why:
 //
 //   - unsupported-version: d is not Scout or Papercusp; or the frame is an
@@ -29,16 +29,16 @@ import (
 //
 // A type the dialect does not define (a product's own type such as Scout's
 // products, or a type of the other dialect) is returned as a
-// *AppFrame holding the frame; whether it upgrades is the
+// [*AppFrame] holding the frame; whether it upgrades is the
 // host's registry's decision. The frame types and what fits them are
-// ParseChatEvent's (docs/contract.md section 2.4), plus the Papercusp types
-// described on DeltaFrame, ToolCallFrame and ToolResultFrame, whose members
+// [ParseChatEvent]'s (docs/contract.md section 2.4), plus the Papercusp types
+// described on [DeltaFrame], [ToolCallFrame] and [ToolResultFrame], whose members
 // fit by the same rules. A member that may hold any JSON value (a state's
 // snapshot, a tool call's input, a tool result's output) keeps an explicit
 // null as the JSON null.
 //
 // The bytes are read as a browser's JSON.parse reads them, like
-// ParseChatEvent: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,
+// [ParseChatEvent]: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,
 // names case-sensitive. The returned frame shares no memory with data.
 // There is no size limit: bound the frame before calling (sse.Decoder
 // does). It never panics and is safe for concurrent use.

@@ -8,7 +8,7 @@ import (
 )
 
 // EncodeLegacyChatFrame returns the legacy frame of dialect d that env's
-// event stands for, the inverse of UpgradeLegacyChatFrame where one exists
+// event stands for, the inverse of [UpgradeLegacyChatFrame] where one exists
 // (docs/contract.md section 9), for a host that serves version 1 to clients
 // still reading version 0:
 //
@@ -26,7 +26,7 @@ import (
 // outcome, and every kept unknown member. The identity of env is not part
 // of a legacy frame; a host that writes SSE keeps env.Seq as the frame id.
 //
-// Refusals (*refusal.Error): unsupported-event for an event without a
+// Refusals ([*refusal.Error]): unsupported-event for an event without a
 // legacy form, so that the host picks its fallback deliberately: lifecycle
 // other than completed (path /event/status), result, provenance,
 // capabilities, a Scout tool_result, a Papercusp tool_result with blocks

@@ -18,15 +18,15 @@ const maxSafeInteger = 1<<53 - 1
 // Otherwise:
 //
 //   - A frame of a union type that the reference's type of it accepts
-//     returns the typed frame (*TokenFrame …), holding exactly what the
-//     frame has: MarshalChatEvent writes it back as the same JSON.
+//     returns the typed frame ([*TokenFrame] …), holding exactly what the
+//     frame has: [MarshalChatEvent] writes it back as the same JSON.
 //   - A product's own type (Scout's products, cart_mutate …) returns a
-//     *AppFrame holding the frame; it is never dropped.
+//     [*AppFrame] holding the frame; it is never dropped.
 //   - A frame of a union type that its type does not accept also returns a
-//     *AppFrame with that type and the frame, so nothing is dropped and
+//     [*AppFrame] with that type and the frame, so nothing is dropped and
 //     nothing is repaired: no zero value stands in for a missing or wrongly
 //     typed member. Its FrameType still names the union type, so channel
-//     decisions (IsReplayableFrame …) stay right.
+//     decisions ([IsReplayableFrame] …) stay right.
 //
 // A type accepts a frame (docs/contract.md sections 2.4 and 3.1) when every
 // required member is present with its JSON type and every optional one is
@@ -36,12 +36,12 @@ const maxSafeInteger = 1<<53 - 1
 // and an option's style are one of the reference's literals; min and max
 // are a number or any string; dataSchemaJson is an object, kept as its
 // JSON text; a report has plans (an empty list included), each plan a
-// title, each item a text, read exactly (not by blocks.ParseReportBlock,
+// title, each item a text, read exactly (not by [blocks.ParseReportBlock],
 // which trims and drops). Members the types do not name are kept, at
 // every level, in the Unknown field of the object that has them, as
 // JSON.parse keeps them (see the Frame types). Whether a typed card also keeps the card rules is
-// chatprotocol.ValidateOpenCardSnapshot's question, after
-// Card.ToOpenCardSnapshot.
+// [chatprotocol.ValidateOpenCardSnapshot]'s question, after
+// [Card.ToOpenCardSnapshot].
 //
 // The bytes are read as a browser reads them (see package internal/jsjson,
 // as in package blocks): invalid UTF-8 as U+FFFD, duplicate member names

@@ -38,7 +38,7 @@ const ErrorCode = "legacy-error"
 // is handed to h's methods, which may ask a store; the mapping itself
 // does no I/O.
 //
-// Refusals (*refusal.Error), with a JSON pointer into the legacy
+// Refusals ([*refusal.Error]), with a JSON pointer into the legacy
 // frame; no envelope is returned with one:
 //
 //   - unsupported-event (/type): a product type h's registry does not
@@ -57,7 +57,7 @@ const ErrorCode = "legacy-error"
 //     for an identity h gave that breaks the envelope rules (docs/contract.md section 5).
 //
 // An error of h that is not a refusal (its store failed, ctx ended) is
-// returned wrapped in a *HostError, not as a refusal: the frame was not
+// returned wrapped in a [*HostError], not as a refusal: the frame was not
 // refused and may be upgraded again once h recovers.
 //
 // h is asked for a call id only for a frame that is otherwise valid, and
@@ -72,7 +72,7 @@ func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotoco
 	return envs, nil
 }
 
-// AppendUpgradedLegacyChatFrame is UpgradeLegacyChatFrame appending the
+// AppendUpgradedLegacyChatFrame is [UpgradeLegacyChatFrame] appending the
 // envelopes to dst: it returns dst extended by them, or dst unchanged with
 // a refusal. A caller that upgrades a stream of frames can so reuse one
 // slice of envelopes (once it is done with them) instead of allocating one

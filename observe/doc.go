@@ -7,7 +7,7 @@
 //
 // It imports only the standard library and the module's leaf refusal
 // package, so recovery and interactions stay free of any tracing, validator
-// or database dependency. NewSlog writes the events to a log/slog logger;
+// or database dependency. [NewSlog] writes the events to a log/slog logger;
 // the separate module github.com/Papercusp/chat-protocol-go/otelchat turns them
 // into OpenTelemetry spans and metrics. Join combines both:
 //
@@ -52,7 +52,7 @@
 //
 // # Log records
 //
-// NewSlog writes one record per event: its message is the kind, and its
+// [NewSlog] writes one record per event: its message is the kind, and its
 // attributes use these keys, which do not change between releases:
 //
 //	key            type      present
@@ -75,7 +75,7 @@
 // (Info, or Debug for stream.write), and an end on that context reports the
 // time since.
 //
-// The level is LevelOf's: Error for needs-reconciliation, store-unavailable,
+// The level is [LevelOf]'s: Error for needs-reconciliation, store-unavailable,
 // checkpoint-write-failed and errors without a code, Warn for the other
 // refusals (duplicate-answer aside) and stream.drop, Debug for the routine
 // moments (effect.claim, effect.admit, answer.submit, stream.connect,

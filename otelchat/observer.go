@@ -1,5 +1,5 @@
 // Package otelchat turns what the module's acting packages report to an
-// observe.Observer into OpenTelemetry spans and metrics: spans that follow a
+// [observe.Observer] into OpenTelemetry spans and metrics: spans that follow a
 // turn's effects, card answers and streams, with the trace context of the
 // HTTP request they serve, and counters and histograms an operator alerts on
 // (docs/contract.md sections 11 to 14). It is a module of its own so that
@@ -94,7 +94,7 @@ type Options struct {
 	Propagator     propagation.TextMapPropagator
 }
 
-// Observer is an observe.Observer that records spans and metrics, and an
+// Observer is an [observe.Observer] that records spans and metrics, and an
 // HTTP middleware that takes the trace context from requests. It is safe
 // for concurrent use; make one with New.
 type Observer struct {

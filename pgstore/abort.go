@@ -29,7 +29,7 @@ func abortPayload(turn recovery.TurnRef) string {
 	return string(b)
 }
 
-// AbortListenerOptions tunes an AbortListener; nil means all defaults.
+// AbortListenerOptions tunes an [AbortListener]; nil means all defaults.
 type AbortListenerOptions struct {
 	// RetryDelay is the pause before reconnecting after the listening
 	// connection failed; 0 means 100 ms.
@@ -38,7 +38,7 @@ type AbortListenerOptions struct {
 	// again: after LISTEN succeeded and the catch-up read that follows it
 	// ran (tests and metrics wait for it).
 	OnListen func()
-	// Logger receives connection failures; nil means slog.Default().
+	// Logger receives connection failures; nil means [slog.Default]().
 	Logger *slog.Logger
 }
 
@@ -46,7 +46,7 @@ type AbortListenerOptions struct {
 // section 13): a cancellation committed by TurnRecovery.Cancel in any
 // process reaches the abort hook of every process that runs an execution
 // of the turn, not only of the process that cancelled. It holds one
-// listening connection of its own (LISTEN AbortChannel): use one
+// listening connection of its own (LISTEN [AbortChannel]): use one
 // AbortListener per process, connected directly to the primary or through
 // a pooler in session mode, never through a transaction pooler, which
 // does not keep a LISTEN.
@@ -58,7 +58,7 @@ type AbortListenerOptions struct {
 // at commit, and each (re)connection, once LISTEN is in place, reads every
 // watched turn (LoadTurn) and aborts those whose committed status is
 // cancelled, so a notification missed while the connection was down still
-// aborts. The Aborter must be idempotent (recovery.Aborter says so): the
+// aborts. The Aborter must be idempotent ([recovery.Aborter] says so): the
 // process that cancelled calls it too.
 //
 // Its methods are safe for concurrent use.

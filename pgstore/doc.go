@@ -1,11 +1,11 @@
 // Package pgstore is the reference PostgreSQL adapter of the chat protocol's
-// two reliability components: a recovery.Store and recovery.Admitter for
-// TurnRecovery, and an interactions.Store for the InteractionResolver
+// two reliability components: a [recovery.Store] and [recovery.Admitter] for
+// TurnRecovery, and an [interactions.Store] for the InteractionResolver
 // (docs/contract.md section 13). Any number of workers, in any number of
 // processes on any number of machines, coordinate through one PostgreSQL
 // primary. It lives in a module of its own so that the core module never
 // carries a database driver; it uses github.com/jackc/pgx/v5 and exposes pgx
-// types (a *pgxpool.Pool, a pgx.Tx) where a host must hand them over.
+// types (a [*pgxpool.Pool], a [pgx.Tx]) where a host must hand them over.
 //
 // Use it as it is, or copy it into a host's own store: the fences below are
 // the part that must not be weakened. Its tests prove them against a real
@@ -16,7 +16,7 @@
 // Migrate(ctx, pool) applies the embedded, versioned migrations
 // (migrations/NNNN_name.sql, recorded in pgstore_schema_migrations) in one
 // transaction, serialized across processes by an advisory lock, and refuses
-// a database whose schema is newer than the package (ErrSchemaTooNew). The
+// a database whose schema is newer than the package ([ErrSchemaTooNew]). The
 // tables: pgstore_turns (conversation_id, turn_id, status) and
 // pgstore_effects (…, effect_id, position, revision, state, holder,
 // lease_until, result, reconciled), one row per effect so that effects of
@@ -34,7 +34,7 @@
 //	UPDATE pgstore_effects SET revision = $new, state = …, holder = …, lease_until = …, result = …, reconciled = …
 //	WHERE conversation_id = $1 AND turn_id = $2 AND effect_id = $3 AND revision = $expected
 //
-// Zero rows is refusal.ErrClaimConflict (refusal.ErrTurnNotRunning when
+// Zero rows is [refusal.ErrClaimConflict] ([refusal.ErrTurnNotRunning] when
 // the turn is missing, read in the same statement). Under Read Committed a
 // second writer of the same row waits for the first one's row lock, then
 // re-evaluates its WHERE clause against the committed row (PostgreSQL's
@@ -42,7 +42,7 @@
 // swap from a revision wins.
 //
 // The admission fence is a session-level advisory lock on the turn,
-// pg_advisory_lock(TurnLockKey(turn)), held on a dedicated connection by
+// pg_advisory_lock([TurnLockKey](turn)), held on a dedicated connection by
 // AdmitDispatch and by EndTurn:
 //
 //	AdmitDispatch:  SELECT pg_advisory_lock(k)                      -- its own statement
@@ -78,11 +78,11 @@
 // it; the row lock returns the newest version and holds later swaps until
 // the commit; CreateTurn is one statement inserting the turn and its
 // effects (ON CONFLICT DO NOTHING: an existing turn is
-// refusal.ErrClaimConflict) and LoadTurn one SELECT, one snapshot.
+// [refusal.ErrClaimConflict]) and LoadTurn one SELECT, one snapshot.
 //
 // # The normal path in three round trips
 //
-// RecoveryStore is also a recovery.Dispatcher, which TurnRecovery.Execute
+// [RecoveryStore] is also a [recovery.Dispatcher], which TurnRecovery.Execute
 // uses: on the normal path (the effect not yet claimed, the launch
 // succeeds) an effect costs three statements, each one round trip and one
 // write transaction, the floor of this design:
@@ -105,7 +105,7 @@
 // admission mark's statement starts, so that statement takes its snapshot
 // after it. The completion releases the fence: the launch has returned, and
 // a completion needs no fence. A cancellation must not wait for the
-// execution, so when the execution outlasts Options.FenceLinger (2 ms)
+// execution, so when the execution outlasts [Options.FenceLinger] (2 ms)
 // after launch, the fence is released on its own and the completion is the
 // plain compare-and-swap. Off the normal path (nothing claimed, a lost
 // swap) a read tells why. A statement that may have taken the lock and then
@@ -115,30 +115,30 @@
 // effects per second against a bare INSERT interleaved in the same run.
 //
 // A host that wants revocation fenced against admission as well takes the
-// same lock in its revoking transaction (LockTurn) for the caller's running
+// same lock in its revoking transaction ([LockTurn]) for the caller's running
 // turns; otherwise a revocation that commits after Authorize returned is
 // ordered after the admission. The host's Authorizer may read its tables on
-// the fence's connection (ConnFromContext).
+// the fence's connection ([ConnFromContext]).
 //
 // If the fence's connection dies while launch runs, the server ends the
 // session and drops the lock, and a cancellation may commit before launch
 // returns. The admission had committed, so the cancellation lists the
 // effect in flight and the abort hook is called, possibly before the host's
 // Launch returned: the host's abort must also stop executions that register
-// after it (recovery.Aborter says so). A session whose client vanished
+// after it ([recovery.Aborter] says so). A session whose client vanished
 // without closing its socket keeps the lock until the server notices: set
 // tcp_keepalives_idle (or client_connection_check_interval) on the server
 // so that an EndTurn does not wait for a dead worker longer than you want.
 //
 // # Cancellation across instances
 //
-// EndTurn of a cancellation also sends pg_notify(AbortChannel, [conversation,
+// EndTurn of a cancellation also sends pg_notify([AbortChannel], [conversation,
 // turn]) in its statement; the server delivers it when that statement
-// commits, never before, and never when it rolls back. AbortListener, one
+// commits, never before, and never when it rolls back. [AbortListener], one
 // per process on a connection of its own (LISTEN needs the session: connect
 // it directly or through a pooler in session mode, never a transaction
 // pooler), aborts the executions of that turn this process launched
-// (AbortListener.Launcher, Watch) through the host's Aborter. After each
+// ([AbortListener.Launcher], Watch) through the host's Aborter. After each
 // (re)connection, once LISTEN is in place, it reads every watched turn and
 // aborts those whose committed status is cancelled, so a notification
 // missed while the connection was down still aborts. Nothing of a turn
@@ -171,25 +171,25 @@
 // calls racing on a missing card both find no row to lock; the second
 // INSERT fails on the primary key and its Transact returns
 // checkpoint-write-failed (nothing committed). Read is a plain SELECT and
-// the AuthorityFunc in a short transaction that writes nothing.
+// the [AuthorityFunc] in a short transaction that writes nothing.
 //
 // # Read Committed and Serializable
 //
-// Options.Isolation selects the level of the store's explicit transactions
+// [Options.Isolation] selects the level of the store's explicit transactions
 // (interactions); the autocommit statements run at the session's
 // default_transaction_isolation. The fences hold at both levels, for the
 // reasons above; what changes under Serializable is that the server may
 // roll a transaction back with SQLSTATE 40001 (serialization_failure)
 // where Read Committed would have waited and re-read. The store retries
 // such a failure, and a 40P01 deadlock, inside the adapter, up to
-// Options.Retries times: a recovery statement is run again as it is (the
+// [Options.Retries] times: a recovery statement is run again as it is (the
 // retry re-reads the revision and refuses if it moved); an interactions
 // transaction is retried only while fn has not run. Once fn ran, a 40001
 // rolls back and Transact returns checkpoint-write-failed, because fn is
 // never run twice; the Resolver reports that, and the client repeats the
 // request. A component never sees a 40001. Serializable alone does not
 // fence a revocation in real time (a revocation that committed first may be
-// ordered after the answer), which is why the AuthorityFunc locks FOR SHARE
+// ordered after the answer), which is why the [AuthorityFunc] locks FOR SHARE
 // at both levels. Repeatable Read is refused by the constructors: it has
 // Serializable's snapshot without its conflict detection.
 //
@@ -210,9 +210,9 @@
 // fence keeps its connection only while it holds the lock (from the claim
 // through launch, plus at most FenceLinger); executions in flight hold
 // none. Size the pool for the claims, admissions and turn ends running at
-// once; the AbortListener connects outside it. The host's Authorizer and
+// once; the [AbortListener] connects outside it. The host's Authorizer and
 // Launcher run under the fence (docs/contract.md section 13.1, rule 4):
-// the Authorizer reads on ConnFromContext, never on the pool, and Launch
+// the Authorizer reads on [ConnFromContext], never on the pool, and Launch
 // returns without waiting for a connection.
 //
 // # Lost acknowledgements
@@ -223,7 +223,7 @@
 // reported an ERROR for it, or COMMIT answered ROLLBACK. Anything else
 // after the write was sent (a broken connection, a context that ended while
 // waiting, a FATAL report) may have committed: code needs-reconciliation,
-// and the components read once. pgconn.SafeToRetry is not trusted for that
+// and the components read once. [pgconn.SafeToRetry] is not trusted for that
 // decision: pgx v5.12 reports a COMMIT whose answer was lost as "conn
 // closed", which SafeToRetry accepts.
 //
@@ -247,6 +247,6 @@
 // migration 3: jsonb rewrote 1e400 and -0) and never interpreted; ids and
 // values no store can hold (NUL, invalid UTF-8, U+0000 in a JSON string)
 // are refused with code invalid-input by recovery and interactions before
-// they reach the store. Authority comes from the host's Authorizer or AuthorityFunc,
+// they reach the store. Authority comes from the host's Authorizer or [AuthorityFunc],
 // read under the fence; nothing stored in these tables grants any.
 package pgstore

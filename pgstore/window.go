@@ -18,14 +18,14 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// The defaults of WindowOptions.
+// The defaults of [WindowOptions].
 const (
 	// DefaultWindowMaxFrames is the number of frames a Window retains per
-	// turn: 10,000, as replay.DefaultMaxFrames.
+	// turn: 10,000, as [replay.DefaultMaxFrames].
 	DefaultWindowMaxFrames = 10_000
 	// DefaultWindowMaxBytes is the frame data a Window retains per turn, in
 	// bytes: 64 MiB, 64 frames of the default frame limit (on disk, where
-	// replay.DefaultMaxBytes bounds memory).
+	// [replay.DefaultMaxBytes] bounds memory).
 	DefaultWindowMaxBytes = 64 << 20
 	// DefaultCatchUpInterval is the time after which every waiting reader
 	// reads the database again although no notification came: 2 seconds.
@@ -44,20 +44,20 @@ const notifyChannel = "pgstore_replay"
 // zero field its default.
 type WindowOptions struct {
 	// MaxFrameBytes is the largest canonical envelope Append stores, in
-	// bytes: 0 means chatprotocol.DefaultMaxFrameBytes (1 MiB, the
+	// bytes: 0 means [chatprotocol.DefaultMaxFrameBytes] (1 MiB, the
 	// reader's default) and a negative value no limit (see
-	// replay.EncodeFrame).
+	// [replay.EncodeFrame]).
 	MaxFrameBytes int
 	// MaxFrames is the number of frames retained per turn: the Append that
 	// stores frame n deletes frame n-MaxFrames and moves Lower to it, in
-	// the same statement. 0 means DefaultWindowMaxFrames, a negative value
+	// the same statement. 0 means [DefaultWindowMaxFrames], a negative value
 	// no count bound.
 	MaxFrames int
 	// MaxBytes bounds the frame data (canonical JSON) retained per turn, in
 	// bytes: the Append that goes beyond it deletes the oldest frames until
 	// the rest fit, and moves Lower past them, in the same statement; the
 	// newest frame is kept whatever its size. 0 means
-	// DefaultWindowMaxBytes, a negative value no byte bound.
+	// [DefaultWindowMaxBytes], a negative value no byte bound.
 	MaxBytes int
 	// ListenConfig is the connection the Window's listener holds: one
 	// session, for LISTEN, for as long as the Window is open. nil means the
@@ -67,24 +67,24 @@ type WindowOptions struct {
 	ListenConfig *pgx.ConnConfig
 	// CatchUpInterval is the time after which every waiting reader reads
 	// the database although no notification came, the net under a slow or
-	// lost notification; 0 means DefaultCatchUpInterval, a negative value
+	// lost notification; 0 means [DefaultCatchUpInterval], a negative value
 	// never (reconnects of the listener still trigger a catch-up read).
 	CatchUpInterval time.Duration
 	// Patience is how long Read and Wait retry a read that failed because
 	// the database could not be reached (a restart, a failover) before they
-	// return the error; 0 means DefaultPatience, a negative value no retry.
+	// return the error; 0 means [DefaultPatience], a negative value no retry.
 	Patience time.Duration
 	// QueryTimeout bounds one read of the database; 0 means
-	// DefaultQueryTimeout.
+	// [DefaultQueryTimeout].
 	QueryTimeout time.Duration
 	// MaxAge is how long a turn's frames are kept after its newest one;
-	// 0 means DefaultWindowMaxAge. EndedTTL is the same for a turn that has
-	// ended; 0 means DefaultWindowEndedTTL. TombstoneTTL is how long the
+	// 0 means [DefaultWindowMaxAge]. EndedTTL is the same for a turn that has
+	// ended; 0 means [DefaultWindowEndedTTL]. TombstoneTTL is how long the
 	// bounds of a trimmed turn are kept after its newest frame; 0 means
-	// DefaultTombstoneTTL, a negative value forever. See Trim.
+	// [DefaultTombstoneTTL], a negative value forever. See Trim.
 	MaxAge, EndedTTL, TombstoneTTL time.Duration
 	// TrimInterval is the time between two runs of Trim by this Window; 0
-	// means DefaultTrimInterval, a negative value never (the host calls
+	// means [DefaultTrimInterval], a negative value never (the host calls
 	// Trim).
 	TrimInterval time.Duration
 	// Retries is how many times an Append the server rolled back with a
@@ -113,10 +113,10 @@ type windowFlaws struct {
 	noCatchUp bool
 }
 
-// Window is a replay.Window on PostgreSQL that every instance of a host
+// Window is a [replay.Window] on PostgreSQL that every instance of a host
 // shares, so that a client's reconnect may land on any instance
 // (docs/contract.md sections 11 and 14). Hand it to stream.NewHandler in
-// place of replay.NewMemory: nothing else changes.
+// place of [replay.NewMemory]: nothing else changes.
 //
 // # Tables
 //
@@ -141,7 +141,7 @@ type windowFlaws struct {
 // for the row and re-evaluates it (read committed), or is rolled back and
 // retried (serializable), so a gap, a duplicate or a reorder is never
 // stored; the primary key stands behind it. A refused frame stores
-// nothing, and its refusal (replay.CheckAppend's, replay.EncodeFrame's) is
+// nothing, and its refusal ([replay.CheckAppend]'s, [replay.EncodeFrame]'s) is
 // computed against the bounds read after it. When the connection breaks
 // after the statement was sent, the outcome is unknown: the writer's retry
 // is refused as sequence-reordered when the frame was stored.
@@ -243,7 +243,7 @@ type Window struct {
 var _ replay.Window = (*Window)(nil)
 
 // NewWindow returns a Window on pool's database, which Migrate has brought
-// to LatestVersion, and starts its listener. It fails when opts is out of
+// to [LatestVersion], and starts its listener. It fails when opts is out of
 // range.
 func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	if pool == nil {
@@ -307,7 +307,7 @@ func (w *Window) Close() {
 // (the frames outlive every process and a restart of the server), and
 // interruptedTurnRecovery false: the window replays what was streamed, it
 // does not resume an interrupted turn, which takes TurnRecovery
-// (recovery.Store, NewRecoveryStore).
+// ([recovery.Store], [NewRecoveryStore]).
 func (w *Window) Capabilities() chatprotocol.ChatCapabilities {
 	return chatprotocol.ChatCapabilities{ConnectionReplay: true, PersistedHistory: true}
 }
@@ -362,7 +362,7 @@ const sqlAppend = `WITH RECURSIVE prev AS (
 SELECT t.lower, t.latest, t.ended FROM turn t`
 
 // Append stores env as the next frame of key's turn and returns it (see
-// replay.Window.Append), in one statement that checks and moves the turn's
+// [replay.Window.Append]), in one statement that checks and moves the turn's
 // latest seq, inserts the frame's canonical bytes, trims what retention
 // drops, in the Window's next batch, then has every instance notified (see
 // Window). While its frame waits for a batch, the end of ctx takes it off
@@ -370,8 +370,8 @@ SELECT t.lower, t.latest, t.ended FROM turn t`
 // on the wire, Append waits for the answer (bounded by QueryTimeout) until
 // ctx ends, and then returns ctx's error at once, the outcome unknown as
 // after a broken connection. Refusals are
-// *replay.AppendError with the turn's bounds and nothing stored, with the
-// codes replay.CheckAppend and replay.EncodeFrame give, and invalid-input
+// [*replay.AppendError] with the turn's bounds and nothing stored, with the
+// codes [replay.CheckAppend] and [replay.EncodeFrame] give, and invalid-input
 // (no bounds) for a conversation or turn id that holds a NUL character or
 // invalid UTF-8, which PostgreSQL cannot store. Any other error is
 // the database's: when the connection broke after the statement was sent,

@@ -3,16 +3,16 @@
 //
 // Every package of the module (the root package, blocks, legacy, sse,
 // recovery, interactions, replay, stream, pgstore) returns a refusal as an
-// *Error with a Code, a JSON-pointer Path where one applies and a Message for
+// [*Error] with a [Code], a JSON-pointer Path where one applies and a Message for
 // people only. Callers branch on the code:
 //
 //	if errors.Is(err, refusal.ErrSequenceGap) { … }
 //	switch refusal.CodeOf(err) { case refusal.CodeStaleCursor: … }
 //
 // never on message text. The sentinels are constants of type Sentinel, so no
-// assignment anywhere can change what errors.Is matches.
+// assignment anywhere can change what [errors.Is] matches.
 //
-// Only the Code and the Path are meant for a client: a Message or a wrapped
+// Only the [Code] and the Path are meant for a client: a Message or a wrapped
 // cause may quote a store's own error text.
 //
 // Over HTTP every surface of the module answers a refusal the same way

@@ -21,7 +21,7 @@
 // after a cursor in [Lower, Latest] returns the suffix, page by page, with
 // no gap; a cursor below Lower is refused as stale-cursor (the reader must
 // recover from history, when the host has it), one above Latest as
-// cursor-ahead, both as a *CursorError carrying the bounds; a cursor equal
+// cursor-ahead, both as a [*CursorError] carrying the bounds; a cursor equal
 // to Latest returns nothing. A turn never appended to is (0, 0). Bounds
 // reads them alone, and never refuses.
 //
@@ -76,7 +76,7 @@
 // Memory serves reconnects within one process and keeps nothing across a
 // restart: it is the lightweight profile, connectionReplay true and
 // persistedHistory, persistedDecisions, completedToolCheckpoints and
-// interruptedTurnRecovery false (Memory.Capabilities). A window in a
+// interruptedTurnRecovery false ([Memory.Capabilities]). A window in a
 // database may add persistedHistory; none implies interruptedTurnRecovery,
 // which is recovery's business.
 package replay

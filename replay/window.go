@@ -60,8 +60,8 @@ type Window interface {
 	// got until it reaches Latest, so a suffix of any length costs one page
 	// of memory (docs/contract.md section 11.2). A cursor below Lower is
 	// stale-cursor, one above Latest cursor-ahead, both refused with the
-	// bounds: a *CursorError carrying them, and the same bounds returned
-	// beside it (CheckCursor builds the refusal). A cursor equal to Latest
+	// bounds: a [*CursorError] carrying them, and the same bounds returned
+	// beside it ([CheckCursor] builds the refusal). A cursor equal to Latest
 	// returns no frame. An unknown turn is an empty window (0, 0).
 	Read(ctx context.Context, key Key, after int64, limit int) (Bounds, []Frame, error)
 
@@ -81,7 +81,7 @@ type Window interface {
 	Wait(ctx context.Context, key Key, after int64) (Bounds, error)
 }
 
-// DefaultPageBytes is a page size for Window.Read that keeps a reader's
+// DefaultPageBytes is a page size for [Window.Read] that keeps a reader's
 // memory small and its round trips few: 256 KiB of frame data.
 const DefaultPageBytes = 256 << 10
 

@@ -3,13 +3,13 @@
 // (docs/contract.md section 10). It is framing only: it knows nothing of chat
 // events or envelopes, and imports only the standard library and the
 // module's refusal type. Use it to serve a stream from an HTTP handler, to
-// read one from any io.Reader, or to check a stream's bytes; use the root
+// read one from any [io.Reader], or to check a stream's bytes; use the root
 // package to turn frames into events and envelopes.
 //
 // # Writing
 //
-// AppendFrame, AppendComment and AppendHeartbeat give the bytes of one
-// frame; Encoder writes them to an io.Writer; Writer serves them as an HTTP
+// [AppendFrame], [AppendComment] and [AppendHeartbeat] give the bytes of one
+// frame; Encoder writes them to an [io.Writer]; Writer serves them as an HTTP
 // response, flushing every frame and optionally sending heartbeats. The
 // format is the Papercusp wire format, byte for byte:
 //
@@ -27,24 +27,24 @@
 // # Reading
 //
 // Decoder implements the event-stream interpretation of the WHATWG HTML
-// standard over any io.Reader, reading in chunks of any size. It returns
+// standard over any [io.Reader], reading in chunks of any size. It returns
 // events and comment-only frames, with their type, data, last event id,
-// frame number and byte offset; Decoder.Retry gives the reconnection delay.
-// IsEventStream checks a response's Content-Type as EventSource does.
+// frame number and byte offset; [Decoder.Retry] gives the reconnection delay.
+// [IsEventStream] checks a response's Content-Type as EventSource does.
 //
 // # Security considerations
 //
 // A field value holding CR or LF would end its line and start another
-// field: an id of "1\ndata: {...}" would forge an event. AppendFrame, and so
-// Encoder and Writer, refuse such an id or event name with ErrInvalidFrame
+// field: an id of "1\ndata: {...}" would forge an event. [AppendFrame], and so
+// Encoder and Writer, refuse such an id or event name with [refusal.ErrInvalidFrame]
 // instead of writing it; a NUL in an id is refused too, since readers
 // ignore such an id and would silently keep the previous one. Data needs no
 // such check: every line of it becomes its own data line.
 //
 // A reader that buffers until a blank line can be made to grow without
 // bound by a stream that never sends one. Decoder bounds every frame, and
-// so every line, by DecoderOptions.MaxFrameBytes (1 MiB by default) and
-// refuses a larger one with ErrFrameTooLarge as soon as it goes past the
+// so every line, by [DecoderOptions.MaxFrameBytes] (1 MiB by default) and
+// refuses a larger one with [refusal.ErrFrameTooLarge] as soon as it goes past the
 // bound, without reading it whole; its memory stays within a small multiple
 // of the bound. The small caches it keeps (event type names) are bounded
 // too.

@@ -1,7 +1,7 @@
 // Command server is a complete small chat service over the chat wire
 // contract: it streams scripted model turns as resumable version-1 streams
-// (stream.Handler on a replay.Memory window, docs/contract.md section 14) and
-// takes the answers to their cards (answerhttp over an interactions.Resolver,
+// ([stream.Handler] on a [replay.Memory] window, docs/contract.md section 14) and
+// takes the answers to their cards (answerhttp over an [interactions.Resolver],
 // docs/contract.md section 13).
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -deltas 50 -pace 20ms -turns 1

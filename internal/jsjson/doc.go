@@ -25,7 +25,7 @@
 //   - A \u escape of a lone UTF-16 surrogate (\ud800) is a valid JSON.parse
 //     string. Go strings cannot hold a lone surrogate as UTF-8, so it is
 //     kept as its three-byte generalized UTF-8 form (WTF-8: ED A0 80), and
-//     AppendString writes that back as \ud800, exactly as JSON.stringify
+//     [AppendString] writes that back as \ud800, exactly as JSON.stringify
 //     writes a lone surrogate. Such a string is not valid UTF-8; a pair of
 //     escapes that forms a surrogate pair becomes the one 4-byte rune.
 //
