@@ -52,24 +52,19 @@ RETURNING pg_advisory_unlock($11)`
 
 // ClaimEffect implements [recovery.Dispatcher]: one autocommit statement, on
 // a connection of its own, reads the turn and the effect, writes the claim
-// when the effect may be claimed and, if it wrote it, tries
-// pg_advisory_lock([TurnLockKey](turn)), the fence EndTurn takes
-// (sqlClaimEffect). When the fence is taken by another session (an EndTurn,
-// or an admission of the same turn), a second statement waits for it. The
-// statement that admits comes after the lock was granted, so it takes its
-// snapshot after it, at every isolation level.
+// when the effect may be claimed and, if it wrote it, tries the turn's
+// fence, the advisory lock [TurnLockKey] names; a second statement waits for
+// the fence when another session holds it (docs/contract.md section 13.4).
 //
-// The returned DispatchFence holds the connection and the lock: its
-// AdmitDispatch authorizes and writes the admission mark (sqlAdmit, one
-// round trip) and launches, all under the fence, exactly as
-// [RecoveryStore.AdmitDispatch] does; its Complete writes the completion and
-// releases the fence in one statement (sqlCompleteAndRelease); when the
+// The returned [recovery.DispatchFence] holds the connection and the lock:
+// its AdmitDispatch authorizes, writes the admission mark and launches, all
+// under the fence, as [RecoveryStore.AdmitDispatch] does; its Complete
+// writes the completion and releases the fence in one statement; when the
 // execution takes longer than [Options.FenceLinger] after launch, the fence
 // is released on its own. The connection goes back to the pool with the
-// lock, whichever releases it ("Pool size" in the package doc). So the
-// normal path costs three round trips and three write transactions.
-// Errors are those of [recovery.Dispatcher]; a
-// claim written whose fence could not be taken is checkpoint-write-failed
+// lock. The normal path costs three round trips and three write
+// transactions. Errors are those of [recovery.Dispatcher]; a claim written
+// whose fence could not be taken is [refusal.ErrCheckpointWriteFailed]
 // (nothing launches; the claim keeps other workers out until its lease
 // ends).
 func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
@@ -143,7 +138,7 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 // dispatchFence is the recovery.DispatchFence ClaimEffect hands out: the
 // turn's advisory lock, held on conn. The connection goes back to the pool
 // as the lock is released (conn is then nil), so that no completion waits
-// for it ("Pool size" in the package doc).
+// for it (docs/contract.md section 13.4, connections).
 type dispatchFence struct {
 	s    *RecoveryStore
 	key  int64

@@ -14,22 +14,20 @@ import (
 
 // AuthorityFunc reads a caller's current authority from the host's own
 // authorization tables, inside the store's transaction tx, so that current
-// authority is fenced together with the card (docs/contract.md section 13.2).
-// conversation is the key's conversation. It must lock the rows it relies on
-// against change for the rest of tx (SELECT ... FOR SHARE), so that a
-// concurrent revocation waits for the answer's commit; SERIALIZABLE alone
-// does not order a revocation that committed first before the answer (see the
-// package documentation). It returns the zero Authority for an unknown
-// caller, and an error only when the read failed; it must not commit, roll
-// back or retain tx.
+// authority is fenced together with the card (docs/contract.md sections
+// 13.2 and 13.6). conversation is the key's conversation. It must lock the
+// rows it relies on against change for the rest of tx (SELECT ... FOR
+// SHARE), at every isolation level, so that a concurrent revocation waits
+// for the answer's commit. It returns the zero [interactions.Authority] for
+// an unknown caller, and an error only when the read failed; it must not
+// commit, roll back or retain tx.
 type AuthorityFunc func(ctx context.Context, tx pgx.Tx, caller interactions.Caller, conversation string) (interactions.Authority, error)
 
 // InteractionStore is the [interactions.Store] of a host over PostgreSQL
 // (package interactions; docs/contract.md section 13.2): card records in
 // pgstore_cards, workflow transitions in the outbox pgstore_card_transitions
-// (see Migrate), and the caller's authority read by the host's [AuthorityFunc]
-// in the same transaction. The package documentation gives the SQL and why
-// the fence holds.
+// (see [Migrate]), and the caller's authority read by the host's
+// [AuthorityFunc] in the same transaction (docs/contract.md section 13.6).
 //
 // Its methods are safe for concurrent use, by any number of goroutines and
 // processes sharing the database, on the primary only.

@@ -12,10 +12,10 @@ import (
 type Options struct {
 	// Isolation is the isolation level of the store's explicit
 	// transactions (interactions' Transact and Read): [pgx.ReadCommitted],
-	// the default when "", or [pgx.Serializable]. Repeatable read is refused
-	// (see the package documentation). Single-statement writes run in the
-	// session's default_transaction_isolation; they are correct at every
-	// level.
+	// the default when "", or [pgx.Serializable]; the constructors refuse
+	// [pgx.RepeatableRead] (docs/contract.md section 13.7). Single-statement
+	// writes run in the session's default_transaction_isolation and hold at
+	// every level.
 	Isolation pgx.TxIsoLevel
 	// Retries is how many times a statement or transaction that the server
 	// rolled back with a serialization failure (SQLSTATE 40001) or a

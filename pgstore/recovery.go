@@ -17,7 +17,7 @@ import (
 // and effect records in the tables pgstore_turns and pgstore_effects (see
 // Migrate), compare-and-swap on each effect's revision, and an admission
 // fence, shared with EndTurn, that is a session-level advisory lock on the
-// turn. The package documentation gives the SQL and why each fence holds.
+// turn (docs/contract.md section 13.4).
 //
 // All its methods are safe for concurrent use, by any number of goroutines
 // and processes sharing the database, on the primary only. It keeps no
