@@ -112,36 +112,27 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 }
 
 // Parse reads one version-1 frame (docs/contract.md sections 5 and 6) and
-// returns the envelope, or a refusal (*Error) and a zero envelope.
+// returns the envelope, or a [*refusal.Error] and a zero envelope. The
+// checks run in the order of section 5.3: the size limit
+// (frame-too-large, before the frame is read); schemaVersion
+// (unsupported-version when missing or not the number 1; invalid-envelope
+// for JSON that breaks before it is found); then the first violation in
+// reading order:
 //
-// The checks, in order: a frame longer than the size limit is
-// frame-too-large, before it is read. Then schemaVersion, before anything
-// else: when it is not the first member the frame's top level is read for
-// it first, and a missing schemaVersion, or one that is not the JSON number
-// 1 (2, "1", true, 0.5 …), is unsupported-version; a frame that breaks as
-// JSON before schemaVersion is found is invalid-envelope. After that the
-// first violation in reading order is reported:
-//
-//   - invalid-envelope: not one JSON object; a duplicated member name; a
-//     member name that differs from one of the contract only by case (at any
-//     level this package reads); invalid UTF-8; nesting beyond the depth
-//     limit; an id that is missing, not a string, empty or over 256 bytes; a
-//     seq that is not an integer in 1..MaxSeq (1.0 is 1; 1.5, "1", 0 and
-//     2^53 are refused); an "at" that is not RFC 3339; a missing event.
-//   - unsupported-event: an event type neither of docs/contract.md section 6 nor registered.
+//   - invalid-envelope: not one JSON object; a duplicated name, or one that
+//     differs from a name of the contract only by case; invalid UTF-8;
+//     nesting beyond the depth limit; an id missing, not a string, empty
+//     or over 256 bytes; a seq not an integer in 1..[MaxSeq]; an "at" that
+//     is not RFC 3339; a missing event;
+//   - unsupported-event: an event type neither of section 6 nor registered;
 //   - invalid-event, missing-call-id, unknown-result-status, invalid-card:
-//     the event's own rules (docs/contract.md section 6); a missing required member is
-//     refused, an absent optional one is left zero.
+//     the event's own rules (section 6).
 //
 // Every refusal carries the JSON pointer of the offending member. Unknown
-// members are kept at every level this package reads, so that MarshalJSON
-// and AppendJSON re-emit them.
-//
-// The returned envelope does not refer to data, which the caller may
-// reuse. Its strings share one copy of the frame, so keeping any of them
-// keeps that copy alive; raw JSON members (Input, Output, Snapshot, kept
-// members) are copies of their own. Parse makes two allocations for a
-// delta frame: the copy and the event.
+// members are kept at every level, for [ChatEventEnvelope.MarshalJSON] and
+// [ChatEventEnvelope.AppendJSON]. The envelope does not refer to data; its
+// strings share one copy of the frame, and raw JSON members are copies of
+// their own. Parse makes two allocations for a delta frame.
 func (p *EnvelopeParser) Parse(data []byte) (ChatEventEnvelope, error) {
 	if p.maxFrame >= 0 && len(data) > p.maxFrame {
 		return ChatEventEnvelope{}, refusef(refusal.CodeFrameTooLarge, "", "frame of %d bytes exceeds the limit of %d", len(data), p.maxFrame)
