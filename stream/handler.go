@@ -110,29 +110,21 @@ type HandlerOptions struct {
 //
 //	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
 //
-// and register [Handler.Close] with [http.Server.RegisterOnShutdown]. The
-// answers, in the order they are decided, are those of section 14.3, with
-// a [refusal.Body] and the status of section 12.5; 503 store-unavailable (with Retry-After) after Close, or
-// when Authorize or the window fails or exceeds WindowTimeout.
+// and register [Handler.Close] with [http.Server.RegisterOnShutdown]. Its
+// answers are those of section 14.3, each refusal with a [refusal.Body] and
+// the status of section 12.5; 503 store-unavailable, with Retry-After,
+// after Close or when Authorize or the window fails or exceeds
+// [HandlerOptions.WindowTimeout].
 //
-// Frames are written as stored: data the canonical JSON, then id the seq,
-// and no event line (section 10.1). A stream that ends before its turn did
-// (Close, a slow reader dropped, a window failure) is aborted, never ended
-// cleanly, so that every client resumes (section 14.2): on a connection
-// the Handler took over it closes the connection without the last chunk;
-// on a request's goroutine it panics with [http.ErrAbortHandler], which
-// net/http turns into a broken connection (a middleware that recovers
-// panics must let that one through). A client that goes away is a
-// disconnect, never a cancellation.
-//
-// An idle stream costs no goroutine when its ResponseWriter is net/http's
-// own and its request HTTP/1.1: once caught up, the Handler takes the
-// connection over ([http.ResponseController.Hijack]) and parks it; one
-// goroutine per turn waits on the window for all its parked streams. Under
-// any middleware's wrapper (compression, logging, tracing), over HTTP/2 or
-// HTTP/1.0, or with [HandlerOptions].WaitOnRequest, a stream waits on its
-// request's goroutine and writes only through the ResponseWriter it was
-// given. A Handler is safe for concurrent use; make one with [NewHandler].
+// Frames are written as stored (section 10.1). A stream that ends before
+// its turn did is aborted, never ended cleanly (section 14.2): a connection
+// the Handler took over is closed without the last chunk; on a request's
+// goroutine it panics with [http.ErrAbortHandler], which a middleware that
+// recovers panics must let through. A caught-up stream parks without a
+// goroutine of its own only under net/http's own ResponseWriter over
+// HTTP/1.1 ([http.ResponseController.Hijack]), and otherwise, or with
+// [HandlerOptions.WaitOnRequest], waits on its request's goroutine. A
+// Handler is safe for concurrent use; make one with [NewHandler].
 type Handler struct {
 	window       replay.Window
 	authorize    func(*http.Request, replay.Key) error
