@@ -12,7 +12,8 @@ import (
 // table of the package documentation.
 type Kind string
 
-// The kinds of recovery.TurnRecovery (docs/contract.md section 13).
+// The kinds of package recovery's TurnRecovery (docs/contract.md section
+// 13.1).
 const (
 	// TurnStart: Start returned; Code is set when it refused.
 	TurnStart Kind = "turn.start"
@@ -56,7 +57,8 @@ const (
 	ReplayRefuse Kind = "replay.refuse"
 )
 
-// The kinds of interactions.Resolver (docs/contract.md section 13). Card is
+// The kinds of package interactions' Resolver (docs/contract.md section
+// 13.2). Card is
 // the card's correlation id; the submitted value is never reported.
 const (
 	// AnswerSubmit (a start): Answer was called.

@@ -41,7 +41,8 @@ type Bounds struct {
 // order, serves the retained suffix after a cursor and lets a reader wait for
 // what comes next (docs/contract.md section 11). Implementations may live
 // outside the process (PostgreSQL); every method must be safe for concurrent
-// use, and replaytest.TestWindow is the conformance kit every one passes.
+// use, and package replaytest's TestWindow is the conformance kit every
+// one passes.
 type Window interface {
 	// Append stores env as the next frame of key's turn and returns it. It
 	// refuses, with a refusal code and nothing stored: a frame of another

@@ -2,12 +2,12 @@
 // decoded as a TextDecoder("utf-8") decodes them, values read as ECMAScript
 // JSON.parse reads them, strings written as JSON.stringify writes them, and
 // String.prototype.trim's whitespace set. The version-0 parsers of the
-// module (legacy.ParseChatEvent and the legacy adapters, and the blocks
-// parsers) use it so that they answer exactly as the TypeScript reference
-// does on the same bytes (docs/contract.md sections 2 and 4).
+// module (package legacy's reader and adapters, and the blocks parsers) use
+// it so that they answer as the TypeScript reference does on the same bytes
+// (docs/contract.md sections 2, 4 and 15).
 //
-// It is deliberately not a strict decoder: version-1 envelopes are read with
-// github.com/go-json-experiment/json, which refuses what this package accepts.
+// It is not a strict decoder: version-1 envelopes are read by package
+// internal/strictjson, which refuses what this package accepts.
 //
 // # What JSON.parse does and encoding/json does not
 //
