@@ -34,7 +34,7 @@
 // # Version 1
 //
 // [ParseEnvelope] (or an [EnvelopeParser], for other limits and a host's
-// product types) reads one frame into a [ChatEventEnvelope] whose Event is
+// product types) reads one frame into a [ChatEventEnvelope] whose [Event] is
 // one of the types of docs/contract.md section 6;
 // [ChatEventEnvelope.MarshalJSON] (or [ChatEventEnvelope.AppendJSON])
 // writes the canonical one-line form back, with every member the reader did

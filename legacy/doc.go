@@ -6,21 +6,23 @@
 //
 // # The union
 //
-// Frame is the sealed union of docs/contract.md section 2: [*SessionFrame],
-// [*TokenFrame], [*ToolStartFrame], [*CardFrame], [*CardClosedFrame], [*StateFrame],
-// [*DoneFrame], [*ErrorFrame] and [*NavigateFrame], the Papercusp dialect's
-// [*DeltaFrame], [*ToolCallFrame] and [*ToolResultFrame], and [*AppFrame] for a
-// product's own type. Type names are the Type* constants.
+// [Frame] is the sealed union of docs/contract.md section 2:
+// [*SessionFrame], [*TokenFrame], [*ToolStartFrame], [*CardFrame],
+// [*CardClosedFrame], [*StateFrame], [*DoneFrame], [*ErrorFrame] and
+// [*NavigateFrame], the Papercusp dialect's [*DeltaFrame], [*ToolCallFrame]
+// and [*ToolResultFrame], and [*AppFrame] for a product's own type. Type
+// names are the Type* constants ([TypeSession] …).
 //
 // [ParseChatEvent] reads a frame tolerantly, as the TypeScript reference
-// does: never an error, never a panic; nil for anything but a JSON object
-// with a string type; a product's own types, and union frames their
-// reference type does not accept, come back whole as an [*AppFrame].
-// [MarshalChatEvent] writes any Frame, and writes a frame [ParseChatEvent] read
-// back as the same JSON (docs/contract.md section 2.4): the frames are the
-// reference's types exactly, optional members nil when absent (Card and
-// its parts for a card frame). [FrameChannel], [IsStateFrame] and [IsReplayableFrame] give the section-2
-// channel partition: only EVENT-channel frames are replayable.
+// does (section 2.4): never an error, never a panic; nil for anything but a
+// JSON object with a string type; a product's own types, and union frames
+// their reference type does not accept, come back whole as an [*AppFrame].
+// [MarshalChatEvent] writes any Frame, and writes a frame [ParseChatEvent]
+// read back as the same JSON: the frames are the reference's types
+// exactly, optional members nil when absent ([Card] and its parts for a
+// card frame). [FrameChannel], [IsStateFrame] and [IsReplayableFrame] give
+// the channel partition of section 2.1: only EVENT-channel frames are
+// replayable.
 //
 // # Adapters
 //
@@ -29,12 +31,12 @@
 //   - [DecodeLegacyChatFrame] reads one frame of a dialect the host names
 //     into a typed Frame, refusing what cannot be upgraded faithfully.
 //   - [UpgradeLegacyChatFrame] maps a Frame to one or more envelopes, with
-//     the identity, tool call ids and product types a Host supplies;
+//     the identity, tool call ids and product types a [Host] supplies;
 //     [AppendUpgradedLegacyChatFrame] appends them to a slice the caller
 //     reuses. [StreamHost] is a ready-made Host for one stream.
-//   - [EncodeLegacyChatFrame] maps an envelope back to a Frame where a legacy
-//     form exists, and refuses with unsupported-event where none does, so
-//     the host chooses its fallback.
+//   - [EncodeLegacyChatFrame] maps an envelope back to a Frame where a
+//     legacy form exists, and refuses with unsupported-event where none
+//     does, so the host chooses its fallback.
 //
 // # Dialects
 //

@@ -31,7 +31,7 @@
 //
 // # Values
 //
-// Parse returns the Go forms encoding/json uses for an interface value:
+// [Parse] returns the Go forms encoding/json uses for an interface value:
 // nil, bool, float64, string, []any and map[string]any. Empty arrays and
 // objects are non-nil. Values parsed from a []byte share no memory with it.
 //

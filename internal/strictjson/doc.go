@@ -12,6 +12,6 @@
 //
 // Strings are returned as substrings of one copy of the input that the
 // caller makes and passes in, so reading a string without escapes allocates
-// nothing. Decoders are not safe for concurrent use; Get and Put recycle
+// nothing. Decoders are not safe for concurrent use; [Get] and [Put] recycle
 // them through a [sync.Pool], which is a cache and holds no behaviour.
 package strictjson

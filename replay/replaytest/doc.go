@@ -1,10 +1,10 @@
 // Package replaytest is the conformance kit of package replay: [TestWindow]
 // runs, against a host's [replay.Window], the checks every window passes
 // (docs/contract.md sections 11.1 to 11.6), in the manner of
-// testing/fstest.TestFS. It has the shape of the module's other kits
+// [testing/fstest.TestFS]. It has the shape of the module's other kits
 // (recovery/recoverytest, interactions/interactionstest): [TestWindow](t,
-// Config) and Check(ctx, Config), a Config whose NewSubject returns a
-// fresh Subject per check (closed by the kit when the check ends),
+// [Config]) and [Check](ctx, Config), a Config whose NewSubject returns a
+// fresh [Subject] per check (closed by the kit when the check ends),
 // [CheckNames], and a [*CheckError] per failed check.
 //
 //	func TestMyWindow(t *testing.T) {
@@ -33,7 +33,7 @@
 // every frame once in order, and, with [Config.NewRetaining], count
 // retention: Lower moves, stale-cursor below it, no gap.
 //
-// Check runs the same checks and returns their failures instead of
+// [Check] runs the same checks and returns their failures instead of
 // reporting them; this package's tests run it against known-broken windows
 // to prove that each defect is caught. Nothing here is for production use;
 // import it from tests only.
