@@ -11,7 +11,7 @@ const (
 )
 
 // ParseAskTag finds the first <ask>{json}</ask> block in raw turn text and
-// reads it; see the package documentation for the exact tag rules. Text
+// reads it, by the tag rules of docs/contract.md section 4.3. Text
 // without an opening tag, or whose first opening tag is not followed by a
 // JSON value and the closing tag, gives no block; so does a value that
 // [ParseAskBlock] refuses. Later tags are not tried. ParseAskTag never panics.
