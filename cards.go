@@ -19,10 +19,10 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// CardViolations is the error returned by the card validators: every rule
-// of docs/contract.md section 3 the value breaks, sorted by path. Each
-// element is an *Error of code invalid-card whose Path is the JSON pointer
-// of the offending member in the value's JSON form ("/presentation/options",
+// CardViolations is the error returned by the card validators: every rule of
+// docs/contract.md section 3 the value breaks, sorted by path. Each element is
+// an [*refusal.Error] of code invalid-card whose Path is the JSON pointer of
+// the offending member in the value's JSON form ("/presentation/options",
 // "/presentation/options/1/id", "/value"); its Message is for people only.
 //
 // [errors.Is](err, [refusal.ErrInvalidCard]) holds for a CardViolations, and
@@ -87,9 +87,9 @@ func ValidateOpenCardSnapshot(card cards.OpenCardSnapshot) error {
 
 // ValidateCardResponse checks a person's answer by its shape alone
 // (docs/contract.md section 3): /action is submit, decline or cancel;
-// /correlationId is required; a submit carries a /value that is a JSON
-// object, and a decline or cancel carries none. It returns nil or a
-// [CardViolations]. [ValidateCardAnswer] also checks the value against the card.
+// /correlationId is required; a submit carries a /value that is a JSON object,
+// and a decline or cancel carries none. It returns nil or a [CardViolations].
+// [ValidateCardAnswer] also checks the value against the card.
 func ValidateCardResponse(r cards.CardResponse) error {
 	return violations(responseViolations(r))
 }

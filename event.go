@@ -9,11 +9,12 @@ import (
 )
 
 // Event is one version-1 event, the payload of a [ChatEventEnvelope]
-// (docs/contract.md section 6): a [*SessionEvent], [*LifecycleEvent], [*DeltaEvent],
-// [*ToolCallEvent], [*ToolResultEvent], [*ResultEvent], [*ProvenanceEvent],
-// [*ErrorEvent], [*CardEvent], [*CardClosedEvent], [*StateEvent], [*CapabilitiesEvent],
-// [*NavigateEvent], or an [*AppEvent] for a product type the host registered.
-// The set is sealed: no other type implements Event.
+// (docs/contract.md section 6): a [*SessionEvent], [*LifecycleEvent],
+// [*DeltaEvent], [*ToolCallEvent], [*ToolResultEvent], [*ResultEvent],
+// [*ProvenanceEvent], [*ErrorEvent], [*CardEvent], [*CardClosedEvent],
+// [*StateEvent], [*CapabilitiesEvent], [*NavigateEvent], or an [*AppEvent] for
+// a product type the host registered. The set is sealed: no other type
+// implements Event.
 //
 // EventType returns the wire name of the event's type ("delta" …). Each
 // concrete type also has MarshalJSON, which writes the canonical event object.

@@ -22,13 +22,14 @@ import (
 // Unknown is nil when there are none. MarshalChatEvent writes them after
 // the object's known members (docs/contract.md section 2.4).
 
-// Frame is one frame of the version-0 union (docs/contract.md section 2):
-// a [*SessionFrame], [*TokenFrame], [*ToolStartFrame], [*CardFrame],
-// [*CardClosedFrame], [*StateFrame], [*DoneFrame], [*ErrorFrame], [*NavigateFrame],
-// the Papercusp dialect's [*DeltaFrame], [*ToolCallFrame] and [*ToolResultFrame],
-// or an [*AppFrame] for a product's own type. The union is sealed: only this
-// package's types implement it. Read one with [ParseChatEvent] (tolerant) or
-// [DecodeLegacyChatFrame] (for upgrading); write one with [MarshalChatEvent].
+// Frame is one frame of the version-0 union (docs/contract.md section 2): a
+// [*SessionFrame], [*TokenFrame], [*ToolStartFrame], [*CardFrame],
+// [*CardClosedFrame], [*StateFrame], [*DoneFrame], [*ErrorFrame],
+// [*NavigateFrame], the Papercusp dialect's [*DeltaFrame], [*ToolCallFrame] and
+// [*ToolResultFrame], or an [*AppFrame] for a product's own type. The union is
+// sealed: only this package's types implement it. Read one with
+// [ParseChatEvent] (tolerant) or [DecodeLegacyChatFrame] (for upgrading); write
+// one with [MarshalChatEvent].
 type Frame interface {
 	// FrameType returns the frame's "type" member as it is on the wire,
 	// such as "token".

@@ -12,8 +12,8 @@ import (
 // DefaultTurnID is the turn id of a [StreamHost] whose options give none.
 const DefaultTurnID = "turn-1"
 
-// StreamHostOptions configures a [StreamHost]. A nil *StreamHostOptions, and every
-// zero field, means the default.
+// StreamHostOptions configures a [StreamHost]. A nil *StreamHostOptions, and
+// every zero field, means the default.
 type StreamHostOptions struct {
 	// ConversationID is the conversation of every envelope. "" means the
 	// sessionId of the stream's session frame, which must then come before
@@ -95,9 +95,9 @@ func NewStreamHost(opts *StreamHostOptions) *StreamHost {
 // Registry returns [StreamHostOptions.Registry].
 func (h *StreamHost) Registry() *chatprotocol.Registry { return h.reg }
 
-// ToolCallID counts the tool starts ([*ToolStartFrame],
-// [*ToolCallFrame]) without a call id and returns the mapping's id for this one;
-// a [*ToolResultFrame], or any other frame, has no mapping. It keeps its state in
+// ToolCallID counts the tool starts ([*ToolStartFrame], [*ToolCallFrame])
+// without a call id and returns the mapping's id for this one; a
+// [*ToolResultFrame], or any other frame, has no mapping. It keeps its state in
 // memory, so it never fails: err is always nil and ctx is not used.
 func (h *StreamHost) ToolCallID(_ context.Context, f Frame) (string, bool, error) {
 	switch f.(type) {

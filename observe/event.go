@@ -105,11 +105,12 @@ const (
 // closes, on the context the start's Observe returned; a point stands alone.
 type Phase uint8
 
-// The phases. [EffectClaim], [AnswerSubmit], [StreamConnect] and [StreamWrite] are
-// always starts; [EffectComplete], the answer outcomes and [StreamDeliver],
-// [StreamRefuse], [StreamEnd] and [StreamDrop] always ends; [EffectNeedsReconciliation] and [EffectRefuse] are ends
-// after an [EffectClaim] and points when Execute refused before claiming; every
-// other kind is a point.
+// The phases. [EffectClaim], [AnswerSubmit], [StreamConnect] and [StreamWrite]
+// are always starts; [EffectComplete], the answer outcomes and [StreamDeliver],
+// [StreamRefuse], [StreamEnd] and [StreamDrop] always ends;
+// [EffectNeedsReconciliation] and [EffectRefuse] are ends after an
+// [EffectClaim] and points when Execute refused before claiming; every other
+// kind is a point.
 const (
 	Point Phase = iota
 	Start

@@ -92,10 +92,10 @@ const (
 	// or a NUL in an id (docs/contract.md section 10).
 	CodeInvalidFrame Code = "invalid-frame"
 
-	// Codes of interactions/ (docs/contract.md section 13). The
-	// resolver also returns [CodeUnauthorized], [CodeNeedsReconciliation],
-	// [CodeCheckpointWriteFailed], [CodeStoreUnavailable], [CodeUnsupportedVersion],
-	// [CodeInvalidCard] and [CodeFrameTooLarge].
+	// Codes of interactions/ (docs/contract.md section 13). The resolver also
+	// returns [CodeUnauthorized], [CodeNeedsReconciliation],
+	// [CodeCheckpointWriteFailed], [CodeStoreUnavailable],
+	// [CodeUnsupportedVersion], [CodeInvalidCard] and [CodeFrameTooLarge].
 	// CodeCardNotFound: no card under the key, or a card bound to another
 	// conversation, principal, tenant, customer or public owner; the two are
 	// indistinguishable so that a foreign caller learns nothing.

@@ -182,13 +182,13 @@ func NewDecoder(r io.Reader, opts *DecoderOptions) *Decoder {
 // no data line (an id or retry alone) are read and take effect but are not
 // returned.
 //
-// At the end of the stream Next returns [io.EOF] (dropping an unfinished
-// frame; see Truncated). A frame longer than MaxFrameBytes is refused with
-// an *Error of code frame-too-large ([refusal.ErrFrameTooLarge]) as soon as its size
-// is known to be too large, before it is read whole; that frame has no
-// effect at all, and calling Next again skips the rest of it and goes on
-// with the next frame. Any other error comes from the reader: its own
-// error, returned as it is once the frames before it have been returned,
+// At the end of the stream Next returns [io.EOF] (dropping an unfinished frame;
+// see Truncated). A frame longer than MaxFrameBytes is refused with an
+// [*refusal.Error] of code frame-too-large ([refusal.ErrFrameTooLarge]) as soon
+// as its size is known to be too large, before it is read whole; that frame has
+// no effect at all, and calling Next again skips the rest of it and goes on
+// with the next frame. Any other error comes from the reader: its own error,
+// returned as it is once the frames before it have been returned,
 // [io.ErrNoProgress] after 100 reads in a row that gave nothing, or an error
 // for a reader that reported an impossible byte count. Next then keeps
 // returning that error, as it keeps returning [io.EOF] after the end.

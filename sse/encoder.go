@@ -22,9 +22,10 @@ func NewEncoder(w io.Writer) *Encoder {
 	return &Encoder{w: w}
 }
 
-// Encode writes f. It returns the refusal of [AppendFrame] ([refusal.ErrInvalidFrame])
-// without writing anything, the error of the underlying Write, or
-// [io.ErrShortWrite] when Write wrote less than the frame without an error.
+// Encode writes f. It returns the refusal of [AppendFrame]
+// ([refusal.ErrInvalidFrame]) without writing anything, the error of the
+// underlying Write, or [io.ErrShortWrite] when Write wrote less than the frame
+// without an error.
 func (e *Encoder) Encode(f Frame) error {
 	buf, err := AppendFrame(e.buf[:0], f)
 	if err != nil {

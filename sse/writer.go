@@ -102,8 +102,8 @@ func (w *Writer) beat(ctx context.Context, interval time.Duration) {
 }
 
 // Send writes f and flushes it. It returns the refusal of [AppendFrame]
-// ([refusal.ErrInvalidFrame], and the Writer goes on), or why the Writer stopped (see
-// Writer), or the write or flush error that stops it now.
+// ([refusal.ErrInvalidFrame], and the Writer goes on), or why the Writer
+// stopped (see Writer), or the write or flush error that stops it now.
 func (w *Writer) Send(f Frame) error {
 	return w.do(func(e *Encoder) error { return e.Encode(f) })
 }

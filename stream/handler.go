@@ -33,10 +33,11 @@ const (
 // HandlerOptions configures a Handler. Authorize is required; every other
 // zero field means its default.
 type HandlerOptions struct {
-	// Authorize decides, on every connection, whether the caller may read
-	// key's turn; it is called before the window is read. It returns nil to
-	// allow, an error of code turn-not-found ([refusal.ErrTurnNotFound]) or
-	// unauthorized ([refusal.ErrUnauthorized]) to deny, and any other error when it cannot decide (its store is down).
+	// Authorize decides, on every connection, whether the caller may read key's
+	// turn; it is called before the window is read. It returns nil to allow, an
+	// error of code turn-not-found ([refusal.ErrTurnNotFound]) or unauthorized
+	// ([refusal.ErrUnauthorized]) to deny, and any other error when it cannot
+	// decide (its store is down).
 	//
 	// The hook is also what tells an unknown turn: a window treats a turn
 	// it has never seen as empty and waits for its first frame, so the hook

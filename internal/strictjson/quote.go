@@ -10,9 +10,9 @@ import (
 )
 
 // AppendString appends s as a JSON string in its minimal form (RFC 8785
-// docs/contract.md section 3.2.2.2), byte for byte what [jsontext.AppendQuote] writes: '"'
-// and '\' escaped with a backslash, the control characters U+0000 to
-// U+001F as \b, \t, \n, \f, \r or \u00xx (lower-case hex), everything else
+// docs/contract.md section 3.2.2.2), byte for byte what [jsontext.AppendQuote]
+// writes: '"' and '\' escaped with a backslash, the control characters U+0000
+// to U+001F as \b, \t, \n, \f, \r or \u00xx (lower-case hex), everything else
 // as it is. Invalid UTF-8 is an error, [jsontext.AppendQuote]'s own.
 //
 // It reads s eight bytes at a time while they need no escape

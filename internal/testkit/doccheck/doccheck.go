@@ -561,8 +561,9 @@ func (t *Tree) stdPackage(importPath string) (*doc.Package, bool) {
 // doc link that does not resolve, and identifiers named without a link:
 // pkg.Name where pkg is a package of the tree, an import or a standard
 // package; an exported symbol of p with two capitals or more, or
-// Type.Method; a refusal sentinel or code (ErrX, CodeX) named bare outside
-// package refusal. Names in self (the documented identifier) are exempt.
+// Type.Method; a refusal sentinel, code or error (ErrX, CodeX, *Error) named
+// bare outside package refusal. Names in self (the documented identifier)
+// are exempt.
 func (t *Tree) plain(p *Package, s string, self []string) []finding {
 	var out []finding
 	for _, m := range bracketed.FindAllStringSubmatchIndex(s, -1) {
@@ -609,7 +610,7 @@ func (t *Tree) plain(p *Package, s string, self []string) []finding {
 		if slices.Contains(self, bare) {
 			continue
 		}
-		sentinel := m[4] < 0 && isSentinel(first)
+		sentinel := m[4] < 0 && (isSentinel(first) || w == "*Error")
 		if m[4] < 0 && !multiCap(first) && !sentinel && first != "Error" && first != "Code" {
 			continue // a word with one capital reads as English
 		}
