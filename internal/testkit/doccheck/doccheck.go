@@ -265,11 +265,12 @@ func (t *Tree) walk(p *Package, fn func(name string, cg *ast.CommentGroup, self 
 				if !d.Name.IsExported() || d.Doc == nil {
 					continue
 				}
-				name := d.Name.Name
+				name, self := d.Name.Name, []string{d.Name.Name}
 				if d.Recv != nil && len(d.Recv.List) == 1 {
 					name = recvName(d.Recv.List[0].Type) + "." + name
+					self = append(self, name)
 				}
-				fn(name, d.Doc, []string{d.Name.Name})
+				fn(name, d.Doc, self)
 			case *ast.GenDecl:
 				t.walkGen(d, fn)
 			}
