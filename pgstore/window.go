@@ -281,20 +281,20 @@ SELECT t.lower, t.latest, t.ended FROM turn t`
 
 // Append stores env as the next frame of key's turn and returns it (see
 // [replay.Window.Append]), in one statement that checks and moves the turn's
-// latest seq, inserts the frame's canonical bytes, trims what retention
-// drops, in the Window's next batch, then has every instance notified (see
-// Window). While its frame waits for a batch, the end of ctx takes it off
-// the queue and Append returns ctx's error, nothing sent; once its batch is
-// on the wire, Append waits for the answer (bounded by QueryTimeout) until
-// ctx ends, and then returns ctx's error at once, the outcome unknown as
-// after a broken connection. Refusals are
-// [*replay.AppendError] with the turn's bounds and nothing stored, with the
-// codes [replay.CheckAppend] and [replay.EncodeFrame] give, and invalid-input
-// (no bounds) for a conversation or turn id that holds a NUL character or
-// invalid UTF-8, which PostgreSQL cannot store. Any other error is
-// the database's: when the connection broke after the statement was sent,
-// the frame may have been stored, and the writer learns it from the
-// sequence-reordered refusal of its retry (or from Bounds).
+// latest seq, inserts the frame's canonical bytes and trims what retention
+// drops, in the Window's next batch, then has every instance notified
+// (docs/contract.md section 11.8). While its frame waits for a batch, the
+// end of ctx takes it off the queue and Append returns ctx's error, nothing
+// sent; once its batch is on the wire, Append waits for the answer (bounded
+// by [WindowOptions.QueryTimeout]) until ctx ends, and then returns ctx's
+// error at once, the outcome unknown as after a broken connection.
+// Refusals are [*replay.AppendError] with the turn's bounds and nothing
+// stored, with the codes [replay.CheckAppend] and [replay.EncodeFrame]
+// give, and invalid-input (no bounds) for a conversation or turn id that
+// holds a NUL character or invalid UTF-8. Any other error is the
+// database's: when the connection broke after the statement was sent, the
+// frame may have been stored, and the writer learns it from the
+// sequence-reordered refusal of its retry (or from [Window.Bounds]).
 func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Frame{}, err
