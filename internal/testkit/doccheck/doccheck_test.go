@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts -update
 )
 
 var fix = flag.Bool("fix", false, "rewrite the plain names that have a doc link into that link")
