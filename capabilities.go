@@ -74,7 +74,7 @@ func (c *ChatCapabilities) Has(capability Capability) bool {
 }
 
 // MissingCapabilitiesError is the cause wrapped by the refusal of
-// RequireChatCapabilities: every wanted capability the declaration lacks,
+// [RequireChatCapabilities]: every wanted capability the declaration lacks,
 // in the order they were asked for, without repeats.
 type MissingCapabilitiesError struct {
 	Missing []Capability
@@ -91,7 +91,7 @@ func (e *MissingCapabilitiesError) Error() string {
 
 // RequireChatCapabilities returns nil when declared has every wanted
 // capability. Otherwise it refuses with unsupported-capability, naming every
-// missing one in the message and in a wrapped *MissingCapabilitiesError
+// missing one in the message and in a wrapped [*MissingCapabilitiesError]
 // (docs/contract.md section 8); a capability name this version does not know
 // is missing. declared may be nil, which declares nothing.
 func RequireChatCapabilities(declared *ChatCapabilities, wanted ...Capability) error {

@@ -19,13 +19,13 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// CardViolations is the error returned by the card validators: every rule
-// of docs/contract.md section 3 the value breaks, sorted by path. Each
-// element is an *Error of code invalid-card whose Path is the JSON pointer
-// of the offending member in the value's JSON form ("/presentation/options",
+// CardViolations is the error returned by the card validators: every rule of
+// docs/contract.md section 3 the value breaks, sorted by path. Each element is
+// an [*refusal.Error] of code invalid-card whose Path is the JSON pointer of
+// the offending member in the value's JSON form ("/presentation/options",
 // "/presentation/options/1/id", "/value"); its Message is for people only.
 //
-// errors.Is(err, ErrInvalidCard) holds for a CardViolations, and
+// [errors.Is](err, [refusal.ErrInvalidCard]) holds for a CardViolations, and
 // errors.AsType[CardViolations](err) gives every violation.
 type CardViolations []*refusal.Error
 
@@ -40,7 +40,7 @@ func (v CardViolations) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the violations, for errors.Is and errors.As.
+// Unwrap returns the violations, for [errors.Is] and [errors.As].
 func (v CardViolations) Unwrap() []error {
 	errs := make([]error, len(v))
 	for i, e := range v {
@@ -50,7 +50,7 @@ func (v CardViolations) Unwrap() []error {
 }
 
 // ValidateCardSpec checks a card spec against docs/contract.md section 3 and
-// returns nil or a CardViolations listing every violation:
+// returns nil or a [CardViolations] listing every violation:
 //
 //   - /prompt is required (non-empty); /timeoutMs is not negative.
 //   - /presentation/kind is one of radio, checkbox, text, date, slider,
@@ -62,7 +62,7 @@ func (v CardViolations) Unwrap() []error {
 //     numbers; a date card's are ISO 8601 dates (2006-01-02 or RFC 3339);
 //     min is not above max (reported at /presentation/max).
 //   - A /report has at least one plan, every plan a title and every item a
-//     text (what blocks.ParseReportBlock guarantees).
+//     text (what [blocks.ParseReportBlock] guarantees).
 //
 // A card without presentation is a confirm card and needs none of the
 // presentation rules. ValidateCardSpec is safe for concurrent use.
@@ -71,9 +71,9 @@ func ValidateCardSpec(spec cards.CardSpec) error {
 }
 
 // ValidateOpenCardSnapshot checks an open card: the rules of
-// ValidateCardSpec, plus a required /correlationId, a positive /createdAt
+// [ValidateCardSpec], plus a required /correlationId, a positive /createdAt
 // (epoch milliseconds) and, when set, a /dataSchemaJson that is the JSON
-// text of an object. It returns nil or a CardViolations.
+// text of an object. It returns nil or a [CardViolations].
 func ValidateOpenCardSnapshot(card cards.OpenCardSnapshot) error {
 	vs := structViolations(card)
 	vs = append(vs, specViolations(card.CardSpec, "")...)
@@ -87,9 +87,9 @@ func ValidateOpenCardSnapshot(card cards.OpenCardSnapshot) error {
 
 // ValidateCardResponse checks a person's answer by its shape alone
 // (docs/contract.md section 3): /action is submit, decline or cancel;
-// /correlationId is required; a submit carries a /value that is a JSON
-// object, and a decline or cancel carries none. It returns nil or a
-// CardViolations. ValidateCardAnswer also checks the value against the card.
+// /correlationId is required; a submit carries a /value that is a JSON object,
+// and a decline or cancel carries none. It returns nil or a [CardViolations].
+// [ValidateCardAnswer] also checks the value against the card.
 func ValidateCardResponse(r cards.CardResponse) error {
 	return violations(responseViolations(r))
 }

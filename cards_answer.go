@@ -12,8 +12,8 @@ import (
 )
 
 // ValidateCardAnswer checks a person's response against the open card it
-// answers (docs/contract.md section 3) and returns nil or a CardViolations
-// listing every violation. Beyond ValidateCardResponse's shape rules:
+// answers (docs/contract.md section 3) and returns nil or a [CardViolations]
+// listing every violation. Beyond [ValidateCardResponse]'s shape rules:
 //
 //   - /correlationId equals the card's.
 //   - A decline needs a card with allowDecline (/action).
@@ -26,7 +26,7 @@ import (
 //     the value are allowed. A confirm card (no presentation) takes any
 //     object.
 //
-// The card itself is not checked; use ValidateOpenCardSnapshot for that.
+// The card itself is not checked; use [ValidateOpenCardSnapshot] for that.
 // The value is read as a browser reads JSON (duplicate names last-one-wins).
 // Hosts that validate against a server-owned JSON Schema do that as well,
 // not instead (docs/contract.md section 13.2). Safe for concurrent use.

@@ -11,41 +11,28 @@ var cardResponseNames = []string{"action", "correlationId", "value"}
 
 // ParseCardResponse reads a person's answer to a card, the JSON object
 // {"action":"submit","correlationId":ID,"value":{…}}, {"action":"decline",
-// "correlationId":ID} or {"action":"cancel","correlationId":ID}
-// (docs/contract.md section 3), as strictly as ParseEnvelope reads a frame
-// (docs/contract.md section 5), so that the host and every later reader of
-// the answer see one meaning. It is what a host's answer endpoint reads a
-// request body with, in place of encoding/json, which matches "ACTION" to
-// action, keeps the last of duplicated names and replaces invalid UTF-8.
+// "correlationId":ID} or {"action":"cancel","correlationId":ID}, as
+// strictly as [ParseEnvelope] reads a frame (docs/contract.md section 3.3).
+// A host's answer endpoint reads a request body with it.
 //
-// The refusals, each an *Error with a JSON pointer into data:
+// The refusals, each a [*refusal.Error] with a JSON pointer into data:
 //
-//   - frame-too-large: data longer than DefaultMaxFrameBytes (1 MiB, the
-//     frame limit of docs/contract.md section 5), refused before it is read.
-//   - invalid-card, at the offending member: data that is not one JSON
-//     object; a duplicated member name or invalid UTF-8 at any depth;
-//     nesting deeper than DefaultMaxDepth (64, the response object counting
-//     as 1); a member name that differs from action, correlationId or value
-//     only by case (Unicode simple folding: "ACTION", "ſalue"); inside the
-//     value, two names of one object that differ only by case, which a
-//     case-folding decoder of the host would read as one; an action or
-//     correlationId that is not a string.
-//   - invalid-card, as a CardViolations listing every violation (see
-//     ValidateCardResponse): an action other than submit, decline or
-//     cancel (/action); a missing or empty correlationId
-//     (/correlationId); a submit without a value, or whose value is not a
-//     JSON object, and a decline or cancel with a value, null included
-//     (/value).
+//   - frame-too-large: data longer than [DefaultMaxFrameBytes], refused
+//     before it is read;
+//   - invalid-card, at the offending member: not one JSON object; a
+//     duplicated name or invalid UTF-8 at any depth; nesting deeper than
+//     [DefaultMaxDepth] (the response counting as 1); a name that differs
+//     from action, correlationId or value only by case; inside the value,
+//     two names of one object that differ only by case; an action or
+//     correlationId that is not a string;
+//   - invalid-card, as a [CardViolations] listing every violation of
+//     [ValidateCardResponse]'s shape rules (docs/contract.md section 3.5).
 //
-// errors.Is(err, ErrInvalidCard) holds for every refusal but
-// frame-too-large, and CodeOf(err) gives the code of each. Other members
-// are ignored (docs/contract.md section 5), after the checks above.
-//
-// The returned response does not refer to data: its strings share one copy
-// of it, and Value is a copy of its own of the value's bytes as they were
-// sent (whitespace included). It is zero with a refusal.
-// ParseCardResponse never panics and is safe for concurrent use; its work
-// is linear in len(data).
+// [errors.Is](err, [refusal.ErrInvalidCard]) holds for every refusal but
+// frame-too-large. Other members are ignored. The response does not refer
+// to data; Value is a copy of the value's bytes as sent, and the response
+// is zero with a refusal. It never panics, is safe for concurrent use, and
+// its work is linear in len(data).
 func ParseCardResponse(data []byte) (cards.CardResponse, error) {
 	if len(data) > DefaultMaxFrameBytes {
 		return cards.CardResponse{}, refusef(refusal.CodeFrameTooLarge, "", "card response of %d bytes exceeds the limit of %d", len(data), DefaultMaxFrameBytes)

@@ -14,11 +14,11 @@ import (
 // section 5: "unknown members are ignored and kept for re-emission"). Name is
 // the member name unescaped; Value is its JSON value, byte for byte as read.
 //
-// The envelope, every event, Usage, ResultBlock, Source and ChatCapabilities
-// carry their unknown members in a field named Unknown, in the order they
-// were read; MarshalJSON writes them after the known members. A Value set by hand
-// must be one valid JSON value, and a Name must not collide with a known
-// member (MarshalJSON and AppendJSON refuse both).
+// The envelope, every event, Usage, [ResultBlock], Source and
+// [ChatCapabilities] carry their unknown members in a field named Unknown, in
+// the order they were read; MarshalJSON writes them after the known members. A
+// Value set by hand must be one valid JSON value, and a Name must not collide
+// with a known member (MarshalJSON and AppendJSON refuse both).
 type Member struct {
 	Name  string
 	Value json.RawMessage

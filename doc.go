@@ -1,5 +1,5 @@
 // Package chatprotocol is version 1 of the wire contract for streaming
-// agent chats: the ChatEventEnvelope and the ChatStateV1 it reduces to,
+// agent chats: the [ChatEventEnvelope] and the [ChatStateV1] it reduces to,
 // interactive cards and their answers, version negotiation and capability
 // declarations. Its rules are those of docs/contract.md; each identifier's
 // documentation cites the section its rule comes from.
@@ -9,71 +9,67 @@
 // package starts a turn, allocates an identity, dispatches a tool or grants
 // access.
 //
-// Related packages: legacy holds version 0, the unversioned frame union
-// (legacy.Frame, legacy.ParseChatEvent) and its adapters to and from
-// version 1; blocks reads the <report> and <ask> blocks models embed in
-// turn text; sse frames events on the wire; recovery and interactions are
-// the reliability components that wrap a host's store.
+// Related packages: legacy holds version 0, the unversioned frame union,
+// and its adapters to and from version 1; blocks reads the <report> and
+// <ask> blocks models embed in turn text; sse frames events on the wire;
+// replay and stream keep and serve a turn's envelopes; recovery and
+// interactions are the reliability components that wrap a host's store.
 //
 // # Cards
 //
-// Cards are validated with ValidateCardSpec, ValidateOpenCardSnapshot,
-// ValidateCardResponse and ValidateCardAnswer, which report every
-// violation with its JSON pointer (CardViolations). ParseCardResponse reads
-// a person's answer from a request body as strictly as ParseEnvelope reads
-// a frame.
+// Cards are validated with [ValidateCardSpec], [ValidateOpenCardSnapshot],
+// [ValidateCardResponse] and [ValidateCardAnswer], which report every
+// violation with its JSON pointer ([CardViolations]). [ParseCardResponse]
+// reads a person's answer from a request body as strictly as
+// [ParseEnvelope] reads a frame.
 //
 // # Refusals
 //
-// Every refusal is a *refusal.Error with a stable Code (docs/contract.md
-// section 12). Branch with errors.Is against a sentinel of package refusal
-// such as refusal.ErrSequenceGap, with errors.AsType[*refusal.Error], or with
-// refusal.CodeOf; message text is for people only.
+// Every refusal is a [*refusal.Error] with a stable [refusal.Code]
+// (docs/contract.md section 12). Branch with [errors.Is] against a
+// sentinel of package refusal such as [refusal.ErrSequenceGap], with
+// errors.AsType[*refusal.Error], or with [refusal.CodeOf]; message text is
+// for people only.
 //
 // # Version 1
 //
-// ParseEnvelope (or an EnvelopeParser, for other limits and a host's
-// product types) reads one frame into a ChatEventEnvelope whose Event is one
-// of the types of docs/contract.md section 6; MarshalJSON (or AppendJSON) writes the
-// canonical one-line form back, with every member the reader did not know.
-// A ChatStateV1 folds envelopes with Apply (docs/contract.md section 7), Clone copies it, and
-// WriteJSON streams its JSON form, which is written and never read back
-// (rebuild a state by applying its envelopes); NegotiateChatVersion
-// and RequireChatCapabilities answer docs/contract.md sections 1 and 8. The language-neutral
-// cases in testdata/ (schemas, fixtures, goldens, manifest) pin all of it.
+// [ParseEnvelope] (or an [EnvelopeParser], for other limits and a host's
+// product types) reads one frame into a [ChatEventEnvelope] whose [Event] is
+// one of the types of docs/contract.md section 6;
+// [ChatEventEnvelope.MarshalJSON] (or [ChatEventEnvelope.AppendJSON])
+// writes the canonical one-line form back, with every member the reader did
+// not know. A [ChatStateV1] folds envelopes with [ChatStateV1.Apply]
+// (section 7), [ChatStateV1.Clone] copies it, and [ChatStateV1.WriteJSON]
+// streams its JSON form, which is written and never read back (section
+// 7.5). [NegotiateChatVersion] and [RequireChatCapabilities] answer
+// sections 1 and 8. The language-neutral cases in testdata/ (schemas,
+// fixtures, goldens, manifest) pin all of it.
 //
 // # Security considerations
 //
 // Frames come from other processes and, through them, from models; the
 // version-1 reader assumes nothing about them.
 //
-//   - One meaning per frame. JSON lets parsers disagree on duplicated member
-//     names (first wins, last wins, error), on names that differ by case
-//     (encoding/json matches "TYPE" and "ſeq" to type and seq), and on
-//     invalid UTF-8 (replaced or kept). A frame that a relay and a consumer
-//     read differently smuggles a second event past checks. ParseEnvelope
-//     refuses all three: duplicates and invalid UTF-8 at every depth, and a
-//     member name that differs only by case (Unicode simple folding) from a
-//     member of the contract, at every level of the envelope, its event,
-//     cards and blocks, or, inside cards and blocks, from another name of
-//     the same object. ParseCardResponse applies the same rules to a
-//     person's answer, and refuses case collisions inside its value too,
-//     which a host may decode case-insensitively. Unknown members are kept
-//     and re-emitted, so the refusal of case variants is what stops a kept
-//     member from shadowing a known one downstream.
-//   - Bounded work. A frame over MaxFrameBytes (1 MiB by default) is refused
-//     before it is read, and nesting beyond MaxDepth (64) is refused; parsing
-//     is linear in the frame's size and allocates two values for a delta.
-//     Integers are read exactly: no seq is rounded into another.
+//   - One meaning per frame (docs/contract.md section 5.3). [ParseEnvelope]
+//     refuses duplicated names and invalid UTF-8 at every depth, and a name
+//     that differs only by case from a member of the contract, at every
+//     level, or, inside cards and blocks, from another name of the same
+//     object. [ParseCardResponse] applies the same rules to a person's
+//     answer, and refuses case collisions inside its value too. Unknown
+//     members are kept and re-emitted (section 5.4).
+//   - Bounded work. A frame over [DefaultMaxFrameBytes] is refused before it
+//     is read, and nesting beyond [DefaultMaxDepth] is refused; parsing is
+//     linear in the frame's size. Integers are read exactly: no seq is
+//     rounded into another.
 //   - No invented identity, no guessed version. Ids must be sent by the host;
 //     an unversioned or future frame is unsupported-version, never read as
 //     version 1; an unknown tool result status is refused, never mapped.
-//   - Replays cannot rewrite history. Apply accepts a seq at or below the
-//     last only as the identical envelope again (a no-op), refuses a frame of
-//     another conversation and anything after a turn ended except the late
-//     result of a call that was in flight.
+//   - Replays cannot rewrite history. [ChatStateV1.Apply] accepts a seq at or
+//     below the last only as the identical envelope again (a no-op), and
+//     refuses a frame of another conversation and anything after a turn
+//     ended except the late result of a call that was in flight.
 //   - Nothing executes. Result blocks, sources, cards and navigate targets
 //     are data: sources are opaque references the host resolves after its
-//     own authorization check, and strings are rendered by the host's safe
-//     components. Parsing grants no access and dispatches nothing.
+//     own authorization check. Parsing grants no access and dispatches
+//     nothing.
 package chatprotocol

@@ -12,7 +12,7 @@ import (
 //
 // The ids are chosen by the host: non-empty, at most 256 bytes; no parser
 // invents one. Seq counts the turn's envelopes from 1, contiguously, up to
-// MaxSeq. Event is required. At is an optional RFC 3339 timestamp,
+// [MaxSeq]. Event is required. At is an optional RFC 3339 timestamp,
 // informational only ("" when absent). Unknown holds the envelope's
 // members this version does not define, kept for re-emission; the members
 // of the event and its parts are kept in their own Unknown fields.
@@ -29,15 +29,15 @@ type ChatEventEnvelope struct {
 	Unknown        []Member
 }
 
-// SchemaVersion is the schemaVersion of every ChatEventEnvelope and
-// ChatStateV1 (docs/contract.md section 5).
+// SchemaVersion is the schemaVersion of every [ChatEventEnvelope] and
+// [ChatStateV1] (docs/contract.md section 5).
 const SchemaVersion = 1
 
 // MaxSeq is the largest seq an envelope may carry, 2^53-1, the largest
 // integer every JSON reader represents exactly (docs/contract.md section 5).
 const MaxSeq = 1<<53 - 1
 
-// The default limits of an EnvelopeParser.
+// The default limits of an [EnvelopeParser].
 const (
 	// DefaultMaxFrameBytes is the largest frame accepted by default: 1 MiB
 	// (docs/contract.md section 5).
@@ -50,15 +50,15 @@ const (
 // envelopeNames are the envelope's members in canonical order.
 var envelopeNames = []string{"schemaVersion", "conversationId", "turnId", "eventId", "seq", "event", "at"}
 
-// ParserOptions configures an EnvelopeParser. A nil *ParserOptions, and
+// ParserOptions configures an [EnvelopeParser]. A nil *ParserOptions, and
 // every zero field, means the default.
 type ParserOptions struct {
 	// MaxFrameBytes is the largest frame accepted, in bytes; 0 means
-	// DefaultMaxFrameBytes (1 MiB) and a negative value means no limit.
+	// [DefaultMaxFrameBytes] (1 MiB) and a negative value means no limit.
 	// A larger frame is refused with frame-too-large before it is read.
 	MaxFrameBytes int
 	// MaxDepth is the deepest nesting of objects and arrays accepted,
-	// counting the envelope as 1; 0 means DefaultMaxDepth (64) and a
+	// counting the envelope as 1; 0 means [DefaultMaxDepth] (64) and a
 	// negative value leaves only the tokenizer's own bound of 10000. Deeper
 	// frames are invalid-envelope.
 	MaxDepth int
@@ -69,7 +69,7 @@ type ParserOptions struct {
 
 // EnvelopeParser reads version-1 frames with configured limits and
 // registry. It is immutable and safe for concurrent use. Make one with
-// NewEnvelopeParser: the zero EnvelopeParser has a size limit of 0 bytes
+// [NewEnvelopeParser]: the zero EnvelopeParser has a size limit of 0 bytes
 // and refuses every frame with frame-too-large.
 type EnvelopeParser struct {
 	maxFrame int
@@ -78,7 +78,7 @@ type EnvelopeParser struct {
 }
 
 // NewEnvelopeParser returns a parser with opts; nil means the defaults,
-// which are those of ParseEnvelope.
+// which are those of [ParseEnvelope].
 func NewEnvelopeParser(opts *ParserOptions) *EnvelopeParser {
 	p := &EnvelopeParser{maxFrame: DefaultMaxFrameBytes, maxDepth: DefaultMaxDepth}
 	if opts != nil {
@@ -104,7 +104,7 @@ func (p *EnvelopeParser) configure(opts *ParserOptions) {
 }
 
 // ParseEnvelope reads one version-1 frame with the default limits (1 MiB,
-// depth 64) and no product types. See EnvelopeParser.Parse for the rules
+// depth 64) and no product types. See [EnvelopeParser.Parse] for the rules
 // and the refusals.
 func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 	p := EnvelopeParser{maxFrame: DefaultMaxFrameBytes, maxDepth: DefaultMaxDepth}
@@ -112,36 +112,27 @@ func ParseEnvelope(data []byte) (ChatEventEnvelope, error) {
 }
 
 // Parse reads one version-1 frame (docs/contract.md sections 5 and 6) and
-// returns the envelope, or a refusal (*Error) and a zero envelope.
+// returns the envelope, or a [*refusal.Error] and a zero envelope. The
+// checks run in the order of section 5.3: the size limit
+// (frame-too-large, before the frame is read); schemaVersion
+// (unsupported-version when missing or not the number 1; invalid-envelope
+// for JSON that breaks before it is found); then the first violation in
+// reading order:
 //
-// The checks, in order: a frame longer than the size limit is
-// frame-too-large, before it is read. Then schemaVersion, before anything
-// else: when it is not the first member the frame's top level is read for
-// it first, and a missing schemaVersion, or one that is not the JSON number
-// 1 (2, "1", true, 0.5 …), is unsupported-version; a frame that breaks as
-// JSON before schemaVersion is found is invalid-envelope. After that the
-// first violation in reading order is reported:
-//
-//   - invalid-envelope: not one JSON object; a duplicated member name; a
-//     member name that differs from one of the contract only by case (at any
-//     level this package reads); invalid UTF-8; nesting beyond the depth
-//     limit; an id that is missing, not a string, empty or over 256 bytes; a
-//     seq that is not an integer in 1..MaxSeq (1.0 is 1; 1.5, "1", 0 and
-//     2^53 are refused); an "at" that is not RFC 3339; a missing event.
-//   - unsupported-event: an event type neither of docs/contract.md section 6 nor registered.
+//   - invalid-envelope: not one JSON object; a duplicated name, or one that
+//     differs from a name of the contract only by case; invalid UTF-8;
+//     nesting beyond the depth limit; an id missing, not a string, empty
+//     or over 256 bytes; a seq not an integer in 1..[MaxSeq]; an "at" that
+//     is not RFC 3339; a missing event;
+//   - unsupported-event: an event type neither of section 6 nor registered;
 //   - invalid-event, missing-call-id, unknown-result-status, invalid-card:
-//     the event's own rules (docs/contract.md section 6); a missing required member is
-//     refused, an absent optional one is left zero.
+//     the event's own rules (section 6).
 //
 // Every refusal carries the JSON pointer of the offending member. Unknown
-// members are kept at every level this package reads, so that MarshalJSON
-// and AppendJSON re-emit them.
-//
-// The returned envelope does not refer to data, which the caller may
-// reuse. Its strings share one copy of the frame, so keeping any of them
-// keeps that copy alive; raw JSON members (Input, Output, Snapshot, kept
-// members) are copies of their own. Parse makes two allocations for a
-// delta frame: the copy and the event.
+// members are kept at every level, for [ChatEventEnvelope.MarshalJSON] and
+// [ChatEventEnvelope.AppendJSON]. The envelope does not refer to data; its
+// strings share one copy of the frame, and raw JSON members are copies of
+// their own. Parse makes two allocations for a delta frame.
 func (p *EnvelopeParser) Parse(data []byte) (ChatEventEnvelope, error) {
 	if p.maxFrame >= 0 && len(data) > p.maxFrame {
 		return ChatEventEnvelope{}, refusef(refusal.CodeFrameTooLarge, "", "frame of %d bytes exceeds the limit of %d", len(data), p.maxFrame)
@@ -303,8 +294,8 @@ func checkAt(at string) error {
 // line of JSON without insignificant whitespace, members in the order
 // schemaVersion, conversationId, turnId, eventId, seq, event, at, then the
 // kept unknown members; the event is written by its type's rules (see
-// Event). It refuses, with the codes ParseEnvelope uses, an envelope that
-// ParseEnvelope would refuse, so what it writes always parses back; on a
+// Event). It refuses, with the codes [ParseEnvelope] uses, an envelope that
+// [ParseEnvelope] would refuse, so what it writes always parses back; on a
 // refusal dst is returned unchanged. Its refusals are exactly Validate's.
 func (e *ChatEventEnvelope) AppendJSON(dst []byte) ([]byte, error) {
 	return e.appendForm(dst, false)
@@ -372,8 +363,8 @@ func (e *ChatEventEnvelope) write(w *writer) {
 // MarshalJSON returns the canonical wire form (see AppendJSON).
 func (e ChatEventEnvelope) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
-// UnmarshalJSON reads data with ParseEnvelope: default limits, no product
-// types. Use an EnvelopeParser to register product types.
+// UnmarshalJSON reads data with [ParseEnvelope]: default limits, no product
+// types. Use an [EnvelopeParser] to register product types.
 func (e *ChatEventEnvelope) UnmarshalJSON(data []byte) error {
 	env, err := ParseEnvelope(data)
 	if err != nil {

@@ -8,12 +8,13 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// Event is one version-1 event, the payload of a ChatEventEnvelope
-// (docs/contract.md section 6): a *SessionEvent, *LifecycleEvent, *DeltaEvent,
-// *ToolCallEvent, *ToolResultEvent, *ResultEvent, *ProvenanceEvent,
-// *ErrorEvent, *CardEvent, *CardClosedEvent, *StateEvent, *CapabilitiesEvent,
-// *NavigateEvent, or an *AppEvent for a product type the host registered.
-// The set is sealed: no other type implements Event.
+// Event is one version-1 event, the payload of a [ChatEventEnvelope]
+// (docs/contract.md section 6): a [*SessionEvent], [*LifecycleEvent],
+// [*DeltaEvent], [*ToolCallEvent], [*ToolResultEvent], [*ResultEvent],
+// [*ProvenanceEvent], [*ErrorEvent], [*CardEvent], [*CardClosedEvent],
+// [*StateEvent], [*CapabilitiesEvent], [*NavigateEvent], or an [*AppEvent] for
+// a product type the host registered. The set is sealed: no other type
+// implements Event.
 //
 // EventType returns the wire name of the event's type ("delta" …). Each
 // concrete type also has MarshalJSON, which writes the canonical event object.
@@ -207,7 +208,7 @@ const (
 // of its Kind may be set. Nothing in a block is markup or code: hosts render
 // its strings through their own safe components.
 //
-// A report or ask read by ParseEnvelope keeps its bytes, so that MarshalJSON
+// A report or ask read by [ParseEnvelope] keeps its bytes, so that MarshalJSON
 // re-emits members this version does not know while Report or Ask is left
 // unchanged; once changed they are written from their fields.
 type ResultBlock struct {
@@ -253,8 +254,8 @@ type ErrorEvent struct {
 }
 
 // CardEvent opens or replaces an interactive card (docs/contract.md section 6, channel
-// STATE): the same shape as version 0's card event. Like a ResultBlock's
-// report, a card read by ParseEnvelope keeps its bytes for re-emission while
+// STATE): the same shape as version 0's card event. Like a [ResultBlock]'s
+// report, a card read by [ParseEnvelope] keeps its bytes for re-emission while
 // Card is unchanged.
 type CardEvent struct {
 	Card    cards.OpenCardSnapshot

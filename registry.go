@@ -15,7 +15,7 @@ import (
 // "products", "cart_mutate" …; an envelope whose event type is neither of
 // docs/contract.md section 6 nor registered is refused with unsupported-event.
 //
-// A Registry is built once by NewRegistry and never changes, so it is safe
+// A Registry is built once by [NewRegistry] and never changes, so it is safe
 // for concurrent use. The nil *Registry is valid and registers nothing.
 type Registry struct {
 	types map[string]Channel
@@ -32,9 +32,9 @@ type Registry struct {
 // unsupported-event and the type as the path, a type outside that set, a
 // type of docs/contract.md section 6, a version-0 type the legacy adapters map ("token",
 // "tool_start", "done"), or the SSE event name of heartbeats ("heartbeat",
-// which EnvelopeReader and other stream readers skip, so such events would
-// be lost); and, with invalid-event, a channel that is not ChannelEvent,
-// ChannelState or ChannelTransient.
+// which [EnvelopeReader] and other stream readers skip, so such events would
+// be lost); and, with invalid-event, a channel that is not [ChannelEvent],
+// [ChannelState] or [ChannelTransient].
 func NewRegistry(types map[string]Channel) (*Registry, error) {
 	r := &Registry{types: make(map[string]Channel, len(types))}
 	for t, ch := range types {

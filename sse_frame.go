@@ -28,10 +28,10 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 
 // EnvelopeReader reads version-1 envelopes from an SSE stream
 // (docs/contract.md sections 5 and 10): it decodes frames with an
-// sse.Decoder, skips comment-only frames and heartbeats, and parses the
-// data of every other frame with an EnvelopeParser.
+// [sse.Decoder], skips comment-only frames and heartbeats, and parses the
+// data of every other frame with an [EnvelopeParser].
 //
-// Size: the data of one frame may hold at most ParserOptions.MaxFrameBytes
+// Size: the data of one frame may hold at most [ParserOptions.MaxFrameBytes]
 // bytes (1 MiB by default), the envelope's own limit; the SSE frame around
 // it, with its field names and line ends, may take twice that plus 4 KiB
 // before the decoder refuses it. Either refusal is frame-too-large, and
@@ -41,7 +41,7 @@ func EnvelopeFrame(env *ChatEventEnvelope) (sse.Frame, error) {
 // before it does (docs/contract.md section 10).
 //
 // An EnvelopeReader is not safe for concurrent use. The zero EnvelopeReader
-// is not usable: make one with NewEnvelopeReader.
+// is not usable: make one with [NewEnvelopeReader].
 type EnvelopeReader struct {
 	dec    *sse.Decoder
 	parser *EnvelopeParser
@@ -49,7 +49,7 @@ type EnvelopeReader struct {
 }
 
 // NewEnvelopeReader returns a reader of the SSE stream r whose frames are
-// parsed with opts (nil means the defaults of ParseEnvelope). A negative
+// parsed with opts (nil means the defaults of [ParseEnvelope]). A negative
 // MaxFrameBytes lifts the limit on data and on SSE frames alike, so memory
 // is then bounded only by the stream.
 func NewEnvelopeReader(r io.Reader, opts *ParserOptions) *EnvelopeReader {
@@ -62,12 +62,12 @@ func NewEnvelopeReader(r io.Reader, opts *ParserOptions) *EnvelopeReader {
 }
 
 // NextFrame returns the next frame that carries chat data: an event that is
-// neither a comment-only frame nor a heartbeat (sse.EventHeartbeat). It is
+// neither a comment-only frame nor a heartbeat ([sse.EventHeartbeat]). It is
 // the first half of Next, for a caller that reads frames of another version
 // too (a legacy adapter); the frame is not parsed. Its Data is valid only
 // until the next call to NextFrame or Next.
 //
-// It returns io.EOF at the end of the stream (see Truncated), a refusal of
+// It returns [io.EOF] at the end of the stream (see Truncated), a refusal of
 // code frame-too-large for a frame whose data exceeds MaxFrameBytes or
 // whose SSE frame exceeds the decoder's bound, or the reader's error. After
 // a refusal the reader can go on with the next frame; a reader's error is
@@ -94,7 +94,7 @@ func (r *EnvelopeReader) NextFrame() (sse.Event, error) {
 }
 
 // Next reads the next envelope. Besides the errors of NextFrame, it returns
-// the refusals of EnvelopeParser.Parse for the frame's data, and
+// the refusals of [EnvelopeParser.Parse] for the frame's data, and
 // invalid-frame (path /event) for a frame whose SSE event name is neither
 // absent ("message") nor the envelope's event type, since an EventSource
 // client dispatches on that name (docs/contract.md section 10). The id line
@@ -124,17 +124,17 @@ func (r *EnvelopeReader) ParseFrame(ev sse.Event) (ChatEventEnvelope, error) {
 
 // FrameNumber returns the 1-based number of the frame that the last call to Next
 // or NextFrame returned or refused, counting every frame of the stream
-// (comments and heartbeats included), or 0 before the first; once io.EOF
+// (comments and heartbeats included), or 0 before the first; once [io.EOF]
 // is returned with Truncated true, the frame the end of the stream cut.
 // Use it to place an error: "frame N".
 func (r *EnvelopeReader) FrameNumber() int64 { return r.frame }
 
-// Truncated reports, once Next has returned io.EOF, whether the stream ended
+// Truncated reports, once Next has returned [io.EOF], whether the stream ended
 // inside a frame: bytes after the last blank line that were dropped, as the
 // WHATWG rules require (docs/contract.md section 10).
 func (r *EnvelopeReader) Truncated() bool { return r.dec.Truncated() }
 
-// LastEventID returns the stream's last event id, as the sse.Decoder keeps it
+// LastEventID returns the stream's last event id, as the [sse.Decoder] keeps it
 // (docs/contract.md section 10): the value of the last id line of a frame
 // read whole, or "" before the first (and after an empty one). A client that
 // reconnects sends it as the Last-Event-ID header, and the host replays the
@@ -144,7 +144,7 @@ func (r *EnvelopeReader) Truncated() bool { return r.dec.Truncated() }
 // It counts every frame read whole, including one Next refused (its data
 // did not parse or apply): a client that stops at a refusal and reconnects
 // with this id does not get that frame again. Such a client resumes from
-// the seq of the last envelope it applied instead. A new EnvelopeReader
+// the seq of the last envelope it applied instead. A new [EnvelopeReader]
 // starts with "": a client keeps the id it sent until the new stream
 // carries one.
 func (r *EnvelopeReader) LastEventID() string { return r.dec.LastEventID() }
@@ -152,5 +152,5 @@ func (r *EnvelopeReader) LastEventID() string { return r.dec.LastEventID() }
 // Retry returns the reconnection delay the stream last asked for with a retry
 // line (milliseconds on the wire, docs/contract.md section 10), and whether
 // it asked for any: the time a client waits before it reconnects. A value too
-// large for a time.Duration is ignored, as the sse.Decoder ignores it.
+// large for a [time.Duration] is ignored, as the [sse.Decoder] ignores it.
 func (r *EnvelopeReader) Retry() (time.Duration, bool) { return r.dec.Retry() }

@@ -23,7 +23,7 @@ import (
 // which has no other place for it.
 //
 // The zero value is an empty state whose conversation is set by the first
-// envelope applied; NewChatStateV1 binds it up front. A ChatStateV1 is not
+// envelope applied; [NewChatStateV1] binds it up front. A ChatStateV1 is not
 // safe for concurrent use. Apply keeps the JSON values of the events it
 // applies (tool inputs and outputs, snapshots): do not modify an envelope
 // after applying it. Do not copy a ChatStateV1 by assignment once used: a
@@ -31,7 +31,7 @@ import (
 // pass a pointer, and use Clone for a copy that goes on independently.
 //
 // The JSON form is written, never read: UnmarshalJSON refuses it with
-// ErrChatStateWriteOnly. To restore a state, apply the envelopes again (a
+// [ErrChatStateWriteOnly]. To restore a state, apply the envelopes again (a
 // host's replay window keeps them); to keep one beside another, use Clone.
 type ChatStateV1 struct {
 	// ConversationID is the conversation every applied envelope belongs to.
@@ -52,7 +52,7 @@ type ChatStateV1 struct {
 	scratch []byte
 }
 
-// TurnState is one turn of a ChatStateV1 (docs/contract.md section 7). Its
+// TurnState is one turn of a [ChatStateV1] (docs/contract.md section 7). Its
 // JSON form is
 //
 //	{"turnId", "status", "lastSeq", "text", "toolCalls":[ToolCallState…],
@@ -60,7 +60,7 @@ type ChatStateV1 struct {
 type TurnState struct {
 	// TurnID is the turn's id.
 	TurnID string
-	// Status is the last lifecycle status, LifecycleStarted until one is
+	// Status is the last lifecycle status, [LifecycleStarted] until one is
 	// applied.
 	Status LifecycleStatus
 	// LastSeq is the seq of the last envelope applied, from 1.
@@ -101,12 +101,12 @@ const RedeliveryWindow = 1024
 // Text returns the concatenation of the turn's delta texts, in seq order.
 func (t *TurnState) Text() string { return t.text.String() }
 
-// ToolCallStatus is the status of a tool call in a TurnState: pending until
+// ToolCallStatus is the status of a tool call in a [TurnState]: pending until
 // its result, then the result's status.
 type ToolCallStatus string
 
 // ToolCallPending is the status of a call without a result yet; the others
-// are the ToolResultStatus values ok, error and cancelled.
+// are the [ToolResultStatus] values ok, error and cancelled.
 const ToolCallPending ToolCallStatus = "pending"
 
 // ToolCallState is one tool call of a turn. Its JSON form is {"callId",
@@ -159,14 +159,14 @@ func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
 // refuses it and leaves the state unchanged. The refusals, checked in this
 // order:
 //
-//   - any refusal of ChatEventEnvelope.AppendJSON, for an envelope that
-//     ParseEnvelope would not have returned;
+//   - any refusal of [ChatEventEnvelope.AppendJSON], for an envelope that
+//     [ParseEnvelope] would not have returned;
 //   - foreign-frame (/conversationId): another conversation;
 //   - sequence-gap (/seq): a seq beyond the turn's last plus one (the first
 //     envelope of a turn has seq 1);
 //   - sequence-reordered (/seq): a seq at or below the turn's last that is
 //     not the identical envelope again, or that is older than the turn's
-//     last RedeliveryWindow seqs; the identical envelope (same canonical
+//     last [RedeliveryWindow] seqs; the identical envelope (same canonical
 //     JSON) at one of those seqs is a no-op and returns nil;
 //   - turn-terminated (/event): anything but a late tool_result once the
 //     turn is completed, failed or cancelled. A late tool_result of a call
@@ -319,7 +319,7 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 	}
 }
 
-// ErrChatStateWriteOnly is the error of ChatStateV1.UnmarshalJSON: a
+// ErrChatStateWriteOnly is the error of [ChatStateV1.UnmarshalJSON]: a
 // state's JSON form is written, never read back. Rebuild a state by
 // applying its envelopes again (docs/contract.md section 7; a host's replay
 // window or history keeps them), or keep a copy with Clone.
@@ -327,7 +327,7 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 // Why there is no reader: what Apply needs to go on from a state is not in
 // its JSON form. To tell an identical redelivery (a no-op) from a reordered
 // envelope (sequence-reordered) at a recent seq, Apply keeps a digest of
-// each envelope of a turn's last RedeliveryWindow seqs, which the JSON form
+// each envelope of a turn's last [RedeliveryWindow] seqs, which the JSON form
 // does not carry;
 // a state read from JSON would refuse every redelivery that the state it
 // was written from accepts. encoding/json, which the JSON form would
@@ -336,17 +336,17 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 // sequence-gap.
 var ErrChatStateWriteOnly = errors.New("chatprotocol: a ChatStateV1 is not read from JSON: rebuild it by applying its envelopes again")
 
-// UnmarshalJSON refuses every input with ErrChatStateWriteOnly and leaves s
-// unchanged, so that json.Unmarshal into a ChatStateV1 fails loudly
+// UnmarshalJSON refuses every input with [ErrChatStateWriteOnly] and leaves s
+// unchanged, so that [json.Unmarshal] into a [ChatStateV1] fails loudly
 // instead of giving a state that Apply cannot continue.
 func (s *ChatStateV1) UnmarshalJSON([]byte) error { return ErrChatStateWriteOnly }
 
-// MarshalJSON writes the state in the JSON form documented on ChatStateV1
-// and TurnState, members in that order, without insignificant whitespace.
+// MarshalJSON writes the state in the JSON form documented on [ChatStateV1]
+// and [TurnState], members in that order, without insignificant whitespace.
 // It is the form `chatwire decode --state` prints (through WriteJSON) and
 // the golden files of testdata/golden hold. The whole form is built in
 // memory, about the size of the turns' texts; WriteJSON writes the same
-// bytes to an io.Writer without building them.
+// bytes to an [io.Writer] without building them.
 func (s *ChatStateV1) MarshalJSON() ([]byte, error) {
 	w := writer{dst: make([]byte, 0, s.sizeHint())}
 	s.write(&w)

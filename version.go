@@ -14,10 +14,10 @@ type ChatVersion int
 
 // The two versions of the contract.
 const (
-	// ChatVersionLegacy0 is the unversioned frame union ("legacy0",
-	// legacy.Frame), read only by the explicit adapters of package legacy.
+	// ChatVersionLegacy0 is the unversioned frame union ("legacy0"), read
+	// only by the explicit adapters of package legacy.
 	ChatVersionLegacy0 ChatVersion = 0
-	// ChatVersion1 is the ChatEventEnvelope with "schemaVersion": 1.
+	// ChatVersion1 is the [ChatEventEnvelope] with "schemaVersion": 1.
 	ChatVersion1 ChatVersion = 1
 )
 

@@ -62,7 +62,7 @@ type Options struct {
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
 	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
-	// those of stream.HandlerOptions, with the same defaults; a heartbeat
+	// those of the stream package's HandlerOptions, with the same defaults; a heartbeat
 	// is an SSE comment.
 	HeartbeatInterval, WriteTimeout, WindowTimeout time.Duration
 	PageBytes                                      int
@@ -75,11 +75,11 @@ type Options struct {
 
 // Handler serves turns of a replay window as AG-UI 1.x runs
 // (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
-// resume entries, starts a turn through Options.StartRun and streams it as
+// resume entries, starts a turn through [Options.StartRun] and streams it as
 // AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
 // Mount it on a POST pattern. Every run's events are transcoded once per
 // frame for all its readers. Safe for concurrent use; make one with
-// NewHandler.
+// [NewHandler].
 type Handler struct {
 	srv  *relay.Server
 	opts Options
@@ -105,7 +105,7 @@ func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
 }
 
 // Close aborts every run being streamed and answers later requests 503;
-// register it with http.Server.RegisterOnShutdown.
+// register it with [http.Server.RegisterOnShutdown].
 func (h *Handler) Close() { h.srv.Close() }
 
 // Shutdown calls Close and waits until every stream has ended or ctx ends.

@@ -2,7 +2,7 @@ package blocks
 
 import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 
-// ParseAskBlock reads a decoded JSON value into an AskBlock, field by field
+// ParseAskBlock reads a decoded JSON value into an [AskBlock], field by field
 // as the TypeScript reference's parseAskBlock does (docs/contract.md section
 // 4):
 //
@@ -17,7 +17,7 @@ import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 //     the refs; other elements are dropped. None gives nil Refs.
 //
 // "Trimmed" is ECMAScript String.prototype.trim. v is a value as
-// encoding/json decodes into an interface; see ParseReportBlock. ok is false
+// encoding/json decodes into an interface; see [ParseReportBlock]. ok is false
 // when there is no block. ParseAskBlock never panics.
 func ParseAskBlock(v any) (AskBlock, bool) {
 	rec, ok := object(v)
@@ -45,8 +45,8 @@ func ParseAskBlock(v any) (AskBlock, bool) {
 }
 
 // ParseAskBody reads the JSON text of an <ask> block (the text between the
-// tags) as JSON.parse would, then applies ParseAskBlock. Text that is not
-// JSON gives no block; see ParseReportBody for the whitespace rule.
+// tags) as JSON.parse would, then applies [ParseAskBlock]. Text that is not
+// JSON gives no block; see [ParseReportBody] for the whitespace rule.
 func ParseAskBody(s string) (AskBlock, bool) {
 	v, ok := jsjson.ParseString(s)
 	if !ok {

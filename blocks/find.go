@@ -2,7 +2,7 @@ package blocks
 
 import "strings"
 
-// TagKind names the kind of a tag FindTags found: TagReport or TagAsk.
+// TagKind names the kind of a tag [FindTags] found: [TagReport] or [TagAsk].
 type TagKind string
 
 // The tag kinds, which are also the tag names (docs/contract.md section 4).
@@ -11,9 +11,9 @@ const (
 	TagAsk    TagKind = askTag
 )
 
-// Tag is one block FindTags found in turn text. text[Start:End] is the
+// Tag is one block [FindTags] found in turn text. text[Start:End] is the
 // whole tag, from the '<' of its opening tag to the '>' of its closing tag.
-// Report is set when Kind is TagReport, Ask when it is TagAsk.
+// Report is set when Kind is [TagReport], Ask when it is [TagAsk].
 type Tag struct {
 	Kind       TagKind
 	Start, End int
@@ -23,13 +23,13 @@ type Tag struct {
 
 // FindTags returns every <report> and <ask> block of text, in the order
 // they appear. A turn may carry several blocks of both kinds (a status
-// report, then a question), where ParseReportTag and ParseAskTag, like the
+// report, then a question), where [ParseReportTag] and [ParseAskTag], like the
 // TypeScript reference, read only the first tag of their kind.
 //
-// Each block is read by the rules of ParseReportTag and ParseAskTag
+// Each block is read by the rules of [ParseReportTag] and [ParseAskTag]
 // (docs/contract.md section 4): an opening tag in any ASCII case, one JSON
 // value, the closing tag, ECMAScript whitespace between them, and the
-// field rules of ParseReportBlock and ParseAskBlock. Unlike those
+// field rules of [ParseReportBlock] and [ParseAskBlock]. Unlike those
 // functions, an opening tag that does not start a valid block is passed
 // over and the search goes on after it; and the search resumes after the
 // closing tag of each block found, so a tag quoted inside a block's JSON

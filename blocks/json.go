@@ -16,7 +16,7 @@ func (b ReportBlock) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the block in the canonical form of the TypeScript
 // reference: members in the order question, options, refs (option: id,
 // label, description), empty optional members omitted, strings as
-// ReportBlock.MarshalJSON writes them. It never fails.
+// [ReportBlock.MarshalJSON] writes them. It never fails.
 func (b AskBlock) MarshalJSON() ([]byte, error) {
 	return appendAsk(nil, b, false), nil
 }

@@ -2,7 +2,7 @@ package blocks
 
 import "github.com/Papercusp/chat-protocol-go/internal/jsjson"
 
-// ParseReportBlock reads a decoded JSON value into a ReportBlock, field by
+// ParseReportBlock reads a decoded JSON value into a [ReportBlock], field by
 // field as the TypeScript reference's parseReportBlock does (docs/contract.md
 // section 4):
 //
@@ -56,7 +56,7 @@ func reportItem(rec map[string]any) (ReportItem, bool) {
 }
 
 // ParseReportBody reads the JSON text of a <report> block (the text between
-// the tags) as JSON.parse would, then applies ParseReportBlock. Text that is
+// the tags) as JSON.parse would, then applies [ParseReportBlock]. Text that is
 // not JSON gives no block. Only JSON whitespace (space, tab, LF, CR) may
 // surround the value: a byte order mark or U+00A0 makes the text invalid, as
 // it does for JSON.parse.

@@ -11,10 +11,10 @@ const (
 )
 
 // ParseAskTag finds the first <ask>{json}</ask> block in raw turn text and
-// reads it; see the package documentation for the exact tag rules. Text
+// reads it, by the tag rules of docs/contract.md section 4.3. Text
 // without an opening tag, or whose first opening tag is not followed by a
 // JSON value and the closing tag, gives no block; so does a value that
-// ParseAskBlock refuses. Later tags are not tried. ParseAskTag never panics.
+// [ParseAskBlock] refuses. Later tags are not tried. ParseAskTag never panics.
 func ParseAskTag(text string) (AskBlock, bool) {
 	v, ok := tagValue(text, askTag)
 	if !ok {
@@ -23,8 +23,8 @@ func ParseAskTag(text string) (AskBlock, bool) {
 	return ParseAskBlock(v)
 }
 
-// ParseReportTag is ParseAskTag for the first <report>{json}</report>
-// block, read with ParseReportBlock.
+// ParseReportTag is [ParseAskTag] for the first <report>{json}</report>
+// block, read with [ParseReportBlock].
 func ParseReportTag(text string) (ReportBlock, bool) {
 	v, ok := tagValue(text, reportTag)
 	if !ok {
@@ -34,19 +34,19 @@ func ParseReportTag(text string) (ReportBlock, bool) {
 }
 
 // SerializeAskTag writes b as an <ask>{json}</ask> tag: the canonical JSON
-// of b (see AskBlock.MarshalJSON) with '<', '>' and '&' escaped as \u003c,
+// of b (see [AskBlock.MarshalJSON]) with '<', '>' and '&' escaped as \u003c,
 // \u003e and \u0026, so the tag never contains a closing tag of its own and
-// ParseAskTag, like the TypeScript reference's regular expression, reads
+// [ParseAskTag], like the TypeScript reference's regular expression, reads
 // back exactly what the block holds (docs/contract.md section 4). A block
-// already in the parser's normal form (as ParseAskBlock returns it) reads
-// back equal; any other block reads back as ParseAskBlock normalizes it.
+// already in the parser's normal form (as [ParseAskBlock] returns it) reads
+// back equal; any other block reads back as [ParseAskBlock] normalizes it.
 func SerializeAskTag(b AskBlock) string {
 	out := append([]byte("<"+askTag+">"), appendAsk(nil, b, true)...)
 	return string(append(out, "</"+askTag+">"...))
 }
 
 // SerializeReportTag writes b as a <report>{json}</report> tag, escaped and
-// round-tripping as SerializeAskTag describes.
+// round-tripping as [SerializeAskTag] describes.
 func SerializeReportTag(b ReportBlock) string {
 	out := append([]byte("<"+reportTag+">"), appendReport(nil, b, true)...)
 	return string(append(out, "</"+reportTag+">"...))

@@ -14,7 +14,7 @@ type ReportBlock struct {
 	Title string       `json:"title,omitempty"`
 }
 
-// ReportPlan is one plan of a ReportBlock. Title is never blank in a parsed
+// ReportPlan is one plan of a [ReportBlock]. Title is never blank in a parsed
 // plan: it falls back to Slug. Items is nil when the plan had none.
 type ReportPlan struct {
 	Slug    string       `json:"slug,omitempty"`
@@ -24,7 +24,7 @@ type ReportPlan struct {
 	Items   []ReportItem `json:"items,omitempty" validate:"dive"`
 }
 
-// ReportItem is one item of a ReportPlan. Text is never blank in a parsed
+// ReportItem is one item of a [ReportPlan]. Text is never blank in a parsed
 // item: it falls back to ID. Ref is an opaque reference the host resolves.
 type ReportItem struct {
 	ID     string `json:"id,omitempty"`
@@ -43,7 +43,7 @@ type AskBlock struct {
 	Refs     []string    `json:"refs,omitempty"`
 }
 
-// AskOption is one choice of an AskBlock. Label is never blank in a parsed
+// AskOption is one choice of an [AskBlock]. Label is never blank in a parsed
 // option: it falls back to ID.
 type AskOption struct {
 	ID          string `json:"id"`

@@ -79,7 +79,7 @@ type CardOption struct {
 }
 
 // OpenCardSnapshot is a card as the STATE channel carries it while it waits
-// for an answer: the CardSpec plus its correlation id, its creation time in
+// for an answer: the [CardSpec] plus its correlation id, its creation time in
 // epoch milliseconds and, optionally, the JSON Schema of its answer as a
 // JSON string (docs/contract.md section 3).
 //

@@ -3,10 +3,9 @@
 // [CardPresentation]), a card while it waits for its answer
 // ([OpenCardSnapshot]) and the answer ([CardResponse]).
 //
-// These are the types the root package's card events and validators and the
-// interactions resolver share. The package only carries them: the rules
-// live in the root package (ValidateCardSpec and its
-// siblings), which interactions.Resolver applies when it opens a card. The
-// validate tags are read there; this package imports no validator, so that
-// interactions imports none either.
+// These are the types the root package's card events and validators and
+// the interactions resolver share. The package only carries them: the rules
+// live in the root package's validators, which the interactions resolver
+// applies when it opens a card, and which read the validate tags. The
+// package imports no validator.
 package cards

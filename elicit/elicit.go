@@ -77,7 +77,7 @@ var annotations = []string{"title", "description", "default", "enumNames"}
 
 // CardOf maps the params of an elicitation/create request (mode form or
 // absent, message, requestedSchema) to a card. It refuses, with
-// invalid-card and the JSON pointer of the member (refusal.CodeOf): URL
+// invalid-card and the JSON pointer of the member ([refusal.CodeOf]): URL
 // mode, a schema that is not a flat object of string, number, integer,
 // boolean and enum-array properties, a property holding $ref, an object or
 // an array of anything but enum strings, and an enum of non-strings.

@@ -18,7 +18,7 @@ import (
 // nil when absent.
 //
 // The card rules are version 1's: ToOpenCardSnapshot gives the card
-// chatprotocol.ValidateOpenCardSnapshot checks.
+// [chatprotocol.ValidateOpenCardSnapshot] checks.
 type Card struct {
 	CorrelationID  string
 	CreatedAt      float64
@@ -71,7 +71,7 @@ type CardBound struct {
 
 // Report is a card's report as the reference's ReportBlock types it:
 // plans required (empty included), the title nil when absent. Unlike
-// blocks.ParseReportBlock, which reads a <report> tolerantly (trims,
+// [blocks.ParseReportBlock], which reads a <report> tolerantly (trims,
 // falls back, drops), a card frame's report is read exactly; the card
 // rules judge it (docs/contract.md section 3.2).
 type Report struct {
@@ -91,7 +91,7 @@ type ReportPlan struct {
 	Unknown []chatprotocol.Member
 }
 
-// ReportItem is one item of a ReportPlan: text required, the others nil
+// ReportItem is one item of a [ReportPlan]: text required, the others nil
 // when absent.
 type ReportItem struct {
 	ID      *string

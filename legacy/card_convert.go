@@ -9,7 +9,7 @@ import (
 )
 
 // ToOpenCardSnapshot gives the version-1 card of c, the one the upgrade
-// puts in a card event and chatprotocol.ValidateOpenCardSnapshot checks
+// puts in a card event and [chatprotocol.ValidateOpenCardSnapshot] checks
 // (docs/contract.md sections 3 and 9.3). Absent members become the zero
 // values version 1 omits. Version 1 needs integers and a bound of a type it
 // can tell: a createdAt or timeoutMs that is not a whole number of

@@ -4,8 +4,8 @@ import chatprotocol "github.com/Papercusp/chat-protocol-go"
 
 // FrameTypes returns the nine type names of the section-2 union in the
 // order of docs/contract.md section 2, each of which has a channel
-// (FrameChannel); the slice is new on each call. The Papercusp types
-// (TypeDelta, TypeToolCall, TypeToolResult) are not among them.
+// ([FrameChannel]); the slice is new on each call. The Papercusp types
+// ([TypeDelta], [TypeToolCall], [TypeToolResult]) are not among them.
 func FrameTypes() []string {
 	return []string{
 		TypeSession, TypeToken, TypeToolStart, TypeCard,
@@ -20,7 +20,7 @@ func FrameTypes() []string {
 // is ChannelTransient. ok is false for any other name, including every
 // product type (a product type has no channel unless its host gives it
 // one) and the Papercusp types, which have theirs once upgraded
-// (chatprotocol.EventChannel).
+// ([chatprotocol.EventChannel]).
 func FrameChannel(t string) (c chatprotocol.Channel, ok bool) {
 	switch t {
 	case TypeSession, TypeToken, TypeToolStart, TypeDone, TypeError:
@@ -46,7 +46,7 @@ func IsStateFrame(t string) bool {
 // channel (session, token, tool_start, done, error), the only frames that
 // may be replayed as history on reconnect (docs/contract.md section 2). It
 // is false for STATE and TRANSIENT types and for unknown types. Do not gate
-// replay on !IsStateFrame: that would re-fire navigate.
+// replay on ![IsStateFrame]: that would re-fire navigate.
 func IsReplayableFrame(t string) bool {
 	c, ok := FrameChannel(t)
 	return ok && c == chatprotocol.ChannelEvent

@@ -9,39 +9,28 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// DecodeLegacyChatFrame reads one unversioned frame (the JSON text of an SSE
-// data field) of dialect d into a typed legacy Frame (docs/contract.md
-// section 9). Unlike ParseChatEvent, which never fails, it
-// refuses what cannot be upgraded faithfully, so that a host learns why:
+// DecodeLegacyChatFrame reads one unversioned frame (the JSON text of an
+// SSE data field) of dialect d into a typed legacy [Frame]
+// (docs/contract.md section 9.2). Unlike [ParseChatEvent], which never
+// fails, it refuses what cannot be upgraded faithfully:
 //
-//   - unsupported-version: d is not Scout or Papercusp; or the frame is an
-//     object with a "schemaVersion" member, whatever its value and before
-//     anything else is checked (path /schemaVersion): it is not legacy0,
-//     and only ParseEnvelope reads it (docs/contract.md section 1).
+//   - unsupported-version: d is not [Scout] or [Papercusp]; or the frame is
+//     an object with a "schemaVersion" member, checked first (path
+//     /schemaVersion);
 //   - invalid-event: not a JSON object (path ""), no string "type" (path
 //     /type), or a type of the dialect whose members do not fit it (the
-//     path of the first member that does not, however deep:
-//     /card/createdAt, /card/presentation/options/1/label, /usage/costUsd).
-//   - missing-call-id: a callId that is present but not a string (null
-//     included).
-//   - unknown-result-status: a Papercusp tool_result status that is present
-//     but not a string.
+//     path of the first member that does not, however deep);
+//   - missing-call-id: a callId present but not a string (null included);
+//   - unknown-result-status: a Papercusp tool_result status present but not
+//     a string.
 //
-// A type the dialect does not define (a product's own type such as Scout's
-// products, or a type of the other dialect) is returned as a
-// *AppFrame holding the frame; whether it upgrades is the
-// host's registry's decision. The frame types and what fits them are
-// ParseChatEvent's (docs/contract.md section 2.4), plus the Papercusp types
-// described on DeltaFrame, ToolCallFrame and ToolResultFrame, whose members
-// fit by the same rules. A member that may hold any JSON value (a state's
-// snapshot, a tool call's input, a tool result's output) keeps an explicit
-// null as the JSON null.
-//
-// The bytes are read as a browser's JSON.parse reads them, like
-// ParseChatEvent: invalid UTF-8 as U+FFFD, duplicate names last-one-wins,
-// names case-sensitive. The returned frame shares no memory with data.
-// There is no size limit: bound the frame before calling (sse.Decoder
-// does). It never panics and is safe for concurrent use.
+// A type the dialect does not define is returned as an [*AppFrame] holding
+// the frame; the host's registry decides whether it upgrades. What fits a
+// type is [ParseChatEvent]'s, plus the Papercusp types ([DeltaFrame],
+// [ToolCallFrame], [ToolResultFrame]); a member that may hold any JSON keeps
+// an explicit null. The bytes are read as [ParseChatEvent] reads them, and
+// the frame shares no memory with data. There is no size limit: bound the
+// frame before calling. It never panics and is safe for concurrent use.
 func DecodeLegacyChatFrame(data []byte, d Dialect) (Frame, error) {
 	if err := d.check(); err != nil {
 		return nil, err

@@ -7,15 +7,14 @@ import (
 )
 
 // Dialect is the vocabulary of a legacy stream, chosen by the host: the
-// adapters never guess it from the bytes (docs/contract.md section 9).
+// adapters never guess it from the bytes (docs/contract.md section 9.1).
 // Scout's token/content and tool_start/tool map to delta/text and
 // tool_call/name; Papercusp keeps its own vocabulary. The zero Dialect is
 // not a dialect: every function refuses it, so a host cannot read legacy
 // frames without saying which.
 type Dialect uint8
 
-// The dialects. See the package documentation for the exact vocabulary of
-// each and for what this module assumes about the Papercusp one.
+// The dialects (docs/contract.md section 9.1).
 const (
 	// Scout is the shipped version-0 union (docs/contract.md section 2):
 	// session, token{content}, tool_start{tool, callId?}, card,

@@ -8,35 +8,21 @@ import (
 )
 
 // EncodeLegacyChatFrame returns the legacy frame of dialect d that env's
-// event stands for, the inverse of UpgradeLegacyChatFrame where one exists
-// (docs/contract.md section 9), for a host that serves version 1 to clients
-// still reading version 0:
+// event stands for, by the table of docs/contract.md section 9.5, for a
+// host that serves version 1 to clients still reading version 0. Members
+// the legacy form has no place for are dropped (a Scout tool_call's input,
+// an error's code, retryable and retryAfterMs, a card_closed outcome, kept
+// unknown members). The identity of env is not part of a legacy frame; a
+// host that writes SSE keeps env.Seq as the frame id.
 //
-//	delta{text}                      Scout token{content}; Papercusp delta{text}
-//	tool_call{callId, name, input?}  Scout tool_start{tool, callId} (input dropped);
-//	                                 Papercusp tool_call{callId, name, input?}
-//	tool_result{callId, status, output?}  Papercusp only: tool_result{callId, status, output?}
-//	lifecycle{status:"completed", usage?}  done{usage?}
-//	error{code, message, …}          error{message}
-//	session, card, card_closed, state, navigate  the same
-//	a product event (*AppEvent)      the product frame, as held
-//
-// Members the legacy form has no place for are dropped: a tool_call's
-// input (Scout), an error's code, retryable and retryAfterMs, a card_closed
-// outcome, and every kept unknown member. The identity of env is not part
-// of a legacy frame; a host that writes SSE keeps env.Seq as the frame id.
-//
-// Refusals (*refusal.Error): unsupported-event for an event without a
-// legacy form, so that the host picks its fallback deliberately: lifecycle
-// other than completed (path /event/status), result, provenance,
-// capabilities, a Scout tool_result, a Papercusp tool_result with blocks
-// (path /event/type, /event/blocks), and an integer beyond 2^53-1 (a
-// state's version, a usage's totalTokens, a card's createdAt or
-// timeoutMs, at its path), which a version-0 frame, read as JavaScript
-// reads it, cannot carry exactly; unsupported-version for an
-// invalid d; invalid-envelope for an envelope without event; and the codes
-// of the version-1 event rules (invalid-event …) for an event that breaks
-// them. It never panics and is safe for concurrent use.
+// Refusals ([*refusal.Error]): unsupported-event for an event without a
+// legacy form (lifecycle other than completed, at /event/status; result,
+// provenance, capabilities, a Scout tool_result, a Papercusp tool_result
+// with blocks, at /event/type or /event/blocks) and for an integer beyond
+// 2^53-1, at its path; unsupported-version for an invalid d;
+// invalid-envelope for an envelope without event; and the codes of the
+// version-1 event rules for an event that breaks them. It never panics and
+// is safe for concurrent use.
 func EncodeLegacyChatFrame(env chatprotocol.ChatEventEnvelope, d Dialect) (Frame, error) {
 	if err := d.check(); err != nil {
 		return nil, err

@@ -22,13 +22,14 @@ import (
 // Unknown is nil when there are none. MarshalChatEvent writes them after
 // the object's known members (docs/contract.md section 2.4).
 
-// Frame is one frame of the version-0 union (docs/contract.md section 2):
-// a *SessionFrame, *TokenFrame, *ToolStartFrame, *CardFrame,
-// *CardClosedFrame, *StateFrame, *DoneFrame, *ErrorFrame, *NavigateFrame,
-// the Papercusp dialect's *DeltaFrame, *ToolCallFrame and *ToolResultFrame,
-// or an *AppFrame for a product's own type. The union is sealed: only this
-// package's types implement it. Read one with ParseChatEvent (tolerant) or
-// DecodeLegacyChatFrame (for upgrading); write one with MarshalChatEvent.
+// Frame is one frame of the version-0 union (docs/contract.md section 2): a
+// [*SessionFrame], [*TokenFrame], [*ToolStartFrame], [*CardFrame],
+// [*CardClosedFrame], [*StateFrame], [*DoneFrame], [*ErrorFrame],
+// [*NavigateFrame], the Papercusp dialect's [*DeltaFrame], [*ToolCallFrame] and
+// [*ToolResultFrame], or an [*AppFrame] for a product's own type. The union is
+// sealed: only this package's types implement it. Read one with
+// [ParseChatEvent] (tolerant) or [DecodeLegacyChatFrame] (for upgrading); write
+// one with [MarshalChatEvent].
 type Frame interface {
 	// FrameType returns the frame's "type" member as it is on the wire,
 	// such as "token".
@@ -116,7 +117,7 @@ type DoneFrame struct {
 // frame does not carry it, so an explicit 0 survives re-encoding.
 // TotalTokens counts tokens; CostUSD is the "costUsd" member, in US
 // dollars. Both are JSON numbers, as the reference types them. Unlike
-// chatprotocol.Usage it allows negatives and fractions, as version 0 does;
+// [chatprotocol.Usage] it allows negatives and fractions, as version 0 does;
 // the upgrade applies the version-1 rules. Unknown holds the members the
 // reference's type does not name, as every object of a frame does.
 type Usage struct {
@@ -176,7 +177,7 @@ type ToolResultFrame struct {
 // nothing is dropped (docs/contract.md section 2): a product's own type
 // (Scout's products, cart_mutate, open_drawer …), a type of the other
 // dialect, or a frame of a union type whose members do not fit that type
-// (see ParseChatEvent). Type is the frame's "type" member and Raw the
+// (see [ParseChatEvent]). Type is the frame's "type" member and Raw the
 // frame's JSON text.
 type AppFrame struct {
 	Type string

@@ -13,15 +13,15 @@ import (
 // doc comment lists them (a card's in the order of Card's fields), every
 // member the frame holds written, absent (nil) optional members omitted,
 // strings as JSON.stringify writes them, numbers as JSON.stringify writes
-// them. A frame ParseChatEvent returned is written back as the JSON it read
-// (docs/contract.md section 2.4). An *AppFrame is written as its Raw bytes
+// them. A frame [ParseChatEvent] returned is written back as the JSON it read
+// (docs/contract.md section 2.4). An [*AppFrame] is written as its Raw bytes
 // (or {"type":…} when Raw is empty). Each object's Unknown members, those
 // a parsed frame had beyond its type, are written after its known members,
 // in their order (docs/contract.md section 2.4).
 //
-// Errors: a *refusal.Error of code invalid-event when f is nil or a nil
-// pointer; when an *AppFrame's Raw, a *StateFrame's Snapshot, a
-// *ToolCallFrame's Input or a *ToolResultFrame's Output is not JSON, or a
+// Errors: a [*refusal.Error] of code invalid-event when f is nil or a nil
+// pointer; when an [*AppFrame]'s Raw, a [*StateFrame]'s Snapshot, a
+// [*ToolCallFrame]'s Input or a [*ToolResultFrame]'s Output is not JSON, or a
 // card's DataSchemaJSON is not the text of a JSON object (at that member's
 // path); or when a number is NaN or infinite, which JSON cannot hold (at
 // its path); or when a kept member's Value is not one JSON value, or its
@@ -117,41 +117,41 @@ func noFrame() error {
 	return refusal.New(refusal.CodeInvalidEvent, "", "no frame")
 }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *SessionFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *TokenFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *ToolStartFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *CardFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *CardClosedFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *StateFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *DoneFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *ErrorFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *NavigateFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *DeltaFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *ToolCallFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *ToolResultFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }
 
-// MarshalJSON writes the frame; see MarshalChatEvent.
+// MarshalJSON writes the frame; see [MarshalChatEvent].
 func (f *AppFrame) MarshalJSON() ([]byte, error) { return MarshalChatEvent(f) }

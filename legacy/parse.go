@@ -11,44 +11,25 @@ import (
 const maxSafeInteger = 1<<53 - 1
 
 // ParseChatEvent reads one version-0 frame (the JSON text of an SSE data
-// field) tolerantly, as the TypeScript reference's parseChatEvent does
-// (docs/contract.md section 2): it never fails and never panics.
+// field) tolerantly, as the TypeScript reference's parseChatEvent does, by
+// the rules of docs/contract.md section 2.4: it never fails and never
+// panics.
 //
-// It returns nil when data is not a JSON object with a string "type" member.
-// Otherwise:
+// It returns nil when data is not a JSON object with a string "type"
+// member. A frame of a union type that the reference's type accepts
+// returns the typed frame ([*TokenFrame] …), holding exactly what the frame
+// has, its unknown members included: [MarshalChatEvent] writes it back as
+// the same JSON. A product's own type, and a union frame its type does not
+// accept, return an [*AppFrame] holding the frame, never repaired; its
+// FrameType still names the type, so channel decisions
+// ([IsReplayableFrame] …) stay right. Whether a typed card keeps the card
+// rules is [chatprotocol.ValidateOpenCardSnapshot]'s question, after
+// [Card.ToOpenCardSnapshot].
 //
-//   - A frame of a union type that the reference's type of it accepts
-//     returns the typed frame (*TokenFrame …), holding exactly what the
-//     frame has: MarshalChatEvent writes it back as the same JSON.
-//   - A product's own type (Scout's products, cart_mutate …) returns a
-//     *AppFrame holding the frame; it is never dropped.
-//   - A frame of a union type that its type does not accept also returns a
-//     *AppFrame with that type and the frame, so nothing is dropped and
-//     nothing is repaired: no zero value stands in for a missing or wrongly
-//     typed member. Its FrameType still names the union type, so channel
-//     decisions (IsReplayableFrame …) stay right.
-//
-// A type accepts a frame (docs/contract.md sections 2.4 and 3.1) when every
-// required member is present with its JSON type and every optional one is
-// absent or has its type: a null is a value, accepted only where the type
-// is unknown (a state's snapshot). Strings may be empty; numbers are any
-// finite JSON number (createdAt 1.5 is a number); a presentation's kind
-// and an option's style are one of the reference's literals; min and max
-// are a number or any string; dataSchemaJson is an object, kept as its
-// JSON text; a report has plans (an empty list included), each plan a
-// title, each item a text, read exactly (not by blocks.ParseReportBlock,
-// which trims and drops). Members the types do not name are kept, at
-// every level, in the Unknown field of the object that has them, as
-// JSON.parse keeps them (see the Frame types). Whether a typed card also keeps the card rules is
-// chatprotocol.ValidateOpenCardSnapshot's question, after
-// Card.ToOpenCardSnapshot.
-//
-// The bytes are read as a browser reads them (see package internal/jsjson,
-// as in package blocks): invalid UTF-8 as U+FFFD, duplicate member names
-// last-one-wins, member names case-sensitive ("TYPE" is not "type"), 1e400
-// as Infinity (which no type accepts: JSON.stringify would write null), no
-// depth limit. Returned frames share no memory with data. There is no size
-// limit: bound the frame before calling.
+// The bytes are read as a browser's JSON.parse reads them: invalid UTF-8
+// as U+FFFD, duplicate names last-one-wins, names case-sensitive, 1e400 as
+// Infinity, no depth limit. Returned frames share no memory with data.
+// There is no size limit: bound the frame before calling.
 func ParseChatEvent(data []byte) Frame {
 	data = jsjson.DecodeUTF8(data)
 	obj, spans, ok := jsjson.ParseObject(data)

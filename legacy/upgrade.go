@@ -11,59 +11,33 @@ import (
 )
 
 // ErrorCode is the code of the version-1 error event a legacy error frame
-// upgrades to (docs/contract.md section 9).
+// upgrades to (docs/contract.md section 9.3).
 const ErrorCode = "legacy-error"
 
 // UpgradeLegacyChatFrame maps one legacy frame to the version-1 envelopes
-// it stands for (docs/contract.md section 9), with identity, tool call ids
-// and product types from h:
+// it stands for, by the table of docs/contract.md section 9.3, with
+// identity, tool call ids and product types from h (section 9.4): one
+// envelope per frame, two for error (an error event, then lifecycle
+// failed). The members a frame's types do not name are not carried over
+// (section 9.2). ctx is handed to h's methods; the mapping does no I/O.
 //
-//	session{sessionId}            session{sessionId}
-//	token{content}, delta{text}   delta{text}
-//	tool_start{tool, callId?}     tool_call{callId, name}
-//	tool_call{callId?, name, input?}  tool_call{callId, name, input?}
-//	tool_result{callId?, status, output?}  tool_result{callId, status, output?}
-//	card, card_closed, state      the same
-//	done{usage?}                  lifecycle{status:"completed", usage?}
-//	error{message}                error{code:"legacy-error", message, retryable:false},
-//	                              then lifecycle{status:"failed"}
-//	navigate{href}                navigate{href}
-//	a registered product type     an *chatprotocol.AppEvent holding the frame
-//
-// So one frame gives one envelope, except error, which ends a legacy turn
-// and gives two. The members a frame's types do not name (its objects'
-// Unknown fields) are not carried into version 1, whose card keeps no
-// members of its own and whose kept members obey stricter rules
-// (docs/contract.md section 9.2). A tool frame without a call id takes h.ToolCallID's. ctx
-// is handed to h's methods, which may ask a store; the mapping itself
-// does no I/O.
-//
-// Refusals (*refusal.Error), with a JSON pointer into the legacy
-// frame; no envelope is returned with one:
+// Refusals ([*refusal.Error]), with a JSON pointer into the legacy frame,
+// and no envelope:
 //
 //   - unsupported-event (/type): a product type h's registry does not
-//     list, including every version-0 or version-1 type name the frame's
-//     dialect does not define.
-//   - unknown-result-status (/status): a tool_result whose status is
-//     absent or not ok, error or cancelled; it is never mapped to a guess.
-//   - missing-call-id (/callId): a tool frame without a call id, and h has
-//     no mapping for it; or h's id is empty or over 256 bytes.
-//   - invalid-event, invalid-card: a frame the version-1 event rules refuse
-//     (an empty sessionId, tool name, correlationId or href, a negative
-//     state version or usage, a state without snapshot, a string that is
-//     not valid UTF-8, a product frame that is not strict JSON …) or a
-//     nil frame.
-//   - a refusal h.ToolCallID or h.Identify returns, and invalid-envelope
-//     for an identity h gave that breaks the envelope rules (docs/contract.md section 5).
+//     list, including a type name the frame's dialect does not define;
+//   - unknown-result-status (/status): a tool_result status absent or not
+//     ok, error or cancelled;
+//   - missing-call-id (/callId): a tool frame without a call id that h has
+//     no mapping for, or h's id empty or over 256 bytes;
+//   - invalid-event, invalid-card: a nil frame, or one the version-1 event
+//     and card rules refuse;
+//   - a refusal of h, and invalid-envelope for an identity of h that breaks
+//     the envelope rules (section 5).
 //
-// An error of h that is not a refusal (its store failed, ctx ended) is
-// returned wrapped in a *HostError, not as a refusal: the frame was not
-// refused and may be upgraded again once h recovers.
-//
-// h is asked for a call id only for a frame that is otherwise valid, and
-// to identify envelopes only once all of them were built and checked, so
-// a refused frame uses up no seq. Only h's state changes; the function is
-// deterministic given h's answers. It never panics.
+// An error of h that is not a refusal comes back wrapped in a
+// [*HostError]. h is asked only about a frame that is otherwise valid, so a
+// refused frame uses no seq. Only h's state changes; it never panics.
 func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotocol.ChatEventEnvelope, error) {
 	envs, err := AppendUpgradedLegacyChatFrame(ctx, nil, f, h)
 	if err != nil {
@@ -72,7 +46,7 @@ func UpgradeLegacyChatFrame(ctx context.Context, f Frame, h Host) ([]chatprotoco
 	return envs, nil
 }
 
-// AppendUpgradedLegacyChatFrame is UpgradeLegacyChatFrame appending the
+// AppendUpgradedLegacyChatFrame is [UpgradeLegacyChatFrame] appending the
 // envelopes to dst: it returns dst extended by them, or dst unchanged with
 // a refusal. A caller that upgrades a stream of frames can so reuse one
 // slice of envelopes (once it is done with them) instead of allocating one

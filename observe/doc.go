@@ -1,24 +1,24 @@
 // Package observe is how the acting packages of the module (recovery,
 // interactions, the replay windows and the stream handler) tell an operator
-// what they do: each takes an optional Observer in its options, nil meaning
-// silent, and reports the moments below as Events carrying the turn, effect
-// or card identity and the refusal code (docs/contract.md sections 11 to 14),
-// never a card's submitted value, a tool's input or a result's bytes.
+// what they do: each takes an optional [Observer] in its options, nil
+// meaning silent, and reports the moments below as an [Event] carrying the
+// turn, effect or card identity and the refusal code (docs/contract.md
+// sections 11 to 14), never a card's submitted value, a tool's input or a
+// result's bytes.
 //
-// It imports only the standard library and the module's leaf refusal
-// package, so recovery and interactions stay free of any tracing, validator
-// or database dependency. NewSlog writes the events to a log/slog logger;
-// the separate module github.com/Papercusp/chat-protocol-go/otelchat turns them
-// into OpenTelemetry spans and metrics. Join combines both:
+// It imports only the standard library and package refusal. [NewSlog]
+// writes the events to a log/slog logger; the module
+// github.com/Papercusp/chat-protocol-go/otelchat turns them into
+// OpenTelemetry spans and metrics; [Join] combines observers:
 //
 //	rec := recovery.New(host, &recovery.Options{Observer: observe.NewSlog(logger)})
 //
 // # Moments
 //
-// A start opens what its end closes: the package reports the start, goes on
-// with the context Observe returned (so a span started at the claim is the
-// parent of the store's own spans and ends at the outcome), and reports
-// exactly one end on it. Everything else is a point.
+// A start opens what its end closes: the package reports the start, goes
+// on with the context [Observer.Observe] returned (so a span started at the
+// claim is the parent of the store's own spans and ends at the outcome), and
+// reports exactly one end on it. Everything else is a point.
 //
 //	kind                          phase         reported by        fields besides the identity
 //	turn.start                    point         recovery Start     code
@@ -52,7 +52,7 @@
 //
 // # Log records
 //
-// NewSlog writes one record per event: its message is the kind, and its
+// [NewSlog] writes one record per event: its message is the kind, and its
 // attributes use these keys, which do not change between releases:
 //
 //	key            type      present
@@ -75,7 +75,7 @@
 // (Info, or Debug for stream.write), and an end on that context reports the
 // time since.
 //
-// The level is LevelOf's: Error for needs-reconciliation, store-unavailable,
+// The level is [LevelOf]'s: Error for needs-reconciliation, store-unavailable,
 // checkpoint-write-failed and errors without a code, Warn for the other
 // refusals (duplicate-answer aside) and stream.drop, Debug for the routine
 // moments (effect.claim, effect.admit, answer.submit, stream.connect,
@@ -84,8 +84,8 @@
 //
 // # Cost
 //
-// A nil Observer costs one comparison per moment and no allocation, and the
-// packages never read the clock for an observer, so a no-op one costs an
+// A nil [Observer] costs one comparison per moment and no allocation, and
+// the packages never read the clock for an observer, so a no-op one costs an
 // interface call per moment. An Observer is called synchronously on the
 // goroutine doing the work, so it must be quick and safe for concurrent use.
 package observe

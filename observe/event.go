@@ -7,12 +7,13 @@ import (
 )
 
 // Kind names one moment an acting package reports, as "area.moment". The
-// names are stable: they are the "event" key of NewSlog's records and the
+// names are stable: they are the "event" key of [NewSlog]'s records and the
 // span and event names of the otelchat module. Kinds and their phases are the
 // table of the package documentation.
 type Kind string
 
-// The kinds of recovery.TurnRecovery (docs/contract.md section 13).
+// The kinds of package recovery's TurnRecovery (docs/contract.md section
+// 13.1).
 const (
 	// TurnStart: Start returned; Code is set when it refused.
 	TurnStart Kind = "turn.start"
@@ -52,11 +53,12 @@ const (
 	// ReplayRefuse: a read was refused with Code: stale-cursor or
 	// cursor-ahead for the cursor, or sequence-gap, sequence-reordered or
 	// foreign-frame for a suffix recovery refused; Cursor, Lower and Latest
-	// as for ReplayServe.
+	// as for [ReplayServe].
 	ReplayRefuse Kind = "replay.refuse"
 )
 
-// The kinds of interactions.Resolver (docs/contract.md section 13). Card is
+// The kinds of package interactions' Resolver (docs/contract.md section
+// 13.2). Card is
 // the card's correlation id; the submitted value is never reported.
 const (
 	// AnswerSubmit (a start): Answer was called.
@@ -84,9 +86,9 @@ const (
 	// StreamWrite (a start): the handler is about to write Count frames
 	// the window handed over, up to seq Seq.
 	StreamWrite Kind = "stream.write"
-	// StreamDeliver (the end of a StreamWrite): Count frames up to seq Seq
+	// StreamDeliver (the end of a [StreamWrite]): Count frames up to seq Seq
 	// reached the connection; Err is set when the write failed. From the
-	// StreamWrite to it is the delivery latency.
+	// [StreamWrite] to it is the delivery latency.
 	StreamDeliver Kind = "stream.deliver"
 	// StreamRefuse (an end): the request was answered with a refusal
 	// (Code, and the bounds for a stale or ahead cursor).
@@ -103,11 +105,12 @@ const (
 // closes, on the context the start's Observe returned; a point stands alone.
 type Phase uint8
 
-// The phases. EffectClaim, AnswerSubmit, StreamConnect and StreamWrite are
-// always starts; EffectComplete, the answer outcomes and StreamDeliver,
-// StreamRefuse, StreamEnd and StreamDrop always ends; EffectNeedsReconciliation and EffectRefuse are ends
-// after an EffectClaim and points when Execute refused before claiming; every
-// other kind is a point.
+// The phases. [EffectClaim], [AnswerSubmit], [StreamConnect] and [StreamWrite]
+// are always starts; [EffectComplete], the answer outcomes and [StreamDeliver],
+// [StreamRefuse], [StreamEnd] and [StreamDrop] always ends;
+// [EffectNeedsReconciliation] and [EffectRefuse] are ends after an
+// [EffectClaim] and points when Execute refused before claiming; every other
+// kind is a point.
 const (
 	Point Phase = iota
 	Start
@@ -122,7 +125,7 @@ const (
 //
 // An Event carries no time: the packages never read the clock for an
 // observer, so that a silent or cheap one costs no clock reading. A duration
-// is the observer's to measure, from a start to its end (NewSlog and the
+// is the observer's to measure, from a start to its end ([NewSlog] and the
 // otelchat module do).
 type Event struct {
 	Kind Kind

@@ -8,7 +8,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// The keys of NewSlog's records; the package documentation's table says when
+// The keys of [NewSlog]'s records; the package documentation's table says when
 // each is present.
 const (
 	KeyEvent        = "event"
@@ -67,7 +67,7 @@ func fieldsOf(k Kind) int {
 	return 0
 }
 
-// LevelOf is the level NewSlog writes e at: Error for an outcome an
+// LevelOf is the level [NewSlog] writes e at: Error for an outcome an
 // operator must act on (needs-reconciliation, store-unavailable,
 // checkpoint-write-failed, or an error without a code), Warn for any other
 // refusal but duplicate-answer and for stream.drop, Debug for the routine

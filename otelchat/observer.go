@@ -1,5 +1,5 @@
 // Package otelchat turns what the module's acting packages report to an
-// observe.Observer into OpenTelemetry spans and metrics: spans that follow a
+// [observe.Observer] into OpenTelemetry spans and metrics: spans that follow a
 // turn's effects, card answers and streams, with the trace context of the
 // HTTP request they serve, and counters and histograms an operator alerts on
 // (docs/contract.md sections 11 to 14). It is a module of its own so that
@@ -13,10 +13,10 @@
 //	res, err := interactions.New(store, validator, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Observer: obs})
 //	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", obs.Handler(answers))
 //
-// Handler takes the trace context (W3C traceparent, by default) from each
-// request, so that the spans of the answer or the stream it serves are
-// children of the caller's span; a host that already runs otelhttp needs no
-// Handler.
+// [Observer.Handler] takes the trace context (W3C traceparent, by default)
+// from each request, so that the spans of the answer or the stream it
+// serves are children of the caller's span; a host that already runs
+// otelhttp needs no Handler.
 //
 // # Spans
 //
@@ -30,8 +30,9 @@
 // before a claim, replay.serve of a recovery Resume) is a span of its own,
 // "chat." followed by its kind ("chat.turn.start"), a child of the context's
 // span when the context carries one, and only counted when it carries none
-// (a window read by a background goroutine starts no trace). A span with a refusal code other than duplicate-answer has status
-// Error with the code as description, and the cause as an exception event.
+// (a window read by a background goroutine starts no trace). A span with a
+// refusal code other than duplicate-answer has status Error with the code
+// as description, and the cause as an exception event.
 //
 // The attributes are chat.conversation.id, chat.turn.id, chat.effect.id,
 // chat.card.id, chat.status, chat.refusal.code, chat.cursor,
@@ -94,7 +95,7 @@ type Options struct {
 	Propagator     propagation.TextMapPropagator
 }
 
-// Observer is an observe.Observer that records spans and metrics, and an
+// Observer is an [observe.Observer] that records spans and metrics, and an
 // HTTP middleware that takes the trace context from requests. It is safe
 // for concurrent use; make one with New.
 type Observer struct {

@@ -29,7 +29,7 @@ func abortPayload(turn recovery.TurnRef) string {
 	return string(b)
 }
 
-// AbortListenerOptions tunes an AbortListener; nil means all defaults.
+// AbortListenerOptions tunes an [AbortListener]; nil means all defaults.
 type AbortListenerOptions struct {
 	// RetryDelay is the pause before reconnecting after the listening
 	// connection failed; 0 means 100 ms.
@@ -38,28 +38,24 @@ type AbortListenerOptions struct {
 	// again: after LISTEN succeeded and the catch-up read that follows it
 	// ran (tests and metrics wait for it).
 	OnListen func()
-	// Logger receives connection failures; nil means slog.Default().
+	// Logger receives connection failures; nil means [slog.Default]().
 	Logger *slog.Logger
 }
 
 // AbortListener carries cancellations across instances (docs/contract.md
-// section 13): a cancellation committed by TurnRecovery.Cancel in any
-// process reaches the abort hook of every process that runs an execution
-// of the turn, not only of the process that cancelled. It holds one
-// listening connection of its own (LISTEN AbortChannel): use one
-// AbortListener per process, connected directly to the primary or through
-// a pooler in session mode, never through a transaction pooler, which
-// does not keep a LISTEN.
+// section 13.4): a cancellation committed by [recovery.TurnRecovery.Cancel]
+// in any process reaches the abort hook of every process that runs an
+// execution of the turn. It holds one listening connection of its own
+// (LISTEN [AbortChannel]): use one AbortListener per process, connected
+// directly to the primary or through a pooler in session mode.
 //
 // The executions to reach are the ones this process registered, through
-// Launcher or Watch. On a notification for a watched turn the listener
-// calls the Aborter with the effects watched in this process. The abort
-// runs only after the cancellation committed: notifications are delivered
-// at commit, and each (re)connection, once LISTEN is in place, reads every
-// watched turn (LoadTurn) and aborts those whose committed status is
-// cancelled, so a notification missed while the connection was down still
-// aborts. The Aborter must be idempotent (recovery.Aborter says so): the
-// process that cancelled calls it too.
+// [AbortListener.Launcher] or [AbortListener.Watch]. On a notification for
+// a watched turn, and for every watched turn whose committed status is
+// cancelled when it (re)connects, the listener calls the
+// [recovery.Aborter] with the effects watched in this process, only after
+// the cancellation committed. The Aborter must be idempotent: the process
+// that cancelled calls it too.
 //
 // Its methods are safe for concurrent use.
 type AbortListener struct {

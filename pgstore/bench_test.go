@@ -200,7 +200,8 @@ func benchEffects(b *testing.B, st *RecoveryStore, workers int, prefix string, n
 	// Effect i is effect i/turns of turn i%turns: goroutines running
 	// side by side serve different turns, as workers serving different
 	// chats do. (Effects of one turn admitted at the same time wait for
-	// each other's fence: a fourth round trip, see the package doc.)
+	// each other's fence: a fourth round trip, docs/contract.md section
+	// 13.4.)
 	turns := (n + perTurn - 1) / perTurn
 	turnOf := func(i int) recovery.TurnRef {
 		return recovery.TurnRef{Conversation: prefix + strconv.Itoa(i%turns), Turn: "t"}

@@ -50,26 +50,21 @@ SET revision = $5, state = $6, holder = $7, lease_until = $8, result = $9, recon
 WHERE conversation_id = $1 AND turn_id = $2 AND effect_id = $3 AND revision = $4
 RETURNING pg_advisory_unlock($11)`
 
-// ClaimEffect implements recovery.Dispatcher: one autocommit statement, on
+// ClaimEffect implements [recovery.Dispatcher]: one autocommit statement, on
 // a connection of its own, reads the turn and the effect, writes the claim
-// when the effect may be claimed and, if it wrote it, tries
-// pg_advisory_lock(TurnLockKey(turn)), the fence EndTurn takes
-// (sqlClaimEffect). When the fence is taken by another session (an EndTurn,
-// or an admission of the same turn), a second statement waits for it. The
-// statement that admits comes after the lock was granted, so it takes its
-// snapshot after it, at every isolation level.
+// when the effect may be claimed and, if it wrote it, tries the turn's
+// fence, the advisory lock [TurnLockKey] names; a second statement waits for
+// the fence when another session holds it (docs/contract.md section 13.4).
 //
-// The returned DispatchFence holds the connection and the lock: its
-// AdmitDispatch authorizes and writes the admission mark (sqlAdmit, one
-// round trip) and launches, all under the fence, exactly as
-// RecoveryStore.AdmitDispatch does; its Complete writes the completion and
-// releases the fence in one statement (sqlCompleteAndRelease); when the
-// execution takes longer than Options.FenceLinger after launch, the fence
+// The returned [recovery.DispatchFence] holds the connection and the lock:
+// its AdmitDispatch authorizes, writes the admission mark and launches, all
+// under the fence, as [RecoveryStore.AdmitDispatch] does; its Complete
+// writes the completion and releases the fence in one statement; when the
+// execution takes longer than [Options.FenceLinger] after launch, the fence
 // is released on its own. The connection goes back to the pool with the
-// lock, whichever releases it ("Pool size" in the package doc). So the
-// normal path costs three round trips and three write transactions.
-// Errors are those of recovery.Dispatcher; a
-// claim written whose fence could not be taken is checkpoint-write-failed
+// lock. The normal path costs three round trips and three write
+// transactions. Errors are those of [recovery.Dispatcher]; a claim written
+// whose fence could not be taken is [refusal.ErrCheckpointWriteFailed]
 // (nothing launches; the claim keeps other workers out until its lease
 // ends).
 func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (recovery.ClaimResult, error) {
@@ -143,7 +138,7 @@ func (s *RecoveryStore) ClaimEffect(ctx context.Context, c recovery.Claim) (reco
 // dispatchFence is the recovery.DispatchFence ClaimEffect hands out: the
 // turn's advisory lock, held on conn. The connection goes back to the pool
 // as the lock is released (conn is then nil), so that no completion waits
-// for it ("Pool size" in the package doc).
+// for it (docs/contract.md section 13.4, connections).
 type dispatchFence struct {
 	s    *RecoveryStore
 	key  int64
@@ -157,11 +152,11 @@ type dispatchFence struct {
 
 var _ recovery.DispatchFence = (*dispatchFence)(nil)
 
-// AdmitDispatch implements recovery.DispatchFence: Authorize (ctx carries
-// the fence's connection, see ConnFromContext), the admission mark in one
+// AdmitDispatch implements [recovery.DispatchFence]: Authorize (ctx carries
+// the fence's connection, see [ConnFromContext]), the admission mark in one
 // autocommit statement (sqlAdmit), then launch, all under the fence taken
 // by ClaimEffect. After launch returned the fence stays held at most
-// Options.FenceLinger, unless Complete or Close comes first; on any error
+// [Options.FenceLinger], unless Complete or Close comes first; on any error
 // it is released before AdmitDispatch returns.
 func (f *dispatchFence) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	f.mu.Lock()
@@ -219,7 +214,7 @@ func (f *dispatchFence) stopLinger() {
 	}
 }
 
-// Complete implements recovery.DispatchFence: the completion's
+// Complete implements [recovery.DispatchFence]: the completion's
 // compare-and-swap and, when the fence is still held, its release, in one
 // statement (sqlCompleteAndRelease) on the fence's connection, which then
 // goes back to the pool. Once the fence is released it is
@@ -270,7 +265,7 @@ func (f *dispatchFence) Complete(ctx context.Context, expected uint64, next reco
 	return commitOutcome("effect write", err)
 }
 
-// Close implements recovery.DispatchFence: it releases the fence and
+// Close implements [recovery.DispatchFence]: it releases the fence and
 // returns its connection to the pool if it is still held.
 func (f *dispatchFence) Close(ctx context.Context) {
 	f.mu.Lock()

@@ -67,12 +67,8 @@ func uniqueViolation(err error) bool {
 // connection, a context that ended while waiting for the answer, a FATAL
 // report) leaves the outcome unknown.
 //
-// pgconn.SafeToRetry is deliberately not consulted: in pgx v5.12, when the
-// connection breaks while the answer to a simple-protocol COMMIT is
-// awaited, the reader closes the connection and the error returned is
-// "conn closed", which SafeToRetry accepts although COMMIT was sent and may
-// have committed (TestLostAcks found it). "Not sent" is decided before
-// sending instead (see sendable).
+// The driver's retry hint is not consulted (docs/contract.md section
+// 13.4): "not sent" is decided before sending (see sendable).
 func notCommitted(err error) bool {
 	return rolledBack(err) || errors.Is(err, pgx.ErrTxCommitRollback)
 }
@@ -93,15 +89,14 @@ func sendable(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // writeFailed is the refusal for a write known not to have been committed
-// (refusal.ErrCheckpointWriteFailed, refusal.ErrCheckpointWriteFailed:
-// one code).
+// (code checkpoint-write-failed).
 func writeFailed(msg string, cause error) error {
 	return &refusal.Error{Code: refusal.CodeCheckpointWriteFailed, Message: "pgstore: " + msg, Err: cause}
 }
 
 // ackLost is the error for a write that may or may not have been committed
-// (refusal.ErrNeedsReconciliation, refusal.ErrNeedsReconciliation:
-// one code). Callers read once; they never treat it as success.
+// (code needs-reconciliation). Callers read once; they never treat it as
+// success.
 func ackLost(msg string, cause error) error {
 	return &refusal.Error{Code: refusal.CodeNeedsReconciliation, Message: "pgstore: " + msg, Err: cause}
 }

@@ -18,7 +18,7 @@ import (
 // turns may share a key; they then only wait for each other.
 //
 // A host that wants revocation fenced against admission takes the same
-// lock in its revoking transaction, with LockTurn.
+// lock in its revoking transaction, with [LockTurn].
 func TurnLockKey(turn recovery.TurnRef) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte("pgstore/turn\x00" + turn.Conversation + "\x00" + turn.Turn))
@@ -26,7 +26,7 @@ func TurnLockKey(turn recovery.TurnRef) int64 {
 }
 
 // LockTurn takes the admission fence of turn inside the host's transaction
-// tx (pg_advisory_xact_lock(TurnLockKey(turn))), until tx ends: no
+// tx (pg_advisory_xact_lock([TurnLockKey](turn))), until tx ends: no
 // admission of the turn is in progress meanwhile and none starts. A host
 // revoking a caller's access calls it for the caller's running turns
 // before committing the revocation, so that an admission either completes
@@ -39,7 +39,7 @@ func LockTurn(ctx context.Context, tx pgx.Tx, turn recovery.TurnRef) error {
 type connKey struct{}
 
 // ConnFromContext returns the connection an AdmitDispatch holds its fence
-// on, from the ctx it passes to recovery.Admission.Authorize, so that the
+// on, from the ctx it passes to [recovery.Admission.Authorize], so that the
 // host's Authorizer may read its authorization tables on it. The
 // connection is in autocommit mode and holds a session-level advisory lock:
 // run queries only; never begin, commit, close or release it, and never

@@ -14,22 +14,20 @@ import (
 
 // AuthorityFunc reads a caller's current authority from the host's own
 // authorization tables, inside the store's transaction tx, so that current
-// authority is fenced together with the card (docs/contract.md section 13.2).
-// conversation is the key's conversation. It must lock the rows it relies on
-// against change for the rest of tx (SELECT ... FOR SHARE), so that a
-// concurrent revocation waits for the answer's commit; SERIALIZABLE alone
-// does not order a revocation that committed first before the answer (see the
-// package documentation). It returns the zero Authority for an unknown
-// caller, and an error only when the read failed; it must not commit, roll
-// back or retain tx.
+// authority is fenced together with the card (docs/contract.md sections
+// 13.2 and 13.6). conversation is the key's conversation. It must lock the
+// rows it relies on against change for the rest of tx (SELECT ... FOR
+// SHARE), at every isolation level, so that a concurrent revocation waits
+// for the answer's commit. It returns the zero [interactions.Authority] for
+// an unknown caller, and an error only when the read failed; it must not
+// commit, roll back or retain tx.
 type AuthorityFunc func(ctx context.Context, tx pgx.Tx, caller interactions.Caller, conversation string) (interactions.Authority, error)
 
-// InteractionStore is the interactions.Store of a host over PostgreSQL
+// InteractionStore is the [interactions.Store] of a host over PostgreSQL
 // (package interactions; docs/contract.md section 13.2): card records in
 // pgstore_cards, workflow transitions in the outbox pgstore_card_transitions
-// (see Migrate), and the caller's authority read by the host's AuthorityFunc
-// in the same transaction. The package documentation gives the SQL and why
-// the fence holds.
+// (see [Migrate]), and the caller's authority read by the host's
+// [AuthorityFunc] in the same transaction (docs/contract.md section 13.6).
 //
 // Its methods are safe for concurrent use, by any number of goroutines and
 // processes sharing the database, on the primary only.
@@ -41,7 +39,7 @@ type InteractionStore struct {
 
 var _ interactions.Store = (*InteractionStore)(nil)
 
-// NewInteractionStore returns an InteractionStore over pool, whose database
+// NewInteractionStore returns an [InteractionStore] over pool, whose database
 // must have been migrated (Migrate), reading authority with authority. opts
 // may be nil. It returns an error for a nil pool or authority, or invalid
 // options.
@@ -119,9 +117,9 @@ func (s *InteractionStore) current(ctx context.Context, tx pgx.Tx, key interacti
 	return cur, nil
 }
 
-// Read implements interactions.Store: in one short transaction at the
+// Read implements [interactions.Store]: in one short transaction at the
 // store's isolation level, a plain SELECT of the card (no lock for update)
-// and the caller's authority through the AuthorityFunc; it writes nothing
+// and the caller's authority through the [AuthorityFunc]; it writes nothing
 // and rolls back. A missing card is a nil Record.
 func (s *InteractionStore) Read(ctx context.Context, key interactions.Key, caller *interactions.Caller) (interactions.Current, error) {
 	var cur interactions.Current
@@ -137,9 +135,9 @@ func (s *InteractionStore) Read(ctx context.Context, key interactions.Key, calle
 	return cur, err
 }
 
-// Transact implements interactions.Store. In one transaction at the
+// Transact implements [interactions.Store]. In one transaction at the
 // store's isolation level it locks the card row (SELECT ... FOR UPDATE),
-// reads the caller's authority through the AuthorityFunc (which locks the
+// reads the caller's authority through the [AuthorityFunc] (which locks the
 // authorization rows FOR SHARE), invokes fn exactly once, checks the change
 // and writes it: an INSERT for a new card (revision 1) or an UPDATE ...
 // WHERE revision = stored, plus the transition into the outbox, then
@@ -147,7 +145,7 @@ func (s *InteractionStore) Read(ctx context.Context, key interactions.Key, calle
 //
 // A serialization failure or deadlock before fn ran retries the
 // transaction; after fn ran, nothing is retried. Errors: fn's error,
-// wrapped (errors.Is holds), with nothing written; code
+// wrapped ([errors.Is] holds), with nothing written; code
 // checkpoint-write-failed when nothing was committed (the transaction
 // failed before or at COMMIT, a racing insert of the same new card won, or
 // the change is invalid: another key, a revision that is not the stored

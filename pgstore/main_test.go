@@ -16,6 +16,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// The tests run against a real server (.ci/postgres; CHATPROTOCOL_PG_DSN),
+// each run of the binary in a fresh database, and prove the designs of
+// docs/contract.md sections 11.8, 13.4, 13.6 and 13.7:
+//
+//   - recoverytest.TestStore and interactionstest.TestStore at read
+//     committed and serializable (kits_test.go), with recoverytest's
+//     failpoints injected before each write and, after it, by a proxy that
+//     cuts the connection once the server committed (internal/lossyproxy);
+//   - concurrency races: a cancellation racing admission, duplicate
+//     workers, racing answers (-pgstore.iterations, -pgstore.goroutines);
+//   - lost acknowledgements on the wire (TestLostAcks, -pgstore.lostacks);
+//   - worker processes killed with SIGKILL at every named failpoint and at
+//     random moments (TestKill9, -pgstore.kills);
+//   - cancellation across processes (TestCrossInstanceCancel,
+//     -pgstore.cancels), and recovery at every pool size (pool_test.go);
+//   - replaytest.TestWindow and the window across instances
+//     (window_test.go, window_instances_test.go);
+//   - BenchmarkTurnRecovery against a bare INSERT, BenchmarkWindowAppend and
+//     BenchmarkWindowDeliveryLatency (-pgstore.latency).
+
 // dsnEnv names the variable that points the tests at a PostgreSQL server.
 // .ci/run always sets it (.ci/postgres start); a developer without a
 // server leaves it unset and the database tests skip, loudly.

@@ -66,13 +66,13 @@ const migrateLockKey = int64(0x7067_7374_6d69_6772) // "pgstmigr"
 // must not run against that schema (it fails closed).
 var ErrSchemaTooNew = fmt.Errorf("pgstore: the database schema is newer than this pgstore")
 
-// Migrate brings the database of pool to LatestVersion: it creates the
+// Migrate brings the database of pool to [LatestVersion]: it creates the
 // table pgstore_schema_migrations if missing and applies, in one
 // transaction, every embedded migration not yet recorded there, so that a
 // failure leaves the schema as it was. Concurrent calls from many processes
 // are safe: they serialize on a transaction-scoped advisory lock and the
-// later ones find nothing to do. It returns ErrSchemaTooNew (wrapped) when
-// the database records a version above LatestVersion, and the database's
+// later ones find nothing to do. It returns [ErrSchemaTooNew] (wrapped) when
+// the database records a version above [LatestVersion], and the database's
 // error otherwise. Run it on the primary, with a role that may create
 // tables.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {

@@ -11,11 +11,11 @@ import (
 // Options tunes a store; nil means all defaults.
 type Options struct {
 	// Isolation is the isolation level of the store's explicit
-	// transactions (interactions' Transact and Read): pgx.ReadCommitted,
-	// the default when "", or pgx.Serializable. Repeatable read is refused
-	// (see the package documentation). Single-statement writes run in the
-	// session's default_transaction_isolation; they are correct at every
-	// level.
+	// transactions (interactions' Transact and Read): [pgx.ReadCommitted],
+	// the default when "", or [pgx.Serializable]; the constructors refuse
+	// [pgx.RepeatableRead] (docs/contract.md section 13.7). Single-statement
+	// writes run in the session's default_transaction_isolation and hold at
+	// every level.
 	Isolation pgx.TxIsoLevel
 	// Retries is how many times a statement or transaction that the server
 	// rolled back with a serialization failure (SQLSTATE 40001) or a
@@ -29,7 +29,7 @@ type Options struct {
 	// the fence.
 	UnlockTimeout time.Duration
 	// FenceLinger is how long, at most, the fence of a dispatch (see
-	// RecoveryStore.ClaimEffect) stays held after launch returned, waiting
+	// [RecoveryStore.ClaimEffect]) stays held after launch returned, waiting
 	// for the execution's result so that the release and the completion
 	// share one round trip; 0 means 2 ms. A cancellation of the turn waits
 	// for it at most that much longer; it never waits for the execution.

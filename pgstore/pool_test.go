@@ -109,7 +109,7 @@ func (h *poolHost) abortedOf(turn recovery.TurnRef) ([]string, bool) {
 }
 
 // poolDBAuthorizer is a host's Authorizer that reads its (here trivial)
-// authorization table the way the package doc says: on the fence's
+// authorization table the way ConnFromContext's doc says: on the fence's
 // connection inside the admission fence, on the pool elsewhere.
 type poolDBAuthorizer struct{ pool *pgxpool.Pool }
 

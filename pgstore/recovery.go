@@ -12,12 +12,12 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// RecoveryStore is the recovery.Store and recovery.Admitter of a host over
+// RecoveryStore is the [recovery.Store] and [recovery.Admitter] of a host over
 // PostgreSQL (package recovery; docs/contract.md section 13.1): turn
 // and effect records in the tables pgstore_turns and pgstore_effects (see
 // Migrate), compare-and-swap on each effect's revision, and an admission
 // fence, shared with EndTurn, that is a session-level advisory lock on the
-// turn. The package documentation gives the SQL and why each fence holds.
+// turn (docs/contract.md section 13.4).
 //
 // All its methods are safe for concurrent use, by any number of goroutines
 // and processes sharing the database, on the primary only. It keeps no
@@ -42,7 +42,7 @@ type write struct {
 	end  recovery.TurnStatus    // for "end"
 }
 
-// NewRecoveryStore returns a RecoveryStore over pool, whose database must
+// NewRecoveryStore returns a [RecoveryStore] over pool, whose database must
 // have been migrated (Migrate). opts may be nil. It returns an error for a
 // nil pool or invalid options.
 func NewRecoveryStore(pool *pgxpool.Pool, opts *Options) (*RecoveryStore, error) {
@@ -93,10 +93,10 @@ WITH t AS (
 )
 SELECT count(*) FROM t`
 
-// CreateTurn implements recovery.Store: one autocommit statement inserts
+// CreateTurn implements [recovery.Store]: one autocommit statement inserts
 // the turn and its effects, or nothing when the turn exists
-// (refusal.ErrClaimConflict). rec must be a running turn whose effects are
-// pending at revision 1 with distinct ids (else refusal.ErrInvalidTurn).
+// ([refusal.ErrClaimConflict]). rec must be a running turn whose effects are
+// pending at revision 1 with distinct ids (else [refusal.ErrInvalidTurn]).
 func (s *RecoveryStore) CreateTurn(ctx context.Context, rec recovery.TurnRecord) error {
 	if err := rec.Turn.Validate(); err != nil {
 		return err
@@ -137,9 +137,9 @@ LEFT JOIN pgstore_effects e ON e.conversation_id = t.conversation_id AND e.turn_
 WHERE t.conversation_id = $1 AND t.turn_id = $2
 ORDER BY e.position`
 
-// LoadTurn implements recovery.Store: one statement, so one snapshot, reads
+// LoadTurn implements [recovery.Store]: one statement, so one snapshot, reads
 // the turn and its effects in the order they were authorized. A missing
-// turn is refusal.ErrTurnNotRunning; any other error is the database's.
+// turn is [refusal.ErrTurnNotRunning]; any other error is the database's.
 func (s *RecoveryStore) LoadTurn(ctx context.Context, turn recovery.TurnRef) (recovery.TurnRecord, error) {
 	if err := s.fault(ctx, write{op: "load"}); err != nil {
 		return recovery.TurnRecord{}, err
@@ -217,12 +217,12 @@ WITH upd AS (
 SELECT (SELECT count(*) FROM upd),
        EXISTS (SELECT 1 FROM pgstore_turns WHERE conversation_id = $1 AND turn_id = $2)`
 
-// CompareAndSwapEffect implements recovery.Store: one autocommit UPDATE ...
-// WHERE revision = expected. Zero rows is refusal.ErrClaimConflict, or
-// refusal.ErrTurnNotRunning when the turn does not exist; next.Revision
-// other than expected+1 is refusal.ErrInvalidTurn. A write known not to
-// have committed is refusal.ErrCheckpointWriteFailed; one whose
-// acknowledgement was lost is refusal.ErrNeedsReconciliation.
+// CompareAndSwapEffect implements [recovery.Store]: one autocommit UPDATE ...
+// WHERE revision = expected. Zero rows is [refusal.ErrClaimConflict], or
+// [refusal.ErrTurnNotRunning] when the turn does not exist; next.Revision
+// other than expected+1 is [refusal.ErrInvalidTurn]. A write known not to
+// have committed is [refusal.ErrCheckpointWriteFailed]; one whose
+// acknowledgement was lost is [refusal.ErrNeedsReconciliation].
 func (s *RecoveryStore) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef, expected uint64, next recovery.EffectRecord) error {
 	if next.Revision != expected+1 {
 		return refused(refusal.CodeInvalidTurn, "the next revision must be the expected one plus one")
@@ -308,12 +308,12 @@ FROM upd u
 LEFT JOIN eff e ON true
 ORDER BY e.position`
 
-// EndTurn implements recovery.Store: holding the turn's fence (the advisory
+// EndTurn implements [recovery.Store]: holding the turn's fence (the advisory
 // lock AdmitDispatch holds through launch), one autocommit statement moves
 // the running turn to status and returns it with its effects as they stand
 // at that commit (read FOR SHARE, see sqlEndTurn). A turn that is missing or not running is
-// refusal.ErrTurnNotRunning; a status that is not terminal is
-// refusal.ErrInvalidTurn.
+// [refusal.ErrTurnNotRunning]; a status that is not terminal is
+// [refusal.ErrInvalidTurn].
 func (s *RecoveryStore) EndTurn(ctx context.Context, turn recovery.TurnRef, status recovery.TurnStatus) (recovery.TurnRecord, error) {
 	if !status.Terminal() {
 		return recovery.TurnRecord{}, refused(refusal.CodeInvalidTurn, "the end status must be terminal")
@@ -368,18 +368,18 @@ RETURNING 1`
 
 const sqlTurnStatus = `SELECT status FROM pgstore_turns WHERE conversation_id = $1 AND turn_id = $2`
 
-// AdmitDispatch implements recovery.Admitter. Holding the turn's fence (a
+// AdmitDispatch implements [recovery.Admitter]. Holding the turn's fence (a
 // session-level advisory lock on a dedicated connection, the one EndTurn
-// takes), it calls adm.Authorize with a ctx from which ConnFromContext
+// takes), it calls adm.Authorize with a ctx from which [ConnFromContext]
 // returns that connection, then one autocommit UPDATE checks that the turn
 // is running and the effect is claimed by adm.Holder at adm.Revision and
 // marks it admitted at adm.Revision+1; only once that commit is
 // acknowledged does it call launch, still holding the fence, and then it
 // releases the fence and returns launch's error.
 //
-// Errors: adm.Authorize's own; refusal.ErrTurnNotRunning;
-// refusal.ErrClaimConflict; refusal.ErrCheckpointWriteFailed (the mark
-// was not committed); refusal.ErrNeedsReconciliation (the mark's
+// Errors: adm.Authorize's own; [refusal.ErrTurnNotRunning];
+// [refusal.ErrClaimConflict]; [refusal.ErrCheckpointWriteFailed] (the mark
+// was not committed); [refusal.ErrNeedsReconciliation] (the mark's
 // acknowledgement was lost). In all of these launch is not called.
 func (s *RecoveryStore) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	f, err := s.set.lockFence(ctx, s.pool, TurnLockKey(adm.Effect.Turn))

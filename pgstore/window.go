@@ -18,14 +18,14 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// The defaults of WindowOptions.
+// The defaults of [WindowOptions].
 const (
 	// DefaultWindowMaxFrames is the number of frames a Window retains per
-	// turn: 10,000, as replay.DefaultMaxFrames.
+	// turn: 10,000, as [replay.DefaultMaxFrames].
 	DefaultWindowMaxFrames = 10_000
 	// DefaultWindowMaxBytes is the frame data a Window retains per turn, in
 	// bytes: 64 MiB, 64 frames of the default frame limit (on disk, where
-	// replay.DefaultMaxBytes bounds memory).
+	// [replay.DefaultMaxBytes] bounds memory).
 	DefaultWindowMaxBytes = 64 << 20
 	// DefaultCatchUpInterval is the time after which every waiting reader
 	// reads the database again although no notification came: 2 seconds.
@@ -44,20 +44,20 @@ const notifyChannel = "pgstore_replay"
 // zero field its default.
 type WindowOptions struct {
 	// MaxFrameBytes is the largest canonical envelope Append stores, in
-	// bytes: 0 means chatprotocol.DefaultMaxFrameBytes (1 MiB, the
+	// bytes: 0 means [chatprotocol.DefaultMaxFrameBytes] (1 MiB, the
 	// reader's default) and a negative value no limit (see
-	// replay.EncodeFrame).
+	// [replay.EncodeFrame]).
 	MaxFrameBytes int
 	// MaxFrames is the number of frames retained per turn: the Append that
 	// stores frame n deletes frame n-MaxFrames and moves Lower to it, in
-	// the same statement. 0 means DefaultWindowMaxFrames, a negative value
+	// the same statement. 0 means [DefaultWindowMaxFrames], a negative value
 	// no count bound.
 	MaxFrames int
 	// MaxBytes bounds the frame data (canonical JSON) retained per turn, in
 	// bytes: the Append that goes beyond it deletes the oldest frames until
 	// the rest fit, and moves Lower past them, in the same statement; the
 	// newest frame is kept whatever its size. 0 means
-	// DefaultWindowMaxBytes, a negative value no byte bound.
+	// [DefaultWindowMaxBytes], a negative value no byte bound.
 	MaxBytes int
 	// ListenConfig is the connection the Window's listener holds: one
 	// session, for LISTEN, for as long as the Window is open. nil means the
@@ -67,24 +67,24 @@ type WindowOptions struct {
 	ListenConfig *pgx.ConnConfig
 	// CatchUpInterval is the time after which every waiting reader reads
 	// the database although no notification came, the net under a slow or
-	// lost notification; 0 means DefaultCatchUpInterval, a negative value
+	// lost notification; 0 means [DefaultCatchUpInterval], a negative value
 	// never (reconnects of the listener still trigger a catch-up read).
 	CatchUpInterval time.Duration
 	// Patience is how long Read and Wait retry a read that failed because
 	// the database could not be reached (a restart, a failover) before they
-	// return the error; 0 means DefaultPatience, a negative value no retry.
+	// return the error; 0 means [DefaultPatience], a negative value no retry.
 	Patience time.Duration
 	// QueryTimeout bounds one read of the database; 0 means
-	// DefaultQueryTimeout.
+	// [DefaultQueryTimeout].
 	QueryTimeout time.Duration
 	// MaxAge is how long a turn's frames are kept after its newest one;
-	// 0 means DefaultWindowMaxAge. EndedTTL is the same for a turn that has
-	// ended; 0 means DefaultWindowEndedTTL. TombstoneTTL is how long the
+	// 0 means [DefaultWindowMaxAge]. EndedTTL is the same for a turn that has
+	// ended; 0 means [DefaultWindowEndedTTL]. TombstoneTTL is how long the
 	// bounds of a trimmed turn are kept after its newest frame; 0 means
-	// DefaultTombstoneTTL, a negative value forever. See Trim.
+	// [DefaultTombstoneTTL], a negative value forever. See Trim.
 	MaxAge, EndedTTL, TombstoneTTL time.Duration
 	// TrimInterval is the time between two runs of Trim by this Window; 0
-	// means DefaultTrimInterval, a negative value never (the host calls
+	// means [DefaultTrimInterval], a negative value never (the host calls
 	// Trim).
 	TrimInterval time.Duration
 	// Retries is how many times an Append the server rolled back with a
@@ -113,103 +113,21 @@ type windowFlaws struct {
 	noCatchUp bool
 }
 
-// Window is a replay.Window on PostgreSQL that every instance of a host
+// Window is a [replay.Window] on PostgreSQL that every instance of a host
 // shares, so that a client's reconnect may land on any instance
-// (docs/contract.md sections 11 and 14). Hand it to stream.NewHandler in
-// place of replay.NewMemory: nothing else changes.
+// (docs/contract.md sections 11 and 14; its design is section 11.8). It
+// keeps each frame's event type and canonical envelope bytes as appended,
+// and [Window.Read] returns them as they are.
 //
-// # Tables
-//
-// Migration 5 (replay_window) creates pgstore_replay_turns, one row per
-// turn with its bounds (lower, latest, ended, appended_at), and
-// pgstore_replay_frames, keyed by (conversation_id, turn_id, seq), holding
-// each frame's SSE event type and its canonical envelope bytes (bytea)
-// exactly as appended (and, migration 6, its byte_offset): Read returns
-// them, and the handler writes them, without parsing them again.
-//
-// # Append
-//
-// Append is one statement, its own transaction, at any session isolation
-// level (read committed and serializable are tested):
-//
-//	UPDATE pgstore_replay_turns SET latest = $seq, ended = ended OR $ends, lower = …
-//	WHERE … AND latest = $seq - 1 AND (NOT ended OR $toolResult)      -- or INSERT the turn row for seq 1
-//	INSERT INTO pgstore_replay_frames … SELECT … FROM the moved row
-//	DELETE FROM pgstore_replay_frames WHERE … AND seq <= the new lower -- count and byte retention
-//
-// The compare on latest is atomic: a second writer of the same turn waits
-// for the row and re-evaluates it (read committed), or is rolled back and
-// retried (serializable), so a gap, a duplicate or a reorder is never
-// stored; the primary key stands behind it. A refused frame stores
-// nothing, and its refusal (replay.CheckAppend's, replay.EncodeFrame's) is
-// computed against the bounds read after it. When the connection breaks
-// after the statement was sent, the outcome is unknown: the writer's retry
-// is refused as sequence-reordered when the frame was stored.
-//
-// Concurrent Appends of one Window commit in groups: while four batches are
-// on the wire, the Appends that arrive wait and go together in the next
-// one, one frame per turn (up to 64 frames or 1 MiB), as one statement
-// over arrays that runs the same steps row by row, in one transaction. A
-// frame refused by the seq or the end rule writes nothing and leaves the
-// others of its batch to commit; a batch the server fails (a serialization
-// failure, a check) stores none of its frames, and each then runs alone
-// with its own retries. BenchmarkWindowAppend measures appends against
-// plain inserts at 1, 4 and 16 producers.
-//
-// # Notifications and the listener
-//
-// A frame is announced after its statement committed: the Window's
-// publisher sends the payloads of every frame committed since its last
-// statement in the next one (SELECT pg_notify('pgstore_replay', p) FROM
-// unnest(…)), and PostgreSQL delivers them when that commits, so a woken
-// reader always finds the frame. Appends do not notify themselves: a
-// transaction that notifies takes a lock on the whole database at its
-// commit, which would commit the appends of every turn one at a time. The
-// payload names the turn, ids only (conversation and turn, at most 256
-// bytes each, far below the server's 8,000-byte limit); readers then read
-// the frames themselves. A publisher statement that fails is sent again,
-// and a process that dies between a commit and its announcement leaves it
-// to the catch-up reads below. Close announces the frame of every Append
-// that returned before Close was called.
-//
-// Each Window holds one listening connection (ListenConfig; one Window per
-// process, so one listener per process), which must be a session of its
-// own: never through a transaction pooler (PgBouncer in transaction or
-// statement mode drops a LISTEN between transactions). The listener
-// reconnects, with a pause growing from 20 ms to 1 s, whenever its
-// connection breaks.
-//
-// # Catch-up reads
-//
-// A reader never waits on a frame already committed: Wait registers with
-// the listener, then reads the bounds; it reads again on every
-// notification of its turn, on every reconnect of the listener (a broken
-// connection or a restarted server loses the notifications sent
-// meanwhile), and every CatchUpInterval (a slow or stalled listener, an
-// announcement lost with its process, whatever else delays a
-// notification). Reads of one turn in one process are shared: a
-// Read or a Wait joins the next statement of that turn that starts after
-// it was called (never one already running, whose snapshot might predate
-// it), so a Read reaches every frame whose Append returned before it, on
-// any instance, and a thousand readers woken by one frame cost a few
-// statements, each of one page per cursor (readStatement). While the
-// database cannot be reached, Read and Wait retry for Patience.
-//
-// # Retention
-//
-// MaxFrames and MaxBytes per turn are applied by Append; MaxAge, EndedTTL
-// and TombstoneTTL by Trim, which every Window runs each TrimInterval. Both
-// move lower and delete the frames below it in one statement, so no gap
-// appears; a trimmed turn keeps its bounds (a tombstone) until
-// TombstoneTTL, so a reconnect is refused stale-cursor and a writer
-// continues at latest+1.
-//
-// # Evidence
-//
-// The tests (CHATPROTOCOL_PG_DSN) run replaytest.TestWindow under read
-// committed and serializable, and followers on three instances through cut
-// connections and killed processes; BenchmarkWindowAppend and
-// BenchmarkWindowDeliveryLatency (-pgstore.latency) measure it.
+// [Window.Append] stores a frame in one statement, its own transaction, at
+// read committed or serializable, grouped with the concurrent appends of
+// its process, then has every instance notified. [Window.Wait] returns on
+// a notification of its turn, on a reconnect of the listener, and at the
+// latest after [WindowOptions.CatchUpInterval], so that no reader waits on
+// a frame already committed; while the database cannot be reached, Read
+// and Wait retry for [WindowOptions.Patience]. Append applies the count and
+// byte retention, [Window.Trim] the age retention; a trimmed turn keeps its
+// bounds until [WindowOptions.TombstoneTTL].
 //
 // A Window is safe for concurrent use; Close it when done.
 type Window struct {
@@ -243,7 +161,7 @@ type Window struct {
 var _ replay.Window = (*Window)(nil)
 
 // NewWindow returns a Window on pool's database, which Migrate has brought
-// to LatestVersion, and starts its listener. It fails when opts is out of
+// to [LatestVersion], and starts its listener. It fails when opts is out of
 // range.
 func NewWindow(pool *pgxpool.Pool, opts *WindowOptions) (*Window, error) {
 	if pool == nil {
@@ -307,7 +225,7 @@ func (w *Window) Close() {
 // (the frames outlive every process and a restart of the server), and
 // interruptedTurnRecovery false: the window replays what was streamed, it
 // does not resume an interrupted turn, which takes TurnRecovery
-// (recovery.Store, NewRecoveryStore).
+// ([recovery.Store], [NewRecoveryStore]).
 func (w *Window) Capabilities() chatprotocol.ChatCapabilities {
 	return chatprotocol.ChatCapabilities{ConnectionReplay: true, PersistedHistory: true}
 }
@@ -362,21 +280,21 @@ const sqlAppend = `WITH RECURSIVE prev AS (
 SELECT t.lower, t.latest, t.ended FROM turn t`
 
 // Append stores env as the next frame of key's turn and returns it (see
-// replay.Window.Append), in one statement that checks and moves the turn's
-// latest seq, inserts the frame's canonical bytes, trims what retention
-// drops, in the Window's next batch, then has every instance notified (see
-// Window). While its frame waits for a batch, the end of ctx takes it off
-// the queue and Append returns ctx's error, nothing sent; once its batch is
-// on the wire, Append waits for the answer (bounded by QueryTimeout) until
-// ctx ends, and then returns ctx's error at once, the outcome unknown as
-// after a broken connection. Refusals are
-// *replay.AppendError with the turn's bounds and nothing stored, with the
-// codes replay.CheckAppend and replay.EncodeFrame give, and invalid-input
-// (no bounds) for a conversation or turn id that holds a NUL character or
-// invalid UTF-8, which PostgreSQL cannot store. Any other error is
-// the database's: when the connection broke after the statement was sent,
-// the frame may have been stored, and the writer learns it from the
-// sequence-reordered refusal of its retry (or from Bounds).
+// [replay.Window.Append]), in one statement that checks and moves the turn's
+// latest seq, inserts the frame's canonical bytes and trims what retention
+// drops, in the Window's next batch, then has every instance notified
+// (docs/contract.md section 11.8). While its frame waits for a batch, the
+// end of ctx takes it off the queue and Append returns ctx's error, nothing
+// sent; once its batch is on the wire, Append waits for the answer (bounded
+// by [WindowOptions.QueryTimeout]) until ctx ends, and then returns ctx's
+// error at once, the outcome unknown as after a broken connection.
+// Refusals are [*replay.AppendError] with the turn's bounds and nothing
+// stored, with the codes [replay.CheckAppend] and [replay.EncodeFrame]
+// give, and invalid-input (no bounds) for a conversation or turn id that
+// holds a NUL character or invalid UTF-8. Any other error is the
+// database's: when the connection broke after the statement was sent, the
+// frame may have been stored, and the writer learns it from the
+// sequence-reordered refusal of its retry (or from [Window.Bounds]).
 func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Frame{}, err

@@ -33,7 +33,7 @@ var (
 // to a follower is the time from the start of its Append to the moment
 // the follower has read it. It reports p50, p99 and the maximum over every
 // (frame, follower) pair as the metrics p50-ms, p99-ms and max-ms (the
-// issue's bound: p99 at most 100 ms). Every follower must receive every
+// bound: p99 at most 100 ms). Every follower must receive every
 // frame. It runs with -pgstore.latency only (about 10 s an iteration):
 //
 //	go test -run '^$' -bench '^BenchmarkWindowDeliveryLatency$' -benchtime 1x . -args -pgstore.latency

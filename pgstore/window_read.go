@@ -256,13 +256,13 @@ func sleepCtx(ctx, window context.Context, d time.Duration) error {
 
 // Read returns key's bounds and one page of the retained suffix after
 // after: the frames after+1, after+2, … that fit in limit bytes of data,
-// at least one below Latest (see replay.Window.Read), from one statement
+// at least one below Latest (see [replay.Window.Read]), from one statement
 // that started after the call: every frame whose Append returned before
 // the call, on any instance, is within reach. The statement reads that
 // page only (readStatement), and the readers of a turn in this process
-// share it. Refusals are *replay.CursorError with the bounds
+// share it. Refusals are [*replay.CursorError] with the bounds
 // (stale-cursor, cursor-ahead). While the database cannot be reached, Read
-// retries for WindowOptions.Patience, then returns the error; it returns
+// retries for [WindowOptions.Patience], then returns the error; it returns
 // ctx's error as soon as ctx is done, even while the database stalls. The
 // frames' Data are shared with the other readers of this process: never
 // modify them.
@@ -287,7 +287,7 @@ func (w *Window) Read(ctx context.Context, key replay.Key, after int64, limit in
 }
 
 // Bounds returns key's bounds, read from the turn's row, which outlives
-// its frames until TombstoneTTL (see replay.Window.Bounds), by a statement
+// its frames until TombstoneTTL (see [replay.Window.Bounds]), by a statement
 // that started after the call, as Read. It retries and returns on ctx as
 // Read does.
 func (w *Window) Bounds(ctx context.Context, key replay.Key) (replay.Bounds, error) {
@@ -305,15 +305,15 @@ func (w *Window) Bounds(ctx context.Context, key replay.Key) (replay.Bounds, err
 
 // Wait blocks until key's turn holds a frame after after, or has ended, or
 // ctx is done (its error), and returns the bounds then (see
-// replay.Window.Wait). It registers with the listener first, then reads
+// [replay.Window.Wait]). It registers with the listener first, then reads
 // the bounds (the catch-up read: a frame committed before the call returns
 // at once). On each notification of key, the Window reads the bounds once
 // for all of its readers of key, in a statement that starts after the
 // notification arrived, and wakes them with the result. On every reconnect
 // of the listener (notifications may have been lost while it was away)
-// and every WindowOptions.CatchUpInterval, each reader reads again. While
+// and every [WindowOptions.CatchUpInterval], each reader reads again. While
 // the database cannot be reached it keeps waiting, for
-// WindowOptions.Patience.
+// [WindowOptions.Patience].
 func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err

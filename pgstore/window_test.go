@@ -37,6 +37,10 @@ func newTestWindow(t testing.TB, iso pgx.TxIsoLevel, opts WindowOptions) *Window
 	return w
 }
 
+// TestWindowConformance runs replaytest.TestWindow on a Window under read
+// committed and serializable, with notifications alone waking each Wait;
+// window_instances_test.go follows turns on three instances through cut
+// connections and killed processes.
 func TestWindowConformance(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run(isoName(iso), func(t *testing.T) {

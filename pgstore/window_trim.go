@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// The defaults of the age retention of WindowOptions.
+// The defaults of the age retention of [WindowOptions].
 const (
 	// DefaultWindowMaxAge is how long a turn's frames are kept after its
-	// newest frame: 1 hour, as replay.DefaultMaxAge.
+	// newest frame: 1 hour, as [replay.DefaultMaxAge].
 	DefaultWindowMaxAge = time.Hour
 	// DefaultWindowEndedTTL is how long an ended turn's frames are kept
-	// after its last frame: 5 minutes, as replay.DefaultEndedTTL.
+	// after its last frame: 5 minutes, as [replay.DefaultEndedTTL].
 	DefaultWindowEndedTTL = 5 * time.Minute
 	// DefaultTombstoneTTL is how long the bounds of a trimmed turn are
 	// kept after its last frame: 24 hours.

@@ -92,10 +92,10 @@ const (
 	// or a NUL in an id (docs/contract.md section 10).
 	CodeInvalidFrame Code = "invalid-frame"
 
-	// Codes of interactions/ (docs/contract.md section 13). The
-	// resolver also returns CodeUnauthorized, CodeNeedsReconciliation,
-	// CodeCheckpointWriteFailed, CodeStoreUnavailable, CodeUnsupportedVersion,
-	// CodeInvalidCard and CodeFrameTooLarge.
+	// Codes of interactions/ (docs/contract.md section 13). The resolver also
+	// returns [CodeUnauthorized], [CodeNeedsReconciliation],
+	// [CodeCheckpointWriteFailed], [CodeStoreUnavailable],
+	// [CodeUnsupportedVersion], [CodeInvalidCard] and [CodeFrameTooLarge].
 	// CodeCardNotFound: no card under the key, or a card bound to another
 	// conversation, principal, tenant, customer or public owner; the two are
 	// indistinguishable so that a foreign caller learns nothing.
@@ -131,7 +131,7 @@ const (
 	CodeNotExpired Code = "not-expired"
 	// CodeIdempotencyKeyReused: the card already holds an answer under
 	// the submission's id (its Idempotency-Key) with another action or
-	// value; the same id with the same content is CodeDuplicateAnswer.
+	// value; the same id with the same content is [CodeDuplicateAnswer].
 	CodeIdempotencyKeyReused Code = "idempotency-key-reused"
 
 	// Codes of stream/, the HTTP handler of a turn's stream (docs/contract.md
@@ -167,7 +167,7 @@ const (
 	CodeInternal Code = "internal"
 )
 
-// The sentinels, one per code, for errors.Is: ErrX matches every *Error of
+// The sentinels, one per code, for [errors.Is]: ErrX matches every [*Error] of
 // CodeX (see the code for when it is returned).
 const (
 	ErrUnsupportedVersion    Sentinel = Sentinel(CodeUnsupportedVersion)

@@ -9,7 +9,7 @@ import (
 
 // HTTPStatus returns the HTTP status of code on every HTTP surface of the
 // module, the table of docs/contract.md section 12.5. Every code of [Codes]
-// has one; "" and any other code are 500 Internal Server Error.
+// has one; "" and any other code are 500 Internal Server [Error].
 func HTTPStatus(code Code) int {
 	switch code {
 	case CodeDuplicateAnswer:
@@ -50,7 +50,7 @@ func HTTPStatus(code Code) int {
 
 // Body is the JSON body of every refusal on every HTTP surface of the module
 // (docs/contract.md section 12.5), and of the answer endpoint's outcomes.
-// Code and Message are always written; every other member only when set.
+// [Code] and Message are always written; every other member only when set.
 // Message is the surface's own words for the code, never an [Error]'s
 // Message or cause (section 12.3). Keyword is the JSON Schema keyword that
 // refused a value; Status, Revision and Reconciled describe a card's

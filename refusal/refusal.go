@@ -12,11 +12,11 @@ import (
 type Code string
 
 // Error is the module's one refusal type (docs/contract.md section 12.1).
-// Every package of the module returns it; branch with errors.Is against a
+// Every package of the module returns it; branch with [errors.Is] against a
 // [Sentinel] ([ErrSequenceGap] …), errors.AsType[*Error] or [CodeOf], never
-// on message text. errors.Is(err, s) holds when s is the Sentinel of the
-// error's Code; an *Error target is compared by identity, as errors.Is does
-// by default. Only Code and Path are safe to show a client (section 12.3).
+// on message text. [errors.Is](err, s) holds when s is the Sentinel of the
+// error's [Code]; an *Error target is compared by identity, as [errors.Is] does
+// by default. Only [Code] and Path are safe to show a client (section 12.3).
 type Error struct {
 	// Code is stable and machine-readable, as the fixtures write it.
 	Code Code
@@ -57,15 +57,15 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether target is the Sentinel of this error's code. Any other
-// target, an *Error included, is compared by identity as errors.Is does by
+// target, an [*Error] included, is compared by identity as [errors.Is] does by
 // default.
 func (e *Error) Is(target error) bool {
 	s, ok := target.(Sentinel)
 	return ok && e != nil && e.Code == Code(s)
 }
 
-// Sentinel is the errors.Is target of one code: errors.Is(err, s) holds for
-// every *Error of that code in err's chain, and for s itself, whatever wraps
+// Sentinel is the [errors.Is] target of one code: [errors.Is](err, s) holds for
+// every [*Error] of that code in err's chain, and for s itself, whatever wraps
 // it. Sentinels are constants, so no assignment anywhere changes what one
 // matches; a store may return one as its error.
 type Sentinel Code
@@ -83,7 +83,7 @@ func Wrap(code Code, path, message string, cause error) *Error {
 	return &Error{Code: code, Path: path, Message: message, Err: cause}
 }
 
-// CodeOf returns the Code of the first *Error or Sentinel in err's chain,
+// CodeOf returns the [Code] of the first [*Error] or Sentinel in err's chain,
 // or "" when err is nil or carries neither.
 func CodeOf(err error) Code {
 	if e, ok := errors.AsType[*Error](err); ok {

@@ -4,26 +4,25 @@
 //
 // # Windows
 //
-// A Window keeps, per turn (a Key: conversation and turn id), the turn's
-// envelopes in seq order as Frames, lets one writer Append the next one,
-// and lets any number of readers Read the retained suffix after a cursor
-// and Wait for what comes next. Memory is the in-memory window; a window
-// outside the process (PostgreSQL) implements the same interface, and
-// replaytest.TestWindow is the conformance kit every window passes.
+// A [Window] keeps, per turn (a [Key]: conversation and turn id), the
+// turn's envelopes in seq order as [Frame] values, lets one writer append
+// the next one ([Window.Append]), and lets any number of readers read the
+// retained suffix after a cursor ([Window.Read]) and wait for what comes
+// next ([Window.Wait]). [Memory] is the in-memory window; a window outside
+// the process (PostgreSQL) implements the same interface, and package
+// replaytest's TestWindow is the conformance kit every window passes.
 //
 // # Bounds are cursors
 //
 // A cursor is the seq of the last frame a reader holds: 0 before the first
-// (docs/contract.md sections 11.1 and 11.2).
-// Bounds reports, also for a turn holding no frame, Lower, the smallest
-// cursor the window can resume from, Latest, the seq of the latest frame,
-// and Ended. Frames Lower+1 through Latest are all retained, so a Read
-// after a cursor in [Lower, Latest] returns the suffix, page by page, with
-// no gap; a cursor below Lower is refused as stale-cursor (the reader must
-// recover from history, when the host has it), one above Latest as
-// cursor-ahead, both as a *CursorError carrying the bounds; a cursor equal
-// to Latest returns nothing. A turn never appended to is (0, 0). Bounds
-// reads them alone, and never refuses.
+// (docs/contract.md sections 11.1 and 11.2). [Bounds] reports, also for a
+// turn holding no frame, Lower, the smallest cursor the window can resume
+// from, Latest, the seq of the latest frame, and Ended. A Read after a
+// cursor in [Lower, Latest] returns the suffix, page by page, with no gap;
+// a cursor below Lower is refused as stale-cursor, one above Latest as
+// cursor-ahead, both as a [*CursorError] carrying the bounds; a cursor
+// equal to Latest returns nothing. A turn never appended to is (0, 0).
+// [Window.Bounds] reads them alone, and never refuses.
 //
 // # The reader loop
 //
@@ -51,10 +50,9 @@
 //	}
 //
 // Wait returns at once when a frame after c was appended before it was
-// called, so a frame appended between the Read and the Wait is never lost,
-// and Read hands out each seq once after c, so none is sent twice: the
-// hand-off from replay to live has neither gap nor duplicate. A late
-// tool_result may follow the end; a reader that wants it keeps waiting.
+// called, and Read hands out each seq once after c: the hand-off from
+// replay to live has neither gap nor duplicate. A late tool_result may
+// follow the end; a reader that wants it keeps waiting.
 //
 // # Appending, bytes, retention
 //
@@ -63,20 +61,19 @@
 // bounds (section 11.3); [CheckCursor], [CheckAppend], [EncodeFrame] and
 // [EndsTurn] are these rules, for implementations to share. A frame is
 // stored as its canonical JSON and handed to every reader as is, never
-// parsed again (section 11.5): [Frame].Data is shared and nobody may modify
+// parsed again (section 11.5): [Frame.Data] is shared and nobody may modify
 // it. Retention drops a turn's oldest frames first and moves Lower, never
 // opening a gap (section 11.4); [Memory] bounds each turn by frames, bytes
-// and age and keeps an ended turn a while ([MemoryOptions].EndedTTL). A
+// and age and keeps an ended turn a while ([MemoryOptions.EndedTTL]). A
 // writer unsure whether an Append landed reads [Window.Bounds]: Latest
 // tells. [SplitDelta] cuts a long text into deltas that fit the frame limit.
 //
 // # Capabilities
 //
-// A window decides what a host may declare (docs/contract.md sections 8 and 11.7).
-// Memory serves reconnects within one process and keeps nothing across a
-// restart: it is the lightweight profile, connectionReplay true and
-// persistedHistory, persistedDecisions, completedToolCheckpoints and
-// interruptedTurnRecovery false (Memory.Capabilities). A window in a
-// database may add persistedHistory; none implies interruptedTurnRecovery,
-// which is recovery's business.
+// A window decides what a host may declare (docs/contract.md sections 8
+// and 11.7). [Memory] serves reconnects within one process and keeps
+// nothing across a restart: it is the lightweight profile,
+// connectionReplay true and the other capabilities false
+// ([Memory.Capabilities]). A window in a database may add persistedHistory;
+// none implies interruptedTurnRecovery, which is package recovery's.
 package replay

@@ -13,7 +13,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/observe"
 )
 
-// The defaults of MemoryOptions (docs/contract.md section 11.4).
+// The defaults of [MemoryOptions] (docs/contract.md section 11.4).
 const (
 	// DefaultMaxFrames is the number of frames a Memory window retains per
 	// turn by default: 10,000.
@@ -40,38 +40,38 @@ const (
 // no bound.
 type MemoryOptions struct {
 	// MaxFrameBytes is the largest canonical JSON Append accepts, in
-	// bytes: 0 means chatprotocol.DefaultMaxFrameBytes (1 MiB), the
+	// bytes: 0 means [chatprotocol.DefaultMaxFrameBytes] (1 MiB), the
 	// default of the reader's ParserOptions.MaxFrameBytes. Set both to the
 	// same value.
 	MaxFrameBytes int
 	// MaxFrames is the number of frames retained per turn, the newest
-	// (default DefaultMaxFrames).
+	// (default [DefaultMaxFrames]).
 	MaxFrames int
 	// MaxBytes bounds the canonical JSON retained per turn, in bytes
-	// (default DefaultMaxBytes); the newest frame is retained whatever its
+	// (default [DefaultMaxBytes]); the newest frame is retained whatever its
 	// size.
 	MaxBytes int
 	// MaxAge is how long after its append a frame is retained (default
-	// DefaultMaxAge). A live turn with no frame younger than MaxAge is
+	// [DefaultMaxAge]). A live turn with no frame younger than MaxAge is
 	// evicted, its bounds kept as a tombstone.
 	MaxAge time.Duration
 	// MaxTurns bounds the turns whose frames are held (default
-	// DefaultMaxTurns). Beyond it the ended turn that ended first is
+	// [DefaultMaxTurns]). Beyond it the ended turn that ended first is
 	// evicted, or when none has ended, the least recently appended one.
 	MaxTurns int
 	// EndedTTL is how long after its latest frame an ended turn's frames
-	// are kept (default DefaultEndedTTL), so that a reader reconnecting
+	// are kept (default [DefaultEndedTTL]), so that a reader reconnecting
 	// after the end still replays it and sees Ended. Then it is evicted.
 	EndedTTL time.Duration
 	// MaxTombstones bounds the evicted turns whose bounds are remembered
-	// (default DefaultMaxTombstones): Read of one reports Lower = Latest
+	// (default [DefaultMaxTombstones]): Read of one reports Lower = Latest
 	// and Ended as they were, so a reconnecting reader is told stale-cursor
 	// or that the turn ended rather than cursor-ahead, and a writer whose
 	// live turn was evicted goes on at Latest+1. Beyond it the oldest
 	// tombstone is forgotten and its turn reads as unknown: (0, 0), where
 	// the writer of a forgotten live turn is refused with sequence-gap.
 	MaxTombstones int
-	// Now is the clock of MaxAge and EndedTTL; nil means time.Now.
+	// Now is the clock of MaxAge and EndedTTL; nil means [time.Now].
 	Now func() time.Time
 	// Observer receives each Read's outcome, after the window's lock is
 	// released: replay.serve with the cursor, the bounds and the count of
@@ -83,7 +83,7 @@ type MemoryOptions struct {
 // Memory is the in-memory Window (docs/contract.md sections 11.4 and 11.7), the
 // window of a lightweight host: it serves reconnects within one process
 // and forgets everything on restart (see Capabilities). Its memory is
-// bounded by MemoryOptions: per turn by frames, bytes and age, across turns
+// bounded by [MemoryOptions]: per turn by frames, bytes and age, across turns
 // by the count of turns held and of tombstones; retention drops a turn's
 // oldest frames first and moves Lower, never opening a gap. Expired turns
 // are reclaimed on Append.
@@ -182,9 +182,9 @@ func (m *Memory) Capabilities() chatprotocol.ChatCapabilities {
 	return chatprotocol.ChatCapabilities{ConnectionReplay: true}
 }
 
-// Append stores env as the next frame of key's turn (see Window.Append).
-// Refusals are *AppendError, with nothing stored; the frame limit is
-// MemoryOptions.MaxFrameBytes. A done ctx returns ctx.Err().
+// Append stores env as the next frame of key's turn (see [Window.Append]).
+// Refusals are [*AppendError], with nothing stored; the frame limit is
+// [MemoryOptions.MaxFrameBytes]. A done ctx returns ctx.Err().
 func (m *Memory) Append(ctx context.Context, key Key, env *chatprotocol.ChatEventEnvelope) (Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return Frame{}, err
@@ -214,9 +214,9 @@ func (m *Memory) Append(ctx context.Context, key Key, env *chatprotocol.ChatEven
 }
 
 // Read returns the bounds of key's turn and a page of the retained frames
-// after cursor after, at most limit bytes of Data (see Window.Read). The
+// after cursor after, at most limit bytes of Data (see [Window.Read]). The
 // frames are a new slice; their Data are the stored bytes, which nobody may
-// modify. A refused cursor is a *CursorError, returned with the bounds. A
+// modify. A refused cursor is a [*CursorError], returned with the bounds. A
 // done ctx returns ctx.Err().
 func (m *Memory) Read(ctx context.Context, key Key, after int64, limit int) (Bounds, []Frame, error) {
 	if err := ctx.Err(); err != nil {
@@ -244,7 +244,7 @@ func (m *Memory) read(key Key, after int64, limit int) (Bounds, []Frame, error) 
 	return b, nil, nil
 }
 
-// Bounds returns the bounds of key's turn (see Window.Bounds). A done ctx
+// Bounds returns the bounds of key's turn (see [Window.Bounds]). A done ctx
 // returns ctx.Err().
 func (m *Memory) Bounds(ctx context.Context, key Key) (Bounds, error) {
 	if err := ctx.Err(); err != nil {
@@ -258,7 +258,7 @@ func (m *Memory) Bounds(ctx context.Context, key Key) (Bounds, error) {
 }
 
 // Wait blocks until key's turn holds a frame after cursor after, or has
-// ended, or ctx is done (see Window.Wait), and returns the bounds then,
+// ended, or ctx is done (see [Window.Wait]), and returns the bounds then,
 // with ctx.Err() in the last case. On a turn not yet started it waits for
 // the first frame.
 func (m *Memory) Wait(ctx context.Context, key Key, after int64) (Bounds, error) {

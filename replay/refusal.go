@@ -8,14 +8,14 @@ import (
 )
 
 // CursorError is Read's refusal of a resume cursor outside the retained
-// window (docs/contract.md section 11.2): Cursor below Bounds.Lower
+// window (docs/contract.md section 11.2): Cursor below [Bounds.Lower]
 // (stale-cursor: the frames after it are no longer retained, the reader
-// recovers from history) or above Bounds.Latest (cursor-ahead: the reader
+// recovers from history) or above [Bounds.Latest] (cursor-ahead: the reader
 // holds a seq the window never had). Bounds are the turn's when refused.
 //
-// Err is the coded refusal, a *refusal.Error of code stale-cursor or
-// cursor-ahead, returned by Unwrap: errors.Is(err,
-// refusal.ErrStaleCursor) and refusal.CodeOf(err) see through a
+// Err is the coded refusal, a [*refusal.Error] of code stale-cursor or
+// cursor-ahead, returned by Unwrap: [errors.Is](err,
+// [refusal.ErrStaleCursor]) and [refusal.CodeOf](err) see through a
 // *CursorError, and errors.AsType[*CursorError](err) gives the bounds.
 type CursorError struct {
 	Cursor int64
@@ -81,7 +81,7 @@ func refuse(code refusal.Code, path, message string) *refusal.Error {
 
 // CheckCursor applies Read's cursor rule to a turn whose bounds are b
 // (docs/contract.md section 11.2): it returns nil when after is within
-// [b.Lower, b.Latest], and otherwise a *CursorError of code stale-cursor
+// [b.Lower, b.Latest], and otherwise a [*CursorError] of code stale-cursor
 // (below Lower) or cursor-ahead (above Latest) carrying b and after. Every
 // Window implementation refuses with it.
 func CheckCursor(b Bounds, after int64) error {
@@ -99,13 +99,13 @@ func CheckCursor(b Bounds, after int64) error {
 // CheckAppend applies Append's turn rules to env, an envelope that
 // validates, offered as the next frame of key's turn whose bounds are b
 // (docs/contract.md sections 7.4 and 11.3). It returns nil when env may be
-// stored, and otherwise an *AppendError carrying b: foreign-frame
+// stored, and otherwise an [*AppendError] carrying b: foreign-frame
 // (/conversationId or /turnId) for an envelope of another conversation or
 // turn, sequence-gap (/seq) for a seq above b.Latest+1, sequence-reordered
 // (/seq) for one at or below b.Latest (a redelivery of the latest frame
 // included: a window stores each seq once), and turn-terminated (/event)
 // for anything but a late tool_result once b.Ended. Every Window
-// implementation refuses with it, after EncodeFrame.
+// implementation refuses with it, after [EncodeFrame].
 func CheckAppend(key Key, b Bounds, env *chatprotocol.ChatEventEnvelope) error {
 	var err *refusal.Error
 	switch next := b.Latest + 1; {
@@ -131,7 +131,7 @@ func isToolResult(env *chatprotocol.ChatEventEnvelope) bool {
 }
 
 // EndsTurn reports whether env ends its turn: a lifecycle event of status
-// completed, failed or cancelled (docs/contract.md section 7.4). Bounds.Ended
+// completed, failed or cancelled (docs/contract.md section 7.4). [Bounds.Ended]
 // is true from the first such frame on.
 func EndsTurn(env *chatprotocol.ChatEventEnvelope) bool {
 	lc, ok := env.Event.(*chatprotocol.LifecycleEvent)
@@ -141,10 +141,10 @@ func EndsTurn(env *chatprotocol.ChatEventEnvelope) bool {
 // EncodeFrame returns the frame env is stored as: its seq, its event type
 // and its canonical JSON (ChatEventEnvelope.AppendJSON, in a new slice). It
 // refuses, with the coded refusal alone (a window wraps it in an
-// *AppendError with its bounds): a nil envelope (invalid-envelope), an
+// [*AppendError] with its bounds): a nil envelope (invalid-envelope), an
 // envelope that does not validate (Validate's refusal, code and path), and
 // one whose canonical JSON is longer than maxFrameBytes (frame-too-large;
-// 0 means chatprotocol.DefaultMaxFrameBytes, 1 MiB, the reader's default,
+// 0 means [chatprotocol.DefaultMaxFrameBytes], 1 MiB, the reader's default,
 // and a negative value no limit), so a frame a reader would refuse never
 // reaches the wire (docs/contract.md sections 5.2, 11.3 and 11.5).
 func EncodeFrame(env *chatprotocol.ChatEventEnvelope, maxFrameBytes int) (Frame, error) {

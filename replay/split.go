@@ -24,7 +24,7 @@ const maxEscapedRune = 6
 // holds whatever seq the pieces carry. The envelopes must not be larger
 // otherwise: their ids, at and unknown members no longer than template's.
 // maxFrameBytes is the window's limit: 0 means
-// chatprotocol.DefaultMaxFrameBytes (1 MiB), a negative value no limit
+// [chatprotocol.DefaultMaxFrameBytes] (1 MiB), a negative value no limit
 // (text is one piece).
 //
 // Each piece is as long as it can be: cut only between characters, never

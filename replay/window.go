@@ -41,7 +41,8 @@ type Bounds struct {
 // order, serves the retained suffix after a cursor and lets a reader wait for
 // what comes next (docs/contract.md section 11). Implementations may live
 // outside the process (PostgreSQL); every method must be safe for concurrent
-// use, and replaytest.TestWindow is the conformance kit every one passes.
+// use, and package replaytest's TestWindow is the conformance kit every
+// one passes.
 type Window interface {
 	// Append stores env as the next frame of key's turn and returns it. It
 	// refuses, with a refusal code and nothing stored: a frame of another
@@ -60,8 +61,8 @@ type Window interface {
 	// got until it reaches Latest, so a suffix of any length costs one page
 	// of memory (docs/contract.md section 11.2). A cursor below Lower is
 	// stale-cursor, one above Latest cursor-ahead, both refused with the
-	// bounds: a *CursorError carrying them, and the same bounds returned
-	// beside it (CheckCursor builds the refusal). A cursor equal to Latest
+	// bounds: a [*CursorError] carrying them, and the same bounds returned
+	// beside it ([CheckCursor] builds the refusal). A cursor equal to Latest
 	// returns no frame. An unknown turn is an empty window (0, 0).
 	Read(ctx context.Context, key Key, after int64, limit int) (Bounds, []Frame, error)
 
@@ -81,7 +82,7 @@ type Window interface {
 	Wait(ctx context.Context, key Key, after int64) (Bounds, error)
 }
 
-// DefaultPageBytes is a page size for Window.Read that keeps a reader's
+// DefaultPageBytes is a page size for [Window.Read] that keeps a reader's
 // memory small and its round trips few: 256 KiB of frame data.
 const DefaultPageBytes = 256 << 10
 

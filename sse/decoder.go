@@ -23,7 +23,7 @@ type DecoderOptions struct {
 	// the frame's lines, each counted with one byte for its line end (CR,
 	// LF or CRLF alike), not counting the blank line that ends it, so
 	// "data: x\n\n" is 8 bytes. It bounds every line too, since a line belongs to a
-	// frame. 0 or negative means DefaultMaxFrameBytes (1 MiB). There is no
+	// frame. 0 or negative means [DefaultMaxFrameBytes] (1 MiB). There is no
 	// way to turn the bound off: the decoder's memory is what it bounds.
 	MaxFrameBytes int
 	// LastEventID is the last event id the stream starts with: the value a
@@ -39,7 +39,7 @@ type DecoderOptions struct {
 // comment lines only (Comment is true).
 type Event struct {
 	// Type is the value of the frame's last event line, or "message"
-	// (EventMessage) when it has none or an empty one; "" for a comment.
+	// ([EventMessage]) when it has none or an empty one; "" for a comment.
 	Type string
 	// Data is the frame's data lines joined with LF, without a final LF;
 	// nil for a comment. It stays valid only until the next call to the
@@ -47,7 +47,7 @@ type Event struct {
 	Data []byte
 	// LastEventID is the stream's last event id once this frame is read:
 	// the value of the last id line of this or an earlier frame (or
-	// DecoderOptions.LastEventID), or "" when there was none or the last
+	// [DecoderOptions.LastEventID]), or "" when there was none or the last
 	// was empty. An id line containing NUL is ignored.
 	LastEventID string
 	// Comment reports a frame made only of comment lines (lines starting
@@ -111,15 +111,15 @@ var errTooLarge = errors.New("frame too large")
 // frame not ended by a blank line when the stream ends is dropped. The
 // stream is always read as bytes: no encoding is assumed or checked.
 //
-// Frame size is bounded (DecoderOptions.MaxFrameBytes): whatever the
+// Frame size is bounded ([DecoderOptions.MaxFrameBytes]): whatever the
 // stream, the decoder's memory stays within a small multiple of the bound
 // (the read buffer at most about twice it, one frame's data at most once)
 // plus a constant.
 //
-// A Decoder reads from its io.Reader in whatever chunks the reader gives,
+// A Decoder reads from its [io.Reader] in whatever chunks the reader gives,
 // only when it has no complete line buffered, so an event is returned as
 // soon as its blank line has arrived. It is not safe for concurrent use.
-// The zero Decoder is not usable: make one with NewDecoder.
+// The zero Decoder is not usable: make one with [NewDecoder].
 type Decoder struct {
 	rd  io.Reader
 	max int
@@ -182,16 +182,16 @@ func NewDecoder(r io.Reader, opts *DecoderOptions) *Decoder {
 // no data line (an id or retry alone) are read and take effect but are not
 // returned.
 //
-// At the end of the stream Next returns io.EOF (dropping an unfinished
-// frame; see Truncated). A frame longer than MaxFrameBytes is refused with
-// an *Error of code frame-too-large (ErrFrameTooLarge) as soon as its size
-// is known to be too large, before it is read whole; that frame has no
-// effect at all, and calling Next again skips the rest of it and goes on
-// with the next frame. Any other error comes from the reader: its own
-// error, returned as it is once the frames before it have been returned,
-// io.ErrNoProgress after 100 reads in a row that gave nothing, or an error
+// At the end of the stream Next returns [io.EOF] (dropping an unfinished frame;
+// see Truncated). A frame longer than MaxFrameBytes is refused with an
+// [*refusal.Error] of code frame-too-large ([refusal.ErrFrameTooLarge]) as soon
+// as its size is known to be too large, before it is read whole; that frame has
+// no effect at all, and calling Next again skips the rest of it and goes on
+// with the next frame. Any other error comes from the reader: its own error,
+// returned as it is once the frames before it have been returned,
+// [io.ErrNoProgress] after 100 reads in a row that gave nothing, or an error
 // for a reader that reported an impossible byte count. Next then keeps
-// returning that error, as it keeps returning io.EOF after the end.
+// returning that error, as it keeps returning [io.EOF] after the end.
 //
 // The returned Data is valid until the next call to Next.
 func (d *Decoder) Next() (Event, error) {
@@ -545,22 +545,22 @@ func (d *Decoder) shift() {
 }
 
 // LastEventID returns the stream's last event id: the value of the last id
-// line of a frame read whole (or DecoderOptions.LastEventID). A client that
+// line of a frame read whole (or [DecoderOptions.LastEventID]). A client that
 // reconnects sends it as Last-Event-ID and gives it to the next Decoder.
 func (d *Decoder) LastEventID() string { return d.lastID }
 
 // Retry returns the reconnection delay last set by a retry line (in
 // milliseconds on the wire), and whether any was set. A value too large for
-// a time.Duration (about 292 years) is ignored.
+// a [time.Duration] (about 292 years) is ignored.
 func (d *Decoder) Retry() (time.Duration, bool) { return d.reconnect, d.hasRetry }
 
 // Truncated reports whether the stream ended inside a frame (after Next
-// returned io.EOF): bytes after the last blank line that were dropped, as
+// returned [io.EOF]): bytes after the last blank line that were dropped, as
 // WHATWG requires, rather than returned. A refused frame does not count.
 func (d *Decoder) Truncated() bool { return d.truncated }
 
 // Position returns the number and byte offset of the last frame Next began to
 // read, returned or refused (0, 0 before the first); once Next has returned
-// io.EOF with Truncated true, the frame the end of the stream cut. Use it to
+// [io.EOF] with Truncated true, the frame the end of the stream cut. Use it to
 // place an error: "frame N".
 func (d *Decoder) Position() (number, offset int64) { return d.frames, d.frameStart }

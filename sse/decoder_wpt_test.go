@@ -11,8 +11,8 @@ import (
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
-// The web-platform-tests eventsource cases of /work/shared/cases/sse-wpt.md
-// (WPT-01 … WPT-23), with the events each must give. The MIME cases are in
+// Cases drawn from the web-platform-tests eventsource suite (WPT-01 …
+// WPT-23), with the events each must give. The MIME cases are in
 // mime_test.go.
 
 // wptEvent is what EventSource delivers: type, data, lastEventId.

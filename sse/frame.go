@@ -11,7 +11,7 @@ import (
 // Event names with a meaning on the wire (docs/contract.md section 10).
 const (
 	// EventMessage is the type a reader gives a frame without an event line;
-	// AppendFrame writes no event line for it.
+	// [AppendFrame] writes no event line for it.
 	EventMessage = "message"
 	// EventHeartbeat is the event name of a heartbeat frame, whose data is
 	// {"tsMs":N}. Readers of chat streams skip it.
@@ -24,7 +24,7 @@ const (
 //
 // ID is written as an id line unless it is empty; it may not contain CR, LF
 // or NUL. Event is written as an event line unless it is empty or
-// EventMessage; it may not contain CR, LF or NUL. Data is the payload: it is
+// [EventMessage]; it may not contain CR, LF or NUL. Data is the payload: it is
 // written as one data line per line, split on CR, LF and CRLF, so a reader
 // gets it back with every line break turned into LF; an empty or nil Data
 // still writes one data line, so every frame dispatches an event. Retry,
@@ -68,7 +68,7 @@ func (f *Frame) check() error {
 // reads it has read the whole frame but its blank line by then.
 //
 // A frame whose ID or Event would inject fields, or whose Retry is
-// negative, is refused with a *refusal.Error of code invalid-frame
+// negative, is refused with a [*refusal.Error] of code invalid-frame
 // ([refusal.ErrInvalidFrame]) whose Path is "/id", "/event" or "/retry";
 // dst is then returned unchanged. AppendFrame does not allocate when dst
 // has room.

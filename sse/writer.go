@@ -16,35 +16,35 @@ import (
 // no heartbeats.
 type WriterOptions struct {
 	// HeartbeatInterval is the time between two heartbeat frames (see
-	// AppendHeartbeat), sent on a ticker from the Writer's own goroutine
+	// [AppendHeartbeat]), sent on a ticker from the Writer's own goroutine
 	// whatever else is written. 0 or negative means no heartbeats.
 	HeartbeatInterval time.Duration
 }
 
 // Writer writes an event stream as an HTTP response (docs/contract.md
 // section 10): it sets the event-stream headers, then writes each frame
-// whole and flushes it through http.ResponseController, so the client sees
+// whole and flushes it through [http.ResponseController], so the client sees
 // every frame as soon as it is sent.
 //
 // Send, Comment, Heartbeat, Err and Close are safe for concurrent use from
 // any goroutines: frames are written one at a time, never interleaved, in
 // the order the calls take the Writer's lock. The heartbeat goroutine, when
-// there is one, writes through the same lock. The http.ResponseWriter must
+// there is one, writes through the same lock. The [http.ResponseWriter] must
 // not be used by anything else until Close has returned, and Close must be
 // called before the handler returns.
 //
-// A Writer stops when the context given to NewWriter ends (usually the
+// A Writer stops when the context given to [NewWriter] ends (usually the
 // request's context: the client went away), when a write or a flush fails,
 // or on Close. After it stopped, Send, Comment and Heartbeat write nothing
 // and return why: the first write or flush error, else the context's cause,
-// else ErrClosed.
+// else [ErrClosed].
 //
 // A write to a client that stopped reading blocks until the connection's
 // write deadline, if any; a host that wants a bound sets one with
-// http.ResponseController.SetWriteDeadline before writing (the server's
+// [http.ResponseController.SetWriteDeadline] before writing (the server's
 // WriteTimeout would also end long streams).
 //
-// The zero Writer is not usable: make one with NewWriter.
+// The zero Writer is not usable: make one with [NewWriter].
 type Writer struct {
 	mu       sync.Mutex
 	enc      Encoder
@@ -65,7 +65,7 @@ type Writer struct {
 // X-Accel-Buffering: no (which keeps nginx-style proxies from buffering),
 // removes Content-Length, writes status 200 and flushes, so a host sets any
 // other header before calling it. It fails when the flush fails, wrapping
-// the ResponseController's error (http.ErrNotSupported when w cannot
+// the ResponseController's error ([http.ErrNotSupported] when w cannot
 // flush); nothing else is started then.
 //
 // When opts.HeartbeatInterval is positive it starts one goroutine that sends
@@ -101,20 +101,20 @@ func (w *Writer) beat(ctx context.Context, interval time.Duration) {
 	ticker.Every(ctx, w.quit, interval, func(now time.Time) bool { return w.Heartbeat(now) == nil })
 }
 
-// Send writes f and flushes it. It returns the refusal of AppendFrame
-// (ErrInvalidFrame, and the Writer goes on), or why the Writer stopped (see
-// Writer), or the write or flush error that stops it now.
+// Send writes f and flushes it. It returns the refusal of [AppendFrame]
+// ([refusal.ErrInvalidFrame], and the Writer goes on), or why the Writer
+// stopped (see Writer), or the write or flush error that stops it now.
 func (w *Writer) Send(f Frame) error {
 	return w.do(func(e *Encoder) error { return e.Encode(f) })
 }
 
-// Comment writes a comment frame (see AppendComment) and flushes it; it
+// Comment writes a comment frame (see [AppendComment]) and flushes it; it
 // returns as Send does.
 func (w *Writer) Comment(text string) error {
 	return w.do(func(e *Encoder) error { return e.Comment(text) })
 }
 
-// Heartbeat writes a heartbeat frame stamped with now (see AppendHeartbeat)
+// Heartbeat writes a heartbeat frame stamped with now (see [AppendHeartbeat])
 // and flushes it; it returns as Send does. Hosts without a heartbeat
 // interval may call it on their own schedule.
 func (w *Writer) Heartbeat(now time.Time) error {

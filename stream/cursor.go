@@ -10,12 +10,12 @@ const maxCursorDigits = 16
 
 // ParseCursor reads a resume cursor as a client sends it in Last-Event-ID
 // (docs/contract.md sections 10 and 14): the canonical decimal form of a
-// seq from 0 to 2^53-1 (chatprotocol.MaxSeq), ASCII digits only, without a
+// seq from 0 to 2^53-1 ([chatprotocol.MaxSeq]), ASCII digits only, without a
 // sign, spaces, a leading zero (but "0" itself) or any other byte. "" is
 // not a cursor: a request without one starts from 0.
 //
-// Anything else is refused with a *refusal.Error of code invalid-cursor
-// (refusal.ErrInvalidCursor) and path "/lastEventId".
+// Anything else is refused with a [*refusal.Error] of code invalid-cursor
+// ([refusal.ErrInvalidCursor]) and path "/lastEventId".
 func ParseCursor(s string) (int64, error) {
 	if s == "" || len(s) > maxCursorDigits {
 		return 0, errBadCursor("a cursor is 1 to 16 decimal digits")

@@ -22,7 +22,7 @@ const DefaultMaxBackoff = 30 * time.Second
 // FollowOptions configures Follow. A nil *FollowOptions, and every zero
 // field, means the default.
 type FollowOptions struct {
-	// Client sends the requests; nil means http.DefaultClient. Its Timeout,
+	// Client sends the requests; nil means [http.DefaultClient]. Its Timeout,
 	// if any, bounds each connection, so a long stream wants none.
 	Client *http.Client
 
@@ -47,15 +47,15 @@ type FollowOptions struct {
 	OnEnvelope func(env *chatprotocol.ChatEventEnvelope) error
 
 	// Parser configures the envelope reader (size limit, registry); nil
-	// means the defaults of chatprotocol.ParseEnvelope.
+	// means the defaults of [chatprotocol.ParseEnvelope].
 	Parser *chatprotocol.ParserOptions
 
 	// Retry is the base reconnection delay until a stream sends a retry
-	// line; 0 means DefaultRetry.
+	// line; 0 means [DefaultRetry].
 	Retry time.Duration
 
 	// MaxBackoff caps the delay between two attempts; 0 means
-	// DefaultMaxBackoff.
+	// [DefaultMaxBackoff].
 	MaxBackoff time.Duration
 
 	// MaxAttempts is the number of consecutive attempts without a new
@@ -74,33 +74,27 @@ type FollowOptions struct {
 
 // Follow reads one turn's stream from url until the turn ends, reconnecting
 // as often as it takes, and returns the state its envelopes add up to
-// (docs/contract.md section 14).
+// (docs/contract.md section 14.4). Each request is a GET with Accept:
+// text/event-stream and, from the second on (or from the first with
+// [FollowOptions.LastEventID]), the Last-Event-ID of the last envelope
+// applied. Every envelope is applied to the state
+// ([chatprotocol.ChatStateV1.Apply]), then passed to
+// [FollowOptions.OnEnvelope].
 //
-// Each request is a GET with Accept: text/event-stream and, from the
-// second on (or from the first with FollowOptions.LastEventID), the
-// Last-Event-ID of the last envelope applied, so that the server resumes
-// right after it. Every envelope is applied to the state (see
-// ChatStateV1.Apply), then passed to FollowOptions.OnEnvelope.
+// Follow returns the state and nil when a lifecycle event ends the turn or
+// the server answers 204 No Content. After a network error, a response
+// that ends before the turn does, a 5xx, 408 or 429, it waits the stream's
+// retry delay ([FollowOptions.Retry] until a retry line says otherwise),
+// doubled for each further attempt in a row without a new envelope, capped
+// at [FollowOptions.MaxBackoff], jittered by up to half, and reconnects. It
+// returns the state so far with:
 //
-// Follow returns the state and nil when a lifecycle event ends the turn
-// (completed, failed or cancelled) or the server answers 204 No Content
-// (the turn ended at the cursor). It reconnects after a network error, a
-// response that ends before the turn does, a 5xx, 408 or 429: it waits the
-// stream's retry delay (FollowOptions.Retry until a retry line says
-// otherwise), doubled for every further attempt in a row that brought no
-// new envelope,
-// capped at FollowOptions.MaxBackoff, with a jitter of up to half the
-// delay. It does not reconnect, and returns the state so far with:
-//
-//   - a *StatusError for any other status (404 turn-not-found, 409
-//     cursor-ahead, 410 stale-cursor, 400 invalid-cursor ...), whose code
-//     refusal.CodeOf reads;
-//   - the refusal of a frame the reader or the reducer refuses
-//     (frame-too-large, invalid-envelope, sequence-gap, foreign-frame ...);
+//   - a [*StatusError] for any other status, whose code [refusal.CodeOf]
+//     reads;
+//   - the refusal of a frame the reader or the reducer refuses;
 //   - an error for a 200 that is not an event stream;
-//   - OnEnvelope's error;
-//   - ctx's cause once ctx ends;
-//   - the last attempt's error after FollowOptions.MaxAttempts.
+//   - OnEnvelope's error, or ctx's cause once ctx ends;
+//   - the last attempt's error after [FollowOptions.MaxAttempts].
 func Follow(ctx context.Context, url string, opts *FollowOptions) (*chatprotocol.ChatStateV1, error) {
 	f := newFollower(opts)
 	for failures := 0; ; {

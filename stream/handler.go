@@ -16,7 +16,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// The defaults of HandlerOptions.
+// The defaults of [HandlerOptions].
 const (
 	// DefaultRetry is the reconnection delay a stream asks for: 2 seconds.
 	DefaultRetry = 2 * time.Second
@@ -34,10 +34,11 @@ const (
 // HandlerOptions configures a Handler. Authorize is required; every other
 // zero field means its default.
 type HandlerOptions struct {
-	// Authorize decides, on every connection, whether the caller may read
-	// key's turn; it is called before the window is read. It returns nil to
-	// allow, an error of code turn-not-found (refusal.ErrTurnNotFound) or
-	// unauthorized (refusal.ErrUnauthorized) to deny, and any other error when it cannot decide (its store is down).
+	// Authorize decides, on every connection, whether the caller may read key's
+	// turn; it is called before the window is read. It returns nil to allow, an
+	// error of code turn-not-found ([refusal.ErrTurnNotFound]) or unauthorized
+	// ([refusal.ErrUnauthorized]) to deny, and any other error when it cannot
+	// decide (its store is down).
 	//
 	// The hook is also what tells an unknown turn: a window treats a turn
 	// it has never seen as empty and waits for its first frame, so the hook
@@ -46,29 +47,29 @@ type HandlerOptions struct {
 	// in the log.
 	Authorize func(r *http.Request, key replay.Key) error
 
-	// Key names the turn a request asks for; nil means PathKey. An error,
+	// Key names the turn a request asks for; nil means [PathKey]. An error,
 	// or an id that is empty, longer than 256 bytes, not valid UTF-8 or
 	// holding NUL, CR or LF, is answered as an unknown turn (404).
 	Key func(r *http.Request) (replay.Key, error)
 
 	// Retry is the reconnection delay the stream asks of its client with a
-	// retry line, in whole milliseconds; 0 means DefaultRetry.
+	// retry line, in whole milliseconds; 0 means [DefaultRetry].
 	Retry time.Duration
 
 	// HeartbeatInterval is the time an idle stream waits before it sends a
-	// heartbeat, the comment ": heartbeat" (sse.AppendComment); 0 means
-	// DefaultHeartbeatInterval and a negative value sends none (a parked
+	// heartbeat, the comment ": heartbeat" ([sse.AppendComment]); 0 means
+	// [DefaultHeartbeatInterval] and a negative value sends none (a parked
 	// client that went away is then noticed only at the turn's next frame).
 	HeartbeatInterval time.Duration
 
 	// WriteTimeout bounds each write of a frame: the handler sets it as the
-	// connection's write deadline (http.ResponseController) before every
+	// connection's write deadline ([http.ResponseController]) before every
 	// frame, and a client that does not take a frame in that time is
 	// dropped; it resumes by Last-Event-ID. Beyond the kernel's socket
 	// buffer, a stream holds at most one write of its own: one frame, or
-	// up to 32 KiB of frames once parked. 0 means DefaultWriteTimeout
+	// up to 32 KiB of frames once parked. 0 means [DefaultWriteTimeout]
 	// and a negative value sets no deadline. It overrides the server's
-	// http.Server.WriteTimeout for the stream's responses.
+	// [http.Server.WriteTimeout] for the stream's responses.
 	WriteTimeout time.Duration
 
 	// WindowTimeout bounds each Read of the window and each call of
@@ -76,7 +77,7 @@ type HandlerOptions struct {
 	// status nor silences a stream (docs/contract.md section 14.2): a request
 	// not yet answered then gets 503 store-unavailable with Retry-After,
 	// and a stream sends a heartbeat and reads again. 0 means
-	// DefaultWindowTimeout; a negative value sets no bound.
+	// [DefaultWindowTimeout]; a negative value sets no bound.
 	WindowTimeout time.Duration
 
 	// PageBytes is the most frame data the Handler reads from the window
@@ -98,7 +99,7 @@ type HandlerOptions struct {
 	// Observer receives each stream's moments: connect, resume, every
 	// write of frames and its delivery, and the end (a refusal with its
 	// code, the end of the stream, or a slow reader's drop), with the
-	// turn's identity; nil means silent. observe.NewSlog(logger) turns on
+	// turn's identity; nil means silent. [observe.NewSlog](logger) turns on
 	// structured logs.
 	Observer observe.Observer
 }
@@ -111,29 +112,21 @@ type HandlerOptions struct {
 //
 //	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
 //
-// and register [Handler.Close] with http.Server.RegisterOnShutdown. The
-// answers, in the order they are decided, are those of section 14.3, with
-// a [refusal.Body] and the status of section 12.5; 503 store-unavailable (with Retry-After) after Close, or
-// when Authorize or the window fails or exceeds WindowTimeout.
+// and register [Handler.Close] with [http.Server.RegisterOnShutdown]. Its
+// answers are those of section 14.3, each refusal with a [refusal.Body] and
+// the status of section 12.5; 503 store-unavailable, with Retry-After,
+// after Close or when Authorize or the window fails or exceeds
+// [HandlerOptions.WindowTimeout].
 //
-// Frames are written as stored: data the canonical JSON, then id the seq,
-// and no event line (section 10.1). A stream that ends before its turn did
-// (Close, a slow reader dropped, a window failure) is aborted, never ended
-// cleanly, so that every client resumes (section 14.2): on a connection
-// the Handler took over it closes the connection without the last chunk;
-// on a request's goroutine it panics with [http.ErrAbortHandler], which
-// net/http turns into a broken connection (a middleware that recovers
-// panics must let that one through). A client that goes away is a
-// disconnect, never a cancellation.
-//
-// An idle stream costs no goroutine when its ResponseWriter is net/http's
-// own and its request HTTP/1.1: once caught up, the Handler takes the
-// connection over (http.ResponseController.Hijack) and parks it; one
-// goroutine per turn waits on the window for all its parked streams. Under
-// any middleware's wrapper (compression, logging, tracing), over HTTP/2 or
-// HTTP/1.0, or with [HandlerOptions].WaitOnRequest, a stream waits on its
-// request's goroutine and writes only through the ResponseWriter it was
-// given. A Handler is safe for concurrent use; make one with [NewHandler].
+// Frames are written as stored (section 10.1). A stream that ends before
+// its turn did is aborted, never ended cleanly (section 14.2): a connection
+// the Handler took over is closed without the last chunk; on a request's
+// goroutine it panics with [http.ErrAbortHandler], which a middleware that
+// recovers panics must let through. A caught-up stream parks without a
+// goroutine of its own only under net/http's own ResponseWriter over
+// HTTP/1.1 ([http.ResponseController.Hijack]), and otherwise, or with
+// [HandlerOptions.WaitOnRequest], waits on its request's goroutine. A
+// Handler is safe for concurrent use; make one with [NewHandler].
 type Handler struct {
 	tail         relay.Tail // the window, its page size, WindowTimeout and the heartbeat interval
 	authorize    func(*http.Request, replay.Key) error
@@ -208,14 +201,14 @@ func orDefault(d, def time.Duration) time.Duration {
 // is writing, so that its client resumes elsewhere by Last-Event-ID, and
 // answers every later request 503. It does not wait for the streams to
 // end; Shutdown does.
-// http.Server.Shutdown neither ends long responses nor knows the parked
+// [http.Server.Shutdown] neither ends long responses nor knows the parked
 // streams, whose connections the Handler took over: register Close with
-// http.Server.RegisterOnShutdown. Close may be called more than once.
+// [http.Server.RegisterOnShutdown]. Close may be called more than once.
 func (h *Handler) Close() { h.close() }
 
 // Shutdown calls Close, then waits until every stream has ended (its last
 // chunk written, its connection closed) or ctx ends, and returns ctx's
-// error then. Call it after http.Server.Shutdown, so that the process
+// error then. Call it after [http.Server.Shutdown], so that the process
 // exits only once the parked streams have ended too.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.Close()

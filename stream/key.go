@@ -12,7 +12,7 @@ import (
 // (docs/contract.md section 5).
 const maxIDBytes = 256
 
-// PathKey is the default HandlerOptions.Key: the conversation and turn ids
+// PathKey is the default [HandlerOptions.Key]: the conversation and turn ids
 // of the request's path wildcards {conversation} and {turn}, as a Go 1.22
 // ServeMux pattern such as
 //

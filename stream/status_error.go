@@ -14,9 +14,9 @@ const maxRefusalBytes = 64 << 10
 
 // StatusError is a stream endpoint's refusal as Follow returns it: the
 // HTTP status and its JSON body, a [refusal.Body] (docs/contract.md
-// sections 12.5 and 14.3). Its Unwrap is a *refusal.Error of the
-// refusal's code, so that refusal.CodeOf(err) and errors.Is(err,
-// refusal.ErrStaleCursor) work on it. A body without a code (a proxy's
+// sections 12.5 and 14.3). Its Unwrap is a [*refusal.Error] of the
+// refusal's code, so that [refusal.CodeOf](err) and [errors.Is](err,
+// [refusal.ErrStaleCursor]) work on it. A body without a code (a proxy's
 // answer) gets the stream's code for the status: 404 turn-not-found, 401
 // and 403 unauthorized, 409 cursor-ahead, 410 stale-cursor, 400
 // invalid-cursor.
@@ -33,7 +33,7 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("stream: refused with %d %s: %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Code, e.Message)
 }
 
-// Unwrap returns the refusal as a *refusal.Error of its code.
+// Unwrap returns the refusal as a [*refusal.Error] of its code.
 func (e *StatusError) Unwrap() error {
 	return &refusal.Error{Code: e.Code, Message: e.Message}
 }

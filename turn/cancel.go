@@ -9,11 +9,11 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// CancelOptions configures NewCancelHandler.
+// CancelOptions configures [NewCancelHandler].
 type CancelOptions struct {
 	// Caller returns the principal of the request, from the host's own
 	// session (never from the body): the caller recovery's Authorizer
-	// checks for recovery.ActionCancel. An error is answered as an unknown
+	// checks for [recovery.ActionCancel]. An error is answered as an unknown
 	// turn. Required.
 	Caller func(r *http.Request) (string, error)
 	// Key names the turn a request cancels; nil means the path wildcards

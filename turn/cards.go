@@ -27,7 +27,7 @@ func noCards() error {
 }
 
 // Ask opens card with the resolver and appends its card event, built from
-// the stored record (interactions.Record.Snapshot with the schema's text):
+// the stored record ([interactions.Record.Snapshot] with the schema's text):
 // docs/contract.md sections 3 and 13.2. card.Key.Conversation "" means the
 // turn's. The answer comes back through [interactions.Resolver.Wait];
 // [Producer.CloseCard] then closes the card on the stream. On a resumed turn, asking again for a
@@ -36,7 +36,7 @@ func noCards() error {
 // Refusals: Open's (invalid-card, card-exists …), invalid-card for another
 // conversation, turn-terminated after the end, stale-cursor on a resumed
 // turn whose start the window pruned, store-unavailable without
-// Options.Cards, and those of Delta.
+// [Options.Cards], and those of Delta.
 func (p *Producer) Ask(ctx context.Context, card interactions.NewCard) (interactions.Record, error) {
 	if p.res == nil {
 		return interactions.Record{}, noCards()
@@ -88,7 +88,7 @@ func (p *Producer) Ask(ctx context.Context, card interactions.NewCard) (interact
 // already closed returns its record and appends nothing.
 //
 // Refusals: [ErrCardOpen] for a card still pending; Lookup's and Expire's;
-// turn-terminated after the end; store-unavailable without Options.Cards.
+// turn-terminated after the end; store-unavailable without [Options.Cards].
 func (p *Producer) CloseCard(ctx context.Context, correlationID string) (interactions.Record, error) {
 	if p.res == nil {
 		return interactions.Record{}, noCards()

@@ -18,7 +18,7 @@
 // the window's latest seq plus one and learns the turn's tool calls and
 // cards from its retained frames. Each envelope gets seq latest+1, the
 // event id "<turnId>:<seq>" (unique within the conversation) and an at
-// stamped by Options.Now. Appends are serialized: a Producer is safe for
+// stamped by [Options.Now]. Appends are serialized: a Producer is safe for
 // concurrent use. A delta longer than the frame limit becomes several.
 //
 // # Lifecycle
@@ -36,14 +36,14 @@
 // equal to the envelope's (holding it) means it landed, one below means it
 // did not, and the envelope is appended again. So a lost acknowledgement
 // leaves neither a gap nor a duplicate. When that read fails too, the call
-// returns ErrUnsettled and the Producer settles the envelope first thing on
-// its next call. Any other latest seq means another writer: ErrAnotherWriter.
+// returns [ErrUnsettled] and the Producer settles the envelope first thing on
+// its next call. Any other latest seq means another writer: [ErrAnotherWriter].
 //
 // # Tool calls
 //
-// Start authorizes the effect slots tool-1 … tool-N (Options.ToolSlots) with
+// Start authorizes the effect slots tool-1 … tool-N ([Options.ToolSlots]) with
 // recovery; the k-th tool call of the turn is the effect tool-k, whatever
-// id the model's provider gave it (those change on every retry). ToolCall
+// id the model's provider gave it (those change on every retry). [ToolCall]
 // appends tool_call, executes the tool at most once under the turn's
 // Context, stores its outcome, and appends tool_result from the stored
 // result, so a restarted Producer appends the same one without launching
@@ -54,14 +54,14 @@
 // # Cards
 //
 // Ask opens a card with the resolver and appends its card event, built from
-// the stored record. interactions.Resolver.Wait wakes the host when the card
+// the stored record. [interactions.Resolver.Wait] wakes the host when the card
 // closes; CloseCard then appends card_closed on the stream of the turn that
 // carries the conversation on.
 //
 // # Cancellation
 //
-// NewCancelHandler serves the cancel request: recovery commits the
-// cancellation, then calls Runs.Abort, which ends the Context of the turn's
+// [NewCancelHandler] serves the cancel request: recovery commits the
+// cancellation, then calls [Runs.Abort], which ends the Context of the turn's
 // Producer, so the model loop and the tools stop; End then writes lifecycle
 // cancelled. A client that disconnects is never a cancellation.
 package turn

@@ -45,14 +45,14 @@ var ErrAnotherWriter = errors.New("turn: another writer appended to the turn")
 type Options struct {
 	// Recovery runs the turn's tool calls and decides its end
 	// (docs/contract.md sections 13.1 and 16.3); Start authorizes the
-	// effect slots of ToolSlots on it. nil: ToolCall and Reconcile are
+	// effect slots of ToolSlots on it. nil: [ToolCall] and Reconcile are
 	// refused with store-unavailable, and nothing can cancel the turn.
 	Recovery *recovery.TurnRecovery
 	// Caller is the principal the Producer acts as towards Recovery's
 	// Authorizer (the host's worker or service id).
 	Caller string
 	// ToolSlots is the number of tool calls the turn may make: 0 means
-	// DefaultToolSlots. A restarted Producer must use the same number.
+	// [DefaultToolSlots]. A restarted Producer must use the same number.
 	ToolSlots int
 	// Runs, when set, registers the turn so that its cancellation
 	// (Recovery's Aborter) ends Context.
@@ -61,15 +61,15 @@ type Options struct {
 	// 13.2); nil: Ask and CloseCard are refused with store-unavailable.
 	Cards *interactions.Resolver
 	// SchemaText returns the JSON Schema text of a card's schema, put in
-	// the card's dataSchemaJson (jsonschema.Registry.SchemaJSON); nil: none.
+	// the card's dataSchemaJson (package jsonschema's Registry.SchemaJSON); nil: none.
 	SchemaText func(ref interactions.SchemaRef) (string, bool)
 	// MaxFrameBytes is the window's frame limit: 0 means
-	// chatprotocol.DefaultMaxFrameBytes. Longer deltas are split under it.
+	// [chatprotocol.DefaultMaxFrameBytes]. Longer deltas are split under it.
 	MaxFrameBytes int
 	// Parser reads the retained frames of a resumed turn; nil means the
 	// defaults (set its Registry when the host appends product events).
 	Parser *chatprotocol.ParserOptions
-	// Now stamps each envelope's at; nil means time.Now.
+	// Now stamps each envelope's at; nil means [time.Now].
 	Now func() time.Time
 }
 

@@ -20,8 +20,8 @@ const rememberedAborts = 4096
 // is idempotent and tolerates turns and effects it does not know; a turn
 // that registers after its abort (a Producer started again, or a store
 // that lost its fence) is cancelled at once. It is safe for concurrent
-// use; make one with NewRuns. A listener carrying cancellations across
-// instances (pgstore.AbortListener) calls the same Abort.
+// use; make one with [NewRuns]. A listener carrying cancellations across
+// instances (package pgstore's AbortListener) calls the same Abort.
 type Runs struct {
 	mu      sync.Mutex
 	running map[recovery.TurnRef]map[*run]struct{}
@@ -39,7 +39,7 @@ func NewRuns() *Runs {
 	return &Runs{running: map[recovery.TurnRef]map[*run]struct{}{}, aborted: map[recovery.TurnRef]struct{}{}}
 }
 
-// Abort implements recovery.Aborter: it cancels every registered run of
+// Abort implements [recovery.Aborter]: it cancels every registered run of
 // turn, whatever inFlight lists, and remembers the turn for runs that
 // register later. It never fails.
 func (r *Runs) Abort(_ context.Context, turn recovery.TurnRef, _ []string) error {

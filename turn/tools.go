@@ -144,7 +144,7 @@ func (p *Producer) Reconcile(ctx context.Context, callID string, verify Tool) (T
 }
 
 // Pending returns the tool calls on the turn's stream without a result,
-// in order: what a restarted Producer finishes with ToolCall (the same ID)
+// in order: what a restarted Producer finishes with [ToolCall] (the same ID)
 // or Reconcile.
 func (p *Producer) Pending() []PendingCall {
 	p.mu.Lock()

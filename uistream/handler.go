@@ -50,10 +50,10 @@ type Answer struct {
 	// of the submission.
 	SubmissionID string
 	// Response is the answer.response, read with
-	// chatprotocol.ParseCardResponse.
+	// [chatprotocol.ParseCardResponse].
 	Response cards.CardResponse
 	// Result is the Resolver's, also for a repeated submission
-	// (refusal.ErrDuplicateAnswer: the record stored before).
+	// ([refusal.ErrDuplicateAnswer]: the record stored before).
 	Result interactions.Result
 }
 
@@ -85,7 +85,7 @@ type Options struct {
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
 	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
-	// those of stream.HandlerOptions, with the same defaults; a heartbeat
+	// those of the stream package's HandlerOptions, with the same defaults; a heartbeat
 	// is an SSE comment.
 	HeartbeatInterval, WriteTimeout, WindowTimeout time.Duration
 	PageBytes                                      int
@@ -98,11 +98,11 @@ type Options struct {
 
 // Handler serves turns of a replay window as AI SDK UI message streams
 // (docs/contract.md section 18.1): POST {api} starts a turn through
-// Options.StartTurn and streams it, GET {api}/{chatId}/stream resumes the
+// [Options.StartTurn] and streams it, GET {api}/{chatId}/stream resumes the
 // chat's running turn from its first chunk (204 when none), DELETE
 // {api}/{chatId}/stream cancels it. Mount it with Register. Every stream's
 // chunks are transcoded once per frame for all its readers. Safe for
-// concurrent use; make one with NewHandler.
+// concurrent use; make one with [NewHandler].
 type Handler struct {
 	srv  *relay.Server
 	opts Options
@@ -142,7 +142,7 @@ func (h *Handler) Register(mux *http.ServeMux, api string) {
 
 // Close aborts every stream being served, so that clients resume
 // elsewhere, and answers later requests 503; register it with
-// http.Server.RegisterOnShutdown.
+// [http.Server.RegisterOnShutdown].
 func (h *Handler) Close() { h.srv.Close() }
 
 // Shutdown calls Close and waits until every stream has ended or ctx ends.
@@ -170,7 +170,7 @@ func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
 }
 
 // ServeStop answers DELETE {api}/{chatId}/stream: it cancels the chat's
-// running turn through Options.Cancel and answers 204, also when there was
+// running turn through [Options.Cancel] and answers 204, also when there was
 // nothing to stop.
 func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Cancel == nil {

@@ -1,17 +1,16 @@
 // Command server is a complete small chat service over the chat wire
 // contract: it streams scripted model turns as resumable version-1 streams
-// (stream.Handler on a replay.Memory window, docs/contract.md section 14) and
-// takes the answers to their cards (answerhttp over an interactions.Resolver,
-// docs/contract.md section 13).
+// ([stream.Handler] on a [replay.Memory] window, docs/contract.md section
+// 14) and takes the answers to their cards (package answerhttp over an
+// [interactions.Resolver], docs/contract.md section 13.2).
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -deltas 50 -pace 20ms -turns 1
 //
 // The first line on stdout is the URL of the first turn's stream,
 // http://ADDR/conversations/c-1/turns/t-1/events?access_token=demo (with the
-// real port when -addr asks for port 0); the other turns' URLs follow, one a
-// line. Each
-// turn is: lifecycle started, half the deltas, a tool_call and its
-// tool_result, the other deltas, a card, lifecycle completed, one frame
+// real port when -addr asks for port 0); the other turns' URLs follow, one
+// a line. Each turn is: lifecycle started, half the deltas, a tool_call and
+// its tool_result, the other deltas, a card, lifecycle completed, one frame
 // every -pace; the turns run one after the other. Follow one with
 //
 //	go run ./cmd/chatwire follow 'http://ADDR/conversations/c-1/turns/t-1/events?access_token=demo'

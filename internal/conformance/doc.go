@@ -2,7 +2,7 @@
 // testdata directory against this module: the fixtures (one case per file,
 // each carrying its expectation), the golden envelope streams with the
 // ChatStateV1 each reduces to, and the manifest that lists every file with
-// its SHA-256 digest. `go test` and `chatwire conform [DIR]` both call Run,
+// its SHA-256 digest. `go test` and `chatwire conform [DIR]` both call [Run],
 // so the two can never disagree.
 //
 // It is product code, shipped in the chatwire binary (conform, parse): it

@@ -17,17 +17,17 @@ import (
 // refusal (docs/contract.md section 9). Kind selects the direction:
 //
 //   - "upgrade": Frames, texts of Dialect, are decoded with
-//     legacy.DecodeLegacyChatFrame and upgraded in order with
-//     legacy.UpgradeLegacyChatFrame by one legacy.StreamHost built from
+//     [legacy.DecodeLegacyChatFrame] and upgraded in order with
+//     [legacy.UpgradeLegacyChatFrame] by one [legacy.StreamHost] built from
 //     Host. Accept expects Expect.Envelopes, every frame's envelopes in
 //     order; reject names the 1-based Expect.Frame refused (every earlier
 //     one upgrades), its code and, when pinned, its path into that frame.
 //   - "encode": Envelope is parsed with Host.Registry's product types and
-//     encoded with legacy.EncodeLegacyChatFrame to Dialect; accept expects
+//     encoded with [legacy.EncodeLegacyChatFrame] to Dialect; accept expects
 //     Expect.Frame, the legacy frame as a JSON value.
-//   - "parse": the one frame of Frames is read with legacy.ParseChatEvent
+//   - "parse": the one frame of Frames is read with [legacy.ParseChatEvent]
 //     (tolerant, docs/contract.md section 2.4) and written back with
-//     legacy.MarshalChatEvent. Expect.Parsed says what the read gives: a
+//     [legacy.MarshalChatEvent]. Expect.Parsed says what the read gives: a
 //     "typed" frame of the union, an "app" frame (of the frame's own type,
 //     for a product type or a union frame its type does not accept), or
 //     "none"; for typed and app, Expect.Frame is what is written back, as a
@@ -43,7 +43,7 @@ type LegacyCase struct {
 }
 
 // LegacyHost is the host mapping of a case, the StreamHostOptions of a
-// legacy.StreamHost: ConversationID ("" for the session frame's), TurnID
+// [legacy.StreamHost]: ConversationID ("" for the session frame's), TurnID
 // ("" for turn-1), CallIDs (absent for TURN-call-N; otherwise the N-th tool
 // start without a call id gets CallIDs[N-1], and none beyond), and the
 // product types of Registry with their channels.

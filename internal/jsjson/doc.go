@@ -2,12 +2,12 @@
 // decoded as a TextDecoder("utf-8") decodes them, values read as ECMAScript
 // JSON.parse reads them, strings written as JSON.stringify writes them, and
 // String.prototype.trim's whitespace set. The version-0 parsers of the
-// module (legacy.ParseChatEvent and the legacy adapters, and the blocks
-// parsers) use it so that they answer exactly as the TypeScript reference
-// does on the same bytes (docs/contract.md sections 2 and 4).
+// module (package legacy's reader and adapters, and the blocks parsers) use
+// it so that they answer as the TypeScript reference does on the same bytes
+// (docs/contract.md sections 2, 4 and 15).
 //
-// It is deliberately not a strict decoder: version-1 envelopes are read with
-// github.com/go-json-experiment/json, which refuses what this package accepts.
+// It is not a strict decoder: version-1 envelopes are read by package
+// internal/strictjson, which refuses what this package accepts.
 //
 // # What JSON.parse does and encoding/json does not
 //
@@ -25,13 +25,13 @@
 //   - A \u escape of a lone UTF-16 surrogate (\ud800) is a valid JSON.parse
 //     string. Go strings cannot hold a lone surrogate as UTF-8, so it is
 //     kept as its three-byte generalized UTF-8 form (WTF-8: ED A0 80), and
-//     AppendString writes that back as \ud800, exactly as JSON.stringify
+//     [AppendString] writes that back as \ud800, exactly as JSON.stringify
 //     writes a lone surrogate. Such a string is not valid UTF-8; a pair of
 //     escapes that forms a surrogate pair becomes the one 4-byte rune.
 //
 // # Values
 //
-// Parse returns the Go forms encoding/json uses for an interface value:
+// [Parse] returns the Go forms encoding/json uses for an interface value:
 // nil, bool, float64, string, []any and map[string]any. Empty arrays and
 // objects are non-nil. Values parsed from a []byte share no memory with it.
 //

@@ -49,7 +49,7 @@ type Span struct {
 	start, end int
 }
 
-// Spans lists the member values of an object as ParseObject found them,
+// Spans lists the member values of an object as [ParseObject] found them,
 // duplicates included.
 type Spans []Span
 

@@ -6,7 +6,7 @@ import "unicode/utf8"
 // the WhiteSpace and LineTerminator code points of ECMA-262 (tab, VT, FF,
 // space, U+00A0, U+FEFF, the other Zs space separators U+1680, U+2000 to
 // U+200A, U+202F, U+205F, U+3000, and LF, CR, U+2028, U+2029). It differs
-// from unicode.IsSpace, which keeps U+FEFF and removes U+0085.
+// from [unicode.IsSpace], which keeps U+FEFF and removes U+0085.
 func IsSpace(r rune) bool {
 	switch r {
 	case '\t', '\n', '\v', '\f', '\r', ' ', 0x00A0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
@@ -16,7 +16,7 @@ func IsSpace(r rune) bool {
 }
 
 // Trim returns s without the leading and trailing characters that
-// String.prototype.trim removes (see IsSpace). Bytes that are not valid
+// String.prototype.trim removes (see [IsSpace]). Bytes that are not valid
 // UTF-8 are never whitespace.
 func Trim(s string) string {
 	return TrimRight(TrimLeft(s))

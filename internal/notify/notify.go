@@ -1,5 +1,5 @@
 // Package notify lets goroutines wait, under a context, for a condition on
-// state that a mutex guards: what sync.Cond does, except that a wait also
+// state that a mutex guards: what [sync.Cond] does, except that a wait also
 // ends with its context.
 package notify
 

@@ -19,8 +19,8 @@ type Answers struct {
 }
 
 // Land lands each submission on its card and returns the Resolver's
-// results, a repeated submission's (refusal.ErrDuplicateAnswer) included;
-// on a refusal it answers w (the status of answerhttp.StatusOf, 401 for a
+// results, a repeated submission's ([refusal.ErrDuplicateAnswer]) included;
+// on a refusal it answers w (the status of [refusal.HTTPStatus], 401 for a
 // Caller error, 400 when a has no Resolver) and reports false.
 func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
 	if a.Resolver == nil {

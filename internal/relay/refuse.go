@@ -21,11 +21,11 @@ func Refuse(w http.ResponseWriter, code refusal.Code, message string) {
 // default: 1 MiB.
 const DefaultMaxBodyBytes = 1 << 20
 
-// ErrBodyTooLarge is ReadBody's error for a body over its limit.
+// ErrBodyTooLarge is [ReadBody]'s error for a body over its limit.
 var ErrBodyTooLarge = errors.New("relay: request body too large")
 
-// ReadBody reads r's body, at most limit bytes (0: DefaultMaxBodyBytes),
-// refusing a longer one with ErrBodyTooLarge before reading past the
+// ReadBody reads r's body, at most limit bytes (0: [DefaultMaxBodyBytes]),
+// refusing a longer one with [ErrBodyTooLarge] before reading past the
 // limit.
 func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	if limit <= 0 {
@@ -44,7 +44,7 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	return body, nil
 }
 
-// RefuseBody answers a body ReadBody refused: 413 frame-too-large when it
+// RefuseBody answers a body [ReadBody] refused: 413 frame-too-large when it
 // was too large, else 400 invalid-input (an upload that broke).
 func RefuseBody(w http.ResponseWriter, err error) {
 	if errors.Is(err, ErrBodyTooLarge) {

@@ -24,7 +24,7 @@ const (
 )
 
 // Options configures a Server; every zero field means its default, as in
-// stream.HandlerOptions.
+// the stream package's HandlerOptions.
 type Options struct {
 	HeartbeatInterval time.Duration // negative: none
 	WriteTimeout      time.Duration // negative: no deadline
@@ -131,7 +131,7 @@ var heartbeat = []byte(": heartbeat\n\n")
 // First read it), live until the Codec is done, then the epilogue. A
 // stream that ends otherwise while its client is still there (Close, a
 // window failure, a write that outlasted the write timeout) is aborted with
-// http.ErrAbortHandler, never ended cleanly (docs/contract.md section
+// [http.ErrAbortHandler], never ended cleanly (docs/contract.md section
 // 14.2). It reports false, writing nothing, once the Server is closing.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b replay.Bounds, frames []replay.Frame) bool {
 	if !s.begin() {

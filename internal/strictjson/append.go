@@ -23,9 +23,9 @@ func AppendRaw(dst []byte, raw []byte) ([]byte, error) {
 	return jsontext.AppendFormat(dst, raw, jsontext.PreserveRawStrings(true))
 }
 
-// CheckRaw returns the error AppendRaw would return for raw, nil for one
+// CheckRaw returns the error [AppendRaw] would return for raw, nil for one
 // strict JSON value, without writing anything: it reads raw with the
-// tokenizer AppendRaw formats it with, under the same default options.
+// tokenizer [AppendRaw] formats it with, under the same default options.
 func CheckRaw(raw []byte) error {
 	if jsontext.Value(raw).IsValid() {
 		return nil

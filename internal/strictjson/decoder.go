@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The errors a Decoder returns besides *SyntaxError. They say what was
+// The errors a Decoder returns besides [*SyntaxError]. They say what was
 // wrong with a well-formed value; the caller decides the refusal code.
 var (
 	// ErrWrongType: the value is well-formed JSON of another type than the
@@ -113,7 +113,7 @@ func (d *Decoder) Depth() int { return d.depth0 + d.dec.StackDepth() }
 func (d *Decoder) Src() string { return d.src }
 
 // Begin reads the start of an object ('{') or an array ('['), whichever
-// kind is; any other value is ErrWrongType. It enforces the depth limit.
+// kind is; any other value is [ErrWrongType]. It enforces the depth limit.
 func (d *Decoder) Begin(kind Kind) error {
 	tok, err := d.dec.ReadToken()
 	if err != nil {
@@ -217,8 +217,8 @@ func (d *Decoder) Bool() (bool, error) {
 }
 
 // Integer reads a number whose value is an integer and returns it exactly.
-// 7, 7.0 and 0.7e1 are all 7; 7.5 is ErrNotInteger; a value beyond int64 is
-// ErrRange; anything but a number is ErrWrongType.
+// 7, 7.0 and 0.7e1 are all 7; 7.5 is [ErrNotInteger]; a value beyond int64 is
+// [ErrRange]; anything but a number is [ErrWrongType].
 func (d *Decoder) Integer() (int64, error) {
 	v, _, err := d.value()
 	if err != nil {
@@ -315,9 +315,9 @@ func exceedsDepth(v []byte, budget int) bool {
 }
 
 // ParseInteger returns the exact integer value of the JSON number v: 7,
-// 7.0, 70e-1 and 0.7E1 are all 7. A fractional value is ErrNotInteger, one
-// beyond int64 is ErrRange, and text that is not a JSON number is
-// ErrWrongType.
+// 7.0, 70e-1 and 0.7E1 are all 7. A fractional value is [ErrNotInteger], one
+// beyond int64 is [ErrRange], and text that is not a JSON number is
+// [ErrWrongType].
 func ParseInteger(v []byte) (int64, error) {
 	neg := false
 	i := 0

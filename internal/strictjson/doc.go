@@ -8,10 +8,10 @@
 // duplicate member names and invalid UTF-8 are syntax errors, member names
 // match byte for byte, and one JSON text with optional surrounding
 // whitespace is the whole input. On top of that it bounds nesting depth
-// (ErrTooDeep) and reads integers exactly (Integer never rounds).
+// ([ErrTooDeep]) and reads integers exactly (Integer never rounds).
 //
 // Strings are returned as substrings of one copy of the input that the
 // caller makes and passes in, so reading a string without escapes allocates
-// nothing. Decoders are not safe for concurrent use; Get and Put recycle
-// them through a sync.Pool, which is a cache and holds no behaviour.
+// nothing. Decoders are not safe for concurrent use; [Get] and [Put] recycle
+// them through a [sync.Pool], which is a cache and holds no behaviour.
 package strictjson

@@ -10,13 +10,13 @@ import (
 )
 
 // AppendString appends s as a JSON string in its minimal form (RFC 8785
-// docs/contract.md section 3.2.2.2), byte for byte what jsontext.AppendQuote writes: '"'
-// and '\' escaped with a backslash, the control characters U+0000 to
-// U+001F as \b, \t, \n, \f, \r or \u00xx (lower-case hex), everything else
-// as it is. Invalid UTF-8 is an error, jsontext.AppendQuote's own.
+// docs/contract.md section 3.2.2.2), byte for byte what [jsontext.AppendQuote]
+// writes: '"' and '\' escaped with a backslash, the control characters U+0000
+// to U+001F as \b, \t, \n, \f, \r or \u00xx (lower-case hex), everything else
+// as it is. Invalid UTF-8 is an error, [jsontext.AppendQuote]'s own.
 //
 // It reads s eight bytes at a time while they need no escape
-// (swar.PlainPrefix), and copies
+// ([swar.PlainPrefix]), and copies
 // the runs between escapes in bulk; on the text of a chat (mostly ASCII,
 // few escapes) that is several times faster than a byte-at-a-time loop.
 func AppendString(dst []byte, s string) ([]byte, error) {
@@ -49,12 +49,12 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 	return append(dst, '"'), nil
 }
 
-// AppendStringBody appends what AppendString would write between the
+// AppendStringBody appends what [AppendString] would write between the
 // quotes: s escaped. Since every escape is of one byte or one rune, the
 // bodies of the pieces of a string cut between runes add up to the body of
 // the whole, so a long string can be written piece by piece (see
-// ChatStateV1.WriteJSON). Invalid UTF-8 is AppendString's error, with dst
-// returned unchanged. It costs AppendString and a copy of the piece.
+// ChatStateV1.WriteJSON). Invalid UTF-8 is [AppendString]'s error, with dst
+// returned unchanged. It costs [AppendString] and a copy of the piece.
 func AppendStringBody(dst []byte, s string) ([]byte, error) {
 	orig := len(dst)
 	out, err := AppendString(dst, s)
@@ -65,9 +65,9 @@ func AppendStringBody(dst []byte, s string) ([]byte, error) {
 	return out[:orig+n], nil
 }
 
-// CheckString returns the error AppendString would return for s, nil for
+// CheckString returns the error [AppendString] would return for s, nil for
 // valid UTF-8, without writing anything. ASCII is passed 8 bytes at a time
-// (swar.ASCIIPrefix), and only the rest goes to utf8.ValidString.
+// ([swar.ASCIIPrefix]), and only the rest goes to [utf8.ValidString].
 func CheckString(s string) error {
 	if n := swar.ASCIIPrefix(s); n == len(s) || utf8.ValidString(s[n:]) {
 		return nil

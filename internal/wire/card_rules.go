@@ -13,7 +13,7 @@ import (
 
 // CheckCorrelation refuses a response's correlation id got when it is
 // non-empty and not want, the correlation id of the card it answers, at
-// /correlationId. An empty one is ResponseViolations' to refuse.
+// /correlationId. An empty one is [ResponseViolations]' to refuse.
 func CheckCorrelation(code refusal.Code, want, got string) *refusal.Error {
 	if got != "" && got != want {
 		return refusal.New(code, "/correlationId", "answers another card")
@@ -30,7 +30,7 @@ func CheckDecline(code refusal.Code, spec cards.CardSpec, action cards.CardActio
 	return nil
 }
 
-// ResponseViolations returns every shape rule of a cards.CardResponse that r
+// ResponseViolations returns every shape rule of a [cards.CardResponse] that r
 // breaks, in the order /correlationId, /action, /value:
 //
 //   - /correlationId is required (non-empty);

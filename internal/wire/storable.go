@@ -8,7 +8,7 @@ import (
 // Storable reports whether s is text every store can hold as sent: valid
 // UTF-8 without a NUL character (PostgreSQL's text refuses both, SQLSTATE
 // 22021). recovery and interactions refuse other ids with
-// CodeInvalidInput before any store is asked.
+// [refusal.CodeInvalidInput] before any store is asked.
 func Storable(s string) bool {
 	return strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// Subject is one window under test, as Config.NewSubject returns it.
+// Subject is one window under test, as [Config.NewSubject] returns it.
 type Subject struct {
 	// Window is the window under test.
 	Window replay.Window
@@ -29,11 +29,11 @@ type Config struct {
 	NewSubject func(ctx context.Context) (Subject, error)
 	// NewRetaining, when set, returns a window that retains exactly the
 	// newest maxFrames frames of each turn once Append returns (count
-	// retention, as replay.MemoryOptions.MaxFrames). Without it the
+	// retention, as [replay.MemoryOptions.MaxFrames]). Without it the
 	// retention check is skipped.
 	NewRetaining func(ctx context.Context, maxFrames int) (Subject, error)
 	// MaxFrameBytes is the frame limit of NewSubject's windows: 0 means
-	// chatprotocol.DefaultMaxFrameBytes (1 MiB); negative means none, and
+	// [chatprotocol.DefaultMaxFrameBytes] (1 MiB); negative means none, and
 	// the frame-too-large check is skipped.
 	MaxFrameBytes int
 	// Timeout is how long a Wait that must return is given, and a whole
@@ -48,7 +48,7 @@ type Config struct {
 
 // CheckError is a failed check, as Check reports it.
 type CheckError struct {
-	// Check is the check's name, one of CheckNames.
+	// Check is the check's name, one of [CheckNames].
 	Check string
 	// Err is its failure.
 	Err error
@@ -88,7 +88,7 @@ func checks() []check {
 	}
 }
 
-// CheckNames returns the names of the checks, in the order TestWindow runs
+// CheckNames returns the names of the checks, in the order [TestWindow] runs
 // them as subtests and Check reports them.
 func CheckNames() []string {
 	return checklist.Names(checks())
@@ -102,8 +102,8 @@ func TestWindow(t *testing.T, cfg Config) {
 	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
 }
 
-// Check runs the checks like TestWindow, outside a test, and returns nil or
-// the errors.Join of a *CheckError per failed check.
+// Check runs the checks like [TestWindow], outside a test, and returns nil or
+// the [errors.Join] of a [*CheckError] per failed check.
 func Check(ctx context.Context, cfg Config) error {
 	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
 		func(name string, err error) error { return &CheckError{Check: name, Err: err} })

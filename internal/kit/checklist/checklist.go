@@ -38,7 +38,7 @@ func Names[F any](checks []Check[F]) []string {
 }
 
 // Test runs every check through run as a subtest of t named after it, with
-// the subtest's context: an error wrapping ErrSkip skips the subtest, any
+// the subtest's context: an error wrapping [ErrSkip] skips the subtest, any
 // other error fails it.
 func Test[F any](t *testing.T, checks []Check[F], run func(ctx context.Context, c Check[F]) error) {
 	t.Helper()
@@ -56,8 +56,8 @@ func Test[F any](t *testing.T, checks []Check[F], run func(ctx context.Context, 
 
 // Collect runs every check through run, in order, each with a context of
 // its own derived from ctx and cancelled once run returns, as a subtest's
-// is; it returns nil or the errors.Join of wrap(name, err) for each check
-// that failed. Skipped checks (ErrSkip) are left out.
+// is; it returns nil or the [errors.Join] of wrap(name, err) for each check
+// that failed. Skipped checks ([ErrSkip]) are left out.
 func Collect[F any](ctx context.Context, checks []Check[F], run func(ctx context.Context, c Check[F]) error, wrap func(name string, err error) error) error {
 	var errs []error
 	for _, c := range checks {

@@ -1,8 +1,9 @@
 // Package fakeclock is the fake clock shared by the module's public test
-// kits (interactionstest.Clock is this type) and by its own tests: it stands
-// still until told to move, so expiries and leases are driven by the test,
-// never by the wall clock. It lives outside internal/testkit, which only
-// the module's own tests import, because a public kit exposes it.
+// kits (package interactionstest's Clock is this type) and by its own
+// tests: it stands still until told to move, so expiries and leases are
+// driven by the test, never by the wall clock. It lives outside
+// internal/testkit, which only the module's own tests import, because a
+// public kit exposes it.
 package fakeclock
 
 import (

@@ -25,7 +25,7 @@ import (
 )
 
 // Cut is where one connection is cut, as a count of server-to-client bytes,
-// counted from the end of Options.Arm when Arm is set (from the first byte
+// counted from the end of [Options.Arm] when Arm is set (from the first byte
 // otherwise). The zero Cut never cuts. When both fields are set, the first
 // point reached wins.
 type Cut struct {
@@ -194,7 +194,7 @@ func (p *Proxy) Hold(held bool) {
 }
 
 // CutAll cuts every open connection, both sides, and returns how many. The
-// cuts count towards Options.MaxCuts.
+// cuts count towards [Options.MaxCuts].
 func (p *Proxy) CutAll() int {
 	var cut []*link
 	p.mu.Lock()

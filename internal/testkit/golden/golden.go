@@ -1,9 +1,8 @@
 // Package golden gives every test package of the module one -update flag,
 // so that `go test ./... -update` rewrites every golden file of the module
-// in one command (issue 3: goldens are "regenerated only by go test ./...
-// -update").
+// in one command, the only way goldens are regenerated.
 //
-// A test package with golden files calls Update or Check. A test package
+// A test package with golden files calls [Update] or [Check]. A test package
 // without any imports this package for its flag only:
 //
 //	import _ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts -update

@@ -1,5 +1,5 @@
 // Package observetest records what an acting package reports to an
-// observe.Observer, and checks the start/end hand-off: every end arrives on
+// [observe.Observer], and checks the start/end hand-off: every end arrives on
 // the context its start returned, and every start ends exactly once.
 package observetest
 
@@ -21,7 +21,7 @@ type Recorded struct {
 	Span int
 }
 
-// Recorder is an observe.Observer that keeps every event. It is safe for
+// Recorder is an [observe.Observer] that keeps every event. It is safe for
 // concurrent use.
 type Recorder struct {
 	mu     sync.Mutex

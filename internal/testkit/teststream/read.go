@@ -7,7 +7,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
-// EventFrames reads r to its end with an sse.Decoder of default options and
+// EventFrames reads r to its end with an [sse.Decoder] of default options and
 // returns, for each event frame that is neither a comment nor a heartbeat,
 // its last event id and a copy of its data. The error is the decoder's.
 func EventFrames(r io.Reader) (ids []string, data [][]byte, err error) {

@@ -39,7 +39,7 @@ func dir() string {
 
 // Run runs script (uichat.mjs or agrun.mjs) under Node with args, within
 // timeout, and returns its standard output; it fails t on a non-zero exit.
-// It skips t, or fails it when RequiredEnv is set, when Node or the
+// It skips t, or fails it when [RequiredEnv] is set, when Node or the
 // harness's packages are missing.
 func Run(t *testing.T, timeout time.Duration, script string, args ...string) []byte {
 	t.Helper()
