@@ -1,5 +1,6 @@
 // Package observe is how the acting packages of the module (recovery,
-// interactions, the replay windows and the stream handler) tell an operator
+// interactions, the replay windows, the stream handler and the provider
+// stream readers of ingest) tell an operator
 // what they do: each takes an optional Observer in its options, nil meaning
 // silent, and reports the moments below as Events carrying the turn, effect
 // or card identity and the refusal code (docs/contract.md sections 11 to 14),
@@ -45,6 +46,7 @@
 //	stream.refuse                 end           stream handler     cursor, lower, latest, code
 //	stream.end                    end           stream handler     seq, count
 //	stream.drop                   end           stream handler     seq, count
+//	model.response                point         ingest readers     status, provider, models, response id, tokens
 //
 // Execute reports nothing when it returns an effect's stored result without
 // claiming it; its refusals before a claim (claim-conflict, an effect already
@@ -61,7 +63,7 @@
 //	turn           string    when it has a turn id
 //	effect         string    effect.* kinds
 //	card           string    answer.* kinds: the card's correlation id
-//	status         string    turn.end (asked), answer.store and answer.duplicate (the card's)
+//	status         string    turn.end (asked), answer.store and answer.duplicate (the card's), model.response (the turn's)
 //	code           string    when the event carries a refusal code
 //	cursor         int64     replay.*, stream.resume, stream.refuse
 //	lower, latest  int64     replay.*, stream.resume, stream.refuse: the window's bounds
@@ -69,6 +71,11 @@
 //	count          int       replay.serve, stream.write, stream.deliver, stream.end, stream.drop, turn.abort
 //	duration       duration  an end, since its start (stream.deliver: the delivery latency)
 //	err            string    when the event has a cause: fit for logs, never for a client
+//	provider       string    model.response: the provider
+//	model          string    model.response: the model that answered, when known
+//	response_id    string    model.response: the provider's response id, when known
+//	input_tokens   int64     model.response, when the provider sent its count
+//	output_tokens  int64     model.response, when the provider sent its count
 //
 // duration is measured by the observer itself: at a start it notes the time
 // in the context it returns, when the logger is enabled for the start's ends
