@@ -20,7 +20,10 @@ func (printer) Provenance(_ context.Context, provider, model, id string) error {
 	fmt.Println("provenance", provider, model, id)
 	return nil
 }
-func (printer) Delta(_ context.Context, text string) error { fmt.Printf("delta %q\n", text); return nil }
+func (printer) Delta(_ context.Context, text string) error {
+	fmt.Printf("delta %q\n", text)
+	return nil
+}
 func (printer) ToolCall(_ context.Context, id, name string, input json.RawMessage) error {
 	fmt.Println("tool_call", id, name, string(input))
 	return nil
