@@ -119,14 +119,15 @@ func (m *Mapper) ProviderError(ctx context.Context, status int, body []byte) err
 // End tells the Mapper the stream has ended: cause is nil when it ended
 // cleanly between frames, else what cut it (the body ended inside a frame,
 // or its reading failed). A turn the provider had not ended fails with
-// CodeStreamCut; a Chat stream that gave its finish reason and ended
-// cleanly completes, since its [DONE] is not always delivered (the SDKs
-// swallow it). End returns only the Sink's error.
+// CodeStreamCut. A Chat stream ends at its finish reason (docs/contract.md
+// section 17.4): once it came, the turn completes whatever cut what
+// follows it (usage, [DONE], which the SDKs hide). End returns only the
+// Sink's error.
 func (m *Mapper) End(ctx context.Context, cause error) error {
 	if m.done {
 		return nil
 	}
-	if m.kind == OpenAIChat && cause == nil && m.chat.finished {
+	if m.kind == OpenAIChat && m.chat.finished {
 		return m.chatComplete(ctx)
 	}
 	return m.fail(ctx, CodeStreamCut, msgCut)

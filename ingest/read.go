@@ -24,8 +24,9 @@ var ErrCut = errors.New("ingest: the provider's stream was cut")
 //
 // Read returns nil when it read body to that end, or to the end of its last
 // whole frame, whatever the turn's outcome. It returns an error wrapping
-// ErrCut, after failing the turn with CodeStreamCut, when body ended inside
-// a frame or its reading failed; a refusal of code frame-too-large, after
+// ErrCut when body ended inside a frame or its reading failed, after ending
+// the turn: failed with CodeStreamCut, or completed for a Chat stream that
+// gave its finish reason; a refusal of code frame-too-large, after
 // failing the turn with CodeInvalidStream, for a frame over
 // Options.MaxFrameBytes; ctx's error, without ending the turn, when ctx is
 // done (the host cancels the turn); and the Sink's error, unchanged, the

@@ -11,9 +11,7 @@
 // reads a raw body with, so a stream makes the same turn either way. An
 // error the SDK returns instead of an event (an HTTP error status after its
 // retries, or an error frame inside the stream) fails the turn by the same
-// rules. One difference is the SDK's: it hides the Chat stream's [DONE] and a
-// body cut inside a frame, so a Chat stream cut after its finish reason
-// completes here (docs/contract.md section 17.4).
+// rules.
 //
 // It is a module of its own so that the core module does not depend on the
 // SDK.
