@@ -512,3 +512,10 @@ func TestParseKind(t *testing.T) {
 	_, err := ingest.ParseKind("openai")
 	assert.Error(t, err)
 }
+
+func TestInvalidUTF8IsReplaced(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\xffb\xc3\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+	got, err := envelopes(t, ingest.OpenAIChat, strings.NewReader(body))
+	require.NoError(t, err, "the envelopes are valid: the state applied them")
+	assert.Contains(t, string(got), `"text":"a`+"\ufffd"+`b`+"\ufffd"+`"`)
+}
