@@ -101,6 +101,15 @@ const (
 	StreamDrop Kind = "stream.drop"
 )
 
+// The kind of a turn's model call, reported by the provider stream readers
+// of package ingest (docs/contract.md section 17).
+const (
+	// ModelResponse: the provider's stream of a turn ended; Status is the
+	// turn's lifecycle status (completed or failed), with Provider,
+	// RequestModel, ResponseModel, ResponseID and the token counts.
+	ModelResponse Kind = "model.response"
+)
+
 // Phase is how an Event pairs with others: a start opens what an end
 // closes, on the context the start's Observe returned; a point stands alone.
 type Phase uint8
@@ -157,6 +166,19 @@ type Event struct {
 	Err error
 	// Phase tells a start, an end or a point.
 	Phase Phase
+	// Provider, RequestModel, ResponseModel and ResponseID name a turn's
+	// model call (model.response): the provider ("openai", "anthropic"),
+	// the model the host asked for and the one that answered, and the
+	// provider's response id; "" when unknown.
+	Provider      string
+	RequestModel  string
+	ResponseModel string
+	ResponseID    string
+	// InputTokens (cached ones included) and OutputTokens are the
+	// provider's final token counts (model.response); negative when the
+	// provider sent none.
+	InputTokens  int64
+	OutputTokens int64
 }
 
 // Observer receives the moments an acting package reports. Observe is

@@ -25,6 +25,11 @@ const (
 	KeyCount        = "count"
 	KeyDuration     = "duration"
 	KeyErr          = "err"
+	KeyProvider     = "provider"
+	KeyModel        = "model"
+	KeyResponseID   = "response_id"
+	KeyInputTokens  = "input_tokens"
+	KeyOutputTokens = "output_tokens"
 )
 
 // NewSlog returns an Observer that writes one record per event to l: the
@@ -125,7 +130,7 @@ func (o slogObserver) Observe(ctx context.Context, e Event) context.Context {
 	if !o.l.Enabled(ctx, level) {
 		return ctx
 	}
-	var buf [14]slog.Attr
+	var buf [19]slog.Attr
 	a := append(buf[:0], slog.String(KeyEvent, string(e.Kind)))
 	a = appendString(a, KeyConversation, e.Conversation)
 	a = appendString(a, KeyTurn, e.Turn)
@@ -142,6 +147,17 @@ func (o slogObserver) Observe(ctx context.Context, e Event) context.Context {
 	}
 	if f&withCount != 0 {
 		a = append(a, slog.Int(KeyCount, e.Count))
+	}
+	if e.Kind == ModelResponse {
+		a = appendString(a, KeyProvider, e.Provider)
+		a = appendString(a, KeyModel, e.ResponseModel)
+		a = appendString(a, KeyResponseID, e.ResponseID)
+		if e.InputTokens >= 0 {
+			a = append(a, slog.Int64(KeyInputTokens, e.InputTokens))
+		}
+		if e.OutputTokens >= 0 {
+			a = append(a, slog.Int64(KeyOutputTokens, e.OutputTokens))
+		}
 	}
 	if timed {
 		a = append(a, slog.Duration(KeyDuration, since))

@@ -164,3 +164,19 @@ func TestJoin(t *testing.T) {
 	one := tag{"x", &log}
 	assert.Equal(t, observe.Observer(one), observe.Join(nil, one))
 }
+
+// A model.response record carries the model call's keys; a token count
+// the provider did not send (negative) is left out, never written as 0.
+func TestSlogModelResponse(t *testing.T) {
+	got := records(t, slog.LevelInfo,
+		observe.Event{Kind: observe.ModelResponse, Conversation: "c", Turn: "t", Status: "completed", Provider: "anthropic",
+			RequestModel: "claude-sonnet-4-5", ResponseModel: "claude-sonnet-4-5-20250929", ResponseID: "msg_1", InputTokens: 3084, OutputTokens: 28},
+		observe.Event{Kind: observe.ModelResponse, Turn: "t", Status: "failed", Provider: "openai", InputTokens: -1, OutputTokens: -1},
+	)
+	require.Len(t, got, 2)
+	assert.Equal(t, map[string]any{"level": "INFO", "msg": "model.response", "event": "model.response", "conversation": "c", "turn": "t",
+		"status": "completed", "provider": "anthropic", "model": "claude-sonnet-4-5-20250929", "response_id": "msg_1",
+		"input_tokens": float64(3084), "output_tokens": float64(28)}, got[0])
+	assert.Equal(t, map[string]any{"level": "INFO", "msg": "model.response", "event": "model.response", "turn": "t",
+		"status": "failed", "provider": "openai"}, got[1])
+}

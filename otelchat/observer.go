@@ -34,6 +34,14 @@
 // refusal code other than duplicate-answer has status Error with the code
 // as description, and the cause as an exception event.
 //
+// A model.response (a provider stream read by package ingest) sets the
+// OpenTelemetry GenAI attributes on the turn's span, the span of its
+// context: gen_ai.operation.name ("chat"), gen_ai.provider.name,
+// gen_ai.request.model, gen_ai.response.model, gen_ai.response.id,
+// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens, each where the
+// stream gave it (semantic conventions 1.40). Under a context whose span is
+// not recorded here it is a span of its own, "chat.model.response".
+//
 // The attributes are chat.conversation.id, chat.turn.id, chat.effect.id,
 // chat.card.id, chat.status, chat.refusal.code, chat.cursor,
 // chat.window.lower, chat.window.latest, chat.seq and chat.count, each where
@@ -61,6 +69,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/Papercusp/chat-protocol-go/observe"
@@ -194,6 +203,12 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) context.Context
 	case observe.EffectReconcile:
 		o.reconciliations.Add(ctx, 1, metric.WithAttributes(KeyCode.String(string(e.Code))))
 	}
+	if e.Kind == observe.ModelResponse {
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.SetAttributes(genAI(e)...)
+			return ctx
+		}
+	}
 	cur, _ := ctx.Value(openKey{}).(*open)
 	switch e.Phase {
 	case observe.Start:
@@ -279,6 +294,34 @@ func attributes(e observe.Event) []attribute.KeyValue {
 	switch e.Kind {
 	case observe.StreamWrite, observe.StreamDeliver, observe.StreamEnd, observe.StreamDrop:
 		a = append(a, KeySeq.Int64(e.Seq))
+	case observe.ModelResponse:
+		a = append(a, genAI(e)...)
+	}
+	return a
+}
+
+// genAI returns the GenAI attributes of a model.response.
+func genAI(e observe.Event) []attribute.KeyValue {
+	a := make([]attribute.KeyValue, 0, 7)
+	a = append(a, semconv.GenAIOperationNameChat)
+	for _, kv := range [...]struct {
+		k attribute.Key
+		v string
+	}{
+		{semconv.GenAIProviderNameKey, e.Provider},
+		{semconv.GenAIRequestModelKey, e.RequestModel},
+		{semconv.GenAIResponseModelKey, e.ResponseModel},
+		{semconv.GenAIResponseIDKey, e.ResponseID},
+	} {
+		if kv.v != "" {
+			a = append(a, kv.k.String(kv.v))
+		}
+	}
+	if e.InputTokens >= 0 {
+		a = append(a, semconv.GenAIUsageInputTokensKey.Int64(e.InputTokens))
+	}
+	if e.OutputTokens >= 0 {
+		a = append(a, semconv.GenAIUsageOutputTokensKey.Int64(e.OutputTokens))
 	}
 	return a
 }

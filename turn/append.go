@@ -27,9 +27,13 @@ func (p *Producer) eventID(seq int64) string {
 }
 
 // stamp is the envelope's at: the clock in UTC, RFC 3339 to the
-// millisecond, formatted once per millisecond. p.mu is held.
+// millisecond, formatted once per millisecond; none for the zero time.
+// p.mu is held.
 func (p *Producer) stamp() string {
 	now := p.now()
+	if now.IsZero() {
+		return ""
+	}
 	if ms := now.UnixMilli(); ms != p.atMilli || p.at == "" {
 		p.atMilli, p.at = ms, now.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}

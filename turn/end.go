@@ -113,7 +113,7 @@ func (p *Producer) End(ctx context.Context, err error) error {
 			return err
 		}
 	}
-	if err := p.put(ctx, p.envelope(p.latest+1, &chatprotocol.LifecycleEvent{Status: status, Usage: p.usage})); err != nil {
+	if err := p.put(ctx, p.envelope(p.latest+1, &chatprotocol.LifecycleEvent{Status: status, Reason: p.reason, Usage: p.usage})); err != nil {
 		return err
 	}
 	p.release()

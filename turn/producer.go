@@ -69,7 +69,9 @@ type Options struct {
 	// Parser reads the retained frames of a resumed turn; nil means the
 	// defaults (set its Registry when the host appends product events).
 	Parser *chatprotocol.ParserOptions
-	// Now stamps each envelope's at; nil means [time.Now].
+	// Now stamps each envelope's at; nil means [time.Now]. A clock that
+	// returns the zero time stamps none, for output that is the same on
+	// every run (chatwire ingest's).
 	Now func() time.Time
 }
 
@@ -109,6 +111,7 @@ type Producer struct {
 	cardOrder []string             // the keys of cards, in the order first seen
 	unknown   map[string]bool      // calls whose needs-reconciliation is on the stream
 	usage     *chatprotocol.Usage
+	reason    string // the terminal lifecycle's reason
 	maxFrame  int
 	overhead  int    // bytes of a delta envelope around its text, at most
 	idBuf     []byte // "<turnId>:" then the seq
@@ -321,6 +324,15 @@ func (p *Producer) SetUsage(u chatprotocol.Usage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.usage = &u
+}
+
+// SetReason records why the turn ends, the terminal lifecycle's reason
+// member (docs/contract.md section 6.1: free text, such as a provider's
+// stop reason). It appends nothing.
+func (p *Producer) SetReason(reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reason = reason
 }
 
 // Emit appends an event the Producer keeps no account of: result, state,

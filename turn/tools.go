@@ -114,6 +114,17 @@ func (p *Producer) ToolCall(ctx context.Context, tc ToolCall, tool Tool) (ToolRe
 	return p.settled(ctx, c, res, err)
 }
 
+// Announce appends the tool_call of tc without running it: a model asked
+// for the call, and the host runs it later, or never (a recorded provider
+// stream). The call takes its slot as [Producer.ToolCall] would, and a
+// later [Producer.ToolCall] with the same ID runs it and appends its
+// tool_result without a second tool_call. It needs no Recovery. Errors are
+// those of [Producer.ToolCall] before the launch.
+func (p *Producer) Announce(ctx context.Context, tc ToolCall) error {
+	_, _, err := p.open(ctx, tc)
+	return err
+}
+
 // Reconcile settles a tool call whose outcome was unknown: verify looks
 // the effect up in the host's own records and answers as a Tool does, and
 // the verified result is stored ([recovery.TurnRecovery.Reconcile]) and

@@ -264,3 +264,41 @@ func TestInterruptedTurnResumes(t *testing.T) {
 	assert.Equal(t, "Half and half.", tt.Text())
 	assert.Equal(t, chatprotocol.LifecycleCompleted, tt.Status)
 }
+
+// A tool call announced first (a provider stream asked for it) takes its
+// slot and appears once: the later ToolCall with its id runs it and adds
+// only the tool_result. Announce needs no recovery; the terminal lifecycle
+// carries the reason set; a clock at the zero time stamps no at.
+func TestAnnounceThenRun(t *testing.T) {
+	h := newHost(t)
+	p := h.start("t-1")
+	ctx := t.Context()
+	require.NoError(t, p.Announce(ctx, turn.ToolCall{ID: "call_9", Name: "search_docs", Input: json.RawMessage(`{"q":"x"}`)}))
+	c := &counter{output: `{"hits":2}`}
+	res, err := p.ToolCall(ctx, turn.ToolCall{ID: "call_9", Name: "search_docs"}, c.tool)
+	require.NoError(t, err)
+	assert.Equal(t, `{"hits":2}`, string(res.Output))
+	assert.Equal(t, int64(1), c.launches.Load())
+	p.SetReason("stop")
+	require.NoError(t, p.Complete(ctx))
+	envs := h.envelopes("t-1")
+	assert.Equal(t, []string{"lifecycle", "tool_call", "tool_result", "lifecycle"}, types(envs))
+	assert.Equal(t, "stop", envs[3].Event.(*chatprotocol.LifecycleEvent).Reason)
+	rec, err := h.rec.Load(ctx, worker, refOf("t-1"))
+	require.NoError(t, err)
+	assert.Equal(t, recovery.EffectCompleted, rec.Effects[0].State, "the announced call ran as slot 1")
+
+	bare := replay.NewMemory(nil)
+	q, err := turn.Start(ctx, bare, key, &turn.Options{Now: func() time.Time { return time.Time{} }})
+	require.NoError(t, err)
+	require.NoError(t, q.Announce(ctx, turn.ToolCall{ID: "call_1", Name: "lookup"}))
+	require.NoError(t, q.Complete(ctx))
+	_, frames, err := bare.Read(ctx, key, 0, replay.DefaultPageBytes)
+	require.NoError(t, err)
+	require.Len(t, frames, 3)
+	for _, f := range frames {
+		env, err := chatprotocol.ParseEnvelope(f.Data)
+		require.NoError(t, err)
+		assert.Empty(t, env.At, "no at under a zero clock")
+	}
+}

@@ -40,6 +40,7 @@ func subcommands() []subcommand {
 		{name: "blocks", summary: "decode an SSE stream and print every <report> and <ask> block of its turns' text", run: runBlocks},
 		{name: "conform", summary: "run the conformance fixtures and goldens of DIR (default ./testdata)", run: runConform},
 		{name: "encode", summary: "turn a version-1 SSE stream into the legacy0 stream (--to legacy0)", run: runEncode},
+		{name: "ingest", summary: "read a provider's recorded stream (--from openai-chat|openai-responses|anthropic-messages) and print its turn's envelopes or state", run: runIngest},
 		{name: "follow", summary: "follow a turn's stream at URL across reconnects and print its envelopes or its final state", run: runFollow},
 	}
 }

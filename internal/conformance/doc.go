@@ -17,6 +17,7 @@
 //	golden/NAME.state.json    the state it reduces to (written only by Update)
 //	legacy/DIALECT/*.json     the legacy adapters' cases: legacy frames, host mapping, expected envelopes or refusal
 //	legacy/encode/*.json      the legacy adapters' cases the other way: an envelope and its legacy frame or refusal
+//	providers/KIND/NAME.sse   a provider's raw stream body, with NAME.jsonl (the envelopes it must produce) and NAME.state.json
 //	manifest.json             every other file with its digest, role and expectation
 //
 // Everything under fuzz/ and streams/ is outside the manifest. New fixture

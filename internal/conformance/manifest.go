@@ -57,8 +57,14 @@ const (
 	RoleGoldenState  = "golden-state"  // golden/*.state.json
 	RoleLegacy       = "legacy"        // legacy/**/*.json: legacy frames, host mapping, expected envelopes or refusal
 	RoleBlocksParity = "blocks-parity" // blocks-parity.jsonl: {fn, input, want} per line
-	RoleDoc          = "doc"           // *.md
-	RoleData         = "data"          // anything else
+	// providers/KIND/NAME.sse: a provider's raw stream body; kind is KIND.
+	RoleProviderBody = "provider-body"
+	// providers/KIND/NAME.jsonl: the envelopes the body must produce.
+	RoleProviderStream = "provider-stream"
+	// providers/KIND/NAME.state.json: the state they reduce to.
+	RoleProviderState = "provider-state"
+	RoleDoc           = "doc"  // *.md
+	RoleData          = "data" // anything else
 )
 
 // metaSchema is the dialect every schema file declares.
@@ -80,6 +86,12 @@ func roleOf(p string) (role, schema string) {
 		return RoleGoldenState, "schemas/golden.schema.json"
 	case strings.HasPrefix(p, "golden/") && strings.HasSuffix(p, ".jsonl"):
 		return RoleGoldenStream, "schemas/envelope.schema.json"
+	case strings.HasPrefix(p, "providers/") && strings.HasSuffix(p, ".sse"):
+		return RoleProviderBody, ""
+	case strings.HasPrefix(p, "providers/") && strings.HasSuffix(p, ".state.json"):
+		return RoleProviderState, "schemas/golden.schema.json"
+	case strings.HasPrefix(p, "providers/") && strings.HasSuffix(p, ".jsonl"):
+		return RoleProviderStream, "schemas/envelope.schema.json"
 	case strings.HasPrefix(p, "legacy/") && strings.HasSuffix(p, ".json"):
 		return RoleLegacy, "schemas/legacy.schema.json"
 	case strings.HasPrefix(p, "legacy/"):
@@ -142,8 +154,10 @@ func entryOf(p string, data []byte) Entry {
 		kind, x := c.brief()
 		e.Kind = kind
 		e.Expect = &ExpectBrief{Outcome: x.Outcome, Code: x.Code, Path: x.Path}
-	case RoleGoldenStream:
+	case RoleGoldenStream, RoleProviderStream:
 		e.Expect = &ExpectBrief{Outcome: "accept"}
+	case RoleProviderBody:
+		e.Kind = string(providerKind(p))
 	}
 	return e
 }

@@ -47,8 +47,10 @@ func (r *Report) add(name string, err error) {
 // Run checks the conformance directory dir: the manifest against the files
 // (one failure per drifting, missing or unlisted file; the manifest counts
 // as one passing case when nothing drifts), every fixture and every legacy
-// case against its expectation, and every golden state against its stream.
-// every line of the blocks parity file (one case per line) against the
+// case against its expectation, every golden state against its stream,
+// every provider body against its expected envelopes (providers/, with
+// their state against them), and every line of the blocks parity file
+// (one case per line) against the
 // reference's answer. Schemas and docs are checked only through the
 // manifest; schemas are validated by the module's tests, which may depend
 // on a JSON Schema validator. The error is non-nil
@@ -71,7 +73,7 @@ func Run(dir string) (Report, error) {
 	}
 	streams := map[string]bool{}
 	for _, e := range built.Files {
-		if e.Role == RoleGoldenStream {
+		if e.Role == RoleGoldenStream || e.Role == RoleProviderStream {
 			streams[e.Path] = false
 		}
 	}
@@ -97,7 +99,13 @@ func Run(dir string) (Report, error) {
 			} else {
 				runParity(&r, e.Path, data)
 			}
-		case RoleGoldenState:
+		case RoleProviderBody:
+			data, err := os.ReadFile(full)
+			if err == nil {
+				err = runProviderBody(dir, e.Path, data)
+			}
+			r.add(e.Path, err)
+		case RoleGoldenState, RoleProviderState:
 			data, err := os.ReadFile(full)
 			if err == nil {
 				err = runGolden(dir, e.Path, data)
@@ -111,7 +119,7 @@ func Run(dir string) (Report, error) {
 		}
 	}
 	for _, e := range built.Files {
-		if e.Role == RoleGoldenStream && !streams[e.Path] {
+		if (e.Role == RoleGoldenStream || e.Role == RoleProviderStream) && !streams[e.Path] {
 			r.add(e.Path, fmt.Errorf("no golden state; run go test ./... -update"))
 		}
 	}
@@ -119,18 +127,23 @@ func Run(dir string) (Report, error) {
 }
 
 // Update regenerates what the conformance directory derives from its
-// sources: the golden state of every golden stream, then the manifest.
-// Fixtures and streams are never rewritten.
+// sources: the golden state of every golden stream, the expected envelopes
+// and state of every provider body, then the manifest. Fixtures, golden
+// streams and provider bodies are never rewritten.
 func Update(dir string) error {
 	m, err := BuildManifest(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range m.Files {
-		if e.Role == RoleGoldenStream {
-			if err := writeGolden(dir, e.Path); err != nil {
-				return err
-			}
+		switch e.Role {
+		case RoleGoldenStream:
+			err = writeGolden(dir, e.Path)
+		case RoleProviderBody:
+			err = writeProvider(dir, e.Path)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if m, err = BuildManifest(dir); err != nil {

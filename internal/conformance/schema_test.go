@@ -70,7 +70,7 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 		switch {
 		case e.Role == RoleSchema:
 			s.get(e.Path)
-		case e.Role == RoleGoldenStream || e.Role == RoleBlocksParity:
+		case e.Role == RoleGoldenStream || e.Role == RoleBlocksParity || e.Role == RoleProviderStream:
 			for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 				s.validate(e.Schema, line, e.Path+" line "+itoa(i+1))
 			}
@@ -95,6 +95,9 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 	assert.Positive(t, counts[RoleLegacy])
 	assert.Positive(t, counts[RoleFixture])
 	assert.Positive(t, counts[RoleGoldenState])
+	assert.GreaterOrEqual(t, counts[RoleProviderBody], 24)
+	assert.Equal(t, counts[RoleProviderBody], counts[RoleProviderStream])
+	assert.Equal(t, counts[RoleProviderBody], counts[RoleProviderState])
 }
 
 // TestSchemasRejectWhatTheyShould proves the schemas are not vacuous: a

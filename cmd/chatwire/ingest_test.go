@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestIngestCommandEveryProviderBody: chatwire ingest prints each recorded
+// body's expected envelopes, exits 0 unless the body ends inside a frame,
+// and its --state line is exactly what decode --state prints for those
+// envelopes, and the golden state.
+func TestIngestCommandEveryProviderBody(t *testing.T) {
+	bodies, err := filepath.Glob("../../testdata/providers/*/*.sse")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(bodies), 24)
+	for _, body := range bodies {
+		kind := filepath.Base(filepath.Dir(body))
+		base := strings.TrimSuffix(body, ".sse")
+		want, err := os.ReadFile(base + ".jsonl")
+		require.NoError(t, err)
+		wantCode := exitOK
+		if strings.Contains(base, "inside-frame") {
+			wantCode = exitFail
+		}
+
+		code, stdout, stderr := runCmd([]string{"ingest", "--from", kind, body}, "")
+		assert.Equal(t, wantCode, code, "%s: %s", body, stderr)
+		assert.Equal(t, string(want), stdout, body)
+
+		code, state, _ := runCmd([]string{"ingest", "--state", "--from", kind, body}, "")
+		assert.Equal(t, wantCode, code, body)
+		assert.Equal(t, 1, strings.Count(state, "\n"), body)
+
+		var sse strings.Builder
+		for _, line := range strings.Split(strings.TrimSuffix(string(want), "\n"), "\n") {
+			sse.WriteString("data: " + line + "\n\n")
+		}
+		code, decoded, stderr := runCmd([]string{"decode", "--state"}, sse.String())
+		require.Equal(t, exitOK, code, "%s: decode --state refuses the envelopes: %s", body, stderr)
+		assert.Equal(t, decoded, state, "%s: ingest --state is decode --state's line", body)
+
+		var golden struct{ State json.RawMessage }
+		data, err := os.ReadFile(base + ".state.json")
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &golden))
+		assert.JSONEq(t, string(golden.State), state, body)
+	}
+}
+
+func TestIngestCommandReadsStdin(t *testing.T) {
+	body, err := os.ReadFile("../../testdata/providers/anthropic-messages/tool-use.sse")
+	require.NoError(t, err)
+	code, stdout, stderr := runCmd([]string{"ingest", "--from", "anthropic-messages", "--turn", "turn-9", "--conversation", "conv-2", "--provider", "bedrock"}, string(body))
+	assert.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Len(t, lines, 5)
+	assert.Equal(t, `{"schemaVersion":1,"conversationId":"conv-2","turnId":"turn-9","eventId":"turn-9:2","seq":2,"event":{"type":"provenance","provider":"bedrock","model":"claude-sonnet-4-5-20250929","requestId":"msg_01XFDUDYJgAACzvnptvVoYEL"}}`, lines[1])
+	assert.Equal(t, `{"schemaVersion":1,"conversationId":"conv-2","turnId":"turn-9","eventId":"turn-9:4","seq":4,"event":{"type":"tool_call","callId":"toolu_01T1x1fJ34qAmk2tNTrN7Up6","name":"get_weather","input":{"location":"San Francisco, CA","unit":"fahrenheit"}}}`, lines[3])
+}
+
+func TestIngestCommandUsage(t *testing.T) {
+	code, stdout, _ := runCmd([]string{"ingest", "--help"}, "")
+	assert.Equal(t, exitOK, code)
+	for _, kind := range []string{"openai-chat", "openai-responses", "anthropic-messages"} {
+		assert.Contains(t, stdout, kind)
+	}
+	code, _, stderr := runCmd([]string{"ingest", "x.sse"}, "")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--from is required")
+	code, _, stderr = runCmd([]string{"ingest", "--from", "gemini"}, "")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "openai-responses")
+	code, _, _ = runCmd([]string{"ingest", "--from", "openai-chat", "/nonexistent/body.sse"}, "")
+	assert.Equal(t, exitFail, code)
+	code, stdout, _ = runCmd([]string{"help"}, "")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "ingest")
+}

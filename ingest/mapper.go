@@ -1,0 +1,423 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/observe"
+)
+
+// maxInputDepth is the deepest tool input an envelope holds: the envelope
+// and its event take two of the 64 levels of docs/contract.md section 5.2.
+const maxInputDepth = chatprotocol.DefaultMaxDepth - 2
+
+// Mapper maps one provider stream onto a Sink, one provider event at a time
+// (docs/contract.md section 17). Read drives one over a raw body; the SDK
+// bindings drive one with the raw JSON of the SDK's events, so both map a
+// stream the same way. A Mapper is for one turn and is not safe for
+// concurrent use; make one with [NewMapper].
+type Mapper struct {
+	kind Kind
+	sink Sink
+	opts Options
+	p    views
+
+	provider          string
+	model, responseID string
+	provenanced       bool
+	emitted           bool // a delta or a tool call reached the sink
+	done              bool
+	tokens            tokens
+
+	chat chatState
+	resp respState
+	anth anthState
+}
+
+// NewMapper returns the Mapper of one turn's stream of kind, driving sink.
+// opts may be nil. It fails only for a kind that is not one of Kinds.
+func NewMapper(kind Kind, sink Sink, opts *Options) (*Mapper, error) {
+	if _, err := ParseKind(string(kind)); err != nil {
+		return nil, err
+	}
+	m := &Mapper{kind: kind, sink: sink, tokens: noTokens}
+	if opts != nil {
+		m.opts = *opts
+	}
+	m.provider = m.opts.Provider
+	if m.provider == "" {
+		m.provider = kind.provider()
+	}
+	return m, nil
+}
+
+// Done reports whether the turn has ended: the Sink got Complete or Fail.
+// Events after that are ignored.
+func (m *Mapper) Done() bool { return m.done }
+
+// Emitted reports whether a delta or a tool call reached the Sink, after
+// which no failure of the turn is retryable (see Retryable).
+func (m *Mapper) Emitted() bool { return m.emitted }
+
+// Event maps one event of the stream: data is the data of one SSE frame
+// (a JSON object, or DONE sentinel in a Chat stream), which Event reads and does
+// not keep. A frame that is not the provider's JSON fails the turn with
+// [CodeInvalidStream]. It returns only the Sink's or the Reasoning hook's
+// error.
+func (m *Mapper) Event(ctx context.Context, data []byte) error {
+	if m.done || len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	var err error
+	switch m.kind {
+	case OpenAIChat:
+		err = m.chatEvent(ctx, data)
+	case OpenAIResponses:
+		err = m.respEvent(ctx, data)
+	default:
+		err = m.anthEvent(ctx, data)
+	}
+	if err == nil && !m.done && m.p.err != nil {
+		err = m.Malformed(ctx)
+	}
+	return err
+}
+
+// Malformed fails the turn with [CodeInvalidStream]: a frame of the stream is
+// not the provider's JSON (an SDK reports it as its decoding error). It
+// returns only the Sink's error.
+func (m *Mapper) Malformed(ctx context.Context) error {
+	if m.done {
+		return nil
+	}
+	return m.fail(ctx, CodeInvalidStream, "a frame of the provider's stream is not its JSON")
+}
+
+// ProviderError maps an error the transport reported instead of an event:
+// an HTTP error status before the stream (status) or an error the SDK
+// surfaced from inside it (status 0 or 200), with the provider's error JSON
+// (body, nil when there is none) in any of the providers' shapes:
+// {"error":{…}}, {"type":"error","error":{…}} or the bare error object.
+// The turn fails with the code of docs/contract.md section 17.
+func (m *Mapper) ProviderError(ctx context.Context, status int, body []byte) error {
+	if m.done {
+		return nil
+	}
+	var typ, code, msg string
+	if m.p.openFrame(body) {
+		typ, code, msg = m.readError(0)
+	}
+	m.p.err = nil
+	return m.providerFail(ctx, typ, code, msg, status)
+}
+
+// End tells the Mapper the stream has ended: cause is nil when it ended
+// cleanly between frames, else what cut it (the body ended inside a frame,
+// or its reading failed). A turn the provider had not ended fails with
+// [CodeStreamCut]. A Chat stream ends at its finish reason (docs/contract.md
+// section 17.4): once it came, the turn completes whatever cut what
+// follows it (usage, DONE sentinel, which the SDKs hide). End returns only the
+// Sink's error.
+func (m *Mapper) End(ctx context.Context, cause error) error {
+	if m.done {
+		return nil
+	}
+	if m.kind == OpenAIChat && m.chat.finished {
+		return m.chatComplete(ctx)
+	}
+	return m.fail(ctx, CodeStreamCut, msgCut)
+}
+
+// msgCut is the message of every cut stream, whatever cut it, so that a
+// raw body and an SDK's view of it (which hides DONE sentinel and a cut inside a
+// frame) fail alike.
+const msgCut = "the provider's stream ended before the provider ended the turn"
+
+// noteProvenance records the model and response id the stream gives (JSON
+// strings, as views), keeping the first non-empty ones.
+func (m *Mapper) noteProvenance(model, id []byte) {
+	if m.model == "" {
+		m.model = m.p.str(model)
+	}
+	if m.responseID == "" {
+		m.responseID = m.p.str(id)
+	}
+}
+
+// provenance sends the turn's provenance once, before anything else.
+func (m *Mapper) provenance(ctx context.Context) error {
+	if m.provenanced {
+		return nil
+	}
+	m.provenanced = true
+	return m.sink.Provenance(ctx, m.provider, m.model, m.responseID)
+}
+
+// delta sends text, when it is not empty.
+func (m *Mapper) delta(ctx context.Context, text []byte) error {
+	if len(text) == 0 {
+		return nil
+	}
+	if err := m.provenance(ctx); err != nil {
+		return err
+	}
+	m.emitted = true
+	return m.sink.Delta(ctx, string(text))
+}
+
+// reasoning hands text to the Reasoning hook, if any.
+func (m *Mapper) reasoning(ctx context.Context, text []byte) error {
+	if len(text) == 0 || m.opts.Reasoning == nil {
+		return nil
+	}
+	return m.opts.Reasoning(ctx, string(text))
+}
+
+// toolCall sends one tool call whose arguments are args (the JSON text the
+// fragments add up to), or fails the turn when it cannot be one.
+func (m *Mapper) toolCall(ctx context.Context, id, name string, args []byte) error {
+	if id == "" || name == "" {
+		what := "an id"
+		if id != "" {
+			what = "a name"
+		}
+		return m.fail(ctx, CodeInvalidToolCall, "the provider sent a tool call without "+what)
+	}
+	input, err := toolInput(args)
+	if err != nil {
+		return m.fail(ctx, CodeInvalidToolCall, "the arguments of tool call "+id+" are not one JSON value: "+err.Error())
+	}
+	if err := m.provenance(ctx); err != nil {
+		return err
+	}
+	m.emitted = true
+	return m.sink.ToolCall(ctx, id, name, input)
+}
+
+// toolInput returns the compact JSON of args, nil for none.
+func toolInput(args []byte) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil, nil
+	}
+	out, err := jsontext.AppendFormat(nil, args)
+	if err != nil {
+		return nil, err
+	}
+	if deeper(out, maxInputDepth) {
+		return nil, errors.New("nested too deep")
+	}
+	return out, nil
+}
+
+// deeper reports whether the compact JSON v nests more than limit levels.
+func deeper(v []byte, limit int) bool {
+	depth, in := 0, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case in:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// complete ends the turn normally with reason.
+func (m *Mapper) complete(ctx context.Context, reason string) error {
+	if err := m.end(ctx); err != nil {
+		return err
+	}
+	m.observe(ctx, chatprotocol.LifecycleCompleted)
+	return m.sink.Complete(ctx, reason)
+}
+
+// fail ends the turn with code, retryable by the rule of Retryable.
+func (m *Mapper) fail(ctx context.Context, code, message string) error {
+	if err := m.end(ctx); err != nil {
+		return err
+	}
+	m.observe(ctx, chatprotocol.LifecycleFailed)
+	return m.sink.Fail(ctx, code, message, Retryable(code, m.emitted))
+}
+
+// end marks the turn done and sends provenance and usage.
+func (m *Mapper) end(ctx context.Context) error {
+	m.done = true
+	if err := m.provenance(ctx); err != nil {
+		return err
+	}
+	if total, ok := m.tokens.total(m.kind); ok {
+		return m.sink.Usage(ctx, chatprotocol.Usage{TotalTokens: &total})
+	}
+	return nil
+}
+
+// observe reports the model response to the Observer, if any.
+func (m *Mapper) observe(ctx context.Context, status chatprotocol.LifecycleStatus) {
+	if m.opts.Observer == nil {
+		return
+	}
+	in, out := m.tokens.inputOutput(m.kind)
+	m.opts.Observer.Observe(ctx, observe.Event{
+		Kind: observe.ModelResponse, Conversation: m.opts.Conversation, Turn: m.opts.Turn, Status: string(status),
+		Provider: m.provider, RequestModel: m.opts.RequestModel, ResponseModel: m.model, ResponseID: m.responseID,
+		InputTokens: in, OutputTokens: out,
+	})
+}
+
+// readError reads the error object open at level l: its type, code and
+// message, from a nested "error" object when there is one. A "type" of
+// "error" is the event's type, not the error's.
+func (m *Mapper) readError(l int) (typ, code, msg string) {
+	var nested []byte
+	for m.p.more(l) {
+		switch string(m.p.name(l)) {
+		case "type":
+			if v := m.p.value(l); !m.p.is(v, "error") {
+				typ = m.p.str(v)
+			}
+		case "code":
+			code = m.p.str(m.p.value(l))
+		case "message":
+			msg = m.p.str(m.p.value(l))
+		case "error":
+			nested = m.p.value(l)
+		default:
+			m.p.skip(l)
+		}
+	}
+	if m.p.open(l+1, nested, '{') {
+		t, c, s := m.readError(l + 1)
+		if t != "" {
+			typ = t
+		}
+		if c != "" {
+			code = c
+		}
+		if s != "" {
+			msg = s
+		}
+	}
+	return typ, code, msg
+}
+
+// providerFail fails the turn for a provider error of type typ and code
+// (either may be ""), HTTP status (0 when none), with the provider's
+// message.
+func (m *Mapper) providerFail(ctx context.Context, typ, code, msg string, status int) error {
+	c := classify(typ, code, status)
+	label := code
+	if label == "" {
+		label = typ
+	}
+	switch {
+	case label != "" && msg != "":
+		msg = label + ": " + msg
+	case label != "":
+		msg = label
+	case msg == "":
+		msg = "the provider reported an error"
+	}
+	return m.fail(ctx, c, msg)
+}
+
+// classify gives the code of a provider error: by its code, then its type,
+// then the HTTP status (docs/contract.md section 17).
+func classify(typ, code string, status int) string {
+	for _, s := range [2]string{code, typ} {
+		switch s {
+		case "overloaded_error", "overloaded", "server_overloaded", "engine_overloaded", "service_unavailable":
+			return CodeOverloaded
+		case "rate_limit_error", "rate_limit_exceeded", "requests", "tokens":
+			return CodeRateLimited
+		case "timeout_error", "timeout", "request_timeout":
+			return CodeTimeout
+		case "api_error", "server_error", "internal_error", "internal_server_error":
+			return CodeServerError
+		case "insufficient_quota", "invalid_request_error", "authentication_error", "permission_error",
+			"not_found_error", "billing_error", "request_too_large", "invalid_api_key", "invalid_prompt",
+			"context_length_exceeded":
+			return CodeError
+		}
+	}
+	switch status {
+	case 408, 504:
+		return CodeTimeout
+	case 429:
+		return CodeRateLimited
+	case 500, 502:
+		return CodeServerError
+	case 503, 529:
+		return CodeOverloaded
+	}
+	return CodeError
+}
+
+// tokens are a provider's token counts, -1 when not sent; final once the
+// provider sent its final count.
+type tokens struct {
+	input, output, cacheWrite, cacheRead, sum int64
+	final                                     bool
+}
+
+var noTokens = tokens{input: -1, output: -1, cacheWrite: -1, cacheRead: -1, sum: -1}
+
+// total is the turn's total (docs/contract.md section 17): the provider's
+// total when it sent one, else input plus output; for Anthropic input,
+// cache creation, cache read and output. ok is false before the final count.
+func (t *tokens) total(k Kind) (int64, bool) {
+	if !t.final {
+		return 0, false
+	}
+	if k == AnthropicMessages {
+		if t.input < 0 || t.output < 0 {
+			return 0, false
+		}
+		return t.input + max(t.cacheWrite, 0) + max(t.cacheRead, 0) + t.output, true
+	}
+	if t.sum >= 0 {
+		return t.sum, true
+	}
+	if t.input < 0 || t.output < 0 {
+		return 0, false
+	}
+	return t.input + t.output, true
+}
+
+// inputOutput gives the input tokens (cached ones included, as the
+// OpenTelemetry GenAI conventions count them) and the output tokens, -1
+// for unknown.
+func (t *tokens) inputOutput(k Kind) (in, out int64) {
+	if !t.final {
+		return -1, -1
+	}
+	in = t.input
+	if k == AnthropicMessages && in >= 0 {
+		in += max(t.cacheWrite, 0) + max(t.cacheRead, 0)
+	}
+	return in, t.output
+}
+
+// count reads a token count; v absent or null leaves *dst unchanged.
+func count(dst *int64, v []byte) {
+	if n, ok := integer(v); ok {
+		*dst = n
+	}
+}

@@ -1,0 +1,81 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/sse"
+)
+
+// ErrCut is wrapped by Read's error when the body ended inside an SSE frame
+// or its reading failed: the stream was cut, and the turn failed with
+// [CodeStreamCut].
+var ErrCut = errors.New("ingest: the provider's stream was cut")
+
+// Read reads body, the raw SSE stream a provider sent for one turn (kind
+// says which), and drives sink to the turn's end (docs/contract.md section
+// 17). It reads frame by frame with an [sse.Decoder] and never holds more
+// than one frame; it stops at the provider's end (Chat's DONE sentinel,
+// response.completed, response.incomplete or response.failed, message_stop,
+// or a provider error event). opts may be nil.
+//
+// Read returns nil when it read body to that end, or to the end of its last
+// whole frame, whatever the turn's outcome. It returns an error wrapping
+// [ErrCut] when body ended inside a frame or its reading failed, after ending
+// the turn: failed with [CodeStreamCut], or completed for a Chat stream that
+// gave its finish reason; a refusal of code frame-too-large, after
+// failing the turn with [CodeInvalidStream], for a frame over
+// [Options.MaxFrameBytes]; ctx's error, without ending the turn, when ctx is
+// done (the host cancels the turn); and the Sink's error, unchanged, the
+// moment the Sink returns one.
+func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Options) error {
+	m, err := NewMapper(kind, sink, opts)
+	if err != nil {
+		return err
+	}
+	limit := DefaultMaxFrameBytes
+	if opts != nil && opts.MaxFrameBytes > 0 {
+		limit = opts.MaxFrameBytes
+	}
+	dec := sse.NewDecoder(body, &sse.DecoderOptions{MaxFrameBytes: limit})
+	for !m.Done() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ev, err := dec.Next()
+		switch {
+		case err == io.EOF && dec.Truncated():
+			n, _ := dec.Position()
+			cut := fmt.Errorf("%w: the body ended inside frame %d", ErrCut, n)
+			if err := m.End(ctx, cut); err != nil {
+				return err
+			}
+			return cut
+		case err == io.EOF:
+			return m.End(ctx, nil)
+		case errors.Is(err, refusal.ErrFrameTooLarge):
+			if ferr := m.fail(ctx, CodeInvalidStream, fmt.Sprintf("a frame of the provider's stream is larger than %d bytes", limit)); ferr != nil {
+				return ferr
+			}
+			return err
+		case err != nil:
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			cut := fmt.Errorf("%w: %w", ErrCut, err)
+			if err := m.End(ctx, cut); err != nil {
+				return err
+			}
+			return cut
+		case ev.Comment:
+			continue
+		}
+		if err := m.Event(ctx, ev.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
