@@ -15,23 +15,23 @@ import (
 // caller is the identity the host authenticated for this request; key and
 // sub come from the request. Answer reads the card once to learn its schema
 // and revision, validates a submit's value outside any transaction, then,
-// inside Store.Transact at the clock's current time, rechecks together the
+// inside [Store.Transact] at the clock's current time, rechecks together the
 // caller's current authority and the card's scope, the validated revision
 // and schema, the deadline and the card's status, and stores the terminal
 // record and its Transition in one commit.
 //
-// Refusals: ErrUnauthorized, ErrCardNotFound (no card, or another's),
-// ErrInvalidAnswer or ErrFrameTooLarge (a malformed submission or a value
-// the schema refuses), ErrUnknownSchema, ErrDuplicateAnswer (this very
+// Refusals: [refusal.ErrUnauthorized], [refusal.ErrCardNotFound] (no card, or another's),
+// [refusal.ErrInvalidAnswer] or [refusal.ErrFrameTooLarge] (a malformed submission or a value
+// the schema refuses), [refusal.ErrUnknownSchema], [refusal.ErrDuplicateAnswer] (this very
 // submission is stored; the Result holds the record),
-// ErrIdempotencyKeyReused (the stored answer has this submission id with
-// another action or value), ErrAlreadyAnswered (another submission's
-// answer), ErrAnswerExpired, ErrCardCancelled, ErrCardSuperseded,
-// ErrStaleRevision, ErrSchemaMismatch, ErrUnsupportedVersion,
-// ErrStoreUnavailable and ErrCheckpointWriteFailed (nothing was written).
+// [refusal.ErrIdempotencyKeyReused] (the stored answer has this submission id with
+// another action or value), [refusal.ErrAlreadyAnswered] (another submission's
+// answer), [refusal.ErrAnswerExpired], [refusal.ErrCardCancelled], [refusal.ErrCardSuperseded],
+// [refusal.ErrStaleRevision], [refusal.ErrSchemaMismatch], [refusal.ErrUnsupportedVersion],
+// [refusal.ErrStoreUnavailable] and [refusal.ErrCheckpointWriteFailed] (nothing was written).
 // After a lost commit acknowledgement Answer reads once: the stored answer
 // with Reconciled set when it is this submission, else
-// ErrNeedsReconciliation (also when the caller's authority or the card's
+// [refusal.ErrNeedsReconciliation] (also when the caller's authority or the card's
 // scope changed meanwhile); it never writes again.
 func (r *Resolver) Answer(ctx context.Context, caller Caller, key Key, sub Submission) (res Result, err error) {
 	rep := answerReport{obs: r.obs, key: key}

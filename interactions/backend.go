@@ -8,7 +8,7 @@ import (
 )
 
 // NewCard is a card the backend opens: its key, the one caller it is bound
-// to (with Key.Conversation this is the card's Scope), what it asks, and the
+// to (with [Key.Conversation] this is the card's Scope), what it asks, and the
 // server-owned schema its answers are validated against.
 type NewCard struct {
 	Key      Key
@@ -27,10 +27,10 @@ type NewCard struct {
 // Open stores a new pending card at revision 1, created now, expiring at
 // now + Spec.TimeoutMs when that is positive. It stores no Transition.
 //
-// Refusals: ErrInvalidCard (an empty or over-long id, an Answerer naming
+// Refusals: [refusal.ErrInvalidCard] (an empty or over-long id, an Answerer naming
 // neither a principal nor a public owner, a schema reference without id or
-// with a revision below 1, a negative timeout), ErrCardExists,
-// ErrCheckpointWriteFailed, ErrNeedsReconciliation.
+// with a revision below 1, a negative timeout), [refusal.ErrCardExists],
+// [refusal.ErrCheckpointWriteFailed], [refusal.ErrNeedsReconciliation].
 func (r *Resolver) Open(ctx context.Context, card NewCard) (Record, error) {
 	if err := r.checkNewCard(card); err != nil {
 		return Record{}, err
@@ -54,13 +54,13 @@ func (r *Resolver) Open(ctx context.Context, card NewCard) (Record, error) {
 // Revise replaces the spec and schema of a pending card (a metadata change)
 // and advances its revision; the deadline becomes CreatedAt +
 // spec.TimeoutMs. Answers validated against the previous revision are then
-// refused with ErrStaleRevision or ErrSchemaMismatch. It stores no
+// refused with [refusal.ErrStaleRevision] or [refusal.ErrSchemaMismatch]. It stores no
 // Transition.
 //
-// Refusals: ErrInvalidCard, ErrCardNotFound, the late refusals of a closed
-// card (ErrAlreadyAnswered, ErrAnswerExpired, ErrCardCancelled,
-// ErrCardSuperseded), ErrUnsupportedVersion, ErrCheckpointWriteFailed,
-// ErrNeedsReconciliation.
+// Refusals: [refusal.ErrInvalidCard], [refusal.ErrCardNotFound], the late refusals of a closed
+// card ([refusal.ErrAlreadyAnswered], [refusal.ErrAnswerExpired], [refusal.ErrCardCancelled],
+// [refusal.ErrCardSuperseded]), [refusal.ErrUnsupportedVersion], [refusal.ErrCheckpointWriteFailed],
+// [refusal.ErrNeedsReconciliation].
 func (r *Resolver) Revise(ctx context.Context, key Key, spec cards.CardSpec, schema SchemaRef) (Record, error) {
 	if err := r.checkMetadata(key, spec, schema); err != nil {
 		return Record{}, err
@@ -83,9 +83,9 @@ func (r *Resolver) Revise(ctx context.Context, key Key, spec cards.CardSpec, sch
 // Cancel closes a pending card as cancelled, for example because its turn
 // was cancelled, and stores the Transition. reason is informative.
 //
-// Refusals: ErrCardNotFound, the late refusals of a closed card (a card
-// already cancelled gives ErrCardCancelled), ErrUnsupportedVersion,
-// ErrCheckpointWriteFailed, ErrNeedsReconciliation.
+// Refusals: [refusal.ErrCardNotFound], the late refusals of a closed card (a card
+// already cancelled gives [refusal.ErrCardCancelled]), [refusal.ErrUnsupportedVersion],
+// [refusal.ErrCheckpointWriteFailed], [refusal.ErrNeedsReconciliation].
 func (r *Resolver) Cancel(ctx context.Context, key Key, reason string) (Result, error) {
 	if err := checkInput(reason); err != nil {
 		return Result{}, err
@@ -98,7 +98,7 @@ func (r *Resolver) Cancel(ctx context.Context, key Key, reason string) (Result, 
 // Supersede closes a pending card as replaced by the card whose correlation
 // id is by (opened separately with Open), and stores the Transition.
 //
-// Refusals: ErrInvalidCard (by empty, over-long or the card's own id), and
+// Refusals: [refusal.ErrInvalidCard] (by empty, over-long or the card's own id), and
 // those of Cancel.
 func (r *Resolver) Supersede(ctx context.Context, key Key, by string) (Result, error) {
 	if err := checkInput(key.Conversation, key.CorrelationID, by); err != nil {
@@ -114,11 +114,11 @@ func (r *Resolver) Supersede(ctx context.Context, key Key, by string) (Result, e
 
 // Expire closes a pending card whose deadline has passed as expired and
 // stores the Transition; a sweeper calls it. An answer arriving after the
-// deadline is refused with ErrAnswerExpired whether or not Expire ran.
+// deadline is refused with [refusal.ErrAnswerExpired] whether or not Expire ran.
 //
-// Refusals: ErrNotExpired (the deadline has not passed, or the card has
+// Refusals: [refusal.ErrNotExpired] (the deadline has not passed, or the card has
 // none), and those of Cancel (a card already expired gives
-// ErrAnswerExpired).
+// [refusal.ErrAnswerExpired]).
 func (r *Resolver) Expire(ctx context.Context, key Key) (Result, error) {
 	if err := checkInput(key.Conversation, key.CorrelationID); err != nil {
 		return Result{}, err

@@ -8,17 +8,17 @@
 // It uses the card types of package cards, as the root package does, and
 // imports no validator and no database driver: the host supplies a Store
 // (its card/session store), a Validator of answer values (the jsonschema
-// subpackage provides one) and the card rules (chatprotocol.ValidateCardSpec). Use it when
+// subpackage provides one) and the card rules (the root package's ValidateCardSpec). Use it when
 // answers must survive retries, races and restarts; a host that only renders
 // cards needs chatprotocol alone.
 //
 // # The answer flow
 //
 //	caller := /* from the host's session, never from the request body */
-//	resp, err := chatprotocol.ParseCardResponse(body) // strict: invalid-card for "ACTION", duplicates …
+//	resp, err := the root package's ParseCardResponse(body) // strict: invalid-card for "ACTION", duplicates …
 //	res, err := resolver.Answer(ctx, caller, key, interactions.Submission{ID: idempotencyKey, Response: resp})
 //
-// Read the request body with chatprotocol.ParseCardResponse, not
+// Read the request body with the root package's ParseCardResponse, not
 // encoding/json, which matches "ACTION" to action and keeps the last of
 // duplicated names, so that the answer stored is the one every later
 // reader sees. (This package does not call it: it imports no validator.)
@@ -26,7 +26,7 @@
 // refusal code to status; use it rather than writing one.
 //
 // Answer reads the card, validates a submit's value against the card's
-// server-owned schema outside any transaction, then runs one Store.Transact
+// server-owned schema outside any transaction, then runs one [Store.Transact]
 // that rechecks, at the clock's current time and under one fence, the
 // caller's current authority and the card's scope, the revision and schema
 // that were validated, the deadline and the card's status, and stores the
@@ -35,7 +35,7 @@
 // (Cancel, Supersede, Expire); Read and Lookup recover state without
 // advancing it.
 //
-// Every refusal is an *Error with a stable Code; the sentinels (ErrAlreadyAnswered
+// Every refusal is an [*refusal.Error] with a stable Code; the sentinels ([refusal.ErrAlreadyAnswered]
 // …) tell the cases apart: a duplicate of a stored submission, its id
 // reused with another action or value, an answer after another one, after
 // the deadline, after cancellation or supersession, against a stale
@@ -54,7 +54,7 @@
 //
 // # Time
 //
-// The clock is Options.Clock (time.Now by default). A card created at
+// The clock is [Options.Clock] ([time.Now] by default). A card created at
 // CreatedAt with Spec.TimeoutMs > 0 expires at CreatedAt + TimeoutMs, in
 // epoch milliseconds, that instant included. Deadlines are judged with the
 // clock read inside the fence.
@@ -69,7 +69,7 @@
 // conversation, principal, tenant, customer or public owner is refused
 // exactly as a missing one (same code, same message). Submitted values are
 // parsed strictly (RFC 7493: duplicate member names and invalid UTF-8
-// refused), limited in size (Options.MaxValueBytes), canonicalised, and the
+// refused), limited in size ([Options.MaxValueBytes]), canonicalised, and the
 // canonical bytes are what is validated, digested and stored, so the
 // validator, the store and the workflow read one value. The backend methods
 // (Open, Revise, Cancel, Supersede, Expire, Lookup) check no person's

@@ -8,23 +8,23 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// DefaultMaxClosedCards is the number of closed cards a MemoryStore keeps
+// DefaultMaxClosedCards is the number of closed cards a [MemoryStore] keeps
 // by default: 10,000.
 const DefaultMaxClosedCards = 10_000
 
 // AuthorityFunc reads a caller's current authority in a conversation from
-// the host's own sessions (docs/contract.md section 13.2). A MemoryStore
+// the host's own sessions (docs/contract.md section 13.2). A [MemoryStore]
 // calls it inside its fence, so it must not block for long nor call the
 // store; a revocation that must not race an answer runs in
-// MemoryStore.Fence.
+// [MemoryStore.Fence].
 type AuthorityFunc func(caller Caller, conversation string) Authority
 
-// MemoryStoreOptions configures a MemoryStore; nil means the defaults.
+// MemoryStoreOptions configures a [MemoryStore]; nil means the defaults.
 type MemoryStoreOptions struct {
 	// MaxClosedCards bounds the closed cards kept: beyond it the card that
 	// closed first is forgotten, and an answer to it is then refused as
 	// card-not-found rather than by its late refusal. 0 means
-	// DefaultMaxClosedCards, a negative value no bound. Pending cards are
+	// [DefaultMaxClosedCards], a negative value no bound. Pending cards are
 	// never forgotten.
 	MaxClosedCards int
 }
@@ -32,13 +32,13 @@ type MemoryStoreOptions struct {
 // MemoryStore is a Store for one process: the card store of the
 // lightweight profile (docs/contract.md sections 11.7 and 13.2), which
 // imports no test package. One lock is its fence: a Transact holds it from
-// reading the card and the caller's authority (AuthorityFunc) to its
+// reading the card and the caller's authority ([AuthorityFunc]) to its
 // commit, and Fence holds it for the host's revocations.
 //
 // What it does not promise: nothing survives the process; after a restart
 // every card reads as missing. Commits never lose an acknowledgement.
 // Transitions are kept with their cards (Transitions), for hosts that read
-// an outbox; a host in one process is woken by Resolver.Wait instead.
+// an outbox; a host in one process is woken by [Resolver.Wait] instead.
 // Safe for concurrent use.
 type MemoryStore struct {
 	authority AuthorityFunc
@@ -58,7 +58,7 @@ type memoryCard struct {
 
 var _ Store = (*MemoryStore)(nil)
 
-// NewMemoryStore returns an empty MemoryStore that reads authority with
+// NewMemoryStore returns an empty [MemoryStore] that reads authority with
 // authority; a nil authority authorizes nobody (only the backend
 // operations, which take no caller, then succeed). opts may be nil.
 func NewMemoryStore(authority AuthorityFunc, opts *MemoryStoreOptions) *MemoryStore {
@@ -93,7 +93,7 @@ func (s *MemoryStore) current(key Key, caller *Caller) Current {
 }
 
 // Transact implements Store: fn runs once under the fence, and its change
-// is checked (Change.Check) and written before the fence is released.
+// is checked ([Change.Check]) and written before the fence is released.
 func (s *MemoryStore) Transact(ctx context.Context, key Key, caller *Caller, fn TxFunc) error {
 	if err := ctx.Err(); err != nil {
 		return refusal.Wrap(refusal.CodeCheckpointWriteFailed, "", "context ended before the transaction", err)

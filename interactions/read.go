@@ -7,8 +7,8 @@ import (
 )
 
 // View is a card as a read finds it. Status is the effective status at the
-// time of the read: StatusExpired for a pending record whose deadline has
-// passed although no expiry is stored yet, Record.Status otherwise.
+// time of the read: [StatusExpired] for a pending record whose deadline has
+// passed although no expiry is stored yet, [Record.Status] otherwise.
 type View struct {
 	Record Record
 	Status Status
@@ -21,8 +21,8 @@ type View struct {
 // bound to. A fresh worker uses it to pick up a card another worker opened or
 // closed.
 //
-// Refusals: ErrUnauthorized, ErrCardNotFound (missing or foreign, alike),
-// ErrUnsupportedVersion, ErrStoreUnavailable.
+// Refusals: [refusal.ErrUnauthorized], [refusal.ErrCardNotFound] (missing or foreign, alike),
+// [refusal.ErrUnsupportedVersion], [refusal.ErrStoreUnavailable].
 func (r *Resolver) Read(ctx context.Context, caller Caller, key Key) (View, error) {
 	if err := checkInput(append(callerTexts(caller), key.Conversation, key.CorrelationID)...); err != nil {
 		return View{}, err
@@ -47,7 +47,7 @@ func (r *Resolver) Read(ctx context.Context, caller Caller, key Key) (View, erro
 // Lookup is Read for the backend (a worker resuming a turn): it checks no
 // person's authority. Hosts must not reach it from a person's request.
 //
-// Refusals: ErrCardNotFound, ErrUnsupportedVersion, ErrStoreUnavailable.
+// Refusals: [refusal.ErrCardNotFound], [refusal.ErrUnsupportedVersion], [refusal.ErrStoreUnavailable].
 func (r *Resolver) Lookup(ctx context.Context, key Key) (View, error) {
 	if err := checkInput(key.Conversation, key.CorrelationID); err != nil {
 		return View{}, err

@@ -9,7 +9,7 @@ import (
 
 // RecordVersion is the version of the records this package reads and writes:
 // version-1 pending and terminal records (docs/contract.md section 13.2). A
-// stored record of any other version is refused with ErrUnsupportedVersion.
+// stored record of any other version is refused with [refusal.ErrUnsupportedVersion].
 const RecordVersion = 1
 
 // MaxIDBytes is the longest conversation id, correlation id, submission id,
@@ -17,8 +17,8 @@ const RecordVersion = 1
 const MaxIDBytes = 256
 
 // Key names one card: the conversation it belongs to and its correlation id
-// (the cards.OpenCardSnapshot.correlationId of docs/contract.md section 3). Both
-// are chosen by the host, non-empty and at most MaxIDBytes long.
+// (the [cards.OpenCardSnapshot].correlationId of docs/contract.md section 3). Both
+// are chosen by the host, non-empty and at most [MaxIDBytes] long.
 type Key struct {
 	Conversation  string `json:"conversation"`
 	CorrelationID string `json:"correlationId"`
@@ -50,7 +50,7 @@ type Scope struct {
 
 // SchemaRef names the server-owned JSON Schema an answer is validated
 // against: an id and a revision, both immutable once registered
-// (docs/contract.md section 13.2). ID is non-empty and at most MaxIDBytes
+// (docs/contract.md section 13.2). ID is non-empty and at most [MaxIDBytes]
 // long; Revision is at least 1.
 type SchemaRef struct {
 	ID       string `json:"id"`
@@ -131,7 +131,7 @@ type Answer struct {
 	Digest       string           `json:"digest"`
 }
 
-// Response returns the answer as the cards.CardResponse the person sent, with its
+// Response returns the answer as the [cards.CardResponse] the person sent, with its
 // canonical value.
 func (a Answer) Response(correlationID string) cards.CardResponse {
 	return cards.CardResponse{Action: a.Action, CorrelationID: correlationID, Value: bytes.Clone(a.Value)}
@@ -141,7 +141,7 @@ func (a Answer) Response(correlationID string) cards.CardResponse {
 // milliseconds): ExpiresAt is set and now >= ExpiresAt.
 func (r Record) Expired(now int64) bool { return r.ExpiresAt > 0 && now >= r.ExpiresAt }
 
-// Snapshot returns the card as an cards.OpenCardSnapshot for the STATE channel
+// Snapshot returns the card as an [cards.OpenCardSnapshot] for the STATE channel
 // (docs/contract.md section 3): its spec, correlation id, creation time and
 // the data schema a renderer needs, as given by the host (typically the
 // registered schema text of r.Schema).

@@ -38,30 +38,30 @@ type Resolver struct {
 // field means its default.
 type Options struct {
 	// CardRules checks a card's shape when Open or Revise is asked for it
-	// (docs/contract.md section 3.2): chatprotocol.ValidateCardSpec, which
+	// (docs/contract.md section 3.2): the root package's ValidateCardSpec, which
 	// this package cannot import without the validator it uses. A spec it
 	// refuses is refused with its error (code invalid-card), and nothing
 	// is stored.
 	CardRules func(spec cards.CardSpec) error
-	// Clock returns the current time; nil means time.Now. Deadlines,
+	// Clock returns the current time; nil means [time.Now]. Deadlines,
 	// creation and closing times are read from it, inside the store's fence
 	// when they decide a write.
 	Clock func() time.Time
 	// MaxValueBytes is the largest submitted value accepted, in bytes of
-	// JSON; 0 means DefaultMaxValueBytes (64 KiB). A larger value is
-	// refused with ErrFrameTooLarge before the store is touched.
+	// JSON; 0 means [DefaultMaxValueBytes] (64 KiB). A larger value is
+	// refused with [refusal.ErrFrameTooLarge] before the store is touched.
 	MaxValueBytes int
 	// Observer receives each Answer's submission and outcome (stored,
 	// duplicate, late or refused), with the card's identity and the
 	// refusal code, never the submitted value; nil means silent.
-	// observe.NewSlog(logger) turns on structured logs.
+	// [observe.NewSlog](logger) turns on structured logs.
 	Observer observe.Observer
 	// OnClose, when set, is called after this Resolver committed a card's
 	// terminal record (an answer, decline or cancel response, Cancel,
 	// Expire, Supersede; also when the commit is found after a lost
 	// acknowledgement), with the Result, once Wait's waiters in this
 	// process are woken. A host with several instances publishes the close
-	// there for the others' Resolver.Notify (docs/contract.md section 13.2).
+	// there for the others' [Resolver.Notify] (docs/contract.md section 13.2).
 	// It runs on the closing call's goroutine: keep it short.
 	OnClose func(ctx context.Context, res Result)
 }
@@ -74,7 +74,7 @@ func New(store Store, validator Validator, opts *Options) (*Resolver, error) {
 		return nil, errors.New("interactions: New needs a Store and a Validator")
 	}
 	if opts == nil || opts.CardRules == nil {
-		return nil, errors.New("interactions: New needs Options.CardRules (chatprotocol.ValidateCardSpec)")
+		return nil, errors.New("interactions: New needs Options.CardRules (the root package's ValidateCardSpec)")
 	}
 	if opts.MaxValueBytes < 0 {
 		return nil, errors.New("interactions: negative MaxValueBytes")
@@ -93,7 +93,7 @@ func New(store Store, validator Validator, opts *Options) (*Resolver, error) {
 // Result is the outcome of a call that writes.
 //
 // Record is the card's record after the call: the one this call stored, or,
-// with ErrDuplicateAnswer, the one already stored. Transition is the
+// with [refusal.ErrDuplicateAnswer], the one already stored. Transition is the
 // workflow transition this call stored with it (nil when the change had
 // none, such as Open). Reconciled is true when the store lost the write's
 // acknowledgement and the one read that followed found this call's change

@@ -10,7 +10,7 @@ import (
 // interface a host implements (docs/contract.md section 13.2). The package
 // doc's "Implementing Store" section states what an implementation must
 // guarantee and why a read followed by an unconditional update, or a lock
-// inside one process, is not an implementation; interactionstest.TestStore
+// inside one process, is not an implementation; package interactionstest's TestStore
 // checks an implementation against it.
 //
 // Implementations must be safe for concurrent use by many goroutines and by
@@ -24,14 +24,14 @@ type Store interface {
 	// concurrent revocation either waits for the commit or makes it fail,
 	// and invokes fn exactly once, synchronously, with both. When fn
 	// returns an error, Transact commits nothing and returns an error for
-	// which errors.Is(err, thatError) holds. When fn returns a Change with a
+	// which [errors.Is](err, thatError) holds. When fn returns a Change with a
 	// nil Next, Transact writes nothing (a read-only result has no workflow
 	// effect). Otherwise Transact checks that Next.Key is key and that
 	// Next.Revision is the current revision plus one (1 when there was no
 	// card), writes Next and, when set, the Transition atomically, and
 	// commits before returning nil.
 	//
-	// Transact returns an error of code CodeCheckpointWriteFailed only when
+	// Transact returns an error of code [refusal.CodeCheckpointWriteFailed] only when
 	// it knows that nothing was committed (the transaction was rolled back
 	// or never began). Any other error, notably a lost acknowledgement of
 	// COMMIT, means the outcome is unknown; the Resolver then reads once and
@@ -46,7 +46,7 @@ type Store interface {
 	Read(ctx context.Context, key Key, caller *Caller) (Current, error)
 }
 
-// TxFunc is the callback Store.Transact invokes once inside its fence. It is
+// TxFunc is the callback [Store.Transact] invokes once inside its fence. It is
 // synchronous, does no I/O and must not retain cur.Record after returning.
 type TxFunc func(cur Current) (Change, error)
 
@@ -64,7 +64,7 @@ type Current struct {
 // Active is false when the caller has no current authorization at all
 // (unknown, revoked, suspended). Scope is the scope the caller holds right
 // now in the requested conversation: its current principal, tenant,
-// customer and public owner, and Scope.Conversation equal to the key's
+// customer and public owner, and [Scope.Conversation] equal to the key's
 // conversation only while the caller may act in it ("" otherwise). The zero
 // Authority authorizes nothing.
 type Authority struct {
@@ -72,7 +72,7 @@ type Authority struct {
 	Scope  Scope
 }
 
-// Change is what a TxFunc asks a Store to persist. A nil Next is a
+// Change is what a [TxFunc] asks a Store to persist. A nil Next is a
 // read-only result: nothing is written and Transition must be nil. A
 // non-nil Next replaces the record; Transition, set exactly when Next is
 // terminal, is stored in the same transaction.
@@ -86,7 +86,7 @@ type Change struct {
 // a record for another key or one that does not advance the revision by
 // exactly one (1 for a new record), a terminal record without its
 // transition, or a transition that does not describe the record. The error
-// has code CodeCheckpointWriteFailed (nothing is written); nil means the
+// has code [refusal.CodeCheckpointWriteFailed] (nothing is written); nil means the
 // change may be persisted. Store implementations call it inside their
 // fence, before writing.
 func (ch Change) Check(key Key, cur *Record) error {

@@ -18,13 +18,13 @@ import (
 //
 // ID is the client's idempotency key for this submission (an
 // Idempotency-Key header, or an id the renderer generated when it showed the
-// card): non-empty, at most MaxIDBytes. The same ID with the same action
+// card): non-empty, at most [MaxIDBytes]. The same ID with the same action
 // and value is the same submission (a retry), anything else a different
-// one. Response is the cards.CardResponse of docs/contract.md section 3, checked
-// by the same shape rules as chatprotocol.ValidateCardResponse (a decline
+// one. Response is the [cards.CardResponse] of docs/contract.md section 3, checked
+// by the same shape rules as the root package's ValidateCardResponse (a decline
 // or cancel whose Value is JSON null, encoding/json's form of an absent
 // member, carries no value); its CorrelationID must equal the key's. Revision, when not 0, is the card
-// revision the person saw; the answer is refused with ErrStaleRevision if
+// revision the person saw; the answer is refused with [refusal.ErrStaleRevision] if
 // the card has moved since.
 //
 // None of these fields grants authority: authority comes from the Caller the
@@ -35,7 +35,7 @@ type Submission struct {
 	Revision int64
 }
 
-// DefaultMaxValueBytes is the default of Options.MaxValueBytes: 64 KiB.
+// DefaultMaxValueBytes is the default of [Options.MaxValueBytes]: 64 KiB.
 const DefaultMaxValueBytes = 64 << 10
 
 // answerOf checks a submission's shape against key and returns the Answer it

@@ -61,7 +61,7 @@ func (r *Resolver) closed(ctx context.Context, key Key, res Result) {
 
 // Notify wakes the Waits of the card under key in this process, which then
 // read the card again: a host with several instances calls it when another
-// instance reports a close (Options.OnClose there, carried by its store,
+// instance reports a close ([Options.OnClose] there, carried by its store,
 // such as PostgreSQL's LISTEN/NOTIFY). A Notify for a card still pending
 // changes nothing.
 func (r *Resolver) Notify(key Key) { r.waiters.notify(key) }

@@ -6,7 +6,7 @@ import (
 )
 
 // Dispatcher is an optional seam of a Store that is also an Admitter: it
-// lets TurnRecovery.Execute run its normal path (the effect not yet
+// lets [TurnRecovery.Execute] run its normal path (the effect not yet
 // claimed, the launch succeeds) in three round trips to a networked store
 // instead of six: the claim together with its read (and, if the store
 // wants, the request for the fence), the admission under the fence, and the
@@ -22,20 +22,20 @@ type Dispatcher interface {
 	// c.Holder and its lease c.LeaseUntil, atomically with respect to every
 	// other write of the effect, as CompareAndSwapEffect is.
 	//
-	// It returns the turn's status and, in ClaimResult.Record, the effect as it
+	// It returns the turn's status and, in [ClaimResult.Record], the effect as it
 	// now stands: the claim written, or the record read when nothing was
-	// written. When the claim was written, ClaimResult.Fence is the admission
+	// written. When the claim was written, [ClaimResult.Fence] is the admission
 	// fence of the turn for this claim (the caller Closes it); otherwise it
-	// is nil. Errors: ErrTurnNotRunning for a turn that does not exist,
-	// ErrUnknownEffect for an effect the turn does not have,
-	// ErrStoreUnavailable when a read failed and nothing was written,
-	// ErrClaimConflict when a concurrent write of the effect won, and the
-	// write errors of CompareAndSwapEffect (ErrCheckpointWriteFailed: not
-	// claimed; ErrNeedsReconciliation: the claim may have been written).
+	// is nil. Errors: [refusal.ErrTurnNotRunning] for a turn that does not exist,
+	// [refusal.ErrUnknownEffect] for an effect the turn does not have,
+	// [refusal.ErrStoreUnavailable] when a read failed and nothing was written,
+	// [refusal.ErrClaimConflict] when a concurrent write of the effect won, and the
+	// write errors of CompareAndSwapEffect ([refusal.ErrCheckpointWriteFailed]: not
+	// claimed; [refusal.ErrNeedsReconciliation]: the claim may have been written).
 	ClaimEffect(ctx context.Context, c Claim) (ClaimResult, error)
 }
 
-// Claim is what Dispatcher.ClaimEffect claims: Effect for Holder until
+// Claim is what [Dispatcher.ClaimEffect] claims: Effect for Holder until
 // LeaseUntil (microsecond precision), taking over a claim whose lease ended
 // at or before Now.
 type Claim struct {
@@ -45,7 +45,7 @@ type Claim struct {
 	Now        time.Time
 }
 
-// ClaimResult is the answer of Dispatcher.ClaimEffect: the turn's status, the
+// ClaimResult is the answer of [Dispatcher.ClaimEffect]: the turn's status, the
 // effect's record and, when the claim was written, the turn's admission
 // fence for it.
 type ClaimResult struct {
@@ -55,9 +55,9 @@ type ClaimResult struct {
 }
 
 // DispatchFence is the admission fence of one claimed effect's turn, handed
-// out by Dispatcher.ClaimEffect. It is used by one goroutine at a time.
+// out by [Dispatcher.ClaimEffect]. It is used by one goroutine at a time.
 type DispatchFence interface {
-	// AdmitDispatch is Admitter.AdmitDispatch for the claim, holding this
+	// AdmitDispatch is [Admitter.AdmitDispatch] for the claim, holding this
 	// fence, steps 1 to 4 alike (Authorize, the checks, the durable
 	// admission mark, then launch exactly once). Step 5 may be deferred:
 	// the fence may stay held after it returns, but only until Complete or
@@ -67,7 +67,7 @@ type DispatchFence interface {
 	// whatever it holds, is released before it returns.
 	AdmitDispatch(ctx context.Context, adm Admission, launch DispatchFunc) error
 
-	// Complete is Store.CompareAndSwapEffect for the admitted effect (its
+	// Complete is [Store.CompareAndSwapEffect] for the admitted effect (its
 	// result, or the mark that its outcome is unknown), releasing the fence
 	// first if it is still held; a store may send both in one round trip.
 	// While the fence may still be held (AdmitDispatch returned nil),

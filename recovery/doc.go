@@ -1,9 +1,9 @@
-// Package recovery is TurnRecovery: the component a backend wraps around its
+// Package recovery is [TurnRecovery]: the component a backend wraps around its
 // existing session store so that a worker crash, a lost acknowledgement, a
 // reconnect or a model retry never runs a side-effecting tool twice, and a
 // cancelled turn never launches anything new (docs/contract.md section 13.1).
 //
-// Durable-execution engines run effects at least once. TurnRecovery launches
+// Durable-execution engines run effects at least once. [TurnRecovery] launches
 // each effect at most once and says so when it cannot know an outcome: the
 // host then reconciles through its own idempotency records. Use it for
 // effects that must not repeat (a payment, an email, a booking); a pure
@@ -41,7 +41,7 @@
 //
 // # Guarantees and stores
 //
-// Section 13.1 of the contract lists what TurnRecovery guarantees over a
+// Section 13.1 of the contract lists what [TurnRecovery] guarantees over a
 // store that keeps its part, section 13.3 what each [Store] method must
 // guarantee, and section 13.4 how a store on PostgreSQL keeps it. The kit
 // [github.com/Papercusp/chat-protocol-go/recovery/recoverytest] checks a host's

@@ -7,18 +7,18 @@ import (
 )
 
 // Cancel cancels a running turn (docs/contract.md section 13.1). It
-// authorizes caller for ActionCancel, commits the cancellation through
-// Store.EndTurn, under the fence admission uses, and only then calls the
+// authorizes caller for [ActionCancel], commits the cancellation through
+// [Store.EndTurn], under the fence admission uses, and only then calls the
 // host's Aborter with the turn's in-flight effects: from the commit on,
 // nothing of the turn launches, and the abort hook can authorize nothing.
 // An in-flight effect's result is still stored when its execution ends,
 // without reopening the turn.
 //
 // Cancel of a cancelled turn calls the abort hook again and returns nil.
-// Errors: ErrInvalidTurn, ErrUnauthorized, ErrStoreUnavailable;
-// ErrTurnNotRunning for a turn never started, completed or failed;
-// ErrCheckpointWriteFailed when the cancellation was not written;
-// ErrNeedsReconciliation when its acknowledgement was lost and one read did
+// Errors: [refusal.ErrInvalidTurn], [refusal.ErrUnauthorized], [refusal.ErrStoreUnavailable];
+// [refusal.ErrTurnNotRunning] for a turn never started, completed or failed;
+// [refusal.ErrCheckpointWriteFailed] when the cancellation was not written;
+// [refusal.ErrNeedsReconciliation] when its acknowledgement was lost and one read did
 // not show it, or when the abort hook failed: the turn is then cancelled
 // but the in-flight effects' outcomes are unknown.
 func (r *TurnRecovery) Cancel(ctx context.Context, caller string, turn TurnRef) error {
@@ -40,11 +40,11 @@ func (r *TurnRecovery) Cancel(ctx context.Context, caller string, turn TurnRef) 
 }
 
 // Finish ends a running turn as completed or failed, after authorizing
-// caller for ActionFinish, under the admission fence like Cancel: nothing of
+// caller for [ActionFinish], under the admission fence like Cancel: nothing of
 // the turn launches afterwards. It does not call the abort hook; effects in
 // flight still store their results. Finish with the status the turn already
-// has returns nil. Errors are those of Cancel, and ErrInvalidTurn for a
-// status other than TurnCompleted or TurnFailed.
+// has returns nil. Errors are those of Cancel, and [refusal.ErrInvalidTurn] for a
+// status other than [TurnCompleted] or [TurnFailed].
 func (r *TurnRecovery) Finish(ctx context.Context, caller string, turn TurnRef, status TurnStatus) error {
 	if status != TurnCompleted && status != TurnFailed {
 		return refusal.New(refusal.CodeInvalidTurn, "/status", "finish status must be completed or failed")

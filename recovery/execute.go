@@ -14,46 +14,25 @@ import (
 // Execute runs one authorized effect at most once and returns its result
 // (docs/contract.md section 13.1). caller is the host's principal id.
 //
-// It authorizes caller for ActionExecute and reads the effect. A completed
-// effect returns its stored result without launching: completed results
-// are reused. Otherwise it claims the effect with a compare-and-swap, then
-// asks the Store's Admitter to admit it; AdmitDispatch revalidates caller,
-// the running turn and the claim revision under the fence it shares with
-// cancellation, durably marks admission and calls l.Launch exactly once.
-// Execute then waits for the execution outside the fence and stores its
-// result with a compare-and-swap. Launch is never called any other way, so
-// a delayed snapshot, a retry or the abort hook can never cause a launch.
+// A completed effect returns its stored result without launching. Otherwise
+// Execute claims the effect by compare-and-swap, and the Store's
+// [Admitter.AdmitDispatch] revalidates caller, the running turn and the
+// claim under the fence it shares with cancellation, marks admission and
+// calls l.Launch exactly once; Execute waits for the execution outside the
+// fence and stores its result by compare-and-swap. A [Dispatcher] store
+// does the read and the claim in one call. A store whose AdmitDispatch skips
+// the Authorize it was handed gets no launch ([ErrAuthorizeSkipped]).
 //
-// When the Store is also a Dispatcher, the read and the claim are one call
-// (ClaimEffect), and the admission and the completion go through the fence
-// it hands out: three round trips for a networked store, with the same
-// guarantees. Before any launch, Execute checks that the store's
-// AdmitDispatch called the Authorize it was handed and that it allowed: a
-// store that skips it gets no launch (ErrAuthorizeSkipped).
-//
-// Errors, each an *Error or wrapping one (refusal.CodeOf reads the code):
-//   - ErrInvalidTurn, ErrInvalidInput (an id no store can hold),
-//     ErrUnauthorized, ErrStoreUnavailable, ErrUnknownEffect;
-//   - ErrTurnNotRunning: the turn was cancelled or finished before
-//     admission; nothing launched;
-//   - ErrAdmissionUnavailable: the Store has no Admitter; nothing launched;
-//   - ErrClaimConflict: another worker holds a live claim on the effect
-//     (then the error is a *LeaseError whose Until says when that lease
-//     ends: retry then), or won the claim; nothing launched by this call;
-//   - ErrCheckpointWriteFailed: a claim or admission write was not applied
-//     (nothing launched; a claim that was written keeps other workers out
-//     until its lease expires), or the result could not be stored (the
-//     effect launched: the host reconciles it);
-//   - ErrNeedsReconciliation: the outcome is unknown: Launch or Wait
-//     failed, an acknowledgement was lost, the effect was admitted earlier
-//     and has no result, ctx ended while waiting, or the store skipped the
-//     authorization (ErrAuthorizeSkipped; nothing launched). A later Execute of the
-//     effect returns it again, never relaunching; the host looks the effect
-//     up through its own idempotency records from Reconcile's lookup.
-//
-// When the completion's acknowledgement is lost or its compare-and-swap
-// lost, Execute reads the stored record once and returns the stored
-// result: every result Execute returns with a nil error is the stored one.
+// Errors ([refusal.CodeOf] reads the code): [refusal.ErrInvalidTurn],
+// [refusal.ErrInvalidInput], [refusal.ErrUnauthorized],
+// [refusal.ErrStoreUnavailable], [refusal.ErrUnknownEffect],
+// [refusal.ErrTurnNotRunning] and [refusal.ErrAdmissionUnavailable] (nothing
+// launched); [refusal.ErrClaimConflict] (another worker's live claim, then a
+// [*LeaseError] saying when it ends, or a lost claim);
+// [refusal.ErrCheckpointWriteFailed] (a write known not applied; after the
+// launch the host reconciles); [refusal.ErrNeedsReconciliation] (the outcome
+// is unknown, on this and every later call: the host reconciles, never a
+// relaunch). Every result returned with a nil error is the stored one.
 func (r *TurnRecovery) Execute(ctx context.Context, caller string, effect EffectRef, l Launcher) (_ Result, err error) {
 	rep := effectReport{obs: r.obs, effect: effect}
 	defer func() { rep.end(ctx, err) }()
@@ -221,7 +200,7 @@ var (
 	errLaunchRefused = errors.New("recovery: launch called twice or after AdmitDispatch returned")
 	// ErrAuthorizeSkipped is wrapped by the needs-reconciliation refusal
 	// Execute returns when the Store's AdmitDispatch asked for the launch
-	// without having called Admission.Authorize (or after it refused): a
+	// without having called [Admission.Authorize] (or after it refused): a
 	// broken store. Nothing was launched; the effect may be marked
 	// admitted, so the host reconciles it (its lookup finds it never ran).
 	ErrAuthorizeSkipped = errors.New("recovery: the store's AdmitDispatch asked for a launch without a successful Authorize: launch refused")

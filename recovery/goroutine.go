@@ -9,7 +9,7 @@ import (
 
 // ErrExecutionPanicked is the error Wait returns, wrapped with the panic
 // value and the goroutine's stack, for an execution started by Go whose fn
-// panicked or exited its goroutine (runtime.Goexit) without returning: the
+// panicked or exited its goroutine ([runtime.Goexit]) without returning: the
 // effect's outcome is unknown, so Execute reports needs-reconciliation.
 var ErrExecutionPanicked = errors.New("recovery: the execution's function did not return")
 
@@ -28,18 +28,11 @@ var ErrExecutionPanicked = errors.New("recovery: the execution's function did no
 // which ends when Launch returns. It must not be nil. Cancelling it is how
 // the host's abort reaches fn.
 //
-// The goroutine lives until fn returns, whatever happens to the Execution:
-// Wait returning, or its ctx ending, does not stop it. fn must return once
-// ctx is done. Go never blocks and never fails; it starts fn before it
-// returns.
-//
-// The Execution's Wait returns what fn returned once it has, or the error
-// of Wait's own ctx if that ends first (the outcome is then unknown to the
-// caller; fn goes on). Wait may be called any number of times, from any
-// goroutine, and gives every caller the same outcome. A panic in fn (or a
-// runtime.Goexit) does not end the process: it is recovered on fn's
-// goroutine and Wait returns an error wrapping ErrExecutionPanicked with
-// the panic value and stack.
+// The goroutine lives until fn returns, which fn must once ctx is done; Go
+// never blocks and never fails. Wait returns what fn returned, or its own
+// ctx's error first (fn goes on), the same outcome to every caller. A
+// panic in fn (or a [runtime.Goexit]) is recovered: Wait returns an error
+// wrapping [ErrExecutionPanicked] with the panic value and stack.
 func Go(ctx context.Context, fn func(ctx context.Context) (Result, error)) Execution {
 	e := &goExecution{done: make(chan struct{})}
 	go e.run(ctx, fn)

@@ -6,7 +6,7 @@ import "context"
 // action.
 type Action string
 
-// The actions TurnRecovery authorizes.
+// The actions [TurnRecovery] authorizes.
 const (
 	ActionStart     Action = "start"
 	ActionExecute   Action = "execute"
@@ -18,9 +18,9 @@ const (
 
 // Authorizer supplies the caller's current authorization (docs/contract.md
 // section 13.1). caller is the host's opaque principal id (user, API key,
-// service), as the host passes it to TurnRecovery. Authorize returns nil to
-// allow, or an error to refuse; TurnRecovery turns any error into one
-// matching ErrUnauthorized, so a failure of the host's authorization store
+// service), as the host passes it to [TurnRecovery]. Authorize returns nil to
+// allow, or an error to refuse; [TurnRecovery] turns any error into one
+// matching [refusal.ErrUnauthorized], so a failure of the host's authorization store
 // fails closed. It must read current state, never a cached grant, and be safe
 // for concurrent use.
 type Authorizer interface {
@@ -28,7 +28,7 @@ type Authorizer interface {
 }
 
 // Aborter is the host's abort hook for host-owned execution (docs/contract.md
-// section 13.1). TurnRecovery.Cancel calls Abort after the cancellation
+// section 13.1). [TurnRecovery.Cancel] calls Abort after the cancellation
 // committed, with the turn's in-flight effects (admitted, without a stored
 // result); the host cancels the model stream and those executions through the
 // contexts it gave them. Abort never authorizes anything. It must be safe for
@@ -44,12 +44,12 @@ type Aborter interface {
 // Launcher starts the host-owned execution of an admitted effect.
 //
 // Launch is called at most once per effect, from inside
-// Admitter.AdmitDispatch while the fence is held: it must start the execution
+// [Admitter.AdmitDispatch] while the fence is held: it must start the execution
 // (a goroutine, a job, a request) and return quickly, without waiting for the
 // outcome. ctx is valid only for the Launch call. The execution must run
 // under a context the host owns and its Aborter cancels (docs/contract.md
 // section 13.1: the dispatch context belongs to the host's execution), never
-// under ctx or the context of the TurnRecovery.Execute call. An error from
+// under ctx or the context of the [TurnRecovery.Execute] call. An error from
 // Launch means the host does not know whether the effect started: the effect
 // needs reconciliation. Launchers must be safe for concurrent use. For a tool
 // that runs synchronously, Go starts it and gives its Execution.
@@ -78,8 +78,8 @@ func (f LauncherFunc) Launch(ctx context.Context, effect EffectRef) (Execution, 
 // 13.1): its store with the compare-and-swap and, through Admitter, the
 // admission fence; the caller authorization; and the abort hook.
 //
-// A nil Authorizer refuses every call with ErrUnauthorized. A nil Store
-// refuses every turn operation with ErrStoreUnavailable: the lightweight
+// A nil Authorizer refuses every call with [refusal.ErrUnauthorized]. A nil Store
+// refuses every turn operation with [refusal.ErrStoreUnavailable]: the lightweight
 // profile that offers connection replay and explicitly refuses restart
 // recovery ([NewMemoryStore] keeps the guarantees within one process).
 // A nil Aborter means there is nothing to abort.

@@ -8,10 +8,10 @@ import (
 
 // LeaseError is the claim-conflict refusal caused by another holder's live
 // lease on an effect (docs/contract.md section 13): Until is when that lease
-// ends, by the clock of the TurnRecovery that refused (Options.Now). Err is
-// the *refusal.Error of code claim-conflict, so errors.Is(err,
-// refusal.ErrClaimConflict) and refusal.CodeOf hold through a LeaseError;
-// read Until with errors.As.
+// ends, by the clock of the [TurnRecovery] that refused ([Options.Now]). Err is
+// the [*refusal.Error] of code claim-conflict, so [errors.Is](err,
+// [refusal.ErrClaimConflict]) and [refusal.CodeOf] hold through a LeaseError;
+// read Until with [errors.As].
 //
 // A worker restarted after a crash gets one for the effects its previous
 // incarnation held: it waits until Until, then calls Execute again (a

@@ -8,15 +8,15 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// DefaultMaxEndedTurns is the number of ended turns a MemoryStore keeps by
+// DefaultMaxEndedTurns is the number of ended turns a [MemoryStore] keeps by
 // default: 10,000.
 const DefaultMaxEndedTurns = 10_000
 
-// MemoryStoreOptions configures a MemoryStore; nil means the defaults.
+// MemoryStoreOptions configures a [MemoryStore]; nil means the defaults.
 type MemoryStoreOptions struct {
 	// MaxEndedTurns bounds the ended (completed, failed, cancelled) turns
 	// kept: beyond it the turn that ended first is forgotten, and reads as
-	// never started. 0 means DefaultMaxEndedTurns, a negative value no
+	// never started. 0 means [DefaultMaxEndedTurns], a negative value no
 	// bound. Running turns are never forgotten.
 	MaxEndedTurns int
 }
@@ -55,7 +55,7 @@ var (
 	_ Admitter = (*MemoryStore)(nil)
 )
 
-// NewMemoryStore returns an empty MemoryStore; opts may be nil.
+// NewMemoryStore returns an empty [MemoryStore]; opts may be nil.
 func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	s := &MemoryStore{maxEnded: DefaultMaxEndedTurns, turns: map[TurnRef]*memoryTurn{}}
 	if opts != nil && opts.MaxEndedTurns != 0 {

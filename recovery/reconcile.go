@@ -24,12 +24,12 @@ type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 
 // Reconcile stores the host-verified outcome of an effect whose outcome was
 // unknown, through the same compare-and-swap seam (docs/contract.md section
-// 13.1). It authorizes caller for ActionReconcile, reads the effect and:
+// 13.1). It authorizes caller for [ActionReconcile], reads the effect and:
 //
 //   - completed: returns the stored result, changing nothing (terminal
 //     records never change; the stored result wins);
-//   - admitted under a live lease: refuses with ErrClaimConflict, the effect
-//     is in flight under another worker (a *LeaseError: retry after Until);
+//   - admitted under a live lease: refuses with [refusal.ErrClaimConflict], the effect
+//     is in flight under another worker (a [*LeaseError]: retry after Until);
 //   - admitted after its lease: first passes the admission fence (an
 //     AdmitDispatch the store must refuse, see Admitter), so that a worker
 //     paused inside launch has returned before the lookup;
@@ -38,11 +38,11 @@ type VerifyFunc func(ctx context.Context, effect EffectRef) (Result, error)
 //     turn (the turn is not reopened). A claim or admission still pending
 //     then fails its revision check: nothing launches afterwards.
 //
-// It returns the stored result. Errors: ErrInvalidTurn, ErrUnauthorized,
-// ErrStoreUnavailable, ErrTurnNotRunning for a turn never started,
-// ErrUnknownEffect, ErrAdmissionUnavailable for an admitted effect when the
-// Store has no Admitter, ErrClaimConflict (in flight, or after repeated
-// lost swaps), ErrCheckpointWriteFailed, and ErrNeedsReconciliation when
+// It returns the stored result. Errors: [refusal.ErrInvalidTurn], [refusal.ErrUnauthorized],
+// [refusal.ErrStoreUnavailable], [refusal.ErrTurnNotRunning] for a turn never started,
+// [refusal.ErrUnknownEffect], [refusal.ErrAdmissionUnavailable] for an admitted effect when the
+// Store has no Admitter, [refusal.ErrClaimConflict] (in flight, or after repeated
+// lost swaps), [refusal.ErrCheckpointWriteFailed], and [refusal.ErrNeedsReconciliation] when
 // verify failed, or the acknowledgement was lost and one read did not show
 // a stored result.
 func (r *TurnRecovery) Reconcile(ctx context.Context, caller string, effect EffectRef, verify VerifyFunc) (_ Result, err error) {

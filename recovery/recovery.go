@@ -14,29 +14,29 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/wire"
 )
 
-// DefaultLease is the claim lease used when Options.Lease is 0.
+// DefaultLease is the claim lease used when [Options.Lease] is 0.
 const DefaultLease = 30 * time.Second
 
-// Options tunes a TurnRecovery; nil means all defaults.
+// Options tunes a [TurnRecovery]; nil means all defaults.
 type Options struct {
 	// Worker names this process incarnation in claim holders; it must
 	// differ between processes and between restarts of one process
 	// (include a boot id). "" means 16 random hex digits. It must be valid
 	// UTF-8 without a NUL character (it is stored in every claim's holder):
-	// every operation refuses otherwise, with refusal.ErrInvalidInput.
+	// every operation refuses otherwise, with [refusal.ErrInvalidInput].
 	Worker string
 	// Lease is how long a claim keeps other workers out, a duration; 0
-	// means DefaultLease. An expired claim that was never admitted may be
+	// means [DefaultLease]. An expired claim that was never admitted may be
 	// taken over; an admitted effect never is: after its lease it reports
 	// needs-reconciliation instead of claim-conflict. Leases only decide
 	// which refusal a caller gets and when an abandoned claim is retried;
 	// at-most-once launch never depends on clocks.
 	Lease time.Duration
-	// Now is the clock used for leases; nil means time.Now.
+	// Now is the clock used for leases; nil means [time.Now].
 	Now func() time.Time
 	// Observer receives the moments of every call (turn start and end,
 	// abort, effect claim, admission, launch and outcome, reconcile,
-	// replay served or refused); nil means silent. observe.NewSlog(logger)
+	// replay served or refused); nil means silent. [observe.NewSlog](logger)
 	// turns on structured logs.
 	Observer observe.Observer
 }
@@ -56,7 +56,7 @@ type TurnRecovery struct {
 	obs    observe.Observer
 }
 
-// New returns a TurnRecovery over the host's seams; see Host for what a nil
+// New returns a [TurnRecovery] over the host's seams; see Host for what a nil
 // seam means. opts may be nil.
 func New(host Host, opts *Options) *TurnRecovery {
 	r := &TurnRecovery{host: host, lease: DefaultLease, now: time.Now}
@@ -79,8 +79,8 @@ func New(host Host, opts *Options) *TurnRecovery {
 }
 
 // Load returns the committed record of turn after authorizing caller for
-// ActionRead. Errors: ErrInvalidTurn, ErrUnauthorized, ErrStoreUnavailable,
-// ErrTurnNotRunning for a turn that was never started.
+// [ActionRead]. Errors: [refusal.ErrInvalidTurn], [refusal.ErrUnauthorized], [refusal.ErrStoreUnavailable],
+// [refusal.ErrTurnNotRunning] for a turn that was never started.
 func (r *TurnRecovery) Load(ctx context.Context, caller string, turn TurnRef) (TurnRecord, error) {
 	st, err := r.begin(ctx, caller, turn, ActionRead)
 	if err != nil {

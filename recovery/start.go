@@ -10,16 +10,16 @@ import (
 
 // Start durably starts turn with the effect ids the host authorized for it
 // (docs/contract.md section 13.1), each pending at revision 1, after
-// authorizing caller for ActionStart. No other effect of the turn can ever be
+// authorizing caller for [ActionStart]. No other effect of the turn can ever be
 // claimed.
 //
 // Start is idempotent: when the turn already exists with the same effects
 // in the same order, it returns the stored record (whatever its status) so
 // that a restarted worker may call it again. It returns an error matching
-// ErrInvalidTurn for an empty, over-long or duplicated id; ErrUnauthorized;
-// ErrStoreUnavailable; ErrClaimConflict when the turn exists with other
-// effects; ErrCheckpointWriteFailed when the write was not applied; and
-// ErrNeedsReconciliation when its acknowledgement was lost and one read did
+// [refusal.ErrInvalidTurn] for an empty, over-long or duplicated id; [refusal.ErrUnauthorized];
+// [refusal.ErrStoreUnavailable]; [refusal.ErrClaimConflict] when the turn exists with other
+// effects; [refusal.ErrCheckpointWriteFailed] when the write was not applied; and
+// [refusal.ErrNeedsReconciliation] when its acknowledgement was lost and one read did
 // not find the turn.
 func (r *TurnRecovery) Start(ctx context.Context, caller string, turn TurnRef, effects []string) (_ TurnRecord, err error) {
 	defer func() { r.report(ctx, observe.TurnStart, turn, err) }()

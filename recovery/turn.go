@@ -17,7 +17,7 @@ const MaxIDBytes = 256
 
 // TurnRef names a turn: the host-allocated conversation and turn ids of its
 // envelopes (docs/contract.md section 5). Both are non-empty and at most
-// MaxIDBytes long. TurnRef is comparable and may key a map.
+// [MaxIDBytes] long. TurnRef is comparable and may key a map.
 type TurnRef struct {
 	Conversation string
 	Turn         string
@@ -31,7 +31,7 @@ type EffectRef struct {
 	Effect string
 }
 
-// TurnStatus is the lifecycle of a turn record. Only TurnRunning admits new
+// TurnStatus is the lifecycle of a turn record. Only [TurnRunning] admits new
 // effects; the others are terminal and never change again (docs/contract.md
 // section 13.1).
 type TurnStatus string
@@ -87,12 +87,12 @@ func (r Result) Equal(o Result) bool { return bytes.Equal(r.Data, o.Data) }
 //
 // Revision starts at 1 when the turn starts and grows by exactly one on
 // every write of this effect; it is the compare-and-swap token of
-// Store.CompareAndSwapEffect and Admitter.AdmitDispatch. Holder names the
+// [Store.CompareAndSwapEffect] and [Admitter.AdmitDispatch]. Holder names the
 // worker call that claimed the effect (claimed, admitted and later states)
 // and LeaseUntil is when that claim expires; an expired claim may be taken
 // over, an admitted effect never is. Result is set only when State is
-// EffectCompleted, and Reconciled tells that it came from
-// TurnRecovery.Reconcile rather than from the dispatching worker.
+// [EffectCompleted], and Reconciled tells that it came from
+// [TurnRecovery.Reconcile] rather than from the dispatching worker.
 type EffectRecord struct {
 	ID         string
 	Revision   uint64
@@ -110,7 +110,7 @@ func (e EffectRecord) Clone() EffectRecord {
 }
 
 // Equal reports whether e and o hold the same values, comparing LeaseUntil
-// with time.Time.Equal and Result byte for byte.
+// with [time.Time.Equal] and Result byte for byte.
 func (e EffectRecord) Equal(o EffectRecord) bool {
 	return e.ID == o.ID && e.Revision == o.Revision && e.State == o.State && e.Holder == o.Holder &&
 		e.LeaseUntil.Equal(o.LeaseUntil) && e.Result.Equal(o.Result) && e.Reconciled == o.Reconciled
@@ -118,7 +118,7 @@ func (e EffectRecord) Equal(o EffectRecord) bool {
 
 // TurnRecord is the durable record of a turn: its status and its effects,
 // in the order the host authorized them at start. A Store keeps one per
-// TurnRef.
+// [TurnRef].
 type TurnRecord struct {
 	Turn    TurnRef
 	Status  TurnStatus
@@ -185,10 +185,10 @@ func checkID(path, id string) error {
 	return nil
 }
 
-// Validate checks that both ids are non-empty and at most MaxIDBytes long
-// (else an error matching refusal.ErrInvalidTurn), and valid UTF-8 without
+// Validate checks that both ids are non-empty and at most [MaxIDBytes] long
+// (else an error matching [refusal.ErrInvalidTurn]), and valid UTF-8 without
 // a NUL character, text every store can hold as sent (else
-// refusal.ErrInvalidInput).
+// [refusal.ErrInvalidInput]).
 func (t TurnRef) Validate() error {
 	if err := checkID("/conversationId", t.Conversation); err != nil {
 		return err
@@ -196,9 +196,9 @@ func (t TurnRef) Validate() error {
 	return checkID("/turnId", t.Turn)
 }
 
-// Validate checks the turn and the effect id as TurnRef.Validate does;
-// it returns an error matching refusal.ErrInvalidTurn or
-// refusal.ErrInvalidInput otherwise.
+// Validate checks the turn and the effect id as [TurnRef.Validate] does;
+// it returns an error matching [refusal.ErrInvalidTurn] or
+// [refusal.ErrInvalidInput] otherwise.
 func (e EffectRef) Validate() error {
 	if err := e.Turn.Validate(); err != nil {
 		return err

@@ -1,37 +1,37 @@
 // Package answerhttp serves a person's answer to a card over HTTP: an
-// http.Handler over an interactions.Resolver (docs/contract.md sections 3
+// [http.Handler] over an [interactions.Resolver] (docs/contract.md sections 3
 // and 13) that reads the request as strictly as the wire contract reads a
 // frame and answers every outcome with one status and one JSON body.
 //
 // It is a package of its own because it reads the body with
-// chatprotocol.ParseCardResponse, and interactions imports neither the
+// [chatprotocol.ParseCardResponse], and interactions imports neither the
 // root package nor its validator.
 //
 // # The request
 //
 // Mount the handler under a pattern without a method, with the conversation
-// and card in the path (the default Options.Key reads them):
+// and card in the path (the default [Options.Key] reads them):
 //
 //	mux.Handle("/conversations/{conversation}/cards/{card}/answer", h)
 //
 // so that a method other than POST gets the JSON 405 below. Under a
-// "POST /…" pattern, http.ServeMux answers other methods itself, in plain
+// "POST /…" pattern, [http.ServeMux] answers other methods itself, in plain
 // text, before the handler runs.
 //
-// The caller comes from Options.Caller (the host's session lookup, never
+// The caller comes from [Options.Caller] (the host's session lookup, never
 // the body); the submission id from the Idempotency-Key header (1 to
-// interactions.MaxIDBytes bytes; a retry repeats it); the body, at most
-// Options.MaxBodyBytes, is one CardResponse read with
-// chatprotocol.ParseCardResponse. A body is JSON: a Content-Type other than
+// [interactions.MaxIDBytes] bytes; a retry repeats it); the body, at most
+// [Options.MaxBodyBytes], is one CardResponse read with
+// [chatprotocol.ParseCardResponse]. A body is JSON: a Content-Type other than
 // application/json (parameters allowed, a charset only if utf-8, any case)
 // is refused; a request without a Content-Type is read as JSON.
 //
 // # The response
 //
-// Every response is a refusal.Body written by refusal.WriteHTTP: 200 with
+// Every response is a [refusal.Body] written by [refusal.WriteHTTP]: 200 with
 // code "" for a stored answer (with the record's status and revision, and
 // reconciled after a lost acknowledgement), otherwise the status
-// refusal.HTTPStatus gives its code (docs/contract.md section 12.5):
+// [refusal.HTTPStatus] gives its code (docs/contract.md section 12.5):
 // duplicate-answer (200, with the stored record), method-not-allowed (405,
 // with Allow: POST), unauthenticated (401), unsupported-media-type (415),
 // invalid-idempotency-key, unreadable-body, invalid-card (with the path),
@@ -50,8 +50,8 @@
 // PostgreSQL message included), so the handler never writes either: a
 // body carries only the code, the JSON pointer of the refusal, the
 // failing schema keyword, and a message the handler chose for the code.
-// Options.Logger receives the whole error. Authority comes only from
-// Options.Caller and the store. A cross-site page cannot post an answer
+// [Options.Logger] receives the whole error. Authority comes only from
+// [Options.Caller] and the store. A cross-site page cannot post an answer
 // without a CORS preflight: an HTML form always sends a form Content-Type,
 // refused here, and the Idempotency-Key header is not one a simple
 // request may carry.
@@ -70,7 +70,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// DefaultMaxBodyBytes is the default of Options.MaxBodyBytes: 64 KiB.
+// DefaultMaxBodyBytes is the default of [Options.MaxBodyBytes]: 64 KiB.
 const DefaultMaxBodyBytes = 64 << 10
 
 // Options configures a handler; Caller is required.
@@ -83,7 +83,7 @@ type Options struct {
 	// r.PathValue("conversation") and r.PathValue("card"). An error is
 	// answered 404 card-not-found.
 	Key func(*http.Request) (interactions.Key, error)
-	// MaxBodyBytes bounds the body, in bytes; 0 means DefaultMaxBodyBytes
+	// MaxBodyBytes bounds the body, in bytes; 0 means [DefaultMaxBodyBytes]
 	// (64 KiB). A longer body is answered 413 frame-too-large.
 	MaxBodyBytes int64
 	// Logger receives every refusal and error with its full text, at level
@@ -100,7 +100,7 @@ type handler struct {
 	log     *slog.Logger
 }
 
-// NewHandler returns the http.Handler that answers cards through res, as
+// NewHandler returns the [http.Handler] that answers cards through res, as
 // the package documentation describes. It is safe for concurrent use. It
 // returns an error (not a refusal) when res or opts.Caller is nil or
 // MaxBodyBytes is negative.

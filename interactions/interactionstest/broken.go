@@ -8,17 +8,17 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 )
 
-// Broken names a known-broken way to implement interactions.Store
-// (DB.OpenBroken). Each one looks plausible, passes a single-threaded happy
+// Broken names a known-broken way to implement [interactions.Store]
+// ([DB.OpenBroken]). Each one looks plausible, passes a single-threaded happy
 // path, and loses an answer, lands two, or lets a revoked caller answer
-// under some interleaving. TestStore and Check must catch every one of
+// under some interleaving. [TestStore] and Check must catch every one of
 // them, and the simulation in interactions' tests must catch the unfenced
 // ones; they exist only for that. Never use one for anything else.
 type Broken int
 
 // The known-broken stores.
 const (
-	// Sound is no defect: the zero Broken, DB.Open's store.
+	// Sound is no defect: the zero Broken, [DB.Open]'s store.
 	Sound Broken = iota
 	// BrokenReadThenWrite reads the card, runs the callback, then writes
 	// the result with an unconditional update: two workers both see the
@@ -77,7 +77,7 @@ func (b Broken) String() string {
 
 // OpenBroken returns a fresh worker's store over db that is broken in the
 // way kind says; opts may be nil (Pause is honoured, Fault is not). With
-// Sound it is DB.Open(opts).
+// Sound it is [DB.Open](opts).
 func (db *DB) OpenBroken(kind Broken, opts *StoreOptions) interactions.Store {
 	if kind == Sound {
 		return db.Open(opts)
@@ -125,7 +125,7 @@ func (s *brokenStore) authority(caller *interactions.Caller, conversation string
 	return a
 }
 
-// Read implements interactions.Store.
+// Read implements [interactions.Store].
 func (s *brokenStore) Read(ctx context.Context, key interactions.Key, caller *interactions.Caller) (interactions.Current, error) {
 	if err := ctx.Err(); err != nil {
 		return interactions.Current{}, err
@@ -138,7 +138,7 @@ func (s *brokenStore) Read(ctx context.Context, key interactions.Key, caller *in
 	return cur, nil
 }
 
-// Transact implements interactions.Store, brokenly.
+// Transact implements [interactions.Store], brokenly.
 func (s *brokenStore) Transact(ctx context.Context, key interactions.Key, caller *interactions.Caller, fn interactions.TxFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err

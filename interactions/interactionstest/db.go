@@ -45,7 +45,7 @@ type party struct {
 	conversations map[string]bool
 }
 
-// Commit is one committed change, as DB.Commits reports it: the key, the
+// Commit is one committed change, as [DB.Commits] reports it: the key, the
 // caller of the Transact (nil for a backend operation), the authority the
 // callback was given, the record written and the transition stored with it.
 type Commit struct {

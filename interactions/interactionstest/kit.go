@@ -16,7 +16,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/kit/checklist"
 )
 
-// Subject is one fresh, empty database under test, as Config.NewSubject
+// Subject is one fresh, empty database under test, as [Config.NewSubject]
 // returns it. Open, Grant, Revoke and Transitions are required.
 type Subject struct {
 	// Open returns a fresh worker's Store on this database: a new
@@ -50,7 +50,7 @@ type Config struct {
 
 // CheckError is a failed check, as Check reports it.
 type CheckError struct {
-	// Check is the check's name, one of CheckNames.
+	// Check is the check's name, one of [CheckNames].
 	Check string
 	// Err is its failure.
 	Err error
@@ -83,14 +83,14 @@ func checks() []check {
 	}
 }
 
-// CheckNames returns the names of the checks, in the order TestStore runs
+// CheckNames returns the names of the checks, in the order [TestStore] runs
 // them as subtests and Check reports them.
 func CheckNames() []string {
 	return checklist.Names(checks())
 }
 
-// TestStore checks that a host's interactions.Store keeps the seam's
-// promises (interactions.Store; docs/contract.md section 13), one subtest
+// TestStore checks that a host's [interactions.Store] keeps the seam's
+// promises ([interactions.Store]; docs/contract.md section 13), one subtest
 // per check with a fresh subject each, in the manner of
 // testing/fstest.TestFS. The checks: records and transitions round-trip
 // through a fresh worker; the callback runs exactly once; a refusal and a
@@ -99,14 +99,14 @@ func CheckNames() []string {
 // a revocation cannot commit while an answer that relies on it is being
 // decided; two workers never decide inside the fence at once; racing
 // workers land one change; a cancelled context commits nothing. Two checks
-// wait Config.FenceWait for something that must not happen.
+// wait [Config.FenceWait] for something that must not happen.
 func TestStore(t *testing.T, cfg Config) {
 	t.Helper()
 	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
 }
 
-// Check runs the checks like TestStore, outside a test, and returns nil or
-// the errors.Join of a *CheckError per failed check.
+// Check runs the checks like [TestStore], outside a test, and returns nil or
+// the [errors.Join] of a [*CheckError] per failed check.
 func Check(ctx context.Context, cfg Config) error {
 	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
 		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
@@ -223,8 +223,8 @@ func transitions(t tb, f *fixture, key interactions.Key) []interactions.Transiti
 	return trs
 }
 
-// FakeSubject returns the constructor of subjects over a fresh DB each,
-// whose workers are broken as broken says (DB.OpenBroken; Sound: DB.Open).
+// FakeSubject returns the constructor of subjects over a fresh [DB] each,
+// whose workers are broken as broken says ([DB.OpenBroken]; Sound: [DB.Open]).
 // It is how this package's tests run the suite against its own stores.
 func FakeSubject(broken Broken) func(ctx context.Context) (Subject, error) {
 	return func(context.Context) (Subject, error) {

@@ -28,20 +28,20 @@ const (
 	// FaultNone: the call behaves normally.
 	FaultNone Fault = iota
 	// FaultUnavailable: the call fails before touching the database (the
-	// callback is not invoked) with ErrUnavailable.
+	// callback is not invoked) with [ErrUnavailable].
 	FaultUnavailable
 	// FaultRollback: the callback runs, the transaction is rolled back, and
-	// Transact returns an error of code CodeCheckpointWriteFailed. On Read
-	// it is FaultUnavailable.
+	// Transact returns an error of code [refusal.CodeCheckpointWriteFailed]. On Read
+	// it is [FaultUnavailable].
 	FaultRollback
 	// FaultLostAckCommitted: the transaction commits but its
-	// acknowledgement is lost: Transact returns ErrAckLost. On Read it is
-	// FaultUnavailable.
+	// acknowledgement is lost: Transact returns [ErrAckLost]. On Read it is
+	// [FaultUnavailable].
 	FaultLostAckCommitted
 	// FaultLostAckNotCommitted: the commit never reaches the database and
-	// Transact returns ErrAckLost, the same error as FaultLostAckCommitted,
+	// Transact returns [ErrAckLost], the same error as [FaultLostAckCommitted],
 	// so the caller cannot tell the two apart. On Read it is
-	// FaultUnavailable.
+	// [FaultUnavailable].
 	FaultLostAckNotCommitted
 )
 
@@ -75,7 +75,7 @@ type StoreOptions struct {
 	Fault func(op Op, key interactions.Key) Fault
 }
 
-// Store is one worker's interactions.Store over a DB. It implements the
+// Store is one worker's [interactions.Store] over a [DB]. It implements the
 // seam as a PostgreSQL store must: card row, authority, callback and commit
 // under one lock. It counts its calls and injects faults. It is safe for
 // concurrent use.
@@ -142,7 +142,7 @@ func (s *Store) pause() {
 	}
 }
 
-// Transact implements interactions.Store.
+// Transact implements [interactions.Store].
 func (s *Store) Transact(ctx context.Context, key interactions.Key, caller *interactions.Caller, fn interactions.TxFunc) error {
 	s.transacts.Add(1)
 	fault, then := s.fault(OpTransact, key)
@@ -182,7 +182,7 @@ func (s *Store) Transact(ctx context.Context, key interactions.Key, caller *inte
 	return nil
 }
 
-// Read implements interactions.Store.
+// Read implements [interactions.Store].
 func (s *Store) Read(ctx context.Context, key interactions.Key, caller *interactions.Caller) (interactions.Current, error) {
 	s.reads.Add(1)
 	fault, then := s.fault(OpRead, key)

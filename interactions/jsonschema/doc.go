@@ -1,4 +1,4 @@
-// Package jsonschema is an interactions.Validator that validates a submitted
+// Package jsonschema is an [interactions.Validator] that validates a submitted
 // value against a JSON Schema registered under a server-owned schema id and
 // revision: the same schema text a host puts in
 // OpenCardSnapshot.dataSchemaJson for renderers (docs/contract.md sections 3

@@ -17,9 +17,9 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// Registry holds compiled JSON Schemas under their interactions.SchemaRef
+// Registry holds compiled JSON Schemas under their [interactions.SchemaRef]
 // and validates values against them. The zero Registry is not usable; call
-// NewRegistry. A Registry is safe for concurrent use: Register and Validate
+// [NewRegistry]. A Registry is safe for concurrent use: Register and Validate
 // may run at the same time.
 type Registry struct {
 	mu      sync.RWMutex
@@ -40,10 +40,10 @@ func NewRegistry() *Registry {
 // Register compiles schema (JSON Schema text) and registers it under ref.
 // Registering the same text again under the same ref is a no-op.
 //
-// Errors: an *refusal.Error of code CodeInvalidCard (Path
+// Errors: an [*refusal.Error] of code [refusal.CodeInvalidCard] (Path
 // "/dataSchemaJson") when ref has no id or a revision below 1, or schema is
 // not JSON or not a valid schema (including a $ref to anything outside it);
-// of code CodeSchemaMismatch when other text is already registered under
+// of code [refusal.CodeSchemaMismatch] when other text is already registered under
 // ref.
 func (r *Registry) Register(ref interactions.SchemaRef, schema []byte) error {
 	if ref.ID == "" || len(ref.ID) > interactions.MaxIDBytes || ref.Revision < 1 {
@@ -111,7 +111,7 @@ func validate(sch *sjs.Schema, doc any) (err error) {
 // number in a validated value. The schema library works with exact
 // rationals: a literal such as 1e999999 costs it a million-digit number (a
 // tenth of a second) and 1e9999999 crashed it, so larger exponents are
-// refused with CodeInvalidAnswer before it sees them.
+// refused with [refusal.CodeInvalidAnswer] before it sees them.
 const MaxExponent = 400
 
 // checkNumbers refuses a value holding a number whose exponent exceeds
@@ -171,11 +171,11 @@ func (r *Registry) SchemaJSON(ref interactions.SchemaRef) (string, bool) {
 	return e.text, ok
 }
 
-// Validate implements interactions.Validator: it validates value (a JSON
+// Validate implements [interactions.Validator]: it validates value (a JSON
 // document) against the schema registered under ref.
 //
-// Errors: an *refusal.Error of code CodeUnknownSchema when nothing is
-// registered under ref; of code CodeInvalidAnswer when value is not JSON or
+// Errors: an [*refusal.Error] of code [refusal.CodeUnknownSchema] when nothing is
+// registered under ref; of code [refusal.CodeInvalidAnswer] when value is not JSON or
 // the schema refuses it, with Path the JSON pointer of the first refused
 // location under "/value" (the value's place in a CardResponse).
 func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value json.RawMessage) error {
@@ -208,7 +208,7 @@ func (r *Registry) Validate(_ context.Context, ref interactions.SchemaRef, value
 		Message: "value does not match the card's schema", Err: &SchemaError{keyword: keyword, err: err}}
 }
 
-// SchemaError is the cause (refusal.Error.Err) of Validate's refusal of a
+// SchemaError is the cause ([refusal.Error.Err]) of Validate's refusal of a
 // value its schema refuses: the schema library's error, with the keyword
 // of the rule that refused the member at the refusal's Path. A host may
 // show the keyword to the person (it comes from the host's schema, not

@@ -1,7 +1,7 @@
 package recoverytest
 
-// Broken names a deliberate defect of the fake store (DBOptions.Broken).
-// The known-broken stores exist to prove that TestStore, Check and the
+// Broken names a deliberate defect of the fake store ([DBOptions.Broken]).
+// The known-broken stores exist to prove that [TestStore], Check and the
 // simulation catch each defect; never use one for anything else.
 type Broken int
 
@@ -17,7 +17,7 @@ const (
 	// while launch runs.
 	BrokenUnfenced
 	// BrokenSwallowsLostAck: a write whose acknowledgement was lost
-	// (ModeAckLost) reports success, and AdmitDispatch goes on to launch.
+	// ([ModeAckLost]) reports success, and AdmitDispatch goes on to launch.
 	BrokenSwallowsLostAck
 	// BrokenSkipsAuthorize: AdmitDispatch never calls Admission.Authorize,
 	// so a caller whose authority was revoked still gets its effect

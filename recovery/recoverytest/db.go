@@ -12,7 +12,7 @@ import (
 )
 
 // ErrCrashed is returned by a Store handle whose worker crashed: at a
-// ModeAfter failpoint, after Store.Crash, and by every call after either.
+// [ModeAfter] failpoint, after [Store.Crash], and by every call after either.
 // It matches no recovery sentinel, so TurnRecovery treats the write it
 // interrupted as one that may have been applied.
 var ErrCrashed = errors.New("recoverytest: worker crashed")
@@ -33,8 +33,8 @@ const (
 	OpLaunch Op = "launch"
 )
 
-// Call describes a store call to DBOptions.Hook: the worker of the handle,
-// the operation, the turn and, for OpCAS and OpAdmit, the effect id.
+// Call describes a store call to [DBOptions.Hook]: the worker of the handle,
+// the operation, the turn and, for [OpCAS] and [OpAdmit], the effect id.
 type Call struct {
 	Worker string
 	Op     Op
@@ -42,7 +42,7 @@ type Call struct {
 	Effect string
 }
 
-// DBOptions configures a DB; nil means a sound store without a hook.
+// DBOptions configures a [DB]; nil means a sound store without a hook.
 type DBOptions struct {
 	// Hook, when set, is called at the start of every call of every
 	// handle, before any lock is taken and before the handle's crash is
@@ -172,8 +172,8 @@ func (db *DB) lockFence(ctx context.Context, turn recovery.TurnRef) (unlock func
 	}
 }
 
-// Store is one worker's handle on a DB: it implements recovery.Store and
-// recovery.Admitter, and is safe for concurrent use.
+// Store is one worker's handle on a [DB]: it implements [recovery.Store] and
+// [recovery.Admitter], and is safe for concurrent use.
 type Store struct {
 	db     *DB
 	worker string
@@ -188,7 +188,7 @@ var (
 // Worker returns the name given to Open.
 func (s *Store) Worker() string { return s.worker }
 
-// Crash kills the handle: every later call returns ErrCrashed without
+// Crash kills the handle: every later call returns [ErrCrashed] without
 // effect, as a crashed process does nothing more.
 func (s *Store) Crash() { s.dead.Store(true) }
 
@@ -225,7 +225,7 @@ func (s *Store) ack(site Site, mode Mode) error {
 	return nil
 }
 
-// CreateTurn implements recovery.Store.
+// CreateTurn implements [recovery.Store].
 func (s *Store) CreateTurn(ctx context.Context, rec recovery.TurnRecord) error {
 	if err := s.enter(ctx, OpCreate, rec.Turn, ""); err != nil {
 		return err
@@ -245,7 +245,7 @@ func (s *Store) CreateTurn(ctx context.Context, rec recovery.TurnRecord) error {
 	return s.ack(SiteStart, mode)
 }
 
-// LoadTurn implements recovery.Store.
+// LoadTurn implements [recovery.Store].
 func (s *Store) LoadTurn(ctx context.Context, turn recovery.TurnRef) (recovery.TurnRecord, error) {
 	if err := s.enter(ctx, OpLoad, turn, ""); err != nil {
 		return recovery.TurnRecord{}, err
@@ -276,7 +276,7 @@ func casSite(next recovery.EffectRecord) Site {
 	return SiteClaim
 }
 
-// CompareAndSwapEffect implements recovery.Store.
+// CompareAndSwapEffect implements [recovery.Store].
 func (s *Store) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef, expected uint64, next recovery.EffectRecord) error {
 	if err := s.enter(ctx, OpCAS, turn, next.ID); err != nil {
 		return err
@@ -304,7 +304,7 @@ func (s *Store) CompareAndSwapEffect(ctx context.Context, turn recovery.TurnRef,
 	return s.ack(site, mode)
 }
 
-// AdmitDispatch implements recovery.Admitter: fence, authorize, check, mark,
+// AdmitDispatch implements [recovery.Admitter]: fence, authorize, check, mark,
 // launch, release, in that order.
 func (s *Store) AdmitDispatch(ctx context.Context, adm recovery.Admission, launch recovery.DispatchFunc) error {
 	if err := s.enter(ctx, OpAdmit, adm.Effect.Turn, adm.Effect.Effect); err != nil {
@@ -366,7 +366,7 @@ func (db *DB) markAdmitted(adm recovery.Admission) (Mode, error) {
 	return mode, nil
 }
 
-// EndTurn implements recovery.Store, under the same fence as AdmitDispatch.
+// EndTurn implements [recovery.Store], under the same fence as AdmitDispatch.
 func (s *Store) EndTurn(ctx context.Context, turn recovery.TurnRef, status recovery.TurnStatus) (recovery.TurnRecord, error) {
 	if err := s.enter(ctx, OpEnd, turn, ""); err != nil {
 		return recovery.TurnRecord{}, err

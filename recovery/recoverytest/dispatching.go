@@ -7,8 +7,8 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// Dispatching returns st, which must also be a recovery.Admitter, with a
-// recovery.Dispatcher made of st's own methods: ClaimEffect reads the turn
+// Dispatching returns st, which must also be a [recovery.Admitter], with a
+// [recovery.Dispatcher] made of st's own methods: ClaimEffect reads the turn
 // (LoadTurn) and claims with CompareAndSwapEffect; its fence admits with
 // AdmitDispatch (which releases the fence before it returns, as the
 // Dispatcher contract allows) and completes with CompareAndSwapEffect. So

@@ -1,6 +1,6 @@
 package recoverytest
 
-// Site is a durable write (or, for SiteLoad, the read) of the fake store at
+// Site is a durable write (or, for [SiteLoad], the read) of the fake store at
 // which a failpoint can fire. The compare-and-swap sites are told apart by
 // the record written: a claim, a completion by the dispatching worker, the
 // needs-reconciliation mark, or a host-verified result.
@@ -16,7 +16,7 @@ const (
 	SiteReconcile Site = "reconcile" // CompareAndSwapEffect to completed, Reconciled
 	SiteCancel    Site = "cancel"    // EndTurn(cancelled)
 	SiteFinish    Site = "finish"    // EndTurn(completed or failed)
-	SiteLoad      Site = "load"      // LoadTurn (ModeBefore only)
+	SiteLoad      Site = "load"      // LoadTurn ([ModeBefore] only)
 )
 
 // Mode is what happens at a site when its failpoint fires.
@@ -26,22 +26,22 @@ type Mode string
 // acknowledgement lost.
 const (
 	// ModeBefore: the write is not applied and the store says so with an
-	// error matching refusal.ErrCheckpointWriteFailed (for SiteLoad: the
+	// error matching [refusal.ErrCheckpointWriteFailed] (for [SiteLoad]: the
 	// read fails).
 	ModeBefore Mode = "before"
 	// ModeAfter: the write is applied, then the worker crashes: the call
-	// returns ErrCrashed, the Store handle is dead from then on (every call
+	// returns [ErrCrashed], the Store handle is dead from then on (every call
 	// fails without effect, AdmitDispatch launches nothing) and a fresh
 	// worker must Open a new handle.
 	ModeAfter Mode = "after"
 	// ModeAckLost: the write is applied but its acknowledgement is lost:
-	// the call returns an error matching refusal.ErrNeedsReconciliation
+	// the call returns an error matching [refusal.ErrNeedsReconciliation]
 	// and AdmitDispatch does not launch.
 	ModeAckLost Mode = "ack-lost"
 )
 
 // Failpoint is the name of one failpoint, "site.mode", as Failpoints lists
-// them and DB.Arm takes them.
+// them and [DB.Arm] takes them.
 type Failpoint string
 
 // Name returns the failpoint of site and mode.

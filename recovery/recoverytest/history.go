@@ -92,7 +92,7 @@ func (h *History) snapshot() []histOp {
 
 // Wrap returns st recording every call into h as client (a small
 // non-negative number naming the worker). The result implements
-// recovery.Admitter when st does.
+// [recovery.Admitter] when st does.
 func (h *History) Wrap(st recovery.Store, client int) recovery.Store {
 	r := &recordedStore{h: h, st: st, client: client}
 	if adm, ok := st.(recovery.Admitter); ok {

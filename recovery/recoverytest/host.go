@@ -31,9 +31,9 @@ type HostOptions struct {
 	AbortErr error
 }
 
-// Host is a fake host: a recovery.Authorizer over explicit grants, a
-// recovery.Launcher that counts launches per effect and keeps each
-// execution, and a recovery.Aborter that cancels the executions of a turn.
+// Host is a fake host: a [recovery.Authorizer] over explicit grants, a
+// [recovery.Launcher] that counts launches per effect and keeps each
+// execution, and a [recovery.Aborter] that cancels the executions of a turn.
 // It is safe for concurrent use.
 type Host struct {
 	opts HostOptions
@@ -50,7 +50,7 @@ type grant struct {
 	turn   recovery.TurnRef
 }
 
-// AbortCall is one call of Host.Abort.
+// AbortCall is one call of [Host.Abort].
 type AbortCall struct {
 	Turn     recovery.TurnRef
 	InFlight []string
@@ -90,7 +90,7 @@ func (h *Host) Revoke(caller string, turn recovery.TurnRef) {
 	delete(h.grants, grant{caller, turn})
 }
 
-// Authorize implements recovery.Authorizer: any action is allowed to a
+// Authorize implements [recovery.Authorizer]: any action is allowed to a
 // caller granted the turn, none to anyone else.
 func (h *Host) Authorize(_ context.Context, caller string, turn recovery.TurnRef, action recovery.Action) error {
 	h.mu.Lock()
@@ -101,7 +101,7 @@ func (h *Host) Authorize(_ context.Context, caller string, turn recovery.TurnRef
 	return nil
 }
 
-// Launch implements recovery.Launcher: it counts the launch, starts an
+// Launch implements [recovery.Launcher]: it counts the launch, starts an
 // execution under a context the host owns (not ctx) and returns it.
 func (h *Host) Launch(ctx context.Context, effect recovery.EffectRef) (recovery.Execution, error) {
 	exec := newExec(effect)
@@ -149,7 +149,7 @@ func (h *Host) Exec(effect recovery.EffectRef) *Exec {
 	return h.execs[effect]
 }
 
-// Abort implements recovery.Aborter: it records the call and cancels the
+// Abort implements [recovery.Aborter]: it records the call and cancels the
 // context of every execution of the turn.
 func (h *Host) Abort(_ context.Context, turn recovery.TurnRef, inFlight []string) error {
 	h.mu.Lock()
@@ -175,7 +175,7 @@ func (h *Host) Aborts() []AbortCall {
 }
 
 // Exec is one execution the fake host launched. Its context belongs to the
-// host, not to whoever launched or awaits it; Host.Abort cancels it.
+// host, not to whoever launched or awaits it; [Host.Abort] cancels it.
 type Exec struct {
 	Effect recovery.EffectRef
 
@@ -209,8 +209,8 @@ func (e *Exec) end(res recovery.Result, err error) {
 	})
 }
 
-// Wait implements recovery.Execution: the outcome once the execution ended,
-// ErrAborted once its context was cancelled, or ctx's error.
+// Wait implements [recovery.Execution]: the outcome once the execution ended,
+// [ErrAborted] once its context was cancelled, or ctx's error.
 func (e *Exec) Wait(ctx context.Context) (recovery.Result, error) {
 	select {
 	case <-e.done: // an ended execution reports its outcome even if aborted later

@@ -19,7 +19,7 @@ import (
 // of a running turn, and a completed record is never written again.
 //
 // Outcomes are modelled as the store reported them: a definite refusal or
-// ErrCheckpointWriteFailed changed nothing; any other error (a lost
+// [refusal.ErrCheckpointWriteFailed] changed nothing; any other error (a lost
 // acknowledgement, a crash) may or may not have applied the write, and the
 // model allows both. It returns nil, or an error naming the first partition
 // that is not linearizable; timeout bounds the whole check (0 means no

@@ -10,9 +10,9 @@ import (
 	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
-// Subject is a host's store under test, as Config.NewSubject returns it.
+// Subject is a host's store under test, as [Config.NewSubject] returns it.
 type Subject struct {
-	// Store is the adapter under test. It must implement recovery.Admitter
+	// Store is the adapter under test. It must implement [recovery.Admitter]
 	// as well.
 	Store recovery.Store
 	// Reopen, when set, returns another handle on the same database, as a
@@ -20,9 +20,9 @@ type Subject struct {
 	Reopen func() (recovery.Store, error)
 	// Arm, when set, injects the named failpoint (see Failpoints) at the
 	// next matching call of Store: the write fails before being applied
-	// (ModeBefore), is applied and then the worker crashes (ModeAfter), or is
-	// applied and its acknowledgement is lost (ModeAckLost). It returns an
-	// error, such as errors.ErrUnsupported, for a failpoint it cannot
+	// ([ModeBefore]), is applied and then the worker crashes ([ModeAfter]), or is
+	// applied and its acknowledgement is lost ([ModeAckLost]). It returns an
+	// error, such as [errors.ErrUnsupported], for a failpoint it cannot
 	// inject; that case is then skipped.
 	Arm func(fp Failpoint) error
 	// Close, when set, releases the subject and what it holds; the kit
@@ -40,7 +40,7 @@ type Config struct {
 
 // CheckError is a failed check, as Check reports it.
 type CheckError struct {
-	// Check is the check's name, one of CheckNames.
+	// Check is the check's name, one of [CheckNames].
 	Check string
 	// Err is its failure.
 	Err error
@@ -79,7 +79,7 @@ func checks() []check {
 }
 
 // CheckNames returns the names of the conformance checks, in the order
-// TestStore runs them as subtests and Check reports them.
+// [TestStore] runs them as subtests and Check reports them.
 func CheckNames() []string {
 	return checklist.Names(checks())
 }
@@ -87,17 +87,17 @@ func CheckNames() []string {
 // TestStore runs the conformance suite against the stores cfg makes, one
 // subtest per check with a fresh subject each, in the manner of
 // testing/fstest.TestFS. A host runs it against its own adapter; the
-// checks that need Subject.Reopen or Subject.Arm are skipped without them.
+// checks that need [Subject.Reopen] or [Subject.Arm] are skipped without them.
 // It proves what the deterministic tests of this package cannot: that the
 // adapter's compare-and-swap, fence and acknowledgements behave as
-// recovery.Store and recovery.Admitter require, under real concurrency.
+// [recovery.Store] and [recovery.Admitter] require, under real concurrency.
 func TestStore(t *testing.T, cfg Config) {
 	t.Helper()
 	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
 }
 
-// Check runs the conformance suite like TestStore, outside a test, and
-// returns nil or the errors.Join of a *CheckError per failed check.
+// Check runs the conformance suite like [TestStore], outside a test, and
+// returns nil or the [errors.Join] of a [*CheckError] per failed check.
 func Check(ctx context.Context, cfg Config) error {
 	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
 		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
@@ -120,9 +120,9 @@ func runCheck(ctx context.Context, c check, cfg Config) error {
 	return c.Run(ctx, s, recovery.TurnRef{Conversation: checklist.UniqueID("conformance-"), Turn: c.Name})
 }
 
-// FakeSubject returns the constructor of subjects over a fresh DB each,
+// FakeSubject returns the constructor of subjects over a fresh [DB] each,
 // broken as broken says (Sound: not at all): Store and Reopen are two
-// workers' handles, Arm is DB.Arm. It is how this package's tests run the
+// workers' handles, Arm is [DB.Arm]. It is how this package's tests run the
 // suite against its own stores.
 func FakeSubject(broken Broken) func(ctx context.Context) (Subject, error) {
 	return func(context.Context) (Subject, error) {

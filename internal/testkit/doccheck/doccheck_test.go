@@ -16,12 +16,8 @@ import (
 var fix = flag.Bool("fix", false, "rewrite the plain names that have a doc link into that link")
 
 // exempt lists the directories (relative to the module root, with their
-// subdirectories) whose docs are not checked yet: recovery/ and
-// interactions/ are swept in a pass of their own. Empty it then.
-var exempt = []string{
-	"recovery",
-	"interactions",
-}
+// subdirectories) whose docs are not checked: none.
+var exempt []string
 
 func isExempt(dir string) bool {
 	for _, e := range exempt {
