@@ -15,7 +15,7 @@
 // # The answer flow
 //
 //	caller := /* from the host's session, never from the request body */
-//	resp, err := the root package's ParseCardResponse(body) // strict: invalid-card for "ACTION", duplicates …
+//	resp, err := chatprotocol.ParseCardResponse(body) // strict: invalid-card for "ACTION", duplicates …
 //	res, err := resolver.Answer(ctx, caller, key, interactions.Submission{ID: idempotencyKey, Response: resp})
 //
 // Read the request body with the root package's ParseCardResponse, not
