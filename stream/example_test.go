@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/stream"
+	"github.com/Papercusp/chat-protocol-go/turn"
 )
 
 // sessionStore stands in for a host's sessions and turns: who may read
@@ -25,14 +25,12 @@ func (s sessionStore) MayRead(r *http.Request, key replay.Key) bool {
 	return s.readers[r.Header.Get("Authorization")] == key.ConversationID && s.turns[key]
 }
 
-// Serve one turn's resumable stream from a Memory window, and follow it
-// (the README's "Serve a resumable stream").
+// Serve one turn's resumable stream from a Memory window, and follow it.
 func Example() {
 	ctx := context.Background()
 	sessions := sessionStore{readers: map[string]string{"Bearer alice": "c-1"},
 		turns: map[replay.Key]bool{{ConversationID: "c-1", TurnID: "t-1"}: true}}
 	mux := http.NewServeMux()
-	// README:begin
 	window := replay.NewMemory(nil) // the turn's frames, kept for reconnects
 	h, err := stream.NewHandler(window, &stream.HandlerOptions{
 		// On every connection. The window waits for any turn, so this also
@@ -51,17 +49,17 @@ func Example() {
 	srv := &http.Server{Handler: mux}
 	srv.RegisterOnShutdown(h.Close) // Shutdown ends no stream by itself
 
-	// The model's side: append each envelope (seq 1, 2, …) as it comes.
-	key := replay.Key{ConversationID: "c-1", TurnID: "t-1"}
-	for seq, ev := range []chatprotocol.Event{&chatprotocol.DeltaEvent{Text: "Hello"},
-		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}} {
-		env := chatprotocol.ChatEventEnvelope{ConversationID: "c-1", TurnID: "t-1",
-			EventID: fmt.Sprint("e-", seq+1), Seq: int64(seq + 1), Event: ev}
-		if _, err := window.Append(ctx, key, &env); err != nil {
-			panic(err)
-		}
+	// The model's side: a turn.Producer appends each envelope under its seq.
+	p, err := turn.Start(ctx, window, replay.Key{ConversationID: "c-1", TurnID: "t-1"}, nil)
+	if err != nil {
+		panic(err)
 	}
-	// README:end
+	if err := p.Delta(ctx, "Hello"); err != nil {
+		panic(err)
+	}
+	if err := p.Complete(ctx); err != nil {
+		panic(err)
+	}
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = srv
 	ts.Start()

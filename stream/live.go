@@ -65,6 +65,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 		}
 	}
 	deadline()
+	parkable := h.parking && r.Method == http.MethodGet && takesOver(w, r)
+	if parkable && !b.Ended {
+		// A parked stream ends by closing its connection: a client must not
+		// send its next request (a POST, which it would not retry) on it.
+		w.Header().Set("Connection", "close")
+	}
 	sw, err := sse.NewWriter(ctx, w, nil) // heartbeats come from this loop: no goroutine of their own
 	if err != nil {
 		h.log.WarnContext(ctx, "stream: opening the response failed", "err", err)
@@ -82,7 +88,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 		deadline()
 		return sw.Comment(heartbeatComment)
 	}
-	parkable := h.parking && r.Method == http.MethodGet && takesOver(w, r)
 	for {
 		if len(frames) == 0 && cursor < b.Latest {
 			h.log.ErrorContext(ctx, "stream: the window returned no frame below its latest", "after", cursor, "latest", b.Latest)

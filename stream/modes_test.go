@@ -118,3 +118,45 @@ func TestIdleStreamSendsHeartbeats(t *testing.T) {
 		})
 	}
 }
+
+// TestAParkableStreamSaysConnectionClose: a stream the Handler may take
+// over ends by closing its connection, so its response says Connection:
+// close and a client sends its next request (a POST it would not retry)
+// on another connection; a stream that ends on its request (an ended turn,
+// WaitOnRequest) leaves the connection to the client.
+func TestAParkableStreamSaysConnectionClose(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		opts  stream.HandlerOptions
+		ended bool
+		close bool
+	}{
+		{"a running turn", stream.HandlerOptions{}, false, true},
+		{"an ended turn", stream.HandlerOptions{}, true, false},
+		{"WaitOnRequest", stream.HandlerOptions{WaitOnRequest: true}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWindow()
+			envs := script(keyT1, 4, 10)
+			appendAll(t, w, keyT1, envs[:2])
+			if c.ended {
+				appendAll(t, w, keyT1, envs[2:])
+			}
+			srv := newServer(t, newHandler(t, w, &c.opts))
+			resp, err := srv.Client().Get(srv.URL + path(keyT1))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			assert.Equal(t, c.close, resp.Close)
+			if !c.ended {
+				appendAll(t, w, keyT1, envs[2:])
+			}
+			rd := chatprotocol.NewEnvelopeReader(resp.Body, nil)
+			for range envs {
+				_, err := rd.Next()
+				require.NoError(t, err)
+			}
+			_, err = rd.Next()
+			assert.ErrorIs(t, err, io.EOF, "a clean end")
+		})
+	}
+}

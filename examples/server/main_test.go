@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,129 +18,569 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/examples/server/demo"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
-// start runs the server with args until the test ends and returns the
-// first turns URLs it printed, and a function that stops it and returns
-// run's error.
-func start(t *testing.T, turns int, args ...string) ([]string, func() error) {
+// server is a running example server: the stream URLs and the endpoints
+// it printed, and its log.
+type server struct {
+	turns     []string          // the first lines: the chain's stream URLs
+	endpoints map[string]string // the NAME URL lines
+	log       *syncBuffer
+	stop      func() error // stops it and returns Run's error
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's logger and a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the server with args until the test ends and reads what it
+// printed up to its last line, the ag-ui endpoint.
+func start(t *testing.T, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, stdout := io.Pipe()
+	s := &server{endpoints: map[string]string{}, log: &syncBuffer{}}
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, args, stdout, io.Discard)
+		err := demo.Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, s.log, demo.Memory)
 		stdout.CloseWithError(err)
 		done <- err
 	}()
 	lines := bufio.NewScanner(out)
-	var urls []string
-	for len(urls) < turns && lines.Scan() {
-		urls = append(urls, lines.Text())
+	for lines.Scan() {
+		name, u, ok := strings.Cut(lines.Text(), " ")
+		if !ok {
+			require.Empty(t, s.endpoints, "the stream URLs come first")
+			s.turns = append(s.turns, name)
+			continue
+		}
+		s.endpoints[name] = u
+		if name == "ag-ui" {
+			break
+		}
 	}
 	go io.Copy(io.Discard, out)
-	stop := sync.OnceValue(func() error { cancel(); return <-done })
-	t.Cleanup(func() { stop() })
-	return urls, stop
+	s.stop = sync.OnceValue(func() error { cancel(); return <-done })
+	t.Cleanup(func() { s.stop() })
+	require.NotEmpty(t, s.endpoints["ag-ui"], "the server printed its endpoints; log:\n%s", s.log.String())
+	return s
 }
 
-func TestServerStreamsItsTurns(t *testing.T) {
-	urls, stop := start(t, 2, "-addr", "127.0.0.1:0", "-deltas", "50", "-pace", "1ms", "-turns", "2")
-	require.Len(t, urls, 2)
-	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/conversations/c-1/turns/t-1/events\?access_token=demo$`, urls[0], "the real port, first line")
-	assert.True(t, strings.HasSuffix(urls[1], "/turns/t-2/events?access_token=demo"))
+// launches counts the tool's launches for turn in the server's log.
+func (s *server) launches(conversation, turn string) int {
+	return strings.Count(s.log.String(), `msg="tool launched" conversation=`+conversation+" turn="+turn+" ")
+}
 
-	for i, url := range urls {
-		var types []string
-		state, err := stream.Follow(context.Background(), url, &stream.FollowOptions{OnEnvelope: func(env *chatprotocol.ChatEventEnvelope) error {
-			types = append(types, env.Event.EventType())
-			return nil
-		}})
-		require.NoError(t, err, url)
-		turn := state.Turns[0]
-		assert.Equal(t, chatprotocol.LifecycleCompleted, turn.Status)
-		assert.Equal(t, int64(55), turn.LastSeq, "started, 50 deltas, tool call and result, card, completed")
-		assert.Equal(t, 50, strings.Count(strings.Join(types, " "), "delta"))
-		require.Len(t, turn.ToolCalls, 1)
-		assert.Equal(t, chatprotocol.ToolCallStatus(chatprotocol.ToolResultOK), turn.ToolCalls[0].Status)
-		require.Len(t, state.OpenCards(), 1)
-		assert.Equal(t, "card-t-"+string(rune('1'+i)), state.OpenCards()[0].CorrelationID)
-	}
+// follow follows url with stream.Follow onto state (nil: a new one), and
+// returns the state and the event types the turn got.
+func follow(t *testing.T, url string, state *chatprotocol.ChatStateV1) (*chatprotocol.ChatStateV1, []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var types []string
+	state, err := stream.Follow(ctx, url, &stream.FollowOptions{State: state, OnEnvelope: func(env *chatprotocol.ChatEventEnvelope) error {
+		types = append(types, env.Event.EventType())
+		return nil
+	}})
+	require.NoError(t, err, url)
+	return state, types
+}
 
-	base := strings.TrimSuffix(urls[0], "/turns/t-1/events?access_token=demo")
-	answer := func(auth, key, body string) (int, map[string]any) {
-		req, err := http.NewRequest(http.MethodPost, base+"/cards/card-t-1/answer", strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("Idempotency-Key", key)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var out map[string]any
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-		return resp.StatusCode, out
-	}
-	yes := `{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}`
-	status, body := answer("Bearer demo", "k-1", yes)
-	assert.Equal(t, http.StatusOK, status)
-	assert.Equal(t, "answered", body["status"])
-	status, body = answer("Bearer demo", "k-1", yes)
-	assert.Equal(t, http.StatusOK, status)
-	assert.Equal(t, "duplicate-answer", body["code"])
-	status, body = answer("Bearer demo", "k-2", `{"action":"submit","correlationId":"card-t-1","value":{"optionId":"no"}}`)
-	assert.Equal(t, http.StatusConflict, status)
-	assert.Equal(t, "already-answered", body["code"])
-	status, _ = answer("", "k-3", yes)
-	assert.Equal(t, http.StatusUnauthorized, status)
-
-	bare := strings.TrimSuffix(urls[0], "?access_token=demo")
-	for _, c := range []struct{ name, url, auth string }{
-		{"an unknown turn", strings.Replace(urls[0], "t-1", "t-9", 1), ""},
-		{"no credential", bare, ""},
-		{"a wrong token", strings.Replace(urls[0], "access_token=demo", "access_token=mallory", 1), ""},
-		{"a wrong bearer token", bare, "Bearer mallory"},
-	} {
-		req, err := http.NewRequest(http.MethodGet, c.url, nil)
-		require.NoError(t, err)
-		if c.auth != "" {
-			req.Header.Set("Authorization", c.auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusNotFound, resp.StatusCode, c.name)
-	}
-	req, err := http.NewRequest(http.MethodGet, bare, nil)
+// do sends a request with the header Authorization: auth (none for "") and
+// returns the status and the body.
+func do(t *testing.T, method, url, auth string, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer demo")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode, "the demo caller by header")
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// statusOf sends a request and returns its status once the headers came,
+// leaving the body (a stream that may go on) unread.
+func statusOf(t *testing.T, method, url, auth string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return resp.StatusCode
+}
+
+// code is the code member of a refusal's body.
+func code(t *testing.T, body string) string {
+	t.Helper()
+	var b struct{ Code string }
+	require.NoError(t, json.Unmarshal([]byte(body), &b), body)
+	return b.Code
+}
+
+const scriptText = "Refunds are accepted within 30 days of delivery. "
+
+func TestServerChainsTurnsThroughTheirCards(t *testing.T) {
+	s := start(t, "-deltas", "16", "-pace", "1ms", "-turns", "3")
+	require.Len(t, s.turns, 3)
+	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/conversations/c-1/turns/t-1/events\?access_token=demo$`, s.turns[0], "the real port, first line")
+	assert.True(t, strings.HasSuffix(s.turns[2], "/conversations/c-1/turns/t-3/events?access_token=demo"))
+	base := strings.TrimSuffix(s.turns[0], "/conversations/c-1/turns/t-1/events?access_token=demo")
+	assert.Equal(t, map[string]string{
+		"cancel":            base + "/conversations/c-1/turns/t-1/cancel",
+		"answer":            base + "/conversations/c-1/cards/card-t-1/answer",
+		"ui-message-stream": base + "/api/chat",
+		"ag-ui":             base + "/api/ag-ui",
+	}, s.endpoints)
+
+	state, types := follow(t, s.turns[0], nil)
+	t1, ok := state.Turn("t-1")
+	require.True(t, ok)
+	assert.Equal(t, chatprotocol.LifecycleCompleted, t1.Status)
+	assert.Equal(t, int64(16+5), t1.LastSeq, "started, 16 deltas, tool call and result, card, completed")
+	assert.Equal(t, []string{"lifecycle", "delta"}, types[:2])
+	assert.Equal(t, []string{"tool_call", "tool_result"}, types[9:11], "after half the deltas")
+	assert.Equal(t, []string{"card", "lifecycle"}, types[19:])
+	assert.Equal(t, strings.Repeat(scriptText, 2), t1.Text())
+	require.Len(t, t1.ToolCalls, 1)
+	assert.Equal(t, "t-1-call-1", t1.ToolCalls[0].CallID)
+	assert.Equal(t, "search_docs", t1.ToolCalls[0].Name)
+	assert.Equal(t, chatprotocol.ToolCallStatus(chatprotocol.ToolResultOK), t1.ToolCalls[0].Status)
+	assert.JSONEq(t, `{"hits":2}`, string(t1.ToolCalls[0].Output), "the articles holding refund and policy")
+	assert.Equal(t, 1, s.launches("c-1", "t-1"), "the tool ran once")
+	require.Len(t, state.OpenCards(), 1)
+	assert.Equal(t, "card-t-1", state.OpenCards()[0].CorrelationID)
+	assert.Equal(t, "Was this helpful?", state.OpenCards()[0].Prompt)
+
+	answer := func(url, auth, key, body string) (int, string) {
+		return do(t, http.MethodPost, url, auth, body, "Idempotency-Key", key, "Content-Type", "application/json")
+	}
+	yes := `{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}`
+	status, body := answer(s.endpoints["answer"], "", "k-1", yes)
+	assert.Equal(t, http.StatusUnauthorized, status, body)
+	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-1", yes)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"status":"answered"`)
+	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-1", yes)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "duplicate-answer", code(t, body))
+	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-2", `{"action":"submit","correlationId":"card-t-1","value":{"optionId":"no"}}`)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Equal(t, "already-answered", code(t, body))
+
+	// The answer started t-2: it closes the card, replies, plays the script and asks its own card.
+	state, types = follow(t, s.turns[1], state)
+	t2, _ := state.Turn("t-2")
+	assert.Equal(t, chatprotocol.LifecycleCompleted, t2.Status)
+	assert.Equal(t, []string{"lifecycle", "card_closed", "delta"}, types[:3])
+	assert.Equal(t, "Glad it helped. "+strings.Repeat(scriptText, 2), t2.Text())
+	assert.Equal(t, 1, s.launches("c-1", "t-2"))
+	require.Len(t, state.OpenCards(), 1)
+	assert.Equal(t, "card-t-2", state.OpenCards()[0].CorrelationID, "card-t-1 closed, card-t-2 open")
+
+	status, body = answer(strings.Replace(s.endpoints["answer"], "card-t-1", "card-t-2", 1), "Bearer demo", "k-3",
+		`{"action":"decline","correlationId":"card-t-2"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	state, types = follow(t, s.turns[2], state)
+	t3, _ := state.Turn("t-3")
+	assert.Equal(t, []string{"lifecycle", "card_closed", "delta", "lifecycle"}, types, "the last turn replies only")
+	assert.Equal(t, "Understood. ", t3.Text())
+	assert.Equal(t, chatprotocol.LifecycleCompleted, t3.Status)
+	assert.Empty(t, state.OpenCards())
+
+	bare := strings.TrimSuffix(s.turns[0], "?access_token=demo")
+	for _, c := range []struct{ name, url, auth string }{
+		{"an unknown turn", strings.Replace(s.turns[0], "t-1", "t-9", 1), ""},
+		{"an unknown conversation", strings.Replace(s.turns[0], "c-1", "c-9", 1), ""},
+		{"no credential", bare, ""},
+		{"a wrong token", strings.Replace(s.turns[0], "access_token=demo", "access_token=mallory", 1), ""},
+		{"a wrong bearer token", bare, "Bearer mallory"},
+	} {
+		status, body := do(t, http.MethodGet, c.url, c.auth, "")
+		assert.Equal(t, http.StatusNotFound, status, c.name)
+		assert.Equal(t, "turn-not-found", code(t, body), c.name)
+	}
+	status, _ = do(t, http.MethodGet, bare, "Bearer demo", "")
+	assert.Equal(t, http.StatusOK, status, "the demo caller by header")
 
 	begun := time.Now()
-	require.NoError(t, stop(), "graceful shutdown")
+	require.NoError(t, s.stop(), "graceful shutdown")
 	assert.Less(t, time.Since(begun), 5*time.Second)
 }
 
+func TestServerCancelsTheRunningTurn(t *testing.T) {
+	s := start(t, "-pace", "1h") // t-1 waits after its start
+	cancelURL := s.endpoints["cancel"]
+	for _, c := range []struct{ name, url, auth string }{
+		{"no credential", cancelURL, ""},
+		{"a stranger", cancelURL, "Bearer mallory"},
+		{"a turn that has not started", strings.Replace(cancelURL, "t-1", "t-2", 1), "Bearer demo"},
+		{"an unknown turn", strings.Replace(cancelURL, "t-1", "t-9", 1), "Bearer demo"},
+	} {
+		status, body := do(t, http.MethodPost, c.url, c.auth, "")
+		assert.Equal(t, http.StatusNotFound, status, c.name)
+		assert.Equal(t, "turn-not-found", code(t, body), c.name)
+	}
+	status, body := do(t, http.MethodGet, cancelURL, "Bearer demo", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, status)
+	assert.Equal(t, "method-not-allowed", code(t, body))
+
+	resp, err := http.Get(s.turns[0])
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	rd := chatprotocol.NewEnvelopeReader(resp.Body, nil)
+	env, err := rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}, env.Event)
+
+	status, body = do(t, http.MethodPost, cancelURL, "Bearer demo", "")
+	assert.Equal(t, http.StatusAccepted, status, body)
+	env, err = rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCancelled}, env.Event, "the stream ends cancelled")
+	status, _ = do(t, http.MethodPost, cancelURL+"?access_token=demo", "", "")
+	assert.Equal(t, http.StatusAccepted, status, "again, idempotent, by the query parameter")
+	assert.Zero(t, s.launches("c-1", "t-1"))
+
+	// useChat's stop: DELETE {api}/{chatId}/stream cancels the chat's running turn.
+	api := s.endpoints["ui-message-stream"]
+	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-1")))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer demo")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode) // the turn has started
+	status, _ = do(t, http.MethodDelete, api+"/chat-1/stream", "Bearer mallory", "")
+	assert.Equal(t, http.StatusNoContent, status, "a stranger's stop says nothing ...")
+	assert.Equal(t, http.StatusOK, statusOf(t, http.MethodGet, api+"/chat-1/stream", "Bearer demo"), "... and stops nothing")
+	status, _ = do(t, http.MethodDelete, api+"/chat-1/stream", "Bearer demo", "")
+	assert.Equal(t, http.StatusNoContent, status)
+	var lines []string
+	for sc := bufio.NewScanner(resp.Body); sc.Scan(); {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			lines = append(lines, d)
+		}
+	}
+	assert.Equal(t, []string{`{"type":"abort"}`, "[DONE]"}, lines[len(lines)-2:])
+	require.NoError(t, s.stop())
+}
+
+func TestServerGoesOnWhenItsClientGoesAway(t *testing.T) {
+	s := start(t, "-deltas", "20", "-pace", "5ms")
+	resp, err := http.Get(s.turns[0])
+	require.NoError(t, err)
+	_, err = chatprotocol.NewEnvelopeReader(resp.Body, nil).Next()
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close()) // the client goes away
+
+	state, _ := follow(t, s.turns[0], nil)
+	assert.Equal(t, chatprotocol.LifecycleCompleted, state.Turns[0].Status)
+	assert.Equal(t, int64(25), state.Turns[0].LastSeq)
+}
+
 func TestServerShutsDownWhileStreaming(t *testing.T) {
-	urls, stop := start(t, 1, "-addr", "127.0.0.1:0", "-pace", "1h") // the turn stalls after its first frame
-	resp, err := http.Get(urls[0])
+	s := start(t, "-pace", "1h") // the turn waits after its first frame
+	resp, err := http.Get(s.turns[0])
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	rd := chatprotocol.NewEnvelopeReader(resp.Body, nil)
 	env, err := rd.Next()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), env.Seq)
-	require.NoError(t, stop())
-	_, err = rd.Next()
+	require.NoError(t, s.stop())
+	for {
+		env, err = rd.Next()
+		if err != nil {
+			break
+		}
+		assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleInterrupted, Reason: "the server is shutting down"}, env.Event,
+			"the turn is interrupted, never ended")
+	}
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the stream is aborted, so that the client resumes elsewhere")
 }
 
 func TestServerRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-deltas", "1"}, {"-turns", "0"}, {"-pace", "-1s"}, {"extra"}, {"-nope"}} {
-		assert.Error(t, run(context.Background(), args, io.Discard, io.Discard), "%q", args)
+	for _, args := range [][]string{{"-deltas", "1"}, {"-turns", "0"}, {"-pace", "-1s"}, {"extra"}, {"-nope"},
+		{"-store", "postgres"}, {"-store", "postgres", "postgres://db/app"}, {"-store", "sqlite", "x"}, {"-conversation", ""}} {
+		assert.Error(t, demo.Run(context.Background(), args, io.Discard, io.Discard, demo.Memory), "%q", args)
 	}
+}
+
+// TestServerFollowedByChatwire: the command line client follows the first
+// turn to its end and prints its state.
+func TestServerFollowedByChatwire(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "chatwire")
+	out, err := exec.Command(gobin, "build", "-o", bin, "../../cmd/chatwire").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	s := start(t, "-deltas", "10", "-pace", "1ms")
+	out, err = exec.Command(bin, "follow", "--state", s.turns[0]).Output()
+	require.NoError(t, err)
+	var state struct {
+		Turns []struct {
+			TurnID, Status, Text string
+			ToolCalls            []struct{ Name, Status string }
+		}
+		OpenCards []struct{ CorrelationID string }
+	}
+	require.NoError(t, json.Unmarshal(out, &state), "%s", out)
+	require.Len(t, state.Turns, 1)
+	assert.Equal(t, "completed", state.Turns[0].Status)
+	assert.Equal(t, scriptText+"Refunds are ", state.Turns[0].Text)
+	assert.Equal(t, []struct{ Name, Status string }{{"search_docs", "ok"}}, state.Turns[0].ToolCalls)
+	assert.Equal(t, []struct{ CorrelationID string }{{"card-t-1"}}, state.OpenCards)
+}
+
+// TestLinksNoTestKit: the example is product code: it links neither the
+// testing package, testify nor a test kit, and its stores are the
+// product's in-memory ones.
+func TestLinksNoTestKit(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/Papercusp/chat-protocol-go/examples/server/demo")
+	require.Contains(t, deps, "github.com/Papercusp/chat-protocol-go/turn")
+	for _, dep := range deps {
+		assert.NotEqual(t, "testing", dep)
+		assert.NotContains(t, dep, "testify")
+		assert.NotContains(t, dep, "/internal/testkit/")
+		assert.NotRegexp(t, `(replaytest|recoverytest|interactionstest)$`, dep)
+	}
+}
+
+// dataLines sends a request and reads its event stream whole: the data of
+// every frame, comments left out.
+func dataLines(t *testing.T, method, url, auth, body string) (int, []string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	require.NoError(t, sc.Err())
+	return resp.StatusCode, out
+}
+
+// chunk is a UI message stream chunk, or an AG-UI event, with the members
+// the tests read.
+type chunk struct {
+	Type, MessageID, Delta, ToolName, ToolCallName, ThreadID, RunID, Name, Content string
+	Input, Output, Data, Outcome                                                   json.RawMessage
+}
+
+func parse(t *testing.T, lines []string) []chunk {
+	t.Helper()
+	var out []chunk
+	for _, l := range lines {
+		if l == "[DONE]" {
+			out = append(out, chunk{Type: "[DONE]"})
+			continue
+		}
+		var c chunk
+		require.NoError(t, json.Unmarshal([]byte(l), &c), l)
+		out = append(out, c)
+	}
+	return out
+}
+
+// text joins the deltas of the chunks of type typ.
+func text(chunks []chunk, typ string) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		if c.Type == typ {
+			b.WriteString(c.Delta)
+		}
+	}
+	return b.String()
+}
+
+// only returns the one chunk of type typ.
+func only(t *testing.T, chunks []chunk, typ string) chunk {
+	t.Helper()
+	var found []chunk
+	for _, c := range chunks {
+		if c.Type == typ {
+			found = append(found, c)
+		}
+	}
+	require.Len(t, found, 1, typ)
+	return found[0]
+}
+
+// cardStatus is the status member of a data-card chunk's data.
+func cardStatus(t *testing.T, c chunk) string {
+	t.Helper()
+	var data struct{ Status string }
+	require.NoError(t, json.Unmarshal(c.Data, &data), "%s", c.Data)
+	return data.Status
+}
+
+const submit = `{"id":"CHAT","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"What is the refund policy?"}]}],"trigger":"submit-message"}`
+
+// TestServerServesUseChat: a POST to the UI message stream endpoint starts
+// a turn with the version-1 turn's script; a resume replays it from its
+// first chunk while it runs, and answers 204 otherwise; the next POST's
+// answer closes the card in the next turn; a client that goes away stops
+// nothing.
+func TestServerServesUseChat(t *testing.T) {
+	s := start(t, "-deltas", "16", "-pace", "20ms")
+	api := s.endpoints["ui-message-stream"]
+	v1, _ := follow(t, s.turns[0], nil)
+	want := v1.Turns[0]
+
+	type read struct {
+		status int
+		lines  []string
+	}
+	posted := make(chan read, 1)
+	go func() {
+		status, lines := dataLines(t, http.MethodPost, api, "Bearer demo", strings.ReplaceAll(submit, "CHAT", "chat-1"))
+		posted <- read{status, lines}
+	}()
+	var resumed read
+	require.Eventually(t, func() bool { // the POST has started the turn
+		status, lines := dataLines(t, http.MethodGet, api+"/chat-1/stream", "Bearer demo", "")
+		resumed = read{status, lines}
+		return status == http.StatusOK
+	}, 5*time.Second, 5*time.Millisecond)
+	post := <-posted
+	require.Equal(t, http.StatusOK, post.status)
+	assert.Equal(t, post.lines, resumed.lines, "the resume replays the turn from its first chunk, then live to its end")
+
+	chunks := parse(t, post.lines)
+	assert.Equal(t, chunk{Type: "start", MessageID: "t-1"}, chunks[0])
+	assert.Equal(t, "[DONE]", chunks[len(chunks)-1].Type)
+	assert.Equal(t, want.Text(), text(chunks, "text-delta"), "the version-1 turn's text")
+	call := only(t, chunks, "tool-input-available")
+	assert.Equal(t, want.ToolCalls[0].Name, call.ToolName)
+	assert.JSONEq(t, string(want.ToolCalls[0].Input), string(call.Input))
+	assert.JSONEq(t, string(want.ToolCalls[0].Output), string(only(t, chunks, "tool-output-available").Output))
+	assert.Equal(t, "open", cardStatus(t, only(t, chunks, "data-card")))
+	assert.Equal(t, 1, s.launches("chat-1", "t-1"))
+
+	for _, c := range []struct{ name, url, auth string }{
+		{"an ended turn", api + "/chat-1/stream", "Bearer demo"},
+		{"a chat never seen", api + "/chat-9/stream", "Bearer demo"},
+		{"a stranger", api + "/chat-1/stream", "Bearer mallory"},
+	} {
+		status, lines := dataLines(t, http.MethodGet, c.url, c.auth, "")
+		assert.Equal(t, http.StatusNoContent, status, c.name)
+		assert.Empty(t, lines, c.name)
+	}
+	status, body := do(t, http.MethodPost, api, "Bearer mallory", strings.ReplaceAll(submit, "CHAT", "chat-1"))
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "turn-not-found", code(t, body))
+
+	answer := `{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s-1","response":{"action":"submit","correlationId":"card-t-1","value":{"optionId":"no"}}}}`
+	status, lines := dataLines(t, http.MethodPost, api, "Bearer demo", answer)
+	require.Equal(t, http.StatusOK, status)
+	chunks = parse(t, lines)
+	assert.Equal(t, chunk{Type: "start", MessageID: "t-2"}, chunks[0])
+	assert.Equal(t, "closed", cardStatus(t, only(t, chunks, "data-card")))
+	assert.Equal(t, "Sorry it did not help; a person will follow up. ", text(chunks, "text-delta"))
+	state, _ := follow(t, strings.Replace(s.turns[0], "c-1/turns/t-1", "chat-1/turns/t-1", 1), nil)
+	state, _ = follow(t, strings.Replace(s.turns[0], "c-1/turns/t-1", "chat-1/turns/t-2", 1), state)
+	assert.Empty(t, state.OpenCards(), "the version-1 streams of the chat's turns")
+
+	// A client that goes away stops nothing.
+	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-2")))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer demo")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, err = bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	state, _ = follow(t, strings.Replace(s.turns[0], "c-1/turns/t-1", "chat-2/turns/t-1", 1), nil)
+	assert.Equal(t, chatprotocol.LifecycleCompleted, state.Turns[0].Status)
+	assert.Equal(t, want.Text(), state.Turns[0].Text())
+}
+
+// TestServerServesAGUI: a run of an AG-UI POST has the version-1 turn's
+// text and tool call between RUN_STARTED and RUN_FINISHED with the input's
+// ids, ends with the card's interrupt, is replayed whole for its run id,
+// and the next run's resume entry closes the card in the next turn.
+func TestServerServesAGUI(t *testing.T) {
+	s := start(t, "-deltas", "16", "-pace", "1ms")
+	url := s.endpoints["ag-ui"]
+	v1, _ := follow(t, s.turns[0], nil)
+	want := v1.Turns[0]
+
+	input := `{"threadId":"thread-1","runId":"run-1","messages":[{"id":"u1","role":"user","content":"What is the refund policy?"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+	status, lines := dataLines(t, http.MethodPost, url, "Bearer demo", input)
+	require.Equal(t, http.StatusOK, status)
+	evs := parse(t, lines)
+	first, last := evs[0], evs[len(evs)-1]
+	assert.Equal(t, []string{"RUN_STARTED", "thread-1", "run-1"}, []string{first.Type, first.ThreadID, first.RunID})
+	assert.Equal(t, []string{"RUN_FINISHED", "thread-1", "run-1"}, []string{last.Type, last.ThreadID, last.RunID})
+	assert.Contains(t, string(last.Outcome), `"type":"interrupt"`)
+	assert.Contains(t, string(last.Outcome), `"id":"card-t-1"`)
+	assert.Equal(t, want.Text(), text(evs, "TEXT_MESSAGE_CONTENT"))
+	assert.Equal(t, want.ToolCalls[0].Name, only(t, evs, "TOOL_CALL_START").ToolCallName)
+	assert.JSONEq(t, string(want.ToolCalls[0].Input), only(t, evs, "TOOL_CALL_ARGS").Delta)
+	assert.JSONEq(t, string(want.ToolCalls[0].Output), only(t, evs, "TOOL_CALL_RESULT").Content)
+
+	status, again := dataLines(t, http.MethodPost, url, "Bearer demo", input)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, lines, again, "a run posted again is replayed whole")
+	assert.Equal(t, 1, s.launches("thread-1", "t-1"))
+
+	status, body := do(t, http.MethodPost, url, "", input)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "turn-not-found", code(t, body))
+
+	resume := `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}]}`
+	status, lines = dataLines(t, http.MethodPost, url, "Bearer demo", resume)
+	require.Equal(t, http.StatusOK, status)
+	evs = parse(t, lines)
+	assert.Equal(t, "chatprotocol.card_closed", only(t, evs, "CUSTOM").Name)
+	assert.Equal(t, "Glad it helped. ", text(evs, "TEXT_MESSAGE_CONTENT"))
+	last = evs[len(evs)-1]
+	assert.Equal(t, []string{"RUN_FINISHED", "thread-1", "run-2"}, []string{last.Type, last.ThreadID, last.RunID})
+	assert.JSONEq(t, `{"type":"success"}`, string(last.Outcome))
 }

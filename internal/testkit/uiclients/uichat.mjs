@@ -2,17 +2,18 @@
 // a plain state, as useChat's is) and DefaultChatTransport, against the
 // uistream bridge (uistream/realclients_test.go).
 //
-//   node uichat.mjs PKG API CHAT MODE
+//   node uichat.mjs PKG API CHAT MODE [HEADERS_JSON]
 //
 // PKG is the installed line (ai, ai6, ai5); API the bridge's endpoint;
-// CHAT the chat id. MODE:
+// CHAT the chat id; HEADERS_JSON the headers of every request (none when
+// absent). MODE:
 //   send    send one message and read the assistant message whole;
 //   cut     send one message (the test cuts the response), then resume the
 //           chat's stream with resumeStream, on the same Chat;
 //   reload  a new Chat holding the user's message only (a page reload) resumes
 //           with resumeStream, as useChat({resume: true}) does on mount.
 // It prints one JSON line: {status, error, errors, messages}.
-const [, , pkg, api, chatId, mode] = process.argv;
+const [, , pkg, api, chatId, mode, headers] = process.argv;
 const { AbstractChat, DefaultChatTransport } = await import(pkg);
 
 class State {
@@ -35,7 +36,7 @@ const errors = [];
 const user = { id: "u1", role: "user", parts: [{ type: "text", text: "What is the refund policy?" }] };
 const chat = new Chat({
   id: chatId,
-  transport: new DefaultChatTransport({ api }),
+  transport: new DefaultChatTransport({ api, headers: headers ? JSON.parse(headers) : undefined }),
   messages: mode === "reload" ? [user] : [],
   onError: (e) => errors.push(String(e?.message ?? e)),
 });
