@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -583,4 +584,29 @@ func TestServerServesAGUI(t *testing.T) {
 	last = evs[len(evs)-1]
 	assert.Equal(t, []string{"RUN_FINISHED", "thread-1", "run-2"}, []string{last.Type, last.ThreadID, last.RunID})
 	assert.JSONEq(t, `{"type":"success"}`, string(last.Outcome))
+}
+
+// With -replay FILE -from KIND the server plays a recorded provider stream
+// as its turn: every recorded body of testdata/providers that reads to its
+// end gives, to a follower, the state the body's fixture pins.
+func TestServerReplaysRecordedProviderStreams(t *testing.T) {
+	for _, kind := range []string{"openai-chat", "openai-responses", "anthropic-messages"} {
+		for _, name := range []string{"text", "tool-use", "function-calls", "tool-calls-interleaved", "error-after-delta", "overloaded-after-delta"} {
+			body := filepath.Join("..", "..", "testdata", "providers", kind, name+".sse")
+			if _, err := os.Stat(body); err != nil {
+				continue
+			}
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				want, err := os.ReadFile(strings.TrimSuffix(body, ".sse") + ".state.json")
+				require.NoError(t, err)
+				var golden struct{ State json.RawMessage }
+				require.NoError(t, json.Unmarshal(want, &golden))
+				s := start(t, "-replay", body, "-from", kind, "-pace", "0")
+				state, _ := follow(t, s.turns[0], nil)
+				got, err := state.MarshalJSON()
+				require.NoError(t, err)
+				assert.JSONEq(t, string(golden.State), string(got))
+			})
+		}
+	}
 }

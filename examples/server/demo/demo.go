@@ -15,7 +15,10 @@
 // host ([interactions.Resolver.Wait]), which starts t-2: started, card_closed,
 // a reply to the answer, completed; a turn before the last of the chain
 // then plays the script again and asks its own card. A turn asks a card
-// only when a next turn will close it: with -turns 1, t-1 asks none.
+// only when a next turn will close it: with -turns 1, t-1 asks none. With
+// -replay FILE -from KIND the model is instead a recorded provider stream
+// (docs/contract.md section 17), played through [ingest.ProducerSink], one
+// text or tool call every -pace; its end ends the turn (-turns is 1).
 //
 // Endpoints, for the one caller "demo" (Authorization: Bearer demo, or the
 // query parameter access_token=demo where a client cannot set headers, as
@@ -56,10 +59,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/agui"
+	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
@@ -111,6 +116,7 @@ type config struct {
 	turns        int
 	conversation string
 	store, dsn   string
+	replay, from string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -123,6 +129,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.turns, "turns", 2, "turns of the chain: the answer to each one's card starts the next")
 	fs.StringVar(&c.conversation, "conversation", "c-1", "the chain's conversation id")
 	fs.StringVar(&c.store, "store", "memory", "the stores: memory, or postgres with the DSN as operand")
+	fs.StringVar(&c.replay, "replay", "", "a recorded provider stream (raw SSE) to serve as the first turn, instead of the script")
+	fs.StringVar(&c.from, "from", "", "the kind of the -replay stream: "+strings.Join(kindNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -131,6 +139,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.deltas < 2 || c.turns < 1 || c.pace < 0 || fs.NArg() > 1 || (fs.NArg() == 1) == (c.store == "memory") {
 		return c, errors.New("want -deltas 2 or more, -turns 1 or more, -pace 0 or more, and a DSN operand exactly with -store postgres")
+	}
+	if (c.replay == "") != (c.from == "") {
+		return c, errors.New("-replay and -from go together")
+	}
+	if c.from != "" {
+		if _, err := ingest.ParseKind(c.from); err != nil {
+			return c, fmt.Errorf("-from: %w", err)
+		}
+		c.turns = 1 // the provider's end ends the turn: no card, no next turn
 	}
 	if err := (recovery.TurnRef{Conversation: c.conversation, Turn: "t-1"}).Validate(); err != nil {
 		return c, fmt.Errorf("-conversation: %w", err)
@@ -169,8 +186,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	defer stopTurns()
 	h := &host{window: stores.Window, runs: runs, cards: res, schemas: schemas, log: log, life: life,
 		rec:   recovery.New(recovery.Host{Store: stores.Recovery, Authorizer: authorizer{}, Aborter: runs}, nil),
-		model: script{deltas: c.deltas, pace: c.pace, log: log}.play, // the one place another event source would plug in
+		model: script{deltas: c.deltas, pace: c.pace, log: log}.play,
 		convs: map[string]*conversation{}, agTurn: map[[2]string]replay.Key{}}
+	if c.replay != "" {
+		kind, _ := ingest.ParseKind(c.from)
+		h.model = recorded{file: c.replay, kind: kind, pace: c.pace}.play
+	}
 	if err := h.freeChain(ctx, c.conversation, c.turns); err != nil {
 		return err
 	}
@@ -330,4 +351,13 @@ func (authorizer) Authorize(_ context.Context, caller string, _ recovery.TurnRef
 		return nil
 	}
 	return refusal.ErrUnauthorized
+}
+
+// kindNames lists the provider stream kinds -from takes.
+func kindNames() []string {
+	var out []string
+	for _, k := range ingest.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }

@@ -3,12 +3,15 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
+	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/turn"
@@ -169,4 +172,58 @@ func reply(card interactions.Record) string {
 		return "Understood. "
 	}
 	return "That question is closed. "
+}
+
+// recorded plays a recorded provider stream (the raw SSE body a provider
+// sent, docs/contract.md section 17) as the model, through
+// ingest.ProducerSink: its text, its tool calls (announced, not run) and
+// its end, one event every pace. The provider's end ends the turn, so a
+// recorded turn asks no card.
+type recorded struct {
+	file string
+	kind ingest.Kind
+	pace time.Duration
+}
+
+// play is the recorded stream's source.
+func (m recorded) play(ctx context.Context, p *turn.Producer, _ plan) error {
+	body, err := os.Open(m.file)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	err = ingest.Read(ctx, m.kind, body, paced{ingest.ProducerSink(p), m.pace}, nil)
+	if errors.Is(err, ingest.ErrCut) {
+		return nil // the turn ended failed, as the stream was cut
+	}
+	return err
+}
+
+// paced waits pace before each text and tool call it passes on.
+type paced struct {
+	ingest.Sink
+	pace time.Duration
+}
+
+func (s paced) wait(ctx context.Context) error {
+	select {
+	case <-time.After(s.pace):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s paced) Delta(ctx context.Context, text string) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.Sink.Delta(ctx, text)
+}
+
+func (s paced) ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.Sink.ToolCall(ctx, callID, name, input)
 }
