@@ -135,9 +135,10 @@ func TestCardClosesAcrossInstances(t *testing.T) {
 		return key
 	}
 	type waited struct {
-		v   interactions.View
-		err error
-		at  time.Time
+		v        interactions.View
+		err      error
+		at       time.Time
+		connects int // the listener's connections when Wait returned
 	}
 	// waitOnA starts A's Wait and returns once it has read the card pending.
 	waitOnA := func(key interactions.Key) <-chan waited {
@@ -145,7 +146,7 @@ func TestCardClosesAcrossInstances(t *testing.T) {
 		out := make(chan waited, 1)
 		go func() {
 			v, err := resA.Wait(ctx, key)
-			out <- waited{v, err, time.Now()}
+			out <- waited{v, err, time.Now(), l.Connects()}
 		}()
 		require.Eventually(t, func() bool { return storeA.count(key) > before }, 10*time.Second, time.Millisecond, "the waiter read %v", key)
 		return out
@@ -217,6 +218,7 @@ func TestCardClosesAcrossInstances(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 	closedAt := time.Now()
 	require.NoError(t, answer(key, cards.CardActionSubmit))
+	require.Equal(t, 1, l.Connects(), "the close committed before the listener reconnected")
 	want = append(want, cardPayload(key))
 	var got waited
 	select {
@@ -226,10 +228,9 @@ func TestCardClosesAcrossInstances(t *testing.T) {
 	}
 	require.NoError(t, got.err)
 	assert.Equal(t, interactions.StatusAnswered, got.v.Status)
-	require.GreaterOrEqual(t, listens.Load(), int64(2), "the listener reconnected")
+	assert.Equal(t, 2, got.connects, "the Wait woke once the listener had reconnected")
+	require.Eventually(t, func() bool { return listens.Load() == 2 }, 10*time.Second, time.Millisecond)
 	relisten, _ := listenedAt.Load(int64(2))
-	assert.True(t, got.at.After(relisten.(time.Time).Add(-time.Millisecond)) && closedAt.Before(relisten.(time.Time)),
-		"the close committed while the listener was away, and the Wait woke after it came back")
 
 	require.Eventually(t, func() bool { return len(notices.all()) >= len(want) }, 10*time.Second, time.Millisecond)
 	time.Sleep(50 * time.Millisecond) // a notice too many would come now
