@@ -90,8 +90,8 @@ type AbortListener struct {
 // NewAbortListener returns a listener that connects with cfg (use the
 // ConnConfig of the host's pool: pool.Config().ConnConfig), reads turns
 // through store and aborts through aborter. It returns an error for a nil
-// cfg, and for a nil store or aborter unless opts.Cards is set (a host
-// that only carries card closes). Call Run to listen.
+// cfg, and for a nil store or aborter, unless both are nil and opts.Cards
+// is set (a host that only carries card closes). Call Run to listen.
 func NewAbortListener(cfg *pgx.ConnConfig, store *RecoveryStore, aborter recovery.Aborter, opts *AbortListenerOptions) (*AbortListener, error) {
 	cardsOnly := opts != nil && opts.Cards != nil && store == nil && aborter == nil
 	if cfg == nil || (!cardsOnly && (store == nil || aborter == nil)) {
