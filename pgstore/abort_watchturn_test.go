@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
@@ -96,4 +99,27 @@ func TestAbortListenerWatchTurn(t *testing.T) {
 	require.Eventually(t, func() bool { return len(rec.of(late)) == 1 }, 10*time.Second, time.Millisecond, "aborted by the catch-up")
 	require.Eventually(t, func() bool { return listens.Load() == 2 }, 10*time.Second, time.Millisecond, "the catch-up ran after the reconnection")
 	assert.Len(t, rec.of(watched), 2, "the catch-up aborts the watched cancelled turn again (abort is idempotent)")
+}
+
+// TestNewAbortListenerArguments: a ConnConfig is always needed; a store and
+// an aborter too, unless the listener only carries card closes.
+func TestNewAbortListenerArguments(t *testing.T) {
+	cfg, err := pgx.ParseConfig("postgres://u@127.0.0.1:1/db")
+	require.NoError(t, err)
+	st := &RecoveryStore{}
+	res, err := interactions.New(interactions.NewMemoryStore(nil, nil), acceptAll, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
+	require.NoError(t, err)
+	cards := &AbortListenerOptions{Cards: res}
+	_, err = NewAbortListener(nil, st, &abortRecord{}, nil)
+	assert.Error(t, err, "no ConnConfig")
+	_, err = NewAbortListener(cfg, nil, &abortRecord{}, nil)
+	assert.Error(t, err, "no store")
+	_, err = NewAbortListener(cfg, st, nil, cards)
+	assert.Error(t, err, "a store without an aborter, even with Cards")
+	_, err = NewAbortListener(cfg, nil, nil, nil)
+	assert.Error(t, err, "neither, without Cards")
+	_, err = NewAbortListener(cfg, nil, nil, cards)
+	assert.NoError(t, err, "cards only")
+	_, err = NewAbortListener(cfg, st, &abortRecord{}, cards)
+	assert.NoError(t, err, "both")
 }
