@@ -51,6 +51,16 @@ func (w *waiters) notify(key Key) {
 	}
 }
 
+// notifyAll wakes every Wait of every card.
+func (w *waiters) notifyAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, wt := range w.m {
+		close(wt.ch)
+		delete(w.m, key)
+	}
+}
+
 // closed wakes the card's waiters, then tells the host.
 func (r *Resolver) closed(ctx context.Context, key Key, res Result) {
 	r.waiters.notify(key)
@@ -65,6 +75,12 @@ func (r *Resolver) closed(ctx context.Context, key Key, res Result) {
 // such as PostgreSQL's LISTEN/NOTIFY). A Notify for a card still pending
 // changes nothing.
 func (r *Resolver) Notify(key Key) { r.waiters.notify(key) }
+
+// NotifyAll wakes every Wait in this process, which then reads its card
+// again: a host calls it when closes may have been reported while it was
+// not listening (its listener reconnected), so that none waits on a card
+// already closed (docs/contract.md section 13.2, item 8).
+func (r *Resolver) NotifyAll() { r.waiters.notifyAll() }
 
 // Wait blocks until the card under key is closed, and returns it as Lookup
 // does: its effective status is terminal (docs/contract.md section 13.2).

@@ -144,6 +144,40 @@ func TestWaitAcrossResolvers(t *testing.T) {
 	assert.Empty(t, c.all())
 }
 
+// NotifyAll wakes every waiter of the process: each reads its card again,
+// the closed one returns, the pending one goes on waiting.
+func TestNotifyAllRereads(t *testing.T) {
+	ctx := t.Context()
+	e, res, _, st := waitEnv(t)
+	other := interactions.Key{Conversation: conv, CorrelationID: "card-other"}
+	_, err := e.res.Open(ctx, interactions.NewCard{Key: other, Answerer: alice, Spec: radioSpec(true), Schema: radioV1})
+	require.NoError(t, err)
+	woken := waitAsync(ctx, res, cardKey)
+	pending := waitAsync(ctx, res, other)
+	require.Eventually(t, func() bool { return st.Reads() == 2 }, 5*time.Second, time.Millisecond, "both waiters read their card")
+	_, err = e.res.Answer(ctx, alice, cardKey, submit("s-1", "a")) // another resolver, unreported here
+	require.NoError(t, err)
+	require.Never(t, func() bool { return len(woken) > 0 }, 20*time.Millisecond, time.Millisecond, "no notification yet")
+	res.NotifyAll()
+	select {
+	case v := <-woken:
+		assert.Equal(t, interactions.StatusAnswered, v.Status)
+	case <-time.After(5 * time.Second):
+		t.Fatal("NotifyAll did not wake the waiter")
+	}
+	require.Eventually(t, func() bool { return st.Reads() == 4 }, 5*time.Second, time.Millisecond, "both waiters read again")
+	require.Never(t, func() bool { return len(pending) > 0 }, 20*time.Millisecond, time.Millisecond, "the pending card's waiter goes on waiting")
+	_, err = e.res.Cancel(ctx, other, "done")
+	require.NoError(t, err)
+	res.Notify(other)
+	select {
+	case v := <-pending:
+		assert.Equal(t, interactions.StatusCancelled, v.Status)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pending card's waiter was not woken")
+	}
+}
+
 // A lost acknowledgement whose commit the one read finds is a close too.
 func TestOnCloseAfterReconciledAck(t *testing.T) {
 	e, res, c, st := waitEnv(t)

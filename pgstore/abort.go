@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
@@ -40,6 +41,12 @@ type AbortListenerOptions struct {
 	OnListen func()
 	// Logger receives connection failures; nil means [slog.Default]().
 	Logger *slog.Logger
+	// Cards, when set, also receives the card closes committed by any
+	// instance: the listener LISTENs on [CardChannel] too, calls
+	// Cards.Notify for each close, and Cards.NotifyAll after each
+	// (re)connection, so that a close missed meanwhile is read again by
+	// the waiters (docs/contract.md section 13.2, item 8).
+	Cards *interactions.Resolver
 }
 
 // AbortListener carries cancellations across instances (docs/contract.md
@@ -50,12 +57,14 @@ type AbortListenerOptions struct {
 // directly to the primary or through a pooler in session mode.
 //
 // The executions to reach are the ones this process registered, through
-// [AbortListener.Launcher] or [AbortListener.Watch]. On a notification for
-// a watched turn, and for every watched turn whose committed status is
-// cancelled when it (re)connects, the listener calls the
-// [recovery.Aborter] with the effects watched in this process, only after
-// the cancellation committed. The Aborter must be idempotent: the process
-// that cancelled calls it too.
+// [AbortListener.Launcher] or [AbortListener.Watch], and the turns it runs
+// ([AbortListener.WatchTurn]). On a notification for a watched turn, and
+// for every watched turn whose committed status is cancelled when it
+// (re)connects, the listener calls the [recovery.Aborter] with the effects
+// watched in this process, only after the cancellation committed. The
+// Aborter must be idempotent: the process that cancelled calls it too.
+// With [AbortListenerOptions].Cards it carries card closes on the same
+// connection.
 //
 // Its methods are safe for concurrent use.
 type AbortListener struct {
@@ -65,9 +74,11 @@ type AbortListener struct {
 	retry    time.Duration
 	onListen func()
 	log      *slog.Logger
+	cards    *interactions.Resolver
 
 	mu      sync.Mutex
 	watched map[recovery.TurnRef]map[string]int
+	turns   map[recovery.TurnRef]int // watched by WatchTurn
 
 	connects atomic.Int64
 }
@@ -75,13 +86,15 @@ type AbortListener struct {
 // NewAbortListener returns a listener that connects with cfg (use the
 // ConnConfig of the host's pool: pool.Config().ConnConfig), reads turns
 // through store and aborts through aborter. It returns an error for a nil
-// argument. Call Run to listen.
+// cfg, and for a nil store or aborter, unless both are nil and opts.Cards
+// is set (a host that only carries card closes). Call Run to listen.
 func NewAbortListener(cfg *pgx.ConnConfig, store *RecoveryStore, aborter recovery.Aborter, opts *AbortListenerOptions) (*AbortListener, error) {
-	if cfg == nil || store == nil || aborter == nil {
+	cardsOnly := opts != nil && opts.Cards != nil && store == nil && aborter == nil
+	if cfg == nil || (!cardsOnly && (store == nil || aborter == nil)) {
 		return nil, errors.New("pgstore: NewAbortListener needs a ConnConfig, a store and an aborter")
 	}
 	l := &AbortListener{cfg: cfg.Copy(), store: store, aborter: aborter, retry: 100 * time.Millisecond,
-		log: slog.Default(), watched: map[recovery.TurnRef]map[string]int{}}
+		log: slog.Default(), watched: map[recovery.TurnRef]map[string]int{}, turns: map[recovery.TurnRef]int{}}
 	if l.cfg.RuntimeParams == nil {
 		l.cfg.RuntimeParams = map[string]string{}
 	}
@@ -94,8 +107,31 @@ func NewAbortListener(cfg *pgx.ConnConfig, store *RecoveryStore, aborter recover
 		if opts.Logger != nil {
 			l.log = opts.Logger
 		}
+		l.cards = opts.Cards
 	}
 	return l, nil
+}
+
+// WatchTurn registers turn as running in this process until stop is
+// called (stop is idempotent): its cancellation, committed by any
+// instance, then calls the Aborter even while none of its effects is in
+// flight, so that the turn's model loop stops too (package turn's Runs ends its
+// Context). Call it before that package's Start: a cancellation committed before
+// that is seen by Start, one after it by the listener.
+func (l *AbortListener) WatchTurn(turn recovery.TurnRef) (stop func()) {
+	l.mu.Lock()
+	l.turns[turn]++
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.turns[turn]--; l.turns[turn] <= 0 {
+				delete(l.turns, turn)
+			}
+		})
+	}
 }
 
 // Watch registers effect as running in this process until stop is
@@ -155,18 +191,27 @@ func (w watchedExecution) Wait(ctx context.Context) (recovery.Result, error) {
 	return res, err
 }
 
-// watchedEffects returns the effects of turn watched now, or nil.
-func (l *AbortListener) watchedEffects(turn recovery.TurnRef) []string {
+// watchedEffects returns the effects of turn watched now, and whether the
+// turn is watched at all (an effect of it, or the turn by WatchTurn).
+func (l *AbortListener) watchedEffects(turn recovery.TurnRef) ([]string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Collect(maps.Keys(l.watched[turn]))
+	_, whole := l.turns[turn]
+	effects := l.watched[turn]
+	return slices.Collect(maps.Keys(effects)), whole || effects != nil
 }
 
 // watchedTurns returns the turns watched now.
 func (l *AbortListener) watchedTurns() []recovery.TurnRef {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Collect(maps.Keys(l.watched))
+	out := slices.Collect(maps.Keys(l.watched))
+	for turn := range l.turns {
+		if l.watched[turn] == nil {
+			out = append(out, turn)
+		}
+	}
+	return out
 }
 
 // Connects returns how many times the listener connected so far.
@@ -199,10 +244,17 @@ func (l *AbortListener) session(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+AbortChannel); err != nil {
+	listen := "LISTEN " + AbortChannel
+	if l.cards != nil {
+		listen += "; LISTEN " + CardChannel
+	}
+	if _, err := conn.Exec(ctx, listen); err != nil {
 		return err
 	}
 	l.connects.Add(1)
+	if l.cards != nil {
+		l.cards.NotifyAll() // closes sent while no connection listened
+	}
 	if err := l.catchUp(ctx); err != nil {
 		return err // reconnect, and read again
 	}
@@ -218,8 +270,12 @@ func (l *AbortListener) session(ctx context.Context) error {
 		if json.Unmarshal([]byte(n.Payload), &ids) != nil {
 			continue // not ours
 		}
+		if n.Channel == CardChannel {
+			l.cards.Notify(interactions.Key{Conversation: ids[0], CorrelationID: ids[1]})
+			continue
+		}
 		turn := recovery.TurnRef{Conversation: ids[0], Turn: ids[1]}
-		if effects := l.watchedEffects(turn); effects != nil {
+		if effects, ok := l.watchedEffects(turn); ok {
 			l.abort(ctx, turn, effects)
 		}
 	}
@@ -230,6 +286,9 @@ func (l *AbortListener) session(ctx context.Context) error {
 // A turn that cannot be read fails the catch-up, and so the session: the
 // next one reads it again.
 func (l *AbortListener) catchUp(ctx context.Context) error {
+	if l.store == nil {
+		return nil
+	}
 	for _, turn := range l.watchedTurns() {
 		rec, err := l.store.LoadTurn(ctx, turn)
 		switch {
@@ -238,7 +297,7 @@ func (l *AbortListener) catchUp(ctx context.Context) error {
 		case err != nil || rec.Status != recovery.TurnCancelled:
 			continue
 		}
-		if effects := l.watchedEffects(turn); effects != nil {
+		if effects, ok := l.watchedEffects(turn); ok {
 			l.abort(ctx, turn, effects)
 		}
 	}
@@ -246,6 +305,9 @@ func (l *AbortListener) catchUp(ctx context.Context) error {
 }
 
 func (l *AbortListener) abort(ctx context.Context, turn recovery.TurnRef, effects []string) {
+	if l.aborter == nil {
+		return
+	}
 	if err := l.aborter.Abort(ctx, turn, effects); err != nil {
 		l.log.Warn("pgstore: abort hook failed", "conversation", turn.Conversation, "turn", turn.Turn, "err", err)
 	}

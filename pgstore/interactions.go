@@ -140,8 +140,8 @@ func (s *InteractionStore) Read(ctx context.Context, key interactions.Key, calle
 // reads the caller's authority through the [AuthorityFunc] (which locks the
 // authorization rows FOR SHARE), invokes fn exactly once, checks the change
 // and writes it: an INSERT for a new card (revision 1) or an UPDATE ...
-// WHERE revision = stored, plus the transition into the outbox, then
-// COMMIT.
+// WHERE revision = stored, plus the transition into the outbox and, for a
+// close, a NOTIFY on [CardChannel], then COMMIT.
 //
 // A serialization failure or deadlock before fn ran retries the
 // transaction; after fn ran, nothing is retried. Errors: fn's error,
@@ -243,6 +243,7 @@ func writeCard(ctx context.Context, tx pgx.Tx, cur *interactions.Record, ch inte
 			return err
 		}
 		b.Queue(sqlInsertTransition, tr.Key.Conversation, tr.Key.CorrelationID, tr.Revision, string(tr.Status), tr.At, doc)
+		b.Queue(sqlNotifyCard, cardPayload(next.Key)) // delivered at the commit (CardChannel)
 	}
 	res := tx.SendBatch(ctx, &b)
 	tag, err := res.Exec()

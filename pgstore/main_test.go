@@ -57,6 +57,10 @@ var (
 	// TestCrossInstanceCancel measures with the listener up (a quarter as
 	// many with its connection cut, and with the canceller killed).
 	flagCancels = flag.Int("pgstore.cancels", 40, "cancellations TestCrossInstanceCancel measures")
+	// flagTurnKills is how many producer processes TestTurnAcrossInstances
+	// kills with SIGKILL mid-turn, on a schedule drawn from flagSeed.
+	flagTurnKills = flag.Int("pgstore.turnkills", 16, "SIGKILLs of producer processes in TestTurnAcrossInstances")
+	flagSeed      = flag.Uint64("pgstore.seed", 0, "seed of TestTurnAcrossInstances's kill schedule; 0: from the clock")
 )
 
 func TestMain(m *testing.M) {
