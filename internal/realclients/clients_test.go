@@ -80,10 +80,11 @@ type run struct {
 // followGoSSE follows url with a go-sse Connection, as its docs show: the
 // default backoff (which go-sse resets to the stream's retry on every
 // response), every unnamed event through SubscribeMessages, and a response
-// validator that stops on a 204 and otherwise is go-sse's default. go-sse
-// reconnects after any end of a response, clean or not, and applies an id
-// when it dispatches the frame. rt, when not nil, is the transport under
-// the recorder.
+// validator that names the 204 and otherwise is go-sse's default (which
+// stops on a 204 too: its errors are permanent). go-sse reconnects after
+// any end of a response, clean or not, applies an id when it dispatches
+// the frame, and drops an incomplete frame and comments. rt, when not nil,
+// is the transport under the recorder.
 func followGoSSE(ctx context.Context, t *testing.T, url string, rt http.RoundTripper) run {
 	t.Helper()
 	rec := newConns(rt)
@@ -118,11 +119,14 @@ func followGoSSE(ctx context.Context, t *testing.T, url string, rt http.RoundTri
 // followR3labs follows url with an r3labs/sse Client, as its README
 // shows, with what its defaults lack: a constant backoff of the stream's
 // retry (r3labs ignores the retry field, and its default exponential
-// backoff is never reset between connections), and a response validator
-// that stops on a 204 (its default retries every non-200 until the backoff
-// gives up). Heartbeat events (event: heartbeat) are dropped; every other
-// event the client hands over is kept, raw: r3labs dispatches a message for
-// what it read of a frame when the connection breaks (see
+// backoff is never reset between connections: 0.5s, 0.75s, 1.1s... after
+// each cut), and a response validator that stops on a 204 (its default
+// retries every non-200, a 204 too, until the backoff gives up, 15 minutes
+// by default). A clean end of the response is final to r3labs: Subscribe
+// returns nil. Heartbeat events (event: heartbeat) are dropped; every
+// other event the client hands over is kept, raw: r3labs hands over a
+// comment as an empty message carrying the last id, and what it read of a
+// frame when the connection breaks (TestR3labsQuirksOnHandWrittenBytes,
 // r3labsTornTails).
 func followR3labs(ctx context.Context, t *testing.T, url string, retry time.Duration) run {
 	t.Helper()

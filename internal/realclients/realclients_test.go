@@ -3,8 +3,12 @@ package realclients
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,4 +239,42 @@ func TestRealClientGoClientsAcrossAGracefulShutdown(t *testing.T) {
 			t.Logf("%s, reconnects %d, ended with %v", turn.Figures(len(r.Messages), r.Took), r.Retries, r.Err)
 		})
 	}
+}
+
+// r3labs's two quirks on bytes written by hand, without the Handler: a
+// comment (": heartbeat") is handed over as an empty message carrying the
+// last id, and at a broken connection the bytes since the last blank line
+// are handed over as a message, here "data: b\nid: 1" cut inside the id
+// line "id: 12"; r3labs stores that "1" and resumes from it.
+func TestR3labsQuirksOnHandWrittenBytes(t *testing.T) {
+	t.Parallel()
+	var (
+		mu      sync.Mutex
+		lastIDs []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
+		n := len(lastIDs)
+		mu.Unlock()
+		if n > 1 {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: a\nid: 11\n\n: heartbeat\n\ndata: b\nid: 1")
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler) // a broken body, as a cut gives
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout)
+	defer cancel()
+	r := followR3labs(ctx, t, srv.URL, rcRetry)
+	require.ErrorIs(t, r.Err, errTurnEnded)
+	require.Equal(t, []realclient.Message{
+		{ID: "11", Event: sse.EventMessage, Data: "a"},
+		{ID: "11", Event: sse.EventMessage, Data: ""}, // the comment
+		{ID: "1", Event: sse.EventMessage, Data: "b"}, // the torn tail
+	}, r.Messages)
+	require.Equal(t, []string{"", "1"}, r.Requests, "it resumed from the torn id")
 }

@@ -4,7 +4,9 @@
 // retriable error, so that a stream the server closes is resumed too; onerror
 // rethrows a fatal error and otherwise returns nothing, so the package retries
 // after the stream's retry interval, with the Last-Event-ID it holds. A 204
-// (the turn ended, docs/contract.md section 14) is fatal: it stops. Every
+// (the turn ended, docs/contract.md section 14) is fatal: it stops (the
+// package's default onopen refuses a 204 for its content type, and onerror
+// returning nothing would then retry it forever). Every
 // message is printed as one JSON line, {"id","event","data"}, to stdout, in
 // the order dispatched.
 //
@@ -18,6 +20,9 @@
 // Written for browsers, the package reads window (setTimeout, clearTimeout)
 // and document (removeEventListener, on every end even with openWhenHidden):
 // under Node the script provides both, as a Node user of the package must.
+//
+// Without the onclose above, a clean end of the response resolves the package's
+// promise: it stops for good, also when a server ends a stream before its turn.
 //
 // stderr: one JSON line per error the package reports to onerror, then one
 // summary line {"done":{"exit","opens","empty","errors"}}. Exit status: 0
