@@ -70,7 +70,7 @@ type Random struct {
 	IDLineShare          float64
 	MinIDLine, MaxIDLine int
 	MinBytes, MaxBytes   int64
-	// SpareIDLineEnd sets Cut.SpareIDLineEnd on every byte-count cut.
+	// SpareIDLineEnd sets [Cut.SpareIDLineEnd] on every byte-count cut.
 	SpareIDLineEnd bool
 }
 
@@ -116,8 +116,8 @@ type Stats struct {
 	// Cuts is the number of connections cut; CutsAtIDLine, CutsAtBytes and
 	// CutsByCutAll split it by what cut them.
 	Cuts, CutsAtIDLine, CutsAtBytes, CutsByCutAll int
-	// SparedIDLineEnds counts the byte-count cuts that Cut.SpareIDLineEnd
-	// moved one byte later.
+	// SparedIDLineEnds counts the byte-count cuts that
+	// [Cut.SpareIDLineEnd] moved one byte later.
 	SparedIDLineEnds int
 	// DialErrors is the number of connections closed because the target
 	// refused the dial.

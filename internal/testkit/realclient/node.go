@@ -24,7 +24,7 @@ import (
 const RequiredEnv = "CHATPROTOCOL_REAL_CLIENTS"
 
 // Missing skips t, loudly, when a real client is not installed, or fails
-// it when RequiredEnv is set.
+// it when [RequiredEnv] is set.
 func Missing(t testing.TB, what string, err error) {
 	t.Helper()
 	if os.Getenv(RequiredEnv) != "" {

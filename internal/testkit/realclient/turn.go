@@ -1,6 +1,6 @@
 // Package realclient serves a scripted turn for tests that follow it with
 // SSE clients nobody here wrote: the stream package's Handler over a
-// replay window, on one or two http.Servers (one shared window), behind a
+// replay window, on one or two servers (one shared window), behind a
 // cutting proxy that is also the load balancer (docs/contract.md section
 // 14). It also runs the Node harness in internal/testkit/eventsource and
 // checks what a client dispatched against what the window holds.
@@ -75,22 +75,23 @@ type Options struct {
 	Deltas int           // deltas of the scripted turn (the turn has Deltas+5 frames)
 	Pace   time.Duration // time between two appended frames
 	Retry  time.Duration // the Handler's retry line
-	// HeartbeatInterval is the Handler's (stream.HandlerOptions).
+	// HeartbeatInterval is the Handler's ([stream.HandlerOptions]).
 	HeartbeatInterval time.Duration
 	// Proxy configures the cutting proxy in front of the instances.
 	Proxy cutproxy.Options
 	// Wrap, when set, wraps each instance's stream route (a compression
 	// middleware, say); the Handler then never takes a connection over.
 	Wrap func(http.Handler) http.Handler
-	// Instances is the number of http.Servers, each with its own Handler
-	// over the one window: 1 or 2. The proxy sends every connection to the
+	// Instances is the number of servers ([http.Server]), each with its own
+	// Handler over the one window: 1 or 2. The proxy sends every connection to the
 	// first until the shutdown, and to the second after it.
 	Instances int
 	// ShutdownAfter, with two instances, shuts the first down gracefully
 	// once the frame of this seq is appended: the proxy sends new
-	// connections to the second, then http.Server.Shutdown (which calls
-	// Handler.Close, registered with RegisterOnShutdown) and
-	// Handler.Shutdown run, while the turn goes on.
+	// connections to the second, then [http.Server.Shutdown] (which calls
+	// [stream.Handler.Close], registered with
+	// [http.Server.RegisterOnShutdown]) and [stream.Handler.Shutdown] run,
+	// while the turn goes on.
 	ShutdownAfter int64
 	// PauseAfter and PauseFor pause the appends once the frame of seq
 	// PauseAfter is appended, for PauseFor: the client catches up and
@@ -471,7 +472,7 @@ func Cuts(seed uint64, maxCuts int) cutproxy.Options {
 // cut after a byte count drawn uniformly from [1, maxBytes] (counted from
 // the response's content type, so headers, chunk framing and every byte of
 // a frame can be hit), until maxCuts cuts. spare moves a cut that falls
-// right after an id line's end one byte later (cutproxy.Cut.SpareIDLineEnd),
+// right after an id line's end one byte later ([cutproxy.Cut.SpareIDLineEnd]),
 // for clients that apply an id as soon as they read it.
 func ByteCuts(seed uint64, maxCuts int, maxBytes int64, spare bool) cutproxy.Options {
 	return cutproxy.Options{
