@@ -22,8 +22,8 @@ import (
 // the turn is live again.
 const (
 	rcPauseAfter     = int64(20)
-	rcPauseFor       = time.Second
-	rcCompressedBeat = 200 * time.Millisecond
+	rcPauseFor       = 2 * time.Second
+	rcCompressedBeat = 250 * time.Millisecond
 )
 
 // gzipped wraps h in gzhttp's GzipHandler with its default options: gzip
@@ -135,7 +135,7 @@ func TestCompressedStreamHeartbeatsWhileIdleAndEndsCleanly(t *testing.T) {
 		}
 	}
 	turn.RequireEveryFrameOnce(t, msgs)
-	want := int(rcPauseFor/rcCompressedBeat) - 2
+	want := int(rcPauseFor/rcCompressedBeat) / 2 // half of them: a loaded machine delays some
 	require.GreaterOrEqual(t, idle, want, "heartbeats every %s during a pause of %s", rcCompressedBeat, rcPauseFor)
 	t.Logf("frames %d, heartbeat comments during the pause %d", len(msgs), idle)
 }
@@ -188,7 +188,7 @@ func TestRealClientNodeClientsThroughACompressionMiddleware(t *testing.T) {
 					Done struct{ Empty int } `json:"done"`
 				}
 				run.Last(t, &done)
-				require.GreaterOrEqual(t, done.Done.Empty, int(rcPauseFor/rcCompressedBeat)-2, "an empty message per heartbeat comment")
+				require.GreaterOrEqual(t, done.Done.Empty, int(rcPauseFor/rcCompressedBeat)/2, "an empty message per heartbeat comment")
 			}
 			t.Logf("%s; stderr: %s", turn.Figures(len(run.Messages), run.Took), strings.Join(run.Lines, " "))
 		})
