@@ -181,5 +181,8 @@ func TestObserverAddsNoAllocation(t *testing.T) {
 	}
 	none, nop := allocs(nil), allocs(nopObserver{})
 	t.Logf("allocations per delivery of 100 frames: %.0f without an observer, %.0f with a no-op one", none, nop)
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account: the counts are not the handler's")
+	}
 	assert.Equal(t, none, nop)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/realclient"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -77,7 +78,7 @@ func rcStartExampleServer(t *testing.T, deltas int, pace time.Duration) string {
 
 // rcReadWhole reads a whole ended turn from u in one uncut connection and
 // returns its frames as a client dispatches them, heartbeats left out.
-func rcReadWhole(t *testing.T, u string) []rcMessage {
+func rcReadWhole(t *testing.T, u string) []realclient.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout)
 	defer cancel()
@@ -87,7 +88,7 @@ func rcReadWhole(t *testing.T, u string) []rcMessage {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	var got []rcMessage
+	var got []realclient.Message
 	d := sse.NewDecoder(res.Body, nil)
 	for {
 		ev, err := d.Next()
@@ -98,7 +99,7 @@ func rcReadWhole(t *testing.T, u string) []rcMessage {
 		if ev.Comment || ev.Type == sse.EventHeartbeat {
 			continue
 		}
-		got = append(got, rcMessage{ID: ev.LastEventID, Event: ev.Type, Data: string(ev.Data)})
+		got = append(got, realclient.Message{ID: ev.LastEventID, Event: ev.Type, Data: string(ev.Data)})
 	}
 }
 
@@ -109,11 +110,11 @@ func rcReadWhole(t *testing.T, u string) []rcMessage {
 // frames it must get are those a whole uncut read of the ended turn gives.
 func TestRealClientNodeFollowsTheExampleServer(t *testing.T) {
 	t.Parallel()
-	node := rcNode(t)
+	node := realclient.Node(t, realclient.EventSourceScript)
 	streamURL := rcStartExampleServer(t, rcExampleDeltas, 30*time.Millisecond)
 	u, err := url.Parse(streamURL)
 	require.NoError(t, err)
-	cuts := rcCuts(6, 3)
+	cuts := realclient.Cuts(6, 3)
 	proxy, err := cutproxy.New(u.Host, &cuts)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, proxy.Close()) })
@@ -122,8 +123,8 @@ func TestRealClientNodeFollowsTheExampleServer(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
 	defer cancel()
-	run := rcFollowWithNode(ctx, t, node, proxied.String(), rcTimeout)
-	require.Equal(t, 0, run.Exit, "follow.mjs exits 0 on the 204 after the end; its error events: %q", run.Errors)
+	run := realclient.FollowWithNode(ctx, t, node, realclient.EventSourceScript, proxied.String(), rcTimeout)
+	require.Equal(t, 0, run.Exit, "follow.mjs exits 0 on the 204 after the end; its error events: %q", run.Lines)
 
 	whole := rcReadWhole(t, streamURL)
 	require.Len(t, whole, rcExampleDeltas+5)
@@ -131,7 +132,7 @@ func TestRealClientNodeFollowsTheExampleServer(t *testing.T) {
 		require.Equal(t, strconv.Itoa(i+1), m.ID, "the uncut read has every seq in order")
 	}
 	require.Equal(t, whole, run.Messages, "the client got every frame once, in seq order")
-	rcRequireCutAndQuiet(t, proxy, nil)
+	realclient.RequireCutAndQuiet(t, proxy, true, rcQuiet, nil)
 	s := proxy.Stats()
 	t.Logf("frames %d, cuts %d (%d right after an id line, %d after a byte count), connections %d, took %s",
 		len(run.Messages), s.Cuts, s.CutsAtIDLine, s.CutsAtBytes, s.Connections, run.Took.Round(time.Millisecond))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,93 +13,172 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/realclient"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // The real-client tests follow one turn's stream from the Handler with
-// clients nobody here wrote, the npm eventsource package under Node and
-// Chromium's own EventSource, through a proxy that cuts their connections
-// at random points and right after id lines (docs/contract.md section 14).
-// They need the clients installed (`bash .ci/clients`); without them they
-// skip, unless CHATPROTOCOL_REAL_CLIENTS is set, as CI sets it.
+// clients nobody here wrote, the npm eventsource package and the npm
+// @microsoft/fetch-event-source package under Node, and Chromium's own
+// EventSource, through a proxy that cuts their connections (docs/contract.md
+// section 14), or across a graceful shutdown of the instance serving them.
+// The Go clients, and a compression middleware, are in the nested module
+// internal/realclients. They need the clients installed (`bash .ci/clients`);
+// without them they skip, unless CHATPROTOCOL_REAL_CLIENTS is set, as CI
+// sets it.
+//
+// Frames are written data first and id last. A client that applies an id
+// when it dispatches the frame (the EventSource rules: npm eventsource,
+// Chromium) survives a cut anywhere. fetch-event-source applies an id as
+// soon as it reads the id line: cut right after that line, before the blank
+// line, it holds the id of a frame it never dispatched and resumes past it.
+// No layout protects that one point; its random cuts spare exactly that
+// point (cutproxy.Cut.SpareIDLineEnd), and a test of its own cuts there and
+// checks that the frame of that id, and only it, is lost.
 const (
-	rcDeltas  = 56                    // the scripted turn has 61 frames
-	rcPace    = 20 * time.Millisecond // between two appended frames
-	rcRetry   = 100 * time.Millisecond
-	rcMaxCuts = 8
-	rcTimeout = 45 * time.Second // for one client to follow the turn
-	rcQuiet   = time.Second      // no connection after the end for this long
+	rcDeltas   = 56                    // the scripted turn has 61 frames
+	rcPace     = 20 * time.Millisecond // between two appended frames
+	rcRetry    = 100 * time.Millisecond
+	rcMaxCuts  = 8
+	rcMaxBytes = 2500             // random byte cuts fall in [1, rcMaxBytes]
+	rcTimeout  = 45 * time.Second // for one client to follow the turn
+	rcQuiet    = time.Second      // no connection after the end for this long
 )
 
 // The proxy's seeds, one run of the client each, in parallel.
 var (
-	rcNodeSeeds     = []uint64{1, 2, 3}
-	rcChromiumSeeds = []uint64{4, 5}
+	rcNodeSeeds      = []uint64{1, 2, 3}
+	rcNodeByteSeeds  = []uint64{7, 8}
+	rcFetchSeeds     = []uint64{11, 12, 13}
+	rcChromiumSeeds  = []uint64{4, 5}
+	rcShutdownAfter  = int64(20) // the seq after which the first instance shuts down
+	rcFetchIDLineCut = 5         // the id line fetch-event-source's pinned cut follows
 )
 
-// rcFigures logs a run's figures: frames, cuts, connections, requests.
-func rcFigures(t *testing.T, turn *rcTurn, frames int, took time.Duration) {
-	t.Helper()
-	s := turn.Proxy.Stats()
-	t.Logf("frames %d, cuts %d (%d right after an id line, %d after a byte count), connections %d, stream requests %d (%d while the turn was live), took %s",
-		frames, s.Cuts, s.CutsAtIDLine, s.CutsAtBytes, s.Connections, len(turn.Requests()), turn.LiveRequests(), took.Round(time.Millisecond))
+// rcKey is the key of one run's turn.
+func rcKey(name string, seed uint64) replay.Key {
+	return replay.Key{ConversationID: "c-real", TurnID: fmt.Sprintf("t-%s-%d", name, seed)}
 }
 
-// requireCutAndQuiet checks that the proxy did cut, right after an id line
-// at least once, that the client came back (more than one connection), and
-// that it opens no connection and sends no request for rcQuiet after the end.
-func (turn *rcTurn) requireCutAndQuiet(t *testing.T) {
+// rcFollow runs script on turn's stream and checks that it exited 0 (a 204
+// after the end) with every frame once, having resumed by Last-Event-ID.
+func rcFollow(t *testing.T, turn *realclient.Turn, node, script string) realclient.NodeRun {
 	t.Helper()
-	rcRequireCutAndQuiet(t, turn.Proxy, func() int { return len(turn.Requests()) })
-}
-
-// rcRequireCutAndQuiet checks proxy's figures as requireCutAndQuiet does;
-// requests, when not nil, counts the stream requests the server got.
-func rcRequireCutAndQuiet(t *testing.T, proxy *cutproxy.Proxy, requests func() int) {
-	t.Helper()
-	s := proxy.Stats()
-	require.Positive(t, s.Cuts, "the proxy cut connections")
-	require.Positive(t, s.CutsAtIDLine, "the proxy cut right after an id line")
-	require.Greater(t, s.Connections, 1, "the client reconnected")
-	var before int
-	if requests != nil {
-		before = requests()
-	}
-	time.Sleep(rcQuiet) // watching for something that must not happen
-	require.Equal(t, s.Connections, proxy.Stats().Connections, "no connection after the end")
-	if requests != nil {
-		require.Equal(t, before, requests(), "no request after the end")
-	}
+	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+	defer cancel()
+	run := realclient.FollowWithNode(ctx, t, node, script, turn.StreamURL(), rcTimeout)
+	require.Equal(t, 0, run.Exit, "%s exits 0 on the 204 after the end; its stderr:\n%s", script, strings.Join(run.Lines, "\n"))
+	turn.RequireEveryFrameOnce(t, run.Messages)
+	turn.RequireResumedWithLastEventID(t, true)
+	return run
 }
 
 func TestRealClientNodeEventSourceThroughCuts(t *testing.T) {
 	t.Parallel()
-	node := rcNode(t)
-	for _, seed := range rcNodeSeeds {
+	node := realclient.Node(t, realclient.EventSourceScript)
+	plans := map[string]func(uint64) cutproxy.Options{
+		"mixed": func(seed uint64) cutproxy.Options { return realclient.Cuts(seed, rcMaxCuts) },
+		"bytes": func(seed uint64) cutproxy.Options { return realclient.ByteCuts(seed, rcMaxCuts, rcMaxBytes, false) },
+	}
+	seeds := map[string][]uint64{"mixed": rcNodeSeeds, "bytes": rcNodeByteSeeds}
+	for _, name := range []string{"mixed", "bytes"} {
+		for _, seed := range seeds[name] {
+			t.Run(fmt.Sprintf("cuts=%s/seed=%d", name, seed), func(t *testing.T) {
+				t.Parallel()
+				turn := realclient.Serve(t, rcKey("node-"+name, seed),
+					&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: plans[name](seed)})
+				run := rcFollow(t, turn, node, realclient.EventSourceScript)
+				require.Contains(t, run.Lines[len(run.Lines)-1], `"code":204`, "the last error event is the 204")
+				realclient.RequireCutAndQuiet(t, turn.Proxy, name == "mixed", rcQuiet, func() int { return len(turn.Requests()) })
+				t.Log(turn.Figures(len(run.Messages), run.Took))
+			})
+		}
+	}
+}
+
+// rcFetchDone is fetch-follow.mjs's summary line.
+type rcFetchDone struct {
+	Done struct {
+		Exit   int `json:"exit"`
+		Opens  int `json:"opens"`
+		Empty  int `json:"empty"`
+		Errors int `json:"errors"`
+	} `json:"done"`
+}
+
+// fetch-event-source through cuts at random byte offsets, sparing the end
+// of id lines (see the top of this file).
+func TestRealClientFetchEventSourceThroughRandomByteCuts(t *testing.T) {
+	t.Parallel()
+	node := realclient.Node(t, realclient.FetchEventSourceScript)
+	for _, seed := range rcFetchSeeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: fmt.Sprintf("t-node-%d", seed)},
-				rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(seed, rcMaxCuts)})
+			turn := realclient.Serve(t, rcKey("fetch", seed), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
+				Proxy: realclient.ByteCuts(seed, rcMaxCuts, rcMaxBytes, true)})
+			run := rcFollow(t, turn, node, realclient.FetchEventSourceScript)
+			var done rcFetchDone
+			run.Last(t, &done)
+			require.Greater(t, done.Done.Opens, 1, "the package opened the stream more than once")
+			realclient.RequireCutAndQuiet(t, turn.Proxy, false, rcQuiet, func() int { return len(turn.Requests()) })
+			t.Log(turn.Figures(len(run.Messages), run.Took))
+		})
+	}
+}
 
-			ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
-			defer cancel()
-			run := rcFollowWithNode(ctx, t, node, turn.StreamURL(), rcTimeout)
-			require.Equal(t, 0, run.Exit, "follow.mjs exits 0 on the 204 after the end; its error events:\n%s", strings.Join(run.Errors, "\n"))
-			require.Contains(t, run.Errors[len(run.Errors)-1], `"code":204`, "the last error event is the 204")
+// fetch-event-source cut right after an id line, before the blank line:
+// the one point no layout protects. It loses that frame, and only it: it
+// resumes with the id it read, and gets every other frame once.
+func TestRealClientFetchEventSourceLosesTheFrameOfAnIDLineCut(t *testing.T) {
+	t.Parallel()
+	node := realclient.Node(t, realclient.FetchEventSourceScript)
+	turn := realclient.Serve(t, rcKey("fetch-idline", 0), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
+		Proxy: cutproxy.Options{Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{IDLine: rcFetchIDLineCut})}})
+	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+	defer cancel()
+	run := realclient.FollowWithNode(ctx, t, node, realclient.FetchEventSourceScript, turn.StreamURL(), rcTimeout)
+	require.Equal(t, 0, run.Exit, "stderr:\n%s", strings.Join(run.Lines, "\n"))
 
-			turn.requireEveryFrameOnce(t, run.Messages)
-			turn.requireResumedWithLastEventID(t)
-			turn.requireCutAndQuiet(t)
-			rcFigures(t, turn, len(run.Messages), run.Took)
+	lost := strconv.Itoa(rcFetchIDLineCut) // the first connection starts at seq 1: its k-th id line is seq k's
+	var want []realclient.Message
+	for _, m := range turn.Frames(t) {
+		if m.ID != lost {
+			want = append(want, m)
+		}
+	}
+	require.Equal(t, want, run.Messages, "every frame but %s, once each, in order", lost)
+	reqs := turn.Requests()
+	require.GreaterOrEqual(t, len(reqs), 2)
+	require.Equal(t, lost, reqs[1].LastEventID, "it resumed with the id of the frame it never dispatched")
+	require.Equal(t, cutproxy.Stats{Connections: turn.Proxy.Stats().Connections, Cuts: 1, CutsAtIDLine: 1}, turn.Proxy.Stats())
+	t.Log(turn.Figures(len(run.Messages), run.Took))
+}
+
+// Both Node clients across a graceful shutdown mid-turn: the instance
+// serving them shuts down (http.Server.Shutdown with Handler.Close
+// registered, then Handler.Shutdown); its streams are aborted, never ended
+// cleanly, so each client resumes on the second instance, over the same
+// window, and gets every frame once.
+func TestRealClientNodeClientsAcrossAGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	for _, script := range []string{realclient.EventSourceScript, realclient.FetchEventSourceScript} {
+		t.Run(script, func(t *testing.T) {
+			t.Parallel()
+			node := realclient.Node(t, script)
+			turn := realclient.Serve(t, rcKey("shutdown-"+strings.TrimSuffix(script, ".mjs"), 0), &realclient.Options{
+				Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Instances: 2, ShutdownAfter: rcShutdownAfter})
+			run := rcFollow(t, turn, node, script)
+			turn.RequireResumedOnSecond(t)
+			t.Log(turn.Figures(len(run.Messages), run.Took))
 		})
 	}
 }
 
 // rcPageResult is what the browser page POSTs once its EventSource closed.
 type rcPageResult struct {
-	Messages []rcMessage `json:"messages"`
-	Opens    int         `json:"opens"`
-	Errors   int         `json:"errors"`
+	Messages []realclient.Message `json:"messages"`
+	Opens    int                  `json:"opens"`
+	Errors   int                  `json:"errors"`
 }
 
 func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
@@ -107,10 +187,10 @@ func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 	for _, seed := range rcChromiumSeeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			turn := rcServe(t, replay.Key{ConversationID: "c-real", TurnID: fmt.Sprintf("t-chromium-%d", seed)},
-				rcTurnOptions{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: rcCuts(seed, rcMaxCuts)})
+			turn := realclient.Serve(t, rcKey("chromium", seed),
+				&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: realclient.Cuts(seed, rcMaxCuts)})
 
-			q := url.Values{"src": {path(turn.Key)}, "result": {"/harness/result"}}
+			q := url.Values{"src": {realclient.Path(turn.Key)}, "result": {"/harness/result"}}
 			start := time.Now()
 			browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
 			var res rcPageResult
@@ -124,11 +204,11 @@ func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 			}
 			took := time.Since(start)
 
-			turn.requireEveryFrameOnce(t, res.Messages)
-			turn.requireResumedWithLastEventID(t)
+			turn.RequireEveryFrameOnce(t, res.Messages)
+			turn.RequireResumedWithLastEventID(t, true)
 			require.Greater(t, res.Opens, 1, "the page's EventSource opened more than once")
-			turn.requireCutAndQuiet(t)
-			rcFigures(t, turn, len(res.Messages), took)
+			realclient.RequireCutAndQuiet(t, turn.Proxy, true, rcQuiet, func() int { return len(turn.Requests()) })
+			t.Log(turn.Figures(len(res.Messages), took))
 		})
 	}
 }

@@ -37,6 +37,12 @@ type Cut struct {
 	// has the id field of that frame and nothing after it. 0 does not cut by
 	// id line.
 	IDLine int
+	// SpareIDLineEnd moves a Bytes cut that would fall right after the line
+	// end of an id line one byte later, past the blank line that ends the
+	// frame when the frame is written whole (the proxy knows nothing of
+	// chunk framing): the one point where a client that applies an id as
+	// soon as it reads it has the id of a frame it never dispatches.
+	SpareIDLineEnd bool
 }
 
 // Plan chooses the cut of the conn-th accepted connection (0-based). It is
@@ -64,6 +70,8 @@ type Random struct {
 	IDLineShare          float64
 	MinIDLine, MaxIDLine int
 	MinBytes, MaxBytes   int64
+	// SpareIDLineEnd sets [Cut.SpareIDLineEnd] on every byte-count cut.
+	SpareIDLineEnd bool
 }
 
 // Plan returns r as a Plan.
@@ -76,7 +84,7 @@ func (r Random) Plan() Plan {
 		if rng.Float64() < r.IDLineShare {
 			return Cut{IDLine: minID + rng.IntN(maxID-minID+1)}
 		}
-		return Cut{Bytes: minBytes + rng.Int64N(maxBytes-minBytes+1)}
+		return Cut{Bytes: minBytes + rng.Int64N(maxBytes-minBytes+1), SpareIDLineEnd: r.SpareIDLineEnd}
 	}
 }
 
@@ -108,6 +116,9 @@ type Stats struct {
 	// Cuts is the number of connections cut; CutsAtIDLine, CutsAtBytes and
 	// CutsByCutAll split it by what cut them.
 	Cuts, CutsAtIDLine, CutsAtBytes, CutsByCutAll int
+	// SparedIDLineEnds counts the byte-count cuts that
+	// [Cut.SpareIDLineEnd] moved one byte later.
+	SparedIDLineEnds int
 	// DialErrors is the number of connections closed because the target
 	// refused the dial.
 	DialErrors int
@@ -370,9 +381,13 @@ func (p *Proxy) countCut(l *link, hit cutKind) bool {
 	}
 	l.cut = true
 	p.stats.Cuts++
-	if hit == cutIDLine {
+	switch hit {
+	case cutIDLine:
 		p.stats.CutsAtIDLine++
-	} else {
+	case cutBytesSpared:
+		p.stats.CutsAtBytes++
+		p.stats.SparedIDLineEnds++
+	default:
 		p.stats.CutsAtBytes++
 	}
 	return true
@@ -383,6 +398,7 @@ type cutKind int
 const (
 	cutNone cutKind = iota
 	cutBytes
+	cutBytesSpared // a byte-count cut moved past an id line's end
 	cutIDLine
 )
 
@@ -398,6 +414,7 @@ type cutter struct {
 	sent  int64  // bytes forwarded since armed
 	ids   int    // id lines started since armed
 	inID  bool   // inside an id line, waiting for its "\n"
+	spare bool   // the cut by bytes was moved past an id line's end
 }
 
 func newCutter(cut Cut, arm []byte) *cutter {
@@ -421,20 +438,29 @@ func (c *cutter) scan(b []byte) (int, cutKind) {
 		start = i
 		c.tail = []byte{0} // an id line right after the marker does not start a line
 	}
+	track := c.cut.IDLine > 0 || (c.cut.Bytes > 0 && c.cut.SpareIDLineEnd)
 	for i := start; i < len(b); i++ {
+		idEnd := false // b[i] ends an id line
 		if c.inID {
 			if b[i] == '\n' {
-				c.inID = false
+				c.inID, idEnd = false, true
 				if c.ids == c.cut.IDLine {
 					return i + 1, cutIDLine
 				}
 			}
-		} else if c.cut.IDLine > 0 && b[i] == ':' && c.endsWith(b[:i+1], idLineStart) {
+		} else if track && b[i] == ':' && c.endsWith(b[:i+1], idLineStart) {
 			c.ids++
-			c.inID = c.ids == c.cut.IDLine
+			c.inID = true
 		}
 		c.sent++
 		if c.cut.Bytes > 0 && c.sent >= c.cut.Bytes {
+			if idEnd && c.cut.SpareIDLineEnd {
+				c.spare = true
+				continue
+			}
+			if c.spare {
+				return i + 1, cutBytesSpared
+			}
 			return i + 1, cutBytes
 		}
 	}

@@ -110,6 +110,21 @@ func TestCutAfterIDLine(t *testing.T) {
 	}
 }
 
+func TestSpareIDLineEndMovesTheCutOneByte(t *testing.T) {
+	// The stream of the new layout: data, then id, then the blank line.
+	script := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" +
+		"data: {\"a\":1}\nid: 1\n\ndata: {\"a\":2}\nid: 2\n\n"
+	idEnd := int64(strings.Index(script, "id: 1\n") + len("id: 1\n")) // counted from the first byte: no Arm
+	for _, chunk := range []int{1, 4, len(script)} {
+		p := start(t, writer(t, script, chunk), &Options{Plan: Fixed(
+			Cut{Bytes: idEnd, SpareIDLineEnd: true}, Cut{Bytes: idEnd - 1, SpareIDLineEnd: true}, Cut{Bytes: idEnd})})
+		assert.Equal(t, script[:idEnd+1], fetch(t, p), "chunk %d: moved past the blank line", chunk)
+		assert.Equal(t, script[:idEnd-1], fetch(t, p), "chunk %d: inside the id line, not moved", chunk)
+		assert.Equal(t, script[:idEnd], fetch(t, p), "chunk %d: not spared", chunk)
+		assert.Equal(t, Stats{Connections: 3, Cuts: 3, CutsAtBytes: 3, SparedIDLineEnds: 1}, p.Stats())
+	}
+}
+
 func TestIDLineOnlyAtALineStart(t *testing.T) {
 	script := "data: {\"id:\":\"x\"}\nxid: 9\n\nid: 7\ndata: y\n\n"
 	p := start(t, writer(t, script, 1), &Options{Plan: Fixed(Cut{IDLine: 1})})
@@ -358,4 +373,14 @@ func TestCutterAcrossEveryChunking(t *testing.T) {
 		require.Equal(t, cutIDLine, hit, "split %d", split)
 		require.Equal(t, stream[:want], out.String(), "split %d", split)
 	}
+}
+
+func TestRandomSparesIDLineEndsOfByteCuts(t *testing.T) {
+	plan := Random{IDLineShare: 0.5, MinIDLine: 3, MaxIDLine: 3, MinBytes: 9, MaxBytes: 9, SpareIDLineEnd: true}.Plan()
+	rng := rand.New(rand.NewPCG(1, 1))
+	seen := map[Cut]bool{}
+	for i := range 100 {
+		seen[plan(i, rng)] = true
+	}
+	assert.Equal(t, map[Cut]bool{{IDLine: 3}: true, {Bytes: 9, SpareIDLineEnd: true}: true}, seen)
 }

@@ -8,14 +8,17 @@ import (
 // FuzzCutterChunking checks the cut point finder on any bytes: split into
 // chunks anywhere, it finds the same point as in one chunk, and the point
 // is what the Cut asks for (the end of the k-th id line at a line start, or
-// the n-th byte).
+// the n-th byte, or the byte after it when the n-th ends an id line and the
+// cut spares id line ends).
 func FuzzCutterChunking(f *testing.F) {
-	f.Add([]byte(stream), uint16(2), uint16(0), uint16(40), uint16(3))
-	f.Add([]byte(stream), uint16(0), uint16(70), uint16(1), uint16(1))
-	f.Add([]byte("id:\nid:\n\nid: 3\n"), uint16(3), uint16(0), uint16(4), uint16(2))
-	f.Add([]byte("xid: 1\n\r\nid:1\r\n"), uint16(1), uint16(9), uint16(2), uint16(5))
-	f.Fuzz(func(t *testing.T, data []byte, idLine, nbytes, split, step uint16) {
-		cut := Cut{IDLine: int(idLine % 64), Bytes: int64(nbytes)}
+	f.Add([]byte(stream), uint16(2), uint16(0), uint16(40), uint16(3), false)
+	f.Add([]byte(stream), uint16(0), uint16(70), uint16(1), uint16(1), false)
+	f.Add([]byte("id:\nid:\n\nid: 3\n"), uint16(3), uint16(0), uint16(4), uint16(2), false)
+	f.Add([]byte("xid: 1\n\r\nid:1\r\n"), uint16(1), uint16(9), uint16(2), uint16(5), false)
+	f.Add([]byte("data: x\nid: 12\n\ndata: y\nid: 13\n\n"), uint16(0), uint16(15), uint16(7), uint16(1), true)
+	f.Add([]byte("\nid: 1\nid: 2\n\n"), uint16(0), uint16(7), uint16(3), uint16(2), true)
+	f.Fuzz(func(t *testing.T, data []byte, idLine, nbytes, split, step uint16, spare bool) {
+		cut := Cut{IDLine: int(idLine % 64), Bytes: int64(nbytes), SpareIDLineEnd: spare}
 		whole, wholeKind := runCutter(cut, [][]byte{data})
 		if step == 0 {
 			step = 1
@@ -39,7 +42,8 @@ func FuzzCutterChunking(f *testing.F) {
 			if !bytes.Equal(whole, data) {
 				t.Fatalf("uncut but forwarded %q of %q", whole, data)
 			}
-			if cut.Bytes > 0 && int64(len(data)) >= cut.Bytes {
+			spared := spare && int64(len(data)) == cut.Bytes && endsIDLine(data) // moved past the end
+			if cut.Bytes > 0 && int64(len(data)) >= cut.Bytes && !spared {
 				t.Fatalf("not cut after %d of %d bytes", cut.Bytes, len(data))
 			}
 		case cutIDLine:
@@ -49,6 +53,13 @@ func FuzzCutterChunking(f *testing.F) {
 		case cutBytes:
 			if int64(len(whole)) != cut.Bytes || (cut.IDLine > 0 && ids > cut.IDLine) {
 				t.Fatalf("cut after %d bytes: %q", cut.Bytes, whole)
+			}
+			if spare && endsIDLine(whole) {
+				t.Fatalf("cut right after an id line that was to be spared: %q", whole)
+			}
+		case cutBytesSpared:
+			if !spare || int64(len(whole)) != cut.Bytes+1 || endsIDLine(whole) || !endsIDLine(whole[:cut.Bytes]) {
+				t.Fatalf("spared cut after %d bytes (spare %v): %q", cut.Bytes, spare, whole)
 			}
 		}
 	})
@@ -67,4 +78,15 @@ func runCutter(cut Cut, chunks [][]byte) ([]byte, cutKind) {
 		}
 	}
 	return out, cutNone
+}
+
+// endsIDLine reports whether b ends with the line end of an id line that
+// starts a line (b is counted from a line start).
+func endsIDLine(b []byte) bool {
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return false
+	}
+	line := append([]byte{'\n'}, b[:len(b)-1]...)
+	start := bytes.LastIndexByte(line, '\n')
+	return bytes.HasPrefix(line[start:], idLineStart)
 }
