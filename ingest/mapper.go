@@ -3,6 +3,10 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unsafe"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/observe"
@@ -86,6 +90,34 @@ func (m *Mapper) Event(ctx context.Context, data []byte) error {
 	return err
 }
 
+// Events is an SDK's stream of decoded events, as the official OpenAI and
+// Anthropic Go SDKs' ssestream.Stream is: Next advances to the next event,
+// which Current returns; each event keeps the JSON it was decoded from.
+type Events[E interface{ RawJSON() string }] interface {
+	Next() bool
+	Current() E
+}
+
+// MapEvents maps the events of stream with m, each once onEvent (nil: none)
+// has seen it, until the turn or the stream ends; m reads each event's raw
+// JSON in place, during the call (see [Mapper.Event]). It returns only the
+// Sink's error. When the turn has not ended ([Mapper.Done]) the stream did,
+// and the caller ends the turn with the error the stream ended with
+// ([Mapper.ProviderError] for the SDK's own errors, else [Mapper.EndWith]).
+func MapEvents[E interface{ RawJSON() string }](ctx context.Context, m *Mapper, stream Events[E], onEvent func(E)) error {
+	for !m.Done() && stream.Next() {
+		ev := stream.Current()
+		if onEvent != nil {
+			onEvent(ev)
+		}
+		raw := ev.RawJSON()
+		if err := m.Event(ctx, unsafe.Slice(unsafe.StringData(raw), len(raw))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Malformed fails the turn with [CodeInvalidStream]: a frame of the stream is
 // not the provider's JSON (an SDK reports it as its decoding error). It
 // returns only the Sink's error.
@@ -129,6 +161,37 @@ func (m *Mapper) End(ctx context.Context, cause error) error {
 		return m.finish(ctx)
 	}
 	return m.fail(ctx, CodeStreamCut, msgCut)
+}
+
+// EndWith ends the turn at the end of a stream of events an SDK decoded:
+// err is the error the stream ended with, once the SDK's own provider
+// errors went to ProviderError. A nil err is a clean end (see End); a JSON
+// syntax or type error ([json.SyntaxError], [json.UnmarshalTypeError]) says
+// a frame was not the provider's JSON and fails the turn as Malformed does;
+// any other error cut the stream, and EndWith ends the turn as End does and
+// returns err wrapping [ErrCut]. When ctx is done it returns ctx's error
+// without ending the turn. Otherwise it returns only the Sink's error.
+func (m *Mapper) EndWith(ctx context.Context, err error) error {
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return m.End(ctx, nil)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+		return m.Malformed(ctx)
+	}
+	return m.cut(ctx, fmt.Errorf("%w: %w", ErrCut, err))
+}
+
+// cut ends the turn for a stream cut as err, which wraps ErrCut, says; it
+// returns err, or the Sink's error.
+func (m *Mapper) cut(ctx context.Context, err error) error {
+	if serr := m.End(ctx, err); serr != nil {
+		return serr
+	}
+	return err
 }
 
 // msgCut is the message of every cut stream, whatever cut it, so that a
