@@ -1,11 +1,11 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -19,16 +19,16 @@ import (
 // The defaults of [HandlerOptions].
 const (
 	// DefaultRetry is the reconnection delay a stream asks for: 2 seconds.
-	DefaultRetry = 2 * time.Second
+	DefaultRetry = relay.DefaultRetry
 	// DefaultHeartbeatInterval is the time between two heartbeats of an
 	// idle stream: 15 seconds.
-	DefaultHeartbeatInterval = 15 * time.Second
+	DefaultHeartbeatInterval = relay.DefaultHeartbeatInterval
 	// DefaultWriteTimeout is the longest one frame may take to reach the
 	// connection: 10 seconds.
-	DefaultWriteTimeout = 10 * time.Second
+	DefaultWriteTimeout = relay.DefaultWriteTimeout
 	// DefaultWindowTimeout is the longest the Handler waits on one call of
 	// its window or of its Authorize hook: 5 seconds.
-	DefaultWindowTimeout = 5 * time.Second
+	DefaultWindowTimeout = relay.DefaultWindowTimeout
 )
 
 // HandlerOptions configures a Handler. Authorize is required; every other
@@ -160,41 +160,26 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 	if opts.Retry < 0 {
 		return nil, errors.New("stream: HandlerOptions.Retry may not be negative")
 	}
+	serving := relay.Options{
+		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
+		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes, Logger: opts.Logger,
+	}
 	h := &Handler{
+		tail:         serving.NewTail(window),
 		authorize:    opts.Authorize,
 		key:          opts.Key,
-		retry:        orDefault(opts.Retry, DefaultRetry),
-		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
+		retry:        cmp.Or(opts.Retry, DefaultRetry),
+		writeTimeout: serving.Write(),
 		parking:      !opts.WaitOnRequest,
-		log:          opts.Logger,
 		obs:          opts.Observer,
 	}
+	h.log = h.tail.Log
 	if h.key == nil {
 		h.key = PathKey
-	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
-	}
-	h.tail = relay.Tail{
-		Window:    window,
-		PageBytes: opts.PageBytes,
-		Timeout:   max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
-		Heartbeat: max(orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval), 0),
-		Log:       h.log,
-	}
-	if h.tail.PageBytes <= 0 {
-		h.tail.PageBytes = replay.DefaultPageBytes
 	}
 	h.closing, h.close = context.WithCancel(context.Background())
 	h.hubs = make(map[replay.Key]*hub)
 	return h, nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // Close aborts every stream the Handler is serving, each after the frame it
@@ -306,7 +291,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Retry-After of the stream's reconnection delay, in whole seconds, at
 // least 1.
 func (h *Handler) unavailable(w http.ResponseWriter, message string) {
-	w.Header().Set("Retry-After", strconv.FormatInt(max(int64(h.retry/time.Second), 1), 10))
+	w.Header().Set("Retry-After", relay.RetryAfter(h.retry))
 	writeRefusal(w, refusal.CodeStoreUnavailable, message, nil)
 }
 

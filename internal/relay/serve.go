@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -14,13 +15,14 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// The defaults of Options, those of the stream handler (docs/contract.md
-// section 14.2).
+// The defaults of Options, which the stream package's HandlerOptions
+// publishes (docs/contract.md section 14.2), and the reconnection delay a
+// 503 asks for.
 const (
 	DefaultHeartbeatInterval = 15 * time.Second
 	DefaultWriteTimeout      = 10 * time.Second
 	DefaultWindowTimeout     = 5 * time.Second
-	DefaultRetryAfter        = 2 * time.Second
+	DefaultRetry             = 2 * time.Second
 )
 
 // Options configures a Server; every zero field means its default, as in
@@ -55,36 +57,36 @@ func NewServer(window replay.Window, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{
-		Tail: Tail{
-			Window:    window,
-			PageBytes: opts.PageBytes,
-			Timeout:   max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
-			Heartbeat: max(orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval), 0),
-			Log:       opts.Logger,
-		},
-		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
-		cache:        opts.Cache,
-	}
-	if s.PageBytes <= 0 {
-		s.PageBytes = replay.DefaultPageBytes
-	}
+	s := &Server{Tail: opts.NewTail(window), writeTimeout: opts.Write(), cache: opts.Cache}
 	if s.cache == nil {
 		s.cache = NewCache(0, 0)
-	}
-	if s.Log == nil {
-		s.Log = slog.New(slog.DiscardHandler)
 	}
 	s.closing, s.close = context.WithCancel(context.Background())
 	return s
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
+// NewTail returns the Tail of window that o configures, every zero field
+// its default (a nil Logger logs nothing).
+func (o *Options) NewTail(window replay.Window) Tail {
+	t := Tail{
+		Window:    window,
+		PageBytes: o.PageBytes,
+		Timeout:   max(cmp.Or(o.WindowTimeout, DefaultWindowTimeout), 0),
+		Heartbeat: max(cmp.Or(o.HeartbeatInterval, DefaultHeartbeatInterval), 0),
+		Log:       o.Logger,
 	}
-	return d
+	if t.PageBytes <= 0 {
+		t.PageBytes = replay.DefaultPageBytes
+	}
+	if t.Log == nil {
+		t.Log = slog.New(slog.DiscardHandler)
+	}
+	return t
 }
+
+// Write returns the write timeout o configures, its default for 0;
+// negative: no deadline.
+func (o *Options) Write() time.Duration { return cmp.Or(o.WriteTimeout, DefaultWriteTimeout) }
 
 // Close aborts every stream being served, each after the frame it is
 // writing, and makes Closed true. It may be called more than once.
