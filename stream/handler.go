@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/notify"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -137,14 +136,12 @@ type Handler struct {
 	log          *slog.Logger
 	obs          observe.Observer
 
-	closing context.Context // done once Close is called
-	close   context.CancelFunc
+	streams *relay.Streams  // the streams begun and not yet ended, for Close and Shutdown
+	closing context.Context // streams.Closing(): done once Close is called
 
-	mu      sync.Mutex
-	hubs    map[replay.Key]*hub // the turns that have parked subscribers
-	streams int                 // the streams begun and not yet ended
-	drained notify.Signal       // broadcast when streams drops to 0, for Shutdown
-	bufs    sync.Pool           // *[]byte write buffers of woken subscribers
+	mu   sync.Mutex
+	hubs map[replay.Key]*hub // the turns that have parked subscribers
+	bufs sync.Pool           // *[]byte write buffers of woken subscribers
 }
 
 // NewHandler returns a Handler serving turns from window. It fails when
@@ -177,7 +174,8 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 	if h.key == nil {
 		h.key = PathKey
 	}
-	h.closing, h.close = context.WithCancel(context.Background())
+	h.streams = relay.NewStreams()
+	h.closing = h.streams.Closing()
 	h.hubs = make(map[replay.Key]*hub)
 	return h, nil
 }
@@ -189,36 +187,13 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 // [http.Server.Shutdown] neither ends long responses nor knows the parked
 // streams, whose connections the Handler took over: register Close with
 // [http.Server.RegisterOnShutdown]. Close may be called more than once.
-func (h *Handler) Close() { h.close() }
+func (h *Handler) Close() { h.streams.Close() }
 
 // Shutdown calls Close, then waits until every stream has ended (its last
 // chunk written, its connection closed) or ctx ends, and returns ctx's
 // error then. Call it after [http.Server.Shutdown], so that the process
 // exits only once the parked streams have ended too.
-func (h *Handler) Shutdown(ctx context.Context) error {
-	h.Close()
-	return h.drained.Wait(ctx, &h.mu, func() bool { return h.streams == 0 })
-}
-
-// begin counts a stream that starts, or reports false once closing.
-func (h *Handler) begin() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closing.Err() != nil {
-		return false
-	}
-	h.streams++
-	return true
-}
-
-// ended counts a stream that ended.
-func (h *Handler) ended() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.streams--; h.streams == 0 {
-		h.drained.Broadcast()
-	}
-}
+func (h *Handler) Shutdown(ctx context.Context) error { return h.streams.Shutdown(ctx) }
 
 // ServeHTTP answers one request for a turn's stream; see Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +254,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if !h.begin() {
+	if !h.streams.Begin() {
 		rep.refuse(refusal.CodeStoreUnavailable, nil, 0, nil) // the Handler is shutting down
 		h.unavailable(w, msgClosed)
 		return
