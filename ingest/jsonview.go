@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/Papercusp/chat-protocol-go/internal/decimal"
 )
 
 // maxLevels is how deep the readers descend into one provider frame: the
@@ -218,18 +221,11 @@ func (p *views) is(v []byte, s string) bool {
 }
 
 // integer returns the JSON number v as an int64, and whether it is one: a
-// non-negative integer written without fraction or exponent, as providers
-// write token counts.
+// non-negative integer of at most 18 digits written without fraction or
+// exponent, as providers write token counts.
 func integer(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 18 {
+	if len(v) > 18 {
 		return 0, false
 	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+	return decimal.Parse(v, math.MaxInt64)
 }
