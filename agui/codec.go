@@ -34,20 +34,14 @@ type cardState struct {
 // Done reports whether the events so far end the run.
 func (c *codec) Done() bool { return c.done }
 
-// Append appends the events of f to dst.
-func (c *codec) Append(dst []byte, f replay.Frame) ([]byte, error) {
-	if !builtin(f.Type) {
-		return dst, nil // a product type: its bytes travel on the version-1 stream only
-	}
-	env, err := chatprotocol.ParseEnvelope(f.Data)
-	if err != nil {
-		return dst, err
-	}
+// Maps reports whether t is an event type of docs/contract.md section 6: a
+// product type's bytes travel on the version-1 stream only.
+func (c *codec) Maps(t string) bool { return builtin(t) }
+
+// Append appends the events of f, whose envelope is env, to dst.
+func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	switch ev := env.Event.(type) {
 	case *chatprotocol.DeltaEvent:
-		if ev.Text == "" {
-			return dst, nil
-		}
 		if c.text == "" {
 			c.text = env.TurnID + "-m" + strconv.FormatInt(f.Seq, 10)
 			dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_START"), "messageId", c.text), "role", "assistant"))
@@ -115,12 +109,7 @@ func (c *codec) closeCard(id string) {
 
 // endText closes the open text message, if any.
 func (c *codec) endText(dst []byte) []byte {
-	if c.text == "" {
-		return dst
-	}
-	dst = relay.End(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_END"), "messageId", c.text))
-	c.text = ""
-	return dst
+	return relay.Close(dst, &c.text, "TEXT_MESSAGE_END", "messageId")
 }
 
 // lifecycle ends the run at the turn's end, or at an interruption while a

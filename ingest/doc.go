@@ -10,7 +10,8 @@
 //
 // A Mapper does the same one provider event at a time, for a caller that
 // has the events already decoded (the SDK bindings, in the nested modules
-// ingest/openaisdk and ingest/anthropicsdk, hand it each event's raw JSON).
+// ingest/openaisdk and ingest/anthropicsdk, hand it each event's raw JSON
+// with [MapEvents] and end the turn with [Mapper.EndWith]).
 //
 // What a reader guarantees, for every kind:
 //

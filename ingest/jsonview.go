@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/Papercusp/chat-protocol-go/internal/decimal"
 )
 
 // maxLevels is how deep the readers descend into one provider frame: the
@@ -120,6 +123,45 @@ func (p *views) skip(l int) {
 	}
 }
 
+// frame reads data, one frame, as members reads an object at level 0, and
+// checks that nothing follows it. It reports false when data is not one
+// JSON object (p.err says why), which fails the turn.
+func (p *views) frame(data []byte, vals [][]byte, names ...string) bool {
+	if p.openFrame(data) {
+		p.members(0, vals, names...)
+		p.closeFrame()
+	}
+	return p.err == nil
+}
+
+// members reads the object open at level l: the value of the member named
+// names[i] goes to vals[i] (the last one when a name repeats), every other
+// member is skipped, and a name the object lacks leaves its val as it was.
+func (p *views) members(l int, vals [][]byte, names ...string) {
+	for p.more(l) {
+		if i := lookup(names, p.name(l)); i >= 0 {
+			vals[i] = p.value(l)
+		} else {
+			p.skip(l)
+		}
+	}
+}
+
+// lookup returns the position of name in names, -1 when it is none of
+// them; an empty entry matches nothing.
+func lookup(names []string, name []byte) int {
+	if len(name) == 0 {
+		return -1
+	}
+	for i, n := range names {
+		// The first byte first: most names a frame holds are none of names.
+		if len(n) == len(name) && n[0] == name[0] && n == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
 // closeFrame checks that the frame's object ended and nothing follows it.
 func (p *views) closeFrame() {
 	if p.err != nil {
@@ -179,18 +221,11 @@ func (p *views) is(v []byte, s string) bool {
 }
 
 // integer returns the JSON number v as an int64, and whether it is one: a
-// non-negative integer written without fraction or exponent, as providers
-// write token counts.
+// non-negative integer of at most 18 digits written without fraction or
+// exponent, as providers write token counts.
 func integer(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 18 {
+	if len(v) > 18 {
 		return 0, false
 	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+	return decimal.Parse(v, math.MaxInt64)
 }

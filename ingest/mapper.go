@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
-	"github.com/go-json-experiment/json/jsontext"
+	"fmt"
+	"unsafe"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/observe"
@@ -34,9 +34,11 @@ type Mapper struct {
 	done              bool
 	tokens            tokens
 
-	chat chatState
-	resp respState
-	anth anthState
+	calls    []toolCall // the turn's tool calls (see calls.go)
+	refusal  []byte     // the refusal the model streamed
+	filtered bool       // the provider's content filter stopped the answer
+	reason   string     // the provider's stop reason
+	finished bool       // Chat: choice 0's finish reason came
 }
 
 // NewMapper returns the Mapper of one turn's stream of kind, driving sink.
@@ -88,6 +90,34 @@ func (m *Mapper) Event(ctx context.Context, data []byte) error {
 	return err
 }
 
+// Events is an SDK's stream of decoded events, as the official OpenAI and
+// Anthropic Go SDKs' ssestream.Stream is: Next advances to the next event,
+// which Current returns; each event keeps the JSON it was decoded from.
+type Events[E interface{ RawJSON() string }] interface {
+	Next() bool
+	Current() E
+}
+
+// MapEvents maps the events of stream with m, each once onEvent (nil: none)
+// has seen it, until the turn or the stream ends; m reads each event's raw
+// JSON in place, during the call (see [Mapper.Event]). It returns only the
+// Sink's error. When the turn has not ended ([Mapper.Done]) the stream did,
+// and the caller ends the turn with the error the stream ended with
+// ([Mapper.ProviderError] for the SDK's own errors, else [Mapper.EndWith]).
+func MapEvents[E interface{ RawJSON() string }](ctx context.Context, m *Mapper, stream Events[E], onEvent func(E)) error {
+	for !m.Done() && stream.Next() {
+		ev := stream.Current()
+		if onEvent != nil {
+			onEvent(ev)
+		}
+		raw := ev.RawJSON()
+		if err := m.Event(ctx, unsafe.Slice(unsafe.StringData(raw), len(raw))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Malformed fails the turn with [CodeInvalidStream]: a frame of the stream is
 // not the provider's JSON (an SDK reports it as its decoding error). It
 // returns only the Sink's error.
@@ -127,10 +157,41 @@ func (m *Mapper) End(ctx context.Context, cause error) error {
 	if m.done {
 		return nil
 	}
-	if m.kind == OpenAIChat && m.chat.finished {
-		return m.chatComplete(ctx)
+	if m.kind == OpenAIChat && m.finished {
+		return m.finish(ctx)
 	}
 	return m.fail(ctx, CodeStreamCut, msgCut)
+}
+
+// EndWith ends the turn at the end of a stream of events an SDK decoded:
+// err is the error the stream ended with, once the SDK's own provider
+// errors went to ProviderError. A nil err is a clean end (see End); a JSON
+// syntax or type error ([json.SyntaxError], [json.UnmarshalTypeError]) says
+// a frame was not the provider's JSON and fails the turn as Malformed does;
+// any other error cut the stream, and EndWith ends the turn as End does and
+// returns err wrapping [ErrCut]. When ctx is done it returns ctx's error
+// without ending the turn. Otherwise it returns only the Sink's error.
+func (m *Mapper) EndWith(ctx context.Context, err error) error {
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return m.End(ctx, nil)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+		return m.Malformed(ctx)
+	}
+	return m.cut(ctx, fmt.Errorf("%w: %w", ErrCut, err))
+}
+
+// cut ends the turn for a stream cut as err, which wraps ErrCut, says; it
+// returns err, or the Sink's error.
+func (m *Mapper) cut(ctx context.Context, err error) error {
+	if serr := m.End(ctx, err); serr != nil {
+		return serr
+	}
+	return err
 }
 
 // msgCut is the message of every cut stream, whatever cut it, so that a
@@ -178,65 +239,20 @@ func (m *Mapper) reasoning(ctx context.Context, text []byte) error {
 	return m.opts.Reasoning(ctx, string(text))
 }
 
-// toolCall sends one tool call whose arguments are args (the JSON text the
-// fragments add up to), or fails the turn when it cannot be one.
-func (m *Mapper) toolCall(ctx context.Context, id, name string, args []byte) error {
-	if id == "" || name == "" {
-		what := "an id"
-		if id != "" {
-			what = "a name"
-		}
-		return m.fail(ctx, CodeInvalidToolCall, "the provider sent a tool call without "+what)
+// finish ends the turn the provider ended (docs/contract.md section 17):
+// failed when its content filter stopped the answer or the model refused,
+// else completed with its stop reason, after the tool calls not sent yet.
+func (m *Mapper) finish(ctx context.Context) error {
+	switch {
+	case m.filtered:
+		return m.fail(ctx, CodeContentFilter, "the provider's content filter stopped the answer")
+	case len(m.refusal) > 0:
+		return m.fail(ctx, CodeRefusal, string(m.refusal))
 	}
-	input, err := toolInput(args)
-	if err != nil {
-		return m.fail(ctx, CodeInvalidToolCall, "the arguments of tool call "+id+" are not one JSON value: "+err.Error())
-	}
-	if err := m.provenance(ctx); err != nil {
+	if err := m.sendCalls(ctx); err != nil || m.done {
 		return err
 	}
-	m.emitted = true
-	return m.sink.ToolCall(ctx, id, name, input)
-}
-
-// toolInput returns the compact JSON of args, nil for none.
-func toolInput(args []byte) (json.RawMessage, error) {
-	if len(bytes.TrimSpace(args)) == 0 {
-		return nil, nil
-	}
-	out, err := jsontext.AppendFormat(nil, args)
-	if err != nil {
-		return nil, err
-	}
-	if deeper(out, maxInputDepth) {
-		return nil, errors.New("nested too deep")
-	}
-	return out, nil
-}
-
-// deeper reports whether the compact JSON v nests more than limit levels.
-func deeper(v []byte, limit int) bool {
-	depth, in := 0, false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case in:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				in = false
-			}
-		case c == '"':
-			in = true
-		case c == '{' || c == '[':
-			if depth++; depth > limit {
-				return true
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return false
+	return m.complete(ctx, m.reason)
 }
 
 // complete ends the turn normally with reason.
@@ -413,6 +429,61 @@ func (t *tokens) inputOutput(k Kind) (in, out int64) {
 		in += max(t.cacheWrite, 0) + max(t.cacheRead, 0)
 	}
 	return in, t.output
+}
+
+// usage names the token counts of a provider's usage object: input,
+// output, total, cache creation and cache read, "" for a count the
+// provider does not send.
+type usage [5]string
+
+// counts reads the usage object open at level l: the members names lists
+// are counted into the token counts, each as it comes (see count); other
+// members are skipped.
+func (m *Mapper) counts(l int, names *usage) {
+	p, t := &m.p, &m.tokens
+	dst := [...]*int64{&t.input, &t.output, &t.sum, &t.cacheWrite, &t.cacheRead}
+	for p.more(l) {
+		if i := lookup(names[:], p.name(l)); i >= 0 {
+			count(dst[i], p.value(l))
+		} else {
+			p.skip(l)
+		}
+	}
+}
+
+// response reads obj at level l, a message or response object as
+// Anthropic's message_start and the Responses events carry one: its id and
+// model name the turn's provenance, and each usage object is counted with
+// names, as the provider's final counts when final says so. Any other
+// member goes to other, which reads or skips it; nil skips it.
+func (m *Mapper) response(l int, obj []byte, names *usage, final bool, other func(name []byte)) {
+	p := &m.p
+	if !p.open(l, obj, '{') {
+		return
+	}
+	var id, model []byte
+	for p.more(l) {
+		switch name := p.name(l); string(name) {
+		case "id":
+			id = p.value(l)
+		case "model":
+			model = p.value(l)
+		case "usage":
+			if p.open(l+1, p.value(l), '{') {
+				if final {
+					m.tokens.final = true
+				}
+				m.counts(l+1, names)
+			}
+		default:
+			if other == nil {
+				p.skip(l)
+			} else {
+				other(name)
+			}
+		}
+	}
+	m.noteProvenance(model, id)
 }
 
 // count reads a token count; v absent or null leaves *dst unchanged.

@@ -5,57 +5,23 @@ import (
 	"context"
 )
 
-// chatState is what a Chat Completions stream accumulates: the tool calls of
-// choice 0 in the order they appeared, its finish reason and refusal.
-type chatState struct {
-	calls    []chatCall
-	finished bool
-	reason   string
-	refusal  []byte
-	done     bool // [DONE] was read
-}
-
-// chatCall is one tool call being streamed, found by its index (and a new
-// id at the same index starts another call).
-type chatCall struct {
-	index    int64
-	id, name string
-	args     []byte
-}
+// chatUsage names the token counts of a Chat Completions usage object.
+var chatUsage = usage{"prompt_tokens", "completion_tokens", "total_tokens"}
 
 // chatEvent maps one Chat Completions chunk.
 func (m *Mapper) chatEvent(ctx context.Context, data []byte) error {
 	if string(bytes.TrimSpace(data)) == "[DONE]" {
-		m.chat.done = true
-		if m.chat.finished {
-			return m.chatComplete(ctx)
+		if m.finished {
+			return m.finish(ctx)
 		}
 		return m.fail(ctx, CodeStreamCut, msgCut)
 	}
 	p := &m.p
-	var id, model, choices, usage, perr []byte
-	if p.openFrame(data) {
-		for p.more(0) {
-			switch string(p.name(0)) {
-			case "id":
-				id = p.value(0)
-			case "model":
-				model = p.value(0)
-			case "choices":
-				choices = p.value(0)
-			case "usage":
-				usage = p.value(0)
-			case "error":
-				perr = p.value(0)
-			default:
-				p.skip(0)
-			}
-		}
-		p.closeFrame()
-	}
-	if p.err != nil {
+	var v [5][]byte
+	if !p.frame(data, v[:], "id", "model", "choices", "usage", "error") {
 		return nil // Event fails the turn
 	}
+	id, model, choices, usage, perr := v[0], v[1], v[2], v[3], v[4]
 	if p.open(1, perr, '{') {
 		typ, code, msg := m.readError(1)
 		return m.providerFail(ctx, typ, code, msg, 0)
@@ -63,18 +29,7 @@ func (m *Mapper) chatEvent(ctx context.Context, data []byte) error {
 	m.noteProvenance(model, id)
 	if p.open(1, usage, '{') {
 		m.tokens.final = true
-		for p.more(1) {
-			switch string(p.name(1)) {
-			case "prompt_tokens":
-				count(&m.tokens.input, p.value(1))
-			case "completion_tokens":
-				count(&m.tokens.output, p.value(1))
-			case "total_tokens":
-				count(&m.tokens.sum, p.value(1))
-			default:
-				p.skip(1)
-			}
-		}
+		m.counts(1, &chatUsage)
 	}
 	if !p.open(1, choices, '[') {
 		return nil
@@ -93,26 +48,11 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 	if !p.open(2, choice, '{') {
 		return nil
 	}
-	var index int64
-	var delta, finish []byte
-	for p.more(2) {
-		switch string(p.name(2)) {
-		case "index":
-			if n, ok := integer(p.value(2)); ok {
-				index = n
-			} else {
-				index = -1
-			}
-		case "delta":
-			delta = p.value(2)
-		case "finish_reason":
-			finish = p.value(2)
-		default:
-			p.skip(2)
-		}
-	}
-	if index != 0 || m.chat.finished {
-		return nil
+	var v [3][]byte
+	p.members(2, v[:], "index", "delta", "finish_reason")
+	index, delta, finish := v[0], v[1], v[2]
+	if n, ok := integer(index); m.finished || index != nil && (!ok || n != 0) {
+		return nil // not choice 0 (an absent index is 0's), or after its end
 	}
 	if p.open(3, delta, '{') {
 		var toolCalls []byte
@@ -123,7 +63,7 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 					return err
 				}
 			case "refusal":
-				m.chat.refusal = append(m.chat.refusal, p.text(p.value(3))...)
+				m.refusal = append(m.refusal, p.text(p.value(3))...)
 			case "reasoning_content", "reasoning":
 				if err := m.reasoning(ctx, p.text(p.value(3))); err != nil {
 					return err
@@ -141,86 +81,46 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 		}
 	}
 	if reason := p.text(finish); len(reason) > 0 {
-		m.chat.finished = true
-		m.chat.reason = string(reason)
-		if m.chat.reason == "content_filter" || len(m.chat.refusal) > 0 {
+		m.finished = true
+		m.reason = string(reason)
+		m.filtered = m.reason == "content_filter"
+		if m.filtered || len(m.refusal) > 0 {
 			return nil // the end fails the turn; its calls are not the model's answer
 		}
-		for i := range m.chat.calls {
-			c := &m.chat.calls[i]
-			if err := m.toolCall(ctx, c.id, c.name, c.args); err != nil || m.done {
-				return err
-			}
-		}
-		m.chat.calls = m.chat.calls[:0]
+		return m.sendCalls(ctx)
 	}
 	return nil
 }
 
 // chatToolDelta adds one element of delta.tool_calls to its call: the
 // call at its index, or a new one for a new index or a new id there. The
-// first non-empty id and name are kept (a name repeated in every chunk is
-// not concatenated); arguments are concatenated.
+// first non-empty id and name are kept; arguments are concatenated.
 func (m *Mapper) chatToolDelta(tc []byte) {
 	p := &m.p
 	if !p.open(5, tc, '{') {
 		return
 	}
-	var index int64
-	var id, name, args []byte
+	var index, id []byte
+	var fn [2][]byte // its function's name and arguments
 	for p.more(5) {
 		switch string(p.name(5)) {
 		case "index":
-			index, _ = integer(p.value(5))
+			index = p.value(5)
 		case "id":
 			id = p.value(5)
 		case "function":
 			if p.open(6, p.value(5), '{') {
-				for p.more(6) {
-					switch string(p.name(6)) {
-					case "name":
-						name = p.value(6)
-					case "arguments":
-						args = p.value(6)
-					default:
-						p.skip(6)
-					}
-				}
+				p.members(6, fn[:], "name", "arguments")
 			}
 		default:
 			p.skip(5)
 		}
 	}
-	var c *chatCall
-	for i := len(m.chat.calls) - 1; i >= 0; i-- {
-		if m.chat.calls[i].index == index {
-			c = &m.chat.calls[i]
-			break
-		}
+	i, _ := integer(index)
+	c := m.findCall(i, "")
+	if idText := p.text(id); c == nil || (len(idText) > 0 && c.id != "" && c.id != string(idText)) {
+		c = m.addCall(i, "")
 	}
-	idText := p.text(id)
-	if c == nil || (len(idText) > 0 && c.id != "" && c.id != string(idText)) {
-		m.chat.calls = append(m.chat.calls, chatCall{index: index})
-		c = &m.chat.calls[len(m.chat.calls)-1]
-	}
-	if c.id == "" && len(idText) > 0 {
-		c.id = string(idText)
-	}
-	if c.name == "" {
-		if n := p.text(name); len(n) > 0 {
-			c.name = string(n)
-		}
-	}
-	c.args = append(c.args, p.text(args)...)
-}
-
-// chatComplete ends a Chat turn whose finish reason was read.
-func (m *Mapper) chatComplete(ctx context.Context) error {
-	switch {
-	case m.chat.reason == "content_filter":
-		return m.fail(ctx, CodeContentFilter, "the provider's content filter stopped the answer")
-	case len(m.chat.refusal) > 0:
-		return m.fail(ctx, CodeRefusal, string(m.chat.refusal))
-	}
-	return m.complete(ctx, m.chat.reason)
+	c.identify(p, id, fn[0])
+	c.fragment(p.text(fn[1]))
 }

@@ -49,11 +49,7 @@ func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Optio
 		switch {
 		case err == io.EOF && dec.Truncated():
 			n, _ := dec.Position()
-			cut := fmt.Errorf("%w: the body ended inside frame %d", ErrCut, n)
-			if err := m.End(ctx, cut); err != nil {
-				return err
-			}
-			return cut
+			return m.cut(ctx, fmt.Errorf("%w: the body ended inside frame %d", ErrCut, n))
 		case err == io.EOF:
 			return m.End(ctx, nil)
 		case errors.Is(err, refusal.ErrFrameTooLarge):
@@ -65,11 +61,7 @@ func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Optio
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
 			}
-			cut := fmt.Errorf("%w: %w", ErrCut, err)
-			if err := m.End(ctx, cut); err != nil {
-				return err
-			}
-			return cut
+			return m.cut(ctx, fmt.Errorf("%w: %w", ErrCut, err))
 		case ev.Comment:
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Papercusp/chat-protocol-go/internal/decimal"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -270,22 +271,7 @@ func (d *Decoder) field(line []byte) {
 }
 
 // parseRetry reads a retry value: ASCII digits only, at most maxRetryMs.
-func parseRetry(v []byte) (int64, bool) {
-	if len(v) == 0 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-		if n > maxRetryMs {
-			return 0, false
-		}
-	}
-	return n, true
-}
+func parseRetry(v []byte) (int64, bool) { return decimal.Parse(v, maxRetryMs) }
 
 // dispatch ends the current frame at its blank line. It returns the frame
 // when it is an event or a comment-only frame.

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,8 +143,8 @@ func newFollower(opts *FollowOptions) *follower {
 	if f.state == nil {
 		f.state = &chatprotocol.ChatStateV1{}
 	}
-	f.retry = orDefault(f.o.Retry, DefaultRetry)
-	f.o.MaxBackoff = orDefault(f.o.MaxBackoff, DefaultMaxBackoff)
+	f.retry = cmp.Or(f.o.Retry, DefaultRetry)
+	f.o.MaxBackoff = cmp.Or(f.o.MaxBackoff, DefaultMaxBackoff)
 	f.sleep, f.rand = f.o.Sleep, f.o.Rand
 	if f.sleep == nil {
 		f.sleep = sleep

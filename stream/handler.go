@@ -1,15 +1,14 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/notify"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -19,16 +18,16 @@ import (
 // The defaults of [HandlerOptions].
 const (
 	// DefaultRetry is the reconnection delay a stream asks for: 2 seconds.
-	DefaultRetry = 2 * time.Second
+	DefaultRetry = relay.DefaultRetry
 	// DefaultHeartbeatInterval is the time between two heartbeats of an
 	// idle stream: 15 seconds.
-	DefaultHeartbeatInterval = 15 * time.Second
+	DefaultHeartbeatInterval = relay.DefaultHeartbeatInterval
 	// DefaultWriteTimeout is the longest one frame may take to reach the
 	// connection: 10 seconds.
-	DefaultWriteTimeout = 10 * time.Second
+	DefaultWriteTimeout = relay.DefaultWriteTimeout
 	// DefaultWindowTimeout is the longest the Handler waits on one call of
 	// its window or of its Authorize hook: 5 seconds.
-	DefaultWindowTimeout = 5 * time.Second
+	DefaultWindowTimeout = relay.DefaultWindowTimeout
 )
 
 // HandlerOptions configures a Handler. Authorize is required; every other
@@ -137,14 +136,12 @@ type Handler struct {
 	log          *slog.Logger
 	obs          observe.Observer
 
-	closing context.Context // done once Close is called
-	close   context.CancelFunc
+	streams *relay.Streams  // the streams begun and not yet ended, for Close and Shutdown
+	closing context.Context // streams.Closing(): done once Close is called
 
-	mu      sync.Mutex
-	hubs    map[replay.Key]*hub // the turns that have parked subscribers
-	streams int                 // the streams begun and not yet ended
-	drained notify.Signal       // broadcast when streams drops to 0, for Shutdown
-	bufs    sync.Pool           // *[]byte write buffers of woken subscribers
+	mu   sync.Mutex
+	hubs map[replay.Key]*hub // the turns that have parked subscribers
+	bufs sync.Pool           // *[]byte write buffers of woken subscribers
 }
 
 // NewHandler returns a Handler serving turns from window. It fails when
@@ -160,41 +157,27 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 	if opts.Retry < 0 {
 		return nil, errors.New("stream: HandlerOptions.Retry may not be negative")
 	}
+	serving := relay.Options{
+		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
+		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes, Logger: opts.Logger,
+	}
 	h := &Handler{
+		tail:         serving.NewTail(window),
 		authorize:    opts.Authorize,
 		key:          opts.Key,
-		retry:        orDefault(opts.Retry, DefaultRetry),
-		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
+		retry:        cmp.Or(opts.Retry, DefaultRetry),
+		writeTimeout: serving.Write(),
 		parking:      !opts.WaitOnRequest,
-		log:          opts.Logger,
 		obs:          opts.Observer,
 	}
+	h.log = h.tail.Log
 	if h.key == nil {
 		h.key = PathKey
 	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
-	}
-	h.tail = relay.Tail{
-		Window:    window,
-		PageBytes: opts.PageBytes,
-		Timeout:   max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
-		Heartbeat: max(orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval), 0),
-		Log:       h.log,
-	}
-	if h.tail.PageBytes <= 0 {
-		h.tail.PageBytes = replay.DefaultPageBytes
-	}
-	h.closing, h.close = context.WithCancel(context.Background())
+	h.streams = relay.NewStreams()
+	h.closing = h.streams.Closing()
 	h.hubs = make(map[replay.Key]*hub)
 	return h, nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // Close aborts every stream the Handler is serving, each after the frame it
@@ -204,36 +187,13 @@ func orDefault(d, def time.Duration) time.Duration {
 // [http.Server.Shutdown] neither ends long responses nor knows the parked
 // streams, whose connections the Handler took over: register Close with
 // [http.Server.RegisterOnShutdown]. Close may be called more than once.
-func (h *Handler) Close() { h.close() }
+func (h *Handler) Close() { h.streams.Close() }
 
 // Shutdown calls Close, then waits until every stream has ended (its last
 // chunk written, its connection closed) or ctx ends, and returns ctx's
 // error then. Call it after [http.Server.Shutdown], so that the process
 // exits only once the parked streams have ended too.
-func (h *Handler) Shutdown(ctx context.Context) error {
-	h.Close()
-	return h.drained.Wait(ctx, &h.mu, func() bool { return h.streams == 0 })
-}
-
-// begin counts a stream that starts, or reports false once closing.
-func (h *Handler) begin() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closing.Err() != nil {
-		return false
-	}
-	h.streams++
-	return true
-}
-
-// ended counts a stream that ended.
-func (h *Handler) ended() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.streams--; h.streams == 0 {
-		h.drained.Broadcast()
-	}
-}
+func (h *Handler) Shutdown(ctx context.Context) error { return h.streams.Shutdown(ctx) }
 
 // ServeHTTP answers one request for a turn's stream; see Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -294,7 +254,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if !h.begin() {
+	if !h.streams.Begin() {
 		rep.refuse(refusal.CodeStoreUnavailable, nil, 0, nil) // the Handler is shutting down
 		h.unavailable(w, msgClosed)
 		return
@@ -306,7 +266,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Retry-After of the stream's reconnection delay, in whole seconds, at
 // least 1.
 func (h *Handler) unavailable(w http.ResponseWriter, message string) {
-	w.Header().Set("Retry-After", strconv.FormatInt(max(int64(h.retry/time.Second), 1), 10))
+	w.Header().Set("Retry-After", relay.RetryAfter(h.retry))
 	writeRefusal(w, refusal.CodeStoreUnavailable, message, nil)
 }
 

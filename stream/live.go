@@ -50,7 +50,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 		if handedOff {
 			return
 		}
-		h.ended()
+		h.streams.End()
 		if !clean && r.Context().Err() == nil {
 			panic(http.ErrAbortHandler) // never a clean end of body: the client resumes
 		}

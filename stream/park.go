@@ -276,5 +276,5 @@ func (h *Handler) end(s *subscriber, clean bool) {
 	}
 	s.rep.close(nil) // a no-op when the end was reported already
 	s.conn.Close()
-	h.ended()
+	h.streams.End()
 }

@@ -30,20 +30,14 @@ func newCodec(finishReason bool) *codec {
 // Done reports whether the chunks so far end the message.
 func (c *codec) Done() bool { return c.done }
 
-// Append appends the chunks of f to dst.
-func (c *codec) Append(dst []byte, f replay.Frame) ([]byte, error) {
-	if !mapped(f.Type) {
-		return dst, nil // session, provenance, result, state, capabilities, navigate, product types
-	}
-	env, err := chatprotocol.ParseEnvelope(f.Data)
-	if err != nil {
-		return dst, err
-	}
+// Maps reports whether frames of type t may add a chunk: not session,
+// provenance, result, state, capabilities, navigate or a product type.
+func (c *codec) Maps(t string) bool { return mapped(t) }
+
+// Append appends the chunks of f, whose envelope is env, to dst.
+func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	switch ev := env.Event.(type) {
 	case *chatprotocol.DeltaEvent:
-		if ev.Text == "" {
-			return dst, nil
-		}
 		dst = c.startStep(dst)
 		if c.text == "" {
 			c.text = "text-" + strconv.FormatInt(f.Seq, 10)
@@ -140,14 +134,7 @@ func (c *codec) startStep(dst []byte) []byte {
 }
 
 // endText closes the open text part, if any.
-func (c *codec) endText(dst []byte) []byte {
-	if c.text == "" {
-		return dst
-	}
-	dst = relay.End(relay.Str(relay.Begin(dst, "text-end"), "id", c.text))
-	c.text = ""
-	return dst
-}
+func (c *codec) endText(dst []byte) []byte { return relay.Close(dst, &c.text, "text-end", "id") }
 
 // cardPart appends the data-card part of a card (docs/contract.md section
 // 18.1): data is {"status":status,"card":card,"outcome"?}.

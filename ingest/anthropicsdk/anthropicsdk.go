@@ -19,10 +19,7 @@ package anthropicsdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"unsafe"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
@@ -54,38 +51,13 @@ func Read(ctx context.Context, stream *ssestream.Stream[anthropic.MessageStreamE
 	if err != nil {
 		return err
 	}
-	for !m.Done() && stream.Next() {
-		ev := stream.Current()
-		if o.OnEvent != nil {
-			o.OnEvent(ev)
-		}
-		if err := m.Event(ctx, view(ev.RawJSON())); err != nil {
-			return err
-		}
-	}
-	if m.Done() {
-		return nil
+	if err := ingest.MapEvents(ctx, m, stream, o.OnEvent); err != nil || m.Done() {
+		return err
 	}
 	err = stream.Err()
 	var apiErr *anthropic.Error
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return m.End(ctx, nil)
-	case errors.As(err, &apiErr): // an error event, or an HTTP error status
-		return m.ProviderError(ctx, apiErr.StatusCode, view(apiErr.RawJSON()))
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
-		return m.Malformed(ctx)
+	if errors.As(err, &apiErr) { // an error event, or an HTTP error status
+		return m.ProviderError(ctx, apiErr.StatusCode, []byte(apiErr.RawJSON()))
 	}
-	if merr := m.End(ctx, err); merr != nil {
-		return merr
-	}
-	return fmt.Errorf("%w: %w", ingest.ErrCut, err)
+	return m.EndWith(ctx, err)
 }
-
-// view returns the bytes of s without copying them; the mapper only reads
-// them, during the call.
-func view(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -19,10 +19,7 @@ package openaisdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"unsafe"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -68,17 +65,8 @@ func read[T raw](ctx context.Context, kind ingest.Kind, stream *ssestream.Stream
 	if err != nil {
 		return err
 	}
-	for !m.Done() && stream.Next() {
-		ev := stream.Current()
-		if o.OnEvent != nil {
-			o.OnEvent(ev)
-		}
-		if err := m.Event(ctx, view(ev.RawJSON())); err != nil {
-			return err
-		}
-	}
-	if m.Done() {
-		return nil
+	if err := ingest.MapEvents(ctx, m, stream, o.OnEvent); err != nil || m.Done() {
+		return err
 	}
 	return end(ctx, m, stream.Err())
 }
@@ -87,29 +75,14 @@ func read[T raw](ctx context.Context, kind ingest.Kind, stream *ssestream.Stream
 func end(ctx context.Context, m *ingest.Mapper, err error) error {
 	var streamErr *ssestream.StreamError
 	var apiErr *openai.Error
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
 	switch {
-	case err == nil:
-		return m.End(ctx, nil)
 	case errors.As(err, &streamErr): // an error frame of the stream, given whole
 		if err := m.Event(ctx, streamErr.Event.Data); err != nil || m.Done() {
 			return err
 		}
 		return m.End(ctx, nil)
 	case errors.As(err, &apiErr):
-		return m.ProviderError(ctx, apiErr.StatusCode, view(apiErr.RawJSON()))
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
-		return m.Malformed(ctx)
+		return m.ProviderError(ctx, apiErr.StatusCode, []byte(apiErr.RawJSON()))
 	}
-	if merr := m.End(ctx, err); merr != nil {
-		return merr
-	}
-	return fmt.Errorf("%w: %w", ingest.ErrCut, err)
+	return m.EndWith(ctx, err)
 }
-
-// view returns the bytes of s without copying them; the mapper only reads
-// them, during the call.
-func view(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

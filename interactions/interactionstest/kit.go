@@ -102,14 +102,13 @@ func CheckNames() []string {
 // wait [Config.FenceWait] for something that must not happen.
 func TestStore(t *testing.T, cfg Config) {
 	t.Helper()
-	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
+	checklist.Test(t, checks(), cfg, runCheck)
 }
 
 // Check runs the checks like [TestStore], outside a test, and returns nil or
 // the [errors.Join] of a [*CheckError] per failed check.
 func Check(ctx context.Context, cfg Config) error {
-	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
-		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
+	return checklist.Collect(ctx, checks(), cfg, runCheck, func(name string, err error) error { return &CheckError{Check: name, Err: err} })
 }
 
 // fixture is what a check runs against: the subject and the allowance.
@@ -122,16 +121,13 @@ type fixture struct {
 // failing assertion ends it, as it ends a test), and returns the
 // assertions' failures.
 func runCheck(ctx context.Context, c check, cfg Config) error {
-	if cfg.NewSubject == nil {
-		return errors.New("Config.NewSubject is nil")
-	}
-	s, err := cfg.NewSubject(ctx)
+	s, err := checklist.Subject(ctx, cfg.NewSubject)
 	if s.Close != nil {
 		defer s.Close()
 	}
 	switch {
 	case err != nil:
-		return fmt.Errorf("new subject: %w", err)
+		return err
 	case s.Open == nil || s.Grant == nil || s.Revoke == nil || s.Transitions == nil:
 		return errors.New("new subject: Open, Grant, Revoke and Transitions are required")
 	}

@@ -75,31 +75,29 @@ func excluded(p string) bool {
 	return p == ManifestFile || strings.HasPrefix(p, "fuzz/") || strings.HasPrefix(p, "streams/")
 }
 
+// roles gives the role of a file by its directory (dir, "" for any) and its
+// name's ending, or the whole of its base name (base), with the schema it
+// is validated against; the first that matches counts, RoleData when none.
+var roles = [...]struct{ dir, suffix, base, role, schema string }{
+	{"schemas/", ".schema.json", "", RoleSchema, metaSchema},
+	{"fixtures/", ".json", "", RoleFixture, "schemas/fixture.schema.json"},
+	{"golden/", ".state.json", "", RoleGoldenState, "schemas/golden.schema.json"},
+	{"golden/", ".jsonl", "", RoleGoldenStream, "schemas/envelope.schema.json"},
+	{"providers/", ".sse", "", RoleProviderBody, ""},
+	{"providers/", ".state.json", "", RoleProviderState, "schemas/golden.schema.json"},
+	{"providers/", ".jsonl", "", RoleProviderStream, "schemas/envelope.schema.json"},
+	{"legacy/", ".json", "", RoleLegacy, "schemas/legacy.schema.json"},
+	{"legacy/", "", "", RoleLegacy, ""},
+	{"", "", "blocks-parity.jsonl", RoleBlocksParity, "schemas/blocks-parity.schema.json"},
+	{"", ".md", "", RoleDoc, ""},
+}
+
 // roleOf gives the role of a file and the schema it is validated against.
 func roleOf(p string) (role, schema string) {
-	switch {
-	case strings.HasPrefix(p, "schemas/") && strings.HasSuffix(p, ".schema.json"):
-		return RoleSchema, metaSchema
-	case strings.HasPrefix(p, "fixtures/") && strings.HasSuffix(p, ".json"):
-		return RoleFixture, "schemas/fixture.schema.json"
-	case strings.HasPrefix(p, "golden/") && strings.HasSuffix(p, ".state.json"):
-		return RoleGoldenState, "schemas/golden.schema.json"
-	case strings.HasPrefix(p, "golden/") && strings.HasSuffix(p, ".jsonl"):
-		return RoleGoldenStream, "schemas/envelope.schema.json"
-	case strings.HasPrefix(p, "providers/") && strings.HasSuffix(p, ".sse"):
-		return RoleProviderBody, ""
-	case strings.HasPrefix(p, "providers/") && strings.HasSuffix(p, ".state.json"):
-		return RoleProviderState, "schemas/golden.schema.json"
-	case strings.HasPrefix(p, "providers/") && strings.HasSuffix(p, ".jsonl"):
-		return RoleProviderStream, "schemas/envelope.schema.json"
-	case strings.HasPrefix(p, "legacy/") && strings.HasSuffix(p, ".json"):
-		return RoleLegacy, "schemas/legacy.schema.json"
-	case strings.HasPrefix(p, "legacy/"):
-		return RoleLegacy, ""
-	case path.Base(p) == "blocks-parity.jsonl":
-		return RoleBlocksParity, "schemas/blocks-parity.schema.json"
-	case strings.HasSuffix(p, ".md"):
-		return RoleDoc, ""
+	for _, r := range roles {
+		if strings.HasPrefix(p, r.dir) && strings.HasSuffix(p, r.suffix) && (r.base == "" || path.Base(p) == r.base) {
+			return r.role, r.schema
+		}
 	}
 	return RoleData, ""
 }

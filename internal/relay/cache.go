@@ -6,20 +6,41 @@ import (
 	"errors"
 	"sync"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // Codec turns one turn's frames into a protocol's bytes. It is given the
-// turn's frames in seq order from seq 1, each once; it is not safe for
-// concurrent use (the Cache serializes it).
+// turn's frames in seq order from seq 1, each once, but for those it does
+// not map; it is not safe for concurrent use (the Cache serializes it).
 type Codec interface {
+	// Maps reports whether a frame of type typ may add output; the frames
+	// of the other types are passed over unread.
+	Maps(typ string) bool
 	// Append appends the output of f, the frame after the last one given,
-	// to dst: zero or more complete SSE frames. An error ends the streams
-	// that read it.
-	Append(dst []byte, f replay.Frame) ([]byte, error)
+	// whose envelope is env, to dst: zero or more complete SSE frames. An
+	// error ends the streams that read it. An empty delta is no output in
+	// any protocol and is not given.
+	Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error)
 	// Done reports whether the output so far ends the stream: the
 	// protocol's run or message is over, and no later frame is sent.
 	Done() bool
+}
+
+// transcode appends c's output of f: nothing for a frame of a type c does
+// not map or an empty delta; a frame that is not an envelope is an error.
+func transcode(c Codec, dst []byte, f replay.Frame) ([]byte, error) {
+	if !c.Maps(f.Type) {
+		return dst, nil
+	}
+	env, err := chatprotocol.ParseEnvelope(f.Data)
+	if err != nil {
+		return dst, err
+	}
+	if d, ok := env.Event.(*chatprotocol.DeltaEvent); ok && d.Text == "" {
+		return dst, nil
+	}
+	return c.Append(dst, f, env)
 }
 
 // CacheKey names one Codec of a Cache: a turn and the variant of its
@@ -119,7 +140,7 @@ func (e *entry) output(f replay.Frame) ([]byte, bool, error) {
 	case f.Seq != e.seq+1:
 		return nil, false, errBehind
 	}
-	out, err := e.codec.Append(nil, f)
+	out, err := transcode(e.codec, nil, f)
 	if err != nil {
 		e.broken = err
 		return nil, false, err
@@ -158,7 +179,7 @@ func (t *transcoder) next(ctx context.Context, s *Server, key replay.Key, f repl
 			return nil, err
 		}
 	}
-	out, err := t.private.Append(nil, f)
+	out, err := transcode(t.private, nil, f)
 	t.done = t.private.Done()
 	return out, err
 }
@@ -186,7 +207,7 @@ func (s *Server) rebuild(ctx context.Context, key replay.Key, upto int64, newCod
 			if f.Seq != cursor+1 {
 				return nil, errGap
 			}
-			if _, err := c.Append(nil, f); err != nil {
+			if _, err := transcode(c, nil, f); err != nil {
 				return nil, err
 			}
 			cursor = f.Seq

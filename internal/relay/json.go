@@ -42,3 +42,14 @@ func member(dst []byte, name string) []byte {
 
 // End closes a chunk and its SSE frame.
 func End(dst []byte) []byte { return append(dst, "}\n\n"...) }
+
+// Close ends the part *id names, if one is open: it appends the event of
+// type typ naming it by its member idName, and marks it closed ("").
+func Close(dst []byte, id *string, typ, idName string) []byte {
+	if *id == "" {
+		return dst
+	}
+	dst = End(Str(Begin(dst, typ), idName, *id))
+	*id = ""
+	return dst
+}

@@ -79,7 +79,7 @@ func (s *Server) RefuseHook(w http.ResponseWriter, r *http.Request, hook string,
 
 // Unavailable answers 503 store-unavailable with Retry-After.
 func (s *Server) Unavailable(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", RetryAfter(DefaultRetryAfter))
+	w.Header().Set("Retry-After", RetryAfter(DefaultRetry))
 	Refuse(w, refusal.CodeStoreUnavailable, "the stream is unavailable; retry later")
 }
 

@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,7 +32,9 @@ type counting struct {
 	done  bool
 }
 
-func (c *counting) Append(dst []byte, f replay.Frame) ([]byte, error) {
+func (c *counting) Maps(string) bool { return true }
+
+func (c *counting) Append(dst []byte, f replay.Frame, _ chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	c.calls.Add(1)
 	dst = fmt.Appendf(dst, "data: %d/%d\n\n", f.Seq, c.n)
 	c.n++
@@ -183,4 +186,43 @@ func TestCloseAbortsAStreamItEndsBeforeItsTurn(t *testing.T) {
 	again.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, again.StatusCode)
 	assert.Equal(t, "2", again.Header.Get("Retry-After"))
+}
+
+// typed is a Codec that maps every type but "state", writing each frame's
+// seq and type.
+type typed struct{ done bool }
+
+func (c *typed) Maps(typ string) bool { return typ != "state" }
+func (c *typed) Done() bool           { return c.done }
+
+func (c *typed) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
+	_, c.done = env.Event.(*chatprotocol.LifecycleEvent)
+	return fmt.Appendf(dst, "data: %d %s\n\n", f.Seq, env.Event.EventType()), nil
+}
+
+// TestTheCodecGetsOnlyWhatItMaps: a frame of a type the Codec does not map
+// and an empty delta reach no Codec; the others come with their envelope.
+func TestTheCodecGetsOnlyWhatItMaps(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	for i, ev := range []chatprotocol.Event{
+		&chatprotocol.DeltaEvent{Text: "a"},
+		&chatprotocol.StateEvent{Snapshot: json.RawMessage(`{}`)},
+		&chatprotocol.DeltaEvent{Text: ""},
+		&chatprotocol.DeltaEvent{Text: "b"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted},
+	} {
+		_, err := w.Append(context.Background(), key, turnscript.Envelope(key, int64(i+1), ev))
+		require.NoError(t, err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		relay.NewServer(w, nil).ServeTurn(rw, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &typed{} }}, false)
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "data: 1 delta\n\ndata: 4 delta\n\ndata: 5 lifecycle\n\n", string(b))
 }

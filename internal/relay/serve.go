@@ -1,26 +1,26 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/Papercusp/chat-protocol-go/internal/notify"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// The defaults of Options, those of the stream handler (docs/contract.md
-// section 14.2).
+// The defaults of Options, which the stream package's HandlerOptions
+// publishes (docs/contract.md section 14.2), and the reconnection delay a
+// 503 asks for.
 const (
 	DefaultHeartbeatInterval = 15 * time.Second
 	DefaultWriteTimeout      = 10 * time.Second
 	DefaultWindowTimeout     = 5 * time.Second
-	DefaultRetryAfter        = 2 * time.Second
+	DefaultRetry             = 2 * time.Second
 )
 
 // Options configures a Server; every zero field means its default, as in
@@ -38,16 +38,10 @@ type Options struct {
 // concurrent use.
 type Server struct {
 	Tail
+	*Streams
 	writeTimeout time.Duration
 	cache        *Cache
 	waits        waiters
-
-	closing context.Context
-	close   context.CancelFunc
-
-	mu      sync.Mutex
-	streams int
-	drained notify.Signal
 }
 
 // NewServer returns a Server of window configured by opts (nil: defaults).
@@ -55,49 +49,35 @@ func NewServer(window replay.Window, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{
-		Tail: Tail{
-			Window:    window,
-			PageBytes: opts.PageBytes,
-			Timeout:   max(orDefault(opts.WindowTimeout, DefaultWindowTimeout), 0),
-			Heartbeat: max(orDefault(opts.HeartbeatInterval, DefaultHeartbeatInterval), 0),
-			Log:       opts.Logger,
-		},
-		writeTimeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),
-		cache:        opts.Cache,
-	}
-	if s.PageBytes <= 0 {
-		s.PageBytes = replay.DefaultPageBytes
-	}
+	s := &Server{Tail: opts.NewTail(window), Streams: NewStreams(), writeTimeout: opts.Write(), cache: opts.Cache}
 	if s.cache == nil {
 		s.cache = NewCache(0, 0)
 	}
-	if s.Log == nil {
-		s.Log = slog.New(slog.DiscardHandler)
-	}
-	s.closing, s.close = context.WithCancel(context.Background())
 	return s
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
+// NewTail returns the Tail of window that o configures, every zero field
+// its default (a nil Logger logs nothing).
+func (o *Options) NewTail(window replay.Window) Tail {
+	t := Tail{
+		Window:    window,
+		PageBytes: o.PageBytes,
+		Timeout:   max(cmp.Or(o.WindowTimeout, DefaultWindowTimeout), 0),
+		Heartbeat: max(cmp.Or(o.HeartbeatInterval, DefaultHeartbeatInterval), 0),
+		Log:       o.Logger,
 	}
-	return d
+	if t.PageBytes <= 0 {
+		t.PageBytes = replay.DefaultPageBytes
+	}
+	if t.Log == nil {
+		t.Log = slog.New(slog.DiscardHandler)
+	}
+	return t
 }
 
-// Close aborts every stream being served, each after the frame it is
-// writing, and makes Closed true. It may be called more than once.
-func (s *Server) Close() { s.close() }
-
-// Closed reports whether Close was called.
-func (s *Server) Closed() bool { return s.closing.Err() != nil }
-
-// Shutdown calls Close and waits until every stream has ended or ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.Close()
-	return s.drained.Wait(ctx, &s.mu, func() bool { return s.streams == 0 })
-}
+// Write returns the write timeout o configures, its default for 0;
+// negative: no deadline.
+func (o *Options) Write() time.Duration { return cmp.Or(o.WriteTimeout, DefaultWriteTimeout) }
 
 // First reads the first page of key's turn, within the window timeout.
 func (s *Server) First(ctx context.Context, key replay.Key) (replay.Bounds, []replay.Frame, error) {
@@ -134,19 +114,19 @@ var heartbeat = []byte(": heartbeat\n\n")
 // [http.ErrAbortHandler], never ended cleanly (docs/contract.md section
 // 14.2). It reports false, writing nothing, once the Server is closing.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b replay.Bounds, frames []replay.Frame) bool {
-	if !s.begin() {
+	if !s.Begin() {
 		return false
 	}
 	clean := false
 	defer func() {
-		s.ended()
+		s.End()
 		if !clean && r.Context().Err() == nil {
 			panic(http.ErrAbortHandler) // never a clean end: the client resumes
 		}
 	}()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(s.closing, cancel)()
+	defer context.AfterFunc(s.Closing(), cancel)()
 	rc := http.NewResponseController(w)
 	out := &writer{w: w, rc: rc, timeout: s.writeTimeout}
 	h := w.Header()
@@ -231,26 +211,6 @@ func (s *Server) woken(ctx context.Context, key replay.Key, cursor int64, beat f
 		return s.Read(ctx, key, cursor, beat)
 	}
 	return b, frames, err
-}
-
-// begin counts a stream that starts, or reports false once closing.
-func (s *Server) begin() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing.Err() != nil {
-		return false
-	}
-	s.streams++
-	return true
-}
-
-// ended counts a stream that ended.
-func (s *Server) ended() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.streams--; s.streams == 0 {
-		s.drained.Broadcast()
-	}
 }
 
 // Tail reads a turn of a window as a stream does (docs/contract.md section

@@ -55,7 +55,7 @@ func (s *Server) share(ctx context.Context, key replay.Key, cursor int64, beat f
 		case <-w.done:
 			if w.err != nil && !w.idle {
 				w.release()
-				if s.closing.Err() == nil {
+				if !s.Closed() {
 					s.Log.WarnContext(ctx, "waiting on the window failed", "after", cursor, "err", w.err)
 				}
 				return nil, w.err
@@ -85,12 +85,12 @@ func (s *Server) join(k waitKey) *waiter {
 	if s.waits.m == nil {
 		s.waits.m = make(map[waitKey]*waiter)
 	}
-	ctx, cancel := context.WithCancel(s.closing)
+	ctx, cancel := context.WithCancel(s.Closing())
 	w := &waiter{done: make(chan struct{}), streams: 1, cancel: cancel}
 	s.waits.m[k] = w
 	go func() {
 		_, idle, err := s.WaitOnce(ctx, k.key, k.cursor)
-		w.wake, w.stopWake = s.Bounded(s.closing)
+		w.wake, w.stopWake = s.Bounded(s.Closing())
 		s.waits.mu.Lock()
 		if s.waits.m[k] == w {
 			delete(s.waits.m, k)

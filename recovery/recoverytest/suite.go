@@ -3,7 +3,6 @@ package recoverytest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/Papercusp/chat-protocol-go/internal/kit/checklist"
@@ -93,26 +92,22 @@ func CheckNames() []string {
 // [recovery.Store] and [recovery.Admitter] require, under real concurrency.
 func TestStore(t *testing.T, cfg Config) {
 	t.Helper()
-	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
+	checklist.Test(t, checks(), cfg, runCheck)
 }
 
 // Check runs the conformance suite like [TestStore], outside a test, and
 // returns nil or the [errors.Join] of a [*CheckError] per failed check.
 func Check(ctx context.Context, cfg Config) error {
-	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
-		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
+	return checklist.Collect(ctx, checks(), cfg, runCheck, func(name string, err error) error { return &CheckError{Check: name, Err: err} })
 }
 
 func runCheck(ctx context.Context, c check, cfg Config) error {
-	if cfg.NewSubject == nil {
-		return errors.New("Config.NewSubject is nil")
-	}
-	s, err := cfg.NewSubject(ctx)
+	s, err := checklist.Subject(ctx, cfg.NewSubject)
 	if s.Close != nil {
 		defer s.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("new subject: %w", err)
+		return err
 	}
 	if _, ok := s.Store.(recovery.Admitter); !ok {
 		return errors.New("the store does not implement recovery.Admitter")

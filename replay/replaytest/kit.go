@@ -99,14 +99,13 @@ func CheckNames() []string {
 // without cfg.NewRetaining, frame-too-large without a frame limit.
 func TestWindow(t *testing.T, cfg Config) {
 	t.Helper()
-	checklist.Test(t, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) })
+	checklist.Test(t, checks(), cfg, runCheck)
 }
 
 // Check runs the checks like [TestWindow], outside a test, and returns nil or
 // the [errors.Join] of a [*CheckError] per failed check.
 func Check(ctx context.Context, cfg Config) error {
-	return checklist.Collect(ctx, checks(), func(ctx context.Context, c check) error { return runCheck(ctx, c, cfg) },
-		func(name string, err error) error { return &CheckError{Check: name, Err: err} })
+	return checklist.Collect(ctx, checks(), cfg, runCheck, func(name string, err error) error { return &CheckError{Check: name, Err: err} })
 }
 
 // run is one check's state: the configuration resolved, the window and

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -37,14 +38,14 @@ func Names[F any](checks []Check[F]) []string {
 	return names
 }
 
-// Test runs every check through run as a subtest of t named after it, with
-// the subtest's context: an error wrapping [ErrSkip] skips the subtest, any
-// other error fails it.
-func Test[F any](t *testing.T, checks []Check[F], run func(ctx context.Context, c Check[F]) error) {
+// Test runs every check through run with cfg, the kit's configuration, as
+// a subtest of t named after it, with the subtest's context: an error
+// wrapping [ErrSkip] skips the subtest, any other error fails it.
+func Test[F, C any](t *testing.T, checks []Check[F], cfg C, run func(ctx context.Context, c Check[F], cfg C) error) {
 	t.Helper()
 	for _, c := range checks {
 		t.Run(c.Name, func(t *testing.T) {
-			switch err := run(t.Context(), c); {
+			switch err := run(t.Context(), c, cfg); {
 			case errors.Is(err, ErrSkip):
 				t.Skip(err)
 			case err != nil:
@@ -54,21 +55,37 @@ func Test[F any](t *testing.T, checks []Check[F], run func(ctx context.Context, 
 	}
 }
 
-// Collect runs every check through run, in order, each with a context of
-// its own derived from ctx and cancelled once run returns, as a subtest's
-// is; it returns nil or the [errors.Join] of wrap(name, err) for each check
-// that failed. Skipped checks ([ErrSkip]) are left out.
-func Collect[F any](ctx context.Context, checks []Check[F], run func(ctx context.Context, c Check[F]) error, wrap func(name string, err error) error) error {
+// Collect runs every check through run with cfg, in order, each with a
+// context of its own derived from ctx and cancelled once run returns, as a
+// subtest's is; it returns nil or the [errors.Join] of wrap(name, err) for
+// each check that failed. Skipped checks ([ErrSkip]) are left out.
+func Collect[F, C any](ctx context.Context, checks []Check[F], cfg C, run func(ctx context.Context, c Check[F], cfg C) error, wrap func(name string, err error) error) error {
 	var errs []error
 	for _, c := range checks {
 		cctx, cancel := context.WithCancel(ctx)
-		err := run(cctx, c)
+		err := run(cctx, c, cfg)
 		cancel()
 		if err != nil && !errors.Is(err, ErrSkip) {
 			errs = append(errs, wrap(c.Name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Subject returns the subject newSubject, a kit's Config.NewSubject, makes
+// for one check: an error when it is nil, its error wrapped as "new
+// subject: …". The subject comes back with the error too, for the caller
+// to release what it holds.
+func Subject[S any](ctx context.Context, newSubject func(ctx context.Context) (S, error)) (S, error) {
+	if newSubject == nil {
+		var none S
+		return none, errors.New("Config.NewSubject is nil")
+	}
+	s, err := newSubject(ctx)
+	if err != nil {
+		return s, fmt.Errorf("new subject: %w", err)
+	}
+	return s, nil
 }
 
 // UniqueID is prefix and 12 random hex digits: a name no other run of a
