@@ -158,9 +158,13 @@ func (p *Producer) retained(ctx context.Context, env *chatprotocol.ChatEventEnve
 	return bytes.Equal(frames[0].Data, want), nil
 }
 
-// breakOff marks the Producer broken by another writer. p.mu is held.
+// breakOff marks the Producer broken by another writer, releases it from
+// Runs and ends its Context with [ErrAnotherWriter], so that its model
+// loop and tools stop. p.mu is held.
 func (p *Producer) breakOff(cause error) error {
 	p.broken = fmt.Errorf("%w: %w", ErrAnotherWriter, cause)
+	p.release()
+	p.cancel(ErrAnotherWriter)
 	return p.broken
 }
 

@@ -83,8 +83,12 @@ func (h *cancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err = h.rec.Cancel(ctx, caller, turn)
 	if errors.Is(err, refusal.ErrTurnNotRunning) {
 		// Never started (unknown), or ended: Load tells, for this caller.
-		if rec, lerr := h.rec.Load(ctx, caller, turn); lerr != nil || !rec.Status.Terminal() {
+		switch rec, lerr := h.rec.Load(ctx, caller, turn); {
+		case lerr == nil && rec.Status.Terminal():
+		case lerr == nil, errors.Is(lerr, refusal.ErrTurnNotRunning), errors.Is(lerr, refusal.ErrUnauthorized):
 			err = refusal.Wrap(refusal.CodeTurnNotFound, "", "no such turn", err)
+		default:
+			err = lerr // the store failed: not an answer about the turn
 		}
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,4 +257,102 @@ func TestCancelWinsTheRace(t *testing.T) {
 	envs = h.envelopes("t-2")
 	assert.Equal(t, []string{"lifecycle", "lifecycle"}, types(envs))
 	assert.Equal(t, chatprotocol.LifecycleCancelled, envs[1].Event.(*chatprotocol.LifecycleEvent).Status)
+}
+
+// cancelOnFinish cancels the turn from the authorizer's check of the
+// Producer's finish, before that check answers: the cancellation commits
+// while End runs, on End's own context.
+type cancelOnFinish struct {
+	allowList
+	once sync.Once
+	rec  *recovery.TurnRecovery
+	p    *turn.Producer
+}
+
+func (a *cancelOnFinish) Authorize(ctx context.Context, caller string, ref recovery.TurnRef, act recovery.Action) error {
+	if act == recovery.ActionFinish {
+		a.once.Do(func() {
+			_ = a.rec.Cancel(context.WithoutCancel(ctx), alice, ref)
+			<-a.p.Context().Done()
+		})
+	}
+	return a.allowList.Authorize(ctx, caller, ref, act)
+}
+
+// End given the turn's own Context, as a model loop ends, still ends the
+// turn when the cancellation commits while End runs: one terminal
+// lifecycle, cancelled, and the run released.
+func TestEndOnItsContextRacingTheCancel(t *testing.T) {
+	h := newHost(t)
+	authz := &cancelOnFinish{}
+	h.rec = recovery.New(recovery.Host{Store: h.store, Authorizer: authz, Aborter: h.runs}, nil)
+	authz.rec = h.rec
+	p := h.start("t-1")
+	authz.p = p
+	ctx := p.Context()
+	require.NoError(t, p.Delta(ctx, "hello"))
+	require.NoError(t, p.End(ctx, nil), "the cancellation does not stop the end")
+	assert.ErrorIs(t, context.Cause(ctx), turn.ErrCancelled)
+	envs := h.envelopes("t-1")
+	require.Equal(t, []string{"lifecycle", "delta", "lifecycle"}, types(envs))
+	assert.Equal(t, chatprotocol.LifecycleCancelled, envs[2].Event.(*chatprotocol.LifecycleEvent).Status)
+	assert.Equal(t, 0, h.runs.Running())
+}
+
+// A second Producer of one turn in one process: the first that meets the
+// other's frame stops (ErrAnotherWriter, its Context ended with that
+// cause, released from Runs), and the end of the turn ends every other
+// run of it, so that no model loop of the turn runs on.
+func TestTwoProducersOfOneTurn(t *testing.T) {
+	h := newHost(t)
+	ctx := t.Context()
+	p1 := h.start("t-1")
+	p2 := h.start("t-1")
+	require.NoError(t, p2.Delta(ctx, "from p2"))
+	assert.ErrorIs(t, p1.Delta(ctx, "from p1"), turn.ErrAnotherWriter)
+	assert.ErrorIs(t, context.Cause(p1.Context()), turn.ErrAnotherWriter)
+	assert.Equal(t, 1, h.runs.Running(), "p1 is released")
+
+	p3 := h.start("t-1")
+	require.NoError(t, p3.Complete(ctx))
+	assert.ErrorIs(t, context.Cause(p2.Context()), turn.ErrAnotherWriter, "the turn ended under p3")
+	assert.Equal(t, 0, h.runs.Running())
+	envs := h.envelopes("t-1")
+	assert.Equal(t, []string{"lifecycle", "delta", "lifecycle"}, types(envs))
+}
+
+// loadFails is a store whose LoadTurn call number fail (counted from 1)
+// fails.
+type loadFails struct {
+	*recovery.MemoryStore
+	loads, fail atomic.Int64
+}
+
+func (s *loadFails) LoadTurn(ctx context.Context, t recovery.TurnRef) (recovery.TurnRecord, error) {
+	if s.loads.Add(1) == s.fail.Load() {
+		return recovery.TurnRecord{}, refusal.New(refusal.CodeStoreUnavailable, "", "store down")
+	}
+	return s.MemoryStore.LoadTurn(ctx, t)
+}
+
+// A cancel of an ended turn whose store fails at any of its reads answers
+// 503 store-unavailable, never what an unknown turn gets.
+func TestCancelWhenTheStoreFails(t *testing.T) {
+	h := newHost(t)
+	store := &loadFails{MemoryStore: h.store}
+	h.rec = recovery.New(recovery.Host{Store: store, Authorizer: h.authz, Aborter: h.runs}, nil)
+	srv := h.server(t)
+	p := h.start("t-1")
+	require.NoError(t, p.Complete(t.Context()))
+	before := store.loads.Load()
+	status, _ := post(t, srv, http.MethodPost, "t-1", alice)
+	require.Equal(t, http.StatusConflict, status)
+	reads := store.loads.Load() - before
+	require.Positive(t, reads)
+	for k := int64(1); k <= reads; k++ {
+		store.fail.Store(store.loads.Load() + k)
+		status, body := post(t, srv, http.MethodPost, "t-1", alice)
+		assert.Equal(t, http.StatusServiceUnavailable, status, "read %d of %d fails", k, reads)
+		assert.Equal(t, string(refusal.CodeStoreUnavailable), codeOf(t, body))
+	}
 }

@@ -70,13 +70,13 @@ func (p *Producer) Fail(ctx context.Context, f Failure) error { return p.End(ctx
 // Recovery the end commits there first ([recovery.TurnRecovery.Finish]);
 // its stored status wins. A cancelled turn's cards still open on its
 // stream are cancelled and closed first. End of an ended turn returns nil;
-// a ctx that ended with the turn's cancellation is detached, so End may be
-// given Context itself. Errors: Finish's, and the window's (call End
+// the turn's cancellation, before or during End, never stops it, so End may
+// be given [Producer.Context] itself. Other Producers of the turn in this
+// process ([Options].Runs) are cancelled with [ErrAnotherWriter]. Errors: Finish's, and the window's (call End
 // again: what landed is not appended twice).
 func (p *Producer) End(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), ErrCancelled) {
-		ctx = context.WithoutCancel(ctx)
-	}
+	ctx, stop := p.outliveCancel(ctx) // the turn's own cancellation never stops its end
+	defer stop()
 	p.mu.Lock()
 	serr, ended := p.settlePending(ctx), p.status.Terminal()
 	p.mu.Unlock()
@@ -117,6 +117,9 @@ func (p *Producer) End(ctx context.Context, err error) error {
 		return err
 	}
 	p.release()
+	if p.runs != nil {
+		p.runs.cancelTurn(p.ref, ErrAnotherWriter)
+	}
 	return nil
 }
 

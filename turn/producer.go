@@ -49,7 +49,9 @@ type Options struct {
 	// refused with store-unavailable, and nothing can cancel the turn.
 	Recovery *recovery.TurnRecovery
 	// Caller is the principal the Producer acts as towards Recovery's
-	// Authorizer (the host's worker or service id).
+	// Authorizer (the host's worker or service id). The Authorizer allows
+	// it, for the turn, [recovery.ActionStart] already at Start, and then
+	// execute, reconcile, finish and read (End reads the stored end).
 	Caller string
 	// ToolSlots is the number of tool calls the turn may make: 0 means
 	// [DefaultToolSlots]. A restarted Producer must use the same number.
@@ -97,6 +99,7 @@ type Producer struct {
 	detached context.Context // ctx without its cancellation
 	cancel   context.CancelCauseFunc
 	release  func()
+	runs     *Runs // nil without Options.Runs
 
 	mu        sync.Mutex
 	latest    int64
@@ -167,6 +170,7 @@ func Start(ctx context.Context, w replay.Window, key replay.Key, opts *Options) 
 		return nil, err
 	}
 	if opts.Runs != nil {
+		p.runs = opts.Runs
 		p.release = opts.Runs.register(p.ref, p.cancel)
 	}
 	if status == recovery.TurnCancelled {

@@ -85,6 +85,17 @@ func (r *Runs) register(turn recovery.TurnRef, cancel context.CancelCauseFunc) (
 	}
 }
 
+// cancelTurn cancels and forgets every run of turn still registered, with
+// cause: the turn ended under another Producer of this process.
+func (r *Runs) cancelTurn(turn recovery.TurnRef, cause error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for x := range r.running[turn] {
+		x.cancel(cause)
+	}
+	delete(r.running, turn)
+}
+
 // Running returns the number of turns with a registered run.
 func (r *Runs) Running() int {
 	r.mu.Lock()
