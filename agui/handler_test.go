@@ -82,10 +82,19 @@ func newFixture(t *testing.T, card bool) *fixture {
 
 func (f *fixture) post(t *testing.T, user, body string) *http.Response {
 	t.Helper()
+	return f.postAs(t, "application/json", user, body)
+}
+
+// postAs posts body with Content-Type ctype, none for "".
+func (f *fixture) postAs(t *testing.T, ctype, user, body string) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, f.srv.URL, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("X-User", user)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	return resp
@@ -226,6 +235,29 @@ func TestBadRunsStartNothing(t *testing.T) {
 	}
 	_, ok := f.host.Active("thread-1")
 	assert.False(t, ok, "a refused run started a turn")
+}
+
+// TestABodyNotSentAsJSONLandsAndStartsNothing: a run is posted as
+// application/json (docs/contract.md section 18.3); what a cross-site page
+// sends without a CORS preflight (a form's three Content-Types, or none: a
+// fetch in no-cors mode of a Blob) is 415 unsupported-media-type, and its
+// resume entries land nothing.
+func TestABodyNotSentAsJSONLandsAndStartsNothing(t *testing.T) {
+	f := newFixture(t, true)
+	events(t, f.post(t, "alice", input)) // opens card-t-1
+	resume := `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}]}`
+	for _, ctype := range []string{"", "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1"} {
+		resp := f.postAs(t, ctype, "alice", resume)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, ctype)
+		assert.Equal(t, refusal.CodeUnsupportedMediaType, body.Code, ctype)
+	}
+	view, err := f.res.Lookup(context.Background(), interactions.Key{Conversation: "thread-1", CorrelationID: "card-t-1"})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.StatusPending, view.Record.Status, "a simple cross-site request answered the card")
+	assert.Equal(t, "run-2", events(t, f.postAs(t, "Application/JSON; charset=UTF-8", "alice", resume))[0]["runId"])
 }
 
 // TestARunPostedAgainIsReplayedWhole: AG-UI has no resume of a stream; a

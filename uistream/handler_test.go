@@ -170,6 +170,35 @@ func TestStopCancelsTheRunningTurn(t *testing.T) {
 	assert.Equal(t, []string{`{"type":"abort"}`, `[DONE]`}, got[len(got)-2:])
 }
 
+// crossSite are the Content-Types of the POSTs a cross-site page sends
+// without a CORS preflight: a form's three, and none at all (a fetch in
+// no-cors mode of a Blob or an ArrayBuffer).
+var crossSite = []string{"", "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}
+
+// TestABodyNotSentAsJSONStartsNothing: a POST is application/json
+// (docs/contract.md section 18.3); any other Content-Type, or none, is
+// 415 unsupported-media-type before the body is read.
+func TestABodyNotSentAsJSONStartsNothing(t *testing.T) {
+	f := newFixture(t, time.Millisecond, false, nil)
+	for _, ctype := range append(crossSite, "application/json; charset=latin1", "application/jsonx") {
+		req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/api/chat", strings.NewReader(submit))
+		require.NoError(t, err)
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, ctype)
+		assert.Equal(t, refusal.CodeUnsupportedMediaType, body.Code, ctype)
+	}
+	_, ok := f.host.Active("chat-1")
+	assert.False(t, ok, "a body not sent as JSON started a turn")
+	assert.Equal(t, wantChunks("t-1", false), chunks(t, f.post(t, submit)), "application/json starts the turn")
+}
+
 func TestBadRequestsStartNothing(t *testing.T) {
 	f := newFixture(t, time.Millisecond, false, &uistream.Options{MaxBodyBytes: 4096})
 	cases := []struct {

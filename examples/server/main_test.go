@@ -113,6 +113,9 @@ func do(t *testing.T, method, url, auth string, body string, header ...string) (
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // a header below may say otherwise
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -274,6 +277,7 @@ func TestServerCancelsTheRunningTurn(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-1")))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -532,6 +536,7 @@ func TestServerServesUseChat(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-2")))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_, err = bufio.NewReader(resp.Body).ReadString('\n')
