@@ -270,3 +270,33 @@ func TestARunPostedAgainIsReplayedWhole(t *testing.T) {
 	assert.Equal(t, first, again)
 	assert.Equal(t, "RUN_FINISHED", again[len(again)-1]["type"])
 }
+
+// TestARunOfATurnTheWindowPrunedIs410: a run of a turn whose first frames
+// the window no longer holds is 410 stale-cursor with the bounds
+// (docs/contract.md section 18.3), not 503: the window is up.
+func TestARunOfATurnTheWindowPrunedIs410(t *testing.T) {
+	w := replay.NewMemory(&replay.MemoryOptions{MaxFrames: 5})
+	key := replay.Key{ConversationID: "thread-1", TurnID: "t"}
+	evs := []chatprotocol.Event{&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}}
+	for range 20 {
+		evs = append(evs, &chatprotocol.DeltaEvent{Text: "d"})
+	}
+	for _, env := range turnscript.Envelopes(key, evs) {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	h, err := agui.NewHandler(w, &agui.Options{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil }})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(input))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body refusal.Body
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	assert.Equal(t, http.StatusGone, resp.StatusCode)
+	assert.Equal(t, refusal.CodeStaleCursor, body.Code)
+	if assert.NotNil(t, body.Lower) && assert.NotNil(t, body.Latest) {
+		assert.Equal(t, []int64{16, 21}, []int64{*body.Lower, *body.Latest})
+	}
+}

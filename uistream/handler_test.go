@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
@@ -225,4 +226,61 @@ func TestBadRequestsStartNothing(t *testing.T) {
 	}
 	_, ok := f.host.Active("chat-1")
 	assert.False(t, ok, "a refused request started a turn")
+}
+
+// TestATurnTheWindowNoLongerHolds: a turn whose first frames the window
+// pruned is 410 stale-cursor to a POST and to a resume; a resume of an
+// ended turn the window evicted is 204 (docs/contract.md section 18.3).
+// Neither is 503: the window is up.
+func TestATurnTheWindowNoLongerHolds(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	w := replay.NewMemory(&replay.MemoryOptions{MaxFrames: 5, EndedTTL: time.Minute, Now: func() time.Time { return now }})
+	keys := map[string]replay.Key{"pruned": {ConversationID: "pruned", TurnID: "t"}, "evicted": {ConversationID: "evicted", TurnID: "t"}}
+	for chat, key := range keys {
+		evs := []chatprotocol.Event{&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}}
+		for range 20 {
+			evs = append(evs, &chatprotocol.DeltaEvent{Text: "d"})
+		}
+		if chat == "evicted" {
+			evs = append(evs[:2], &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
+		}
+		for _, env := range turnscript.Envelopes(key, evs) {
+			_, err := w.Append(context.Background(), key, env)
+			require.NoError(t, err)
+		}
+	}
+	now = now.Add(2 * time.Minute)
+	h, err := uistream.NewHandler(w, &uistream.Options{
+		StartTurn: func(_ context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
+			return keys[req.ChatID], nil
+		},
+		ActiveTurn: func(_ context.Context, _ *http.Request, chat string) (replay.Key, bool, error) {
+			return keys[chat], true, nil
+		},
+	})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	h.Register(mux, "/api/chat")
+	f := &fixture{srv: httptest.NewServer(mux)}
+	defer f.srv.Close()
+	for _, c := range []struct {
+		name   string
+		resp   *http.Response
+		status int
+	}{
+		{"POST of a pruned turn", f.post(t, strings.ReplaceAll(submit, "chat-1", "pruned")), http.StatusGone},
+		{"resume of a pruned turn", f.get(t, "pruned"), http.StatusGone},
+		{"POST of an evicted turn", f.post(t, strings.ReplaceAll(submit, "chat-1", "evicted")), http.StatusGone},
+		{"resume of an evicted ended turn", f.get(t, "evicted"), http.StatusNoContent},
+	} {
+		body, err := io.ReadAll(c.resp.Body)
+		c.resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, c.status, c.resp.StatusCode, "%s: %s", c.name, body)
+		if c.status == http.StatusGone {
+			var got refusal.Body
+			require.NoError(t, json.Unmarshal(body, &got), c.name)
+			assert.Equal(t, refusal.CodeStaleCursor, got.Code, c.name)
+		}
+	}
 }

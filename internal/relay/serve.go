@@ -316,15 +316,19 @@ func RetryAfter(d time.Duration) string {
 
 // ServeTurn serves st's turn from its first frame (see Serve), after the
 // answers that come before a stream (docs/contract.md section 18.3): 204
-// when resume and the turn has ended, 410 stale-cursor when the window no
-// longer holds the turn's first frame, 503 store-unavailable when the
-// Server is closing or the window fails or does not answer in time.
+// when resume and the turn has ended, 410 stale-cursor with the bounds when
+// the window no longer holds the turn's first frame (pruned, or the whole
+// turn evicted after its end), 503 store-unavailable when the Server is
+// closing or the window fails or does not answer in time.
 func (s *Server) ServeTurn(w http.ResponseWriter, r *http.Request, st *Stream, resume bool) {
 	if s.Closed() {
 		s.Unavailable(w)
 		return
 	}
 	b, frames, err := s.First(r.Context(), st.Key)
+	if ce, ok := errors.AsType[*replay.CursorError](err); ok && refusal.CodeOf(err) == refusal.CodeStaleCursor {
+		b, err = ce.Bounds, nil // the window's refusal of cursor 0: its bounds say which answer
+	}
 	switch {
 	case err != nil:
 		if r.Context().Err() == nil {
@@ -334,7 +338,7 @@ func (s *Server) ServeTurn(w http.ResponseWriter, r *http.Request, st *Stream, r
 	case resume && b.Ended:
 		w.WriteHeader(http.StatusNoContent)
 	case b.Lower > 0:
-		Refuse(w, refusal.CodeStaleCursor, "the turn's first frames are no longer retained")
+		refuseBounds(w, refusal.CodeStaleCursor, "the turn's first frames are no longer retained", b)
 	case !s.Serve(w, r, st, b, frames):
 		s.Unavailable(w)
 	}
