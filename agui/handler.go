@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
@@ -150,20 +152,21 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) b
 	return ok
 }
 
-// parseInput reads a RunAgentInput: threadId, runId and messages required,
-// resume entries {interruptId, status: resolved|cancelled, payload?}.
+// parseInput reads a RunAgentInput strictly (relay.Unmarshal): threadId,
+// runId and messages required, resume entries {interruptId, status:
+// resolved|cancelled, payload?}.
 func parseInput(body []byte) (*RunInput, error) {
 	var raw struct {
-		ThreadID *string         `json:"threadId"`
-		RunID    *string         `json:"runId"`
-		Messages json.RawMessage `json:"messages"`
+		ThreadID *string        `json:"threadId"`
+		RunID    *string        `json:"runId"`
+		Messages jsontext.Value `json:"messages"`
 		Resume   []struct {
-			InterruptID string          `json:"interruptId"`
-			Status      string          `json:"status"`
-			Payload     json.RawMessage `json:"payload"`
+			InterruptID string         `json:"interruptId"`
+			Status      string         `json:"status"`
+			Payload     jsontext.Value `json:"payload"`
 		} `json:"resume"`
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
+	if err := relay.Unmarshal(body, &raw); err != nil {
 		return nil, errors.New("the body is not a RunAgentInput JSON object")
 	}
 	switch {
@@ -174,7 +177,7 @@ func parseInput(body []byte) (*RunInput, error) {
 	case len(raw.Messages) == 0 || raw.Messages[0] != '[':
 		return nil, errors.New("the body's messages is not an array")
 	}
-	in := &RunInput{ThreadID: *raw.ThreadID, RunID: *raw.RunID, Messages: raw.Messages, Body: body}
+	in := &RunInput{ThreadID: *raw.ThreadID, RunID: *raw.RunID, Messages: json.RawMessage(raw.Messages), Body: body}
 	for _, e := range raw.Resume {
 		resp := cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: e.InterruptID}
 		switch {
@@ -182,7 +185,7 @@ func parseInput(body []byte) (*RunInput, error) {
 			return nil, errors.New("a resume entry's interruptId is missing or not an id")
 		case e.Status == "resolved":
 			var err error // the payload as strictly as an answer endpoint reads a value (section 3.3)
-			if resp, err = submission(e.InterruptID, e.Payload); err != nil {
+			if resp, err = submission(e.InterruptID, json.RawMessage(e.Payload)); err != nil {
 				return nil, errors.New("a resolved resume entry's payload is not a card answer's value object")
 			}
 		case e.Status != "cancelled":

@@ -225,6 +225,15 @@ func TestBadRunsStartNothing(t *testing.T) {
 		{"alice", `{"threadId":"thread-1","runId":"r","messages":["` + strings.Repeat("x", 9000) + `"]}`, 413, refusal.CodeFrameTooLarge},
 		{"alice", `{"threadId":"thread-2","runId":"r","messages":[]}`, 404, refusal.CodeTurnNotFound},
 		{"mallory", `{"threadId":"thread-1","runId":"r","messages":[]}`, 404, refusal.CodeTurnNotFound},
+		// Read strictly (docs/contract.md section 18.3): a duplicated name, a
+		// name in another case, invalid UTF-8 or a lone surrogate is no
+		// RunAgentInput, anywhere in the body.
+		{"alice", `{"threadId":"thread-2","threadId":"thread-1","runId":"r","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"ThreadId":"thread-1","runId":"r","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", "{\"threadId\":\"thread-1\",\"runId\":\"r\xff\",\"messages\":[]}", 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r\ud800","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"state":{"a":1,"a":2}}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"resume":[{"interruptId":"x","status":"cancelled","status":"resolved"}]}`, 400, refusal.CodeInvalidInput},
 	} {
 		resp := f.post(t, c.user, c.body)
 		var body struct{ Code refusal.Code }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
@@ -241,20 +243,21 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) b
 	return ok
 }
 
-// parseRequest reads a POST's body: {id, messages, trigger, messageId?,
-// answer?: {submissionId, response}} and any other member.
+// parseRequest reads a POST's body strictly (relay.Unmarshal): {id,
+// messages, trigger, messageId?, answer?: {submissionId, response}} and
+// any other member.
 func parseRequest(body []byte) (*Request, error) {
 	var in struct {
-		ID        *string         `json:"id"`
-		Messages  json.RawMessage `json:"messages"`
-		Trigger   string          `json:"trigger"`
-		MessageID string          `json:"messageId"`
+		ID        *string        `json:"id"`
+		Messages  jsontext.Value `json:"messages"`
+		Trigger   string         `json:"trigger"`
+		MessageID string         `json:"messageId"`
 		Answer    *struct {
-			SubmissionID string          `json:"submissionId"`
-			Response     json.RawMessage `json:"response"`
+			SubmissionID string         `json:"submissionId"`
+			Response     jsontext.Value `json:"response"`
 		} `json:"answer"`
 	}
-	if err := json.Unmarshal(body, &in); err != nil {
+	if err := relay.Unmarshal(body, &in); err != nil {
 		return nil, errors.New("the body is not the chat request's JSON object")
 	}
 	switch {
@@ -265,7 +268,7 @@ func parseRequest(body []byte) (*Request, error) {
 	case in.Trigger != "submit-message" && in.Trigger != "regenerate-message":
 		return nil, errors.New("the body's trigger is neither submit-message nor regenerate-message")
 	}
-	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: in.Messages, Body: body}
+	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: json.RawMessage(in.Messages), Body: body}
 	if in.Answer != nil {
 		resp, err := chatprotocol.ParseCardResponse(in.Answer.Response)
 		if err != nil || !relay.ValidID(in.Answer.SubmissionID) {

@@ -215,6 +215,17 @@ func TestBadRequestsStartNothing(t *testing.T) {
 		{`{"id":"chat-1","messages":["` + strings.Repeat("x", 5000) + `"],"trigger":"submit-message"}`, 413, refusal.CodeFrameTooLarge},
 		{`{"id":"secret","messages":[],"trigger":"submit-message"}`, 404, refusal.CodeTurnNotFound},
 		{`{"id":"down","messages":[],"trigger":"submit-message"}`, 503, refusal.CodeStoreUnavailable},
+		// Read strictly (docs/contract.md section 18.3): a duplicated name, a
+		// name in another case, invalid UTF-8 or a lone surrogate is no
+		// chat request, anywhere in the body.
+		{`{"id":"chat-1","id":"chat-2","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"ID":"chat-1","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"Id":"chat-1","messages":[],"Trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{"{\"id\":\"chat-\xff\",\"messages\":[],\"trigger\":\"submit-message\"}", 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-\udc00","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[{"id":"m","id":"n"}],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{"{\"id\":\"chat-1\",\"messages\":[\"\xc3\"],\"trigger\":\"submit-message\"}", 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"submit-message"} {}`, 400, refusal.CodeInvalidInput},
 	}
 	for _, c := range cases {
 		resp := f.post(t, c.body)
@@ -226,6 +237,39 @@ func TestBadRequestsStartNothing(t *testing.T) {
 	}
 	_, ok := f.host.Active("chat-1")
 	assert.False(t, ok, "a refused request started a turn")
+	_, ok = f.host.Active("chat-2")
+	assert.False(t, ok, "a refused request started a turn")
+}
+
+// TestUnknownMembersAreRead: the members a transport adds (the body
+// option's, a model choice) are no refusal, whatever their names' case;
+// the request keeps them in its Body.
+func TestUnknownMembersAreRead(t *testing.T) {
+	var got *uistream.Request
+	host := &turnscript.Host{Window: replay.NewMemory(nil), Pace: time.Millisecond}
+	t.Cleanup(host.Wait)
+	h, err := uistream.NewHandler(host.Window, &uistream.Options{
+		StartTurn: func(_ context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
+			got = req
+			return host.Start(req.ChatID), nil
+		},
+		ActiveTurn: func(context.Context, *http.Request, string) (replay.Key, bool, error) {
+			return replay.Key{}, false, nil
+		},
+	})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	h.Register(mux, "/api/chat")
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	body := `{"id":"chat-1","messages":[],"trigger":"submit-message","selectedModel":"m","Trigger":"x","extra":{"a":[1,{"b":null}]}}`
+	resp, err := http.Post(srv.URL+"/api/chat", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	assert.Equal(t, wantChunks("t-1", false), chunks(t, resp))
+	require.NotNil(t, got)
+	assert.Equal(t, "chat-1", got.ChatID)
+	assert.Equal(t, "submit-message", got.Trigger)
+	assert.Equal(t, body, string(got.Body))
 }
 
 // TestATurnTheWindowNoLongerHolds: a turn whose first frames the window
