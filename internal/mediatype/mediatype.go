@@ -17,17 +17,17 @@ type Kind int
 const (
 	// None is a request without a Content-Type header.
 	None Kind = iota
-	// JSON is one Content-Type, application/json with any parameters, a
+	// ApplicationJSON is one Content-Type, application/json with any parameters, a
 	// charset only if utf-8 (the media type and the charset in any case).
-	JSON
+	ApplicationJSON
 	// Other is anything else: another media type, one that does not
 	// parse, a charset other than utf-8, or more than one header.
 	Other
 )
 
-// Of returns the kind of header's Content-Type. A surface refuses Other
-// with unsupported-media-type (415); whether it reads None as JSON is its
-// own rule, section 18.3 says why they differ.
+// Of returns the kind of header's Content-Type. A surface refuses [Other]
+// with unsupported-media-type (415); whether it reads [None] as JSON is its
+// own rule, and docs/contract.md section 18.3 says why they differ.
 func Of(header http.Header) Kind {
 	values := header.Values("Content-Type")
 	if len(values) == 0 {
@@ -40,5 +40,5 @@ func Of(header http.Header) Kind {
 	if charset, ok := params["charset"]; ok && !strings.EqualFold(charset, "utf-8") {
 		return Other
 	}
-	return JSON
+	return ApplicationJSON
 }

@@ -15,9 +15,9 @@ func TestOf(t *testing.T) {
 		want   mediatype.Kind
 	}{
 		{nil, mediatype.None},
-		{[]string{"application/json"}, mediatype.JSON},
-		{[]string{"Application/JSON; charset=UTF-8"}, mediatype.JSON},
-		{[]string{"application/json; charset=utf-8; profile=x"}, mediatype.JSON},
+		{[]string{"application/json"}, mediatype.ApplicationJSON},
+		{[]string{"Application/JSON; charset=UTF-8"}, mediatype.ApplicationJSON},
+		{[]string{"application/json; charset=utf-8; profile=x"}, mediatype.ApplicationJSON},
 		{[]string{"application/json; charset=latin1"}, mediatype.Other},
 		{[]string{"text/plain"}, mediatype.Other},
 		{[]string{"text/plain;charset=UTF-8"}, mediatype.Other},
@@ -25,7 +25,7 @@ func TestOf(t *testing.T) {
 		{[]string{"multipart/form-data; boundary=x"}, mediatype.Other},
 		{[]string{"application/jsonx"}, mediatype.Other},
 		{[]string{""}, mediatype.Other},
-		{[]string{"application/json;"}, mediatype.JSON},
+		{[]string{"application/json;"}, mediatype.ApplicationJSON},
 		{[]string{"application/json; charset"}, mediatype.Other},
 		{[]string{"application/json", "application/json"}, mediatype.Other},
 	} {

@@ -66,7 +66,7 @@ func Start[T any](s *Server, w http.ResponseWriter, r *http.Request, limit int64
 		s.Unavailable(w)
 		return replay.Key{}, req, false
 	}
-	if mediatype.Of(r.Header) != mediatype.JSON { // none included: no simple cross-site request gets through
+	if mediatype.Of(r.Header) != mediatype.ApplicationJSON { // none included: no simple cross-site request gets through
 		Refuse(w, refusal.CodeUnsupportedMediaType, "the body is sent as application/json")
 		return replay.Key{}, req, false
 	}
