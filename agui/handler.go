@@ -154,7 +154,8 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) b
 
 // parseInput reads a RunAgentInput strictly (relay.Unmarshal): threadId,
 // runId and messages required, resume entries {interruptId, status:
-// resolved|cancelled, payload?}.
+// resolved|cancelled, payload?}, each interrupt once. It checks every entry
+// before any lands, so that a refused run changes nothing.
 func parseInput(body []byte) (*RunInput, error) {
 	var raw struct {
 		ThreadID *string        `json:"threadId"`
@@ -178,11 +179,14 @@ func parseInput(body []byte) (*RunInput, error) {
 		return nil, errors.New("the body's messages is not an array")
 	}
 	in := &RunInput{ThreadID: *raw.ThreadID, RunID: *raw.RunID, Messages: json.RawMessage(raw.Messages), Body: body}
+	seen := make(map[string]bool, len(raw.Resume))
 	for _, e := range raw.Resume {
 		resp := cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: e.InterruptID}
 		switch {
 		case !relay.ValidID(e.InterruptID):
 			return nil, errors.New("a resume entry's interruptId is missing or not an id")
+		case seen[e.InterruptID]:
+			return nil, errors.New("two resume entries answer one interrupt")
 		case e.Status == "resolved":
 			var err error // the payload as strictly as an answer endpoint reads a value (section 3.3)
 			if resp, err = submission(e.InterruptID, json.RawMessage(e.Payload)); err != nil {
@@ -191,6 +195,7 @@ func parseInput(body []byte) (*RunInput, error) {
 		case e.Status != "cancelled":
 			return nil, errors.New("a resume entry's status is neither resolved nor cancelled")
 		}
+		seen[e.InterruptID] = true
 		in.Resume = append(in.Resume, Resumed{InterruptID: e.InterruptID, Response: resp})
 	}
 	return in, nil

@@ -246,6 +246,34 @@ func TestBadRunsStartNothing(t *testing.T) {
 	assert.False(t, ok, "a refused run started a turn")
 }
 
+// TestARefusedResumeLandsNothing: the whole resume list is checked before
+// any entry lands (docs/contract.md section 18.2): an interrupt answered
+// twice, or a later entry that is no resume entry, refuses the run with
+// the card still pending.
+func TestARefusedResumeLandsNothing(t *testing.T) {
+	f := newFixture(t, true)
+	events(t, f.post(t, "alice", input)) // opens card-t-1
+	yes := `{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}`
+	for _, entries := range []string{
+		yes + `,{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"no"}}`,
+		yes + `,{"interruptId":"card-t-1","status":"cancelled"}`,
+		yes + `,` + yes,
+		yes + `,{"interruptId":"card-t-2","status":"maybe"}`,
+		yes + `,{"interruptId":"","status":"cancelled"}`,
+		yes + `,{"interruptId":"card-t-2","status":"resolved","payload":[1]}`,
+	} {
+		resp := f.post(t, "alice", `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[`+entries+`]}`)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, entries)
+		assert.Equal(t, refusal.CodeInvalidInput, body.Code, entries)
+		view, err := f.res.Lookup(context.Background(), interactions.Key{Conversation: "thread-1", CorrelationID: "card-t-1"})
+		require.NoError(t, err)
+		require.Equal(t, interactions.StatusPending, view.Record.Status, "a refused resume landed its first entry: %s", entries)
+	}
+}
+
 // TestABodyNotSentAsJSONLandsAndStartsNothing: a run is posted as
 // application/json (docs/contract.md section 18.3); what a cross-site page
 // sends without a CORS preflight (a form's three Content-Types, or none: a

@@ -19,10 +19,12 @@ type Answers struct {
 	Caller   func(r *http.Request) (interactions.Caller, error)
 }
 
-// Land lands each submission on its card and returns the Resolver's
-// results, a repeated submission's ([refusal.ErrDuplicateAnswer]) included;
-// on a refusal it answers w (the status of [refusal.HTTPStatus], 401 for a
-// Caller error, 400 when a has no Resolver) and reports false.
+// Land lands each submission on its card, in order, and returns the
+// Resolver's results, a repeated submission's ([refusal.ErrDuplicateAnswer])
+// included; on a refusal it answers w (the status of [refusal.HTTPStatus],
+// 401 for a Caller error, 400 when a has no Resolver) and reports false,
+// the submissions before the refused one landed. The caller checks the
+// whole request first (docs/contract.md section 18.2).
 func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
 	if a.Resolver == nil {
 		Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
