@@ -79,7 +79,9 @@ type Options struct {
 // (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
 // resume entries, starts a turn through [Options.StartRun] and streams it as
 // AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
-// Mount it on a POST pattern. Every run's events are transcoded once per
+// Mount it under a pattern without a method, so that another method gets
+// its JSON 405 (method-not-allowed, Allow: POST) rather than
+// [http.ServeMux]'s plain text. Every run's events are transcoded once per
 // frame for all its readers. Safe for concurrent use; make one with
 // [NewHandler].
 type Handler struct {

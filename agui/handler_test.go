@@ -297,6 +297,39 @@ func TestABodyNotSentAsJSONLandsAndStartsNothing(t *testing.T) {
 	assert.Equal(t, "run-2", events(t, f.postAs(t, "Application/JSON; charset=UTF-8", "alice", resume))[0]["runId"])
 }
 
+// TestMountedWithoutAMethodEveryOtherOneIsTheJSON405: mounted as the
+// package documentation mounts it, without a method, the Handler answers
+// every method but POST with method-not-allowed and Allow: POST (docs/contract.md
+// section 12.5). Under a "POST /agent" pattern http.ServeMux answers them
+// itself, in plain text: the reason the documentation mounts it so.
+func TestMountedWithoutAMethodEveryOtherOneIsTheJSON405(t *testing.T) {
+	h, err := agui.NewHandler(replay.NewMemory(nil), &agui.Options{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) {
+		t.Error("a request of another method started a run")
+		return replay.Key{}, refusal.ErrTurnNotFound
+	}})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/agent", h)
+	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(method, "/agent", strings.NewReader(input)))
+		assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, method)
+		assert.Equal(t, "POST", rec.Header().Get("Allow"), method)
+		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"), method)
+		if method != http.MethodHead {
+			var body struct{ Code refusal.Code }
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), method)
+			assert.Equal(t, refusal.CodeMethodNotAllowed, body.Code, method)
+		}
+	}
+	withMethod := http.NewServeMux()
+	withMethod.Handle("POST /agent", h)
+	rec := httptest.NewRecorder()
+	withMethod.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/agent", nil))
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	assert.False(t, json.Valid(rec.Body.Bytes()), "http.ServeMux's own plain text")
+}
+
 // TestARunPostedAgainIsReplayedWhole: AG-UI has no resume of a stream; a
 // host that maps a run id it has seen to its turn gives a reconnecting
 // client the run again, from RUN_STARTED to its end.

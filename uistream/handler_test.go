@@ -148,6 +148,30 @@ func TestResumeReplaysFromTheFirstChunkThenGoesLive(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 }
 
+// TestAHeadResumeGetsTheHeadersOnly: HEAD {api}/{chatId}/stream answers
+// as GET would, at once, without waiting for the turn to end.
+func TestAHeadResumeGetsTheHeadersOnly(t *testing.T) {
+	f := newFixture(t, time.Second, false, nil) // a turn of several seconds
+	first := f.post(t, submit)
+	defer first.Body.Close()
+	defer f.host.Cancel(replay.Key{ConversationID: "chat-1", TurnID: "t-1"})
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.srv.Config.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/api/chat/chat-1/stream", nil))
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("HEAD waited for the turn")
+	}
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, []string{"v1"}, rec.Result().Header[uistream.HeaderName]) // as written, not canonical
+	assert.Equal(t, "text/event-stream", rec.Result().Header.Get("Content-Type"))
+	assert.Empty(t, rec.Body.String())
+}
+
 func TestResumeWithoutARunningTurnIs204(t *testing.T) {
 	f := newFixture(t, time.Millisecond, false, nil)
 	for _, chat := range []string{"never-seen", "secret", "%00"} {
@@ -198,6 +222,54 @@ func TestABodyNotSentAsJSONStartsNothing(t *testing.T) {
 	_, ok := f.host.Active("chat-1")
 	assert.False(t, ok, "a body not sent as JSON started a turn")
 	assert.Equal(t, wantChunks("t-1", false), chunks(t, f.post(t, submit)), "application/json starts the turn")
+}
+
+// TestEveryWrongMethodIsTheJSON405: Register mounts patterns without a
+// method, so that every endpoint answers a method it does not serve with
+// method-not-allowed and Allow (docs/contract.md section 12.5), never
+// http.ServeMux's plain text; without Cancel, DELETE is one of them.
+func TestEveryWrongMethodIsTheJSON405(t *testing.T) {
+	for _, c := range []struct {
+		cancel       bool
+		method, path string
+		allow        string
+	}{
+		{true, http.MethodGet, "/api/chat", "POST"},
+		{true, http.MethodPut, "/api/chat", "POST"},
+		{true, http.MethodDelete, "/api/chat", "POST"},
+		{true, http.MethodOptions, "/api/chat", "POST"},
+		{true, http.MethodPost, "/api/chat/chat-1/stream", "GET, HEAD, DELETE"},
+		{true, http.MethodPatch, "/api/chat/chat-1/stream", "GET, HEAD, DELETE"},
+		{false, http.MethodDelete, "/api/chat/chat-1/stream", "GET, HEAD"},
+		{false, http.MethodPut, "/api/chat/chat-1/stream", "GET, HEAD"},
+	} {
+		f := newFixture(t, time.Millisecond, false, nil)
+		var h http.Handler = f.srv.Config.Handler
+		if !c.cancel {
+			noCancel, err := uistream.NewHandler(f.host.Window, &uistream.Options{
+				StartTurn: func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) {
+					return replay.Key{}, refusal.ErrTurnNotFound
+				},
+				ActiveTurn: func(context.Context, *http.Request, string) (replay.Key, bool, error) {
+					return replay.Key{}, false, nil
+				},
+			})
+			require.NoError(t, err)
+			mux := http.NewServeMux()
+			noCancel.Register(mux, "/api/chat")
+			h = mux
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, strings.NewReader(submit)))
+		assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, "%+v", c)
+		assert.Equal(t, c.allow, rec.Header().Get("Allow"), "%+v", c)
+		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"), "%+v", c)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), "%+v: %s", c, rec.Body)
+		assert.Equal(t, refusal.CodeMethodNotAllowed, body.Code, "%+v", c)
+		_, ok := f.host.Active("chat-1")
+		assert.False(t, ok, "%+v started a turn", c)
+	}
 }
 
 func TestBadRequestsStartNothing(t *testing.T) {

@@ -112,7 +112,8 @@ var heartbeat = []byte(": heartbeat\n\n")
 // stream that ends otherwise while its client is still there (Close, a
 // window failure, a write that outlasted the write timeout) is aborted with
 // [http.ErrAbortHandler], never ended cleanly (docs/contract.md section
-// 14.2). It reports false, writing nothing, once the Server is closing.
+// 14.2). A HEAD request gets the headers only. It reports false, writing
+// nothing, once the Server is closing.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b replay.Bounds, frames []replay.Frame) bool {
 	if !s.Begin() {
 		return false
@@ -138,6 +139,10 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b rep
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		clean = true
+		return true // the headers only
+	}
 	if out.write(st.Prologue) != nil || out.flush() != nil {
 		return true
 	}
