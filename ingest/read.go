@@ -36,7 +36,7 @@ func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Optio
 	return read(ctx, kind, body, sink, opts, false)
 }
 
-// ErrTrailing is wrapped by ReadToEnd's error when body goes on after the
+// ErrTrailing is wrapped by [ReadToEnd]'s error when body goes on after the
 // turn ended: a frame with data, or bytes cut inside a frame.
 var ErrTrailing = errors.New("ingest: the provider's stream goes on after the turn ended")
 
