@@ -83,6 +83,28 @@ func TestIngestCommandReadsTheBodyToItsEnd(t *testing.T) {
 	}
 }
 
+// TestIngestPipedIntoDecode: chatwire ingest's output, piped as it is
+// into chatwire decode --state, gives ingest --state's line, and into
+// chatwire decode, the same envelope lines, for every recorded body.
+func TestIngestPipedIntoDecode(t *testing.T) {
+	bodies, err := filepath.Glob("../../testdata/providers/*/*.sse")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(bodies), 24)
+	for _, body := range bodies {
+		kind := filepath.Base(filepath.Dir(body))
+		_, lines, _ := runCmd([]string{"ingest", "--from", kind, body}, "")
+		_, state, _ := runCmd([]string{"ingest", "--state", "--from", kind, body}, "")
+		require.NotEmpty(t, lines, body)
+
+		code, decoded, stderr := runCmd([]string{"decode", "--state"}, lines)
+		require.Equal(t, exitOK, code, "%s: decode --state refuses ingest's output: %s", body, stderr)
+		assert.Equal(t, state, decoded, body)
+		code, again, stderr := runCmd([]string{"decode"}, lines)
+		require.Equal(t, exitOK, code, "%s: %s", body, stderr)
+		assert.Equal(t, lines, again, body)
+	}
+}
+
 func TestIngestCommandReadsStdin(t *testing.T) {
 	body, err := os.ReadFile("../../testdata/providers/anthropic-messages/tool-use.sse")
 	require.NoError(t, err)
