@@ -169,7 +169,7 @@ const EarlierCard = "card-of-an-earlier-turn"
 // Every returns a turn holding every event type of docs/contract.md section
 // 6 and each tool result status, ending with status end (completed, failed
 // or cancelled), for the bridges' schema checks; it closes a card of an
-// earlier turn (EarlierCard) too, one the turn never saw open.
+// earlier turn ([EarlierCard]) too, one the turn never saw open.
 func Every(key replay.Key, end chatprotocol.LifecycleStatus) []chatprotocol.Event {
 	total := int64(42)
 	return []chatprotocol.Event{
