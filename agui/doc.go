@@ -15,7 +15,7 @@
 //		StartRun: func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) { … },
 //		Resolver: resolver, Caller: callerOf,
 //	})
-//	mux.Handle("POST /agent", h)
+//	mux.Handle("/agent", h) // no method: another one gets the JSON 405
 //	srv.RegisterOnShutdown(h.Close)
 //
 // AG-UI has no resume of a stream: a reconnect is a POST again, and a host

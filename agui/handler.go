@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
@@ -77,7 +79,9 @@ type Options struct {
 // (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
 // resume entries, starts a turn through [Options.StartRun] and streams it as
 // AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
-// Mount it on a POST pattern. Every run's events are transcoded once per
+// Mount it under a pattern without a method, so that another method gets
+// its JSON 405 (method-not-allowed, Allow: POST) rather than
+// [http.ServeMux]'s plain text. Every run's events are transcoded once per
 // frame for all its readers. Safe for concurrent use; make one with
 // [NewHandler].
 type Handler struct {
@@ -150,20 +154,22 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) b
 	return ok
 }
 
-// parseInput reads a RunAgentInput: threadId, runId and messages required,
-// resume entries {interruptId, status: resolved|cancelled, payload?}.
+// parseInput reads a RunAgentInput strictly (relay.Unmarshal): threadId,
+// runId and messages required, resume entries {interruptId, status:
+// resolved|cancelled, payload?}, each interrupt once. It checks every entry
+// before any lands, so that a refused run changes nothing.
 func parseInput(body []byte) (*RunInput, error) {
 	var raw struct {
-		ThreadID *string         `json:"threadId"`
-		RunID    *string         `json:"runId"`
-		Messages json.RawMessage `json:"messages"`
+		ThreadID *string        `json:"threadId"`
+		RunID    *string        `json:"runId"`
+		Messages jsontext.Value `json:"messages"`
 		Resume   []struct {
-			InterruptID string          `json:"interruptId"`
-			Status      string          `json:"status"`
-			Payload     json.RawMessage `json:"payload"`
+			InterruptID string         `json:"interruptId"`
+			Status      string         `json:"status"`
+			Payload     jsontext.Value `json:"payload"`
 		} `json:"resume"`
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
+	if err := relay.Unmarshal(body, &raw); err != nil {
 		return nil, errors.New("the body is not a RunAgentInput JSON object")
 	}
 	switch {
@@ -174,20 +180,24 @@ func parseInput(body []byte) (*RunInput, error) {
 	case len(raw.Messages) == 0 || raw.Messages[0] != '[':
 		return nil, errors.New("the body's messages is not an array")
 	}
-	in := &RunInput{ThreadID: *raw.ThreadID, RunID: *raw.RunID, Messages: raw.Messages, Body: body}
+	in := &RunInput{ThreadID: *raw.ThreadID, RunID: *raw.RunID, Messages: json.RawMessage(raw.Messages), Body: body}
+	seen := make(map[string]bool, len(raw.Resume))
 	for _, e := range raw.Resume {
 		resp := cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: e.InterruptID}
 		switch {
 		case !relay.ValidID(e.InterruptID):
 			return nil, errors.New("a resume entry's interruptId is missing or not an id")
+		case seen[e.InterruptID]:
+			return nil, errors.New("two resume entries answer one interrupt")
 		case e.Status == "resolved":
 			var err error // the payload as strictly as an answer endpoint reads a value (section 3.3)
-			if resp, err = submission(e.InterruptID, e.Payload); err != nil {
+			if resp, err = submission(e.InterruptID, json.RawMessage(e.Payload)); err != nil {
 				return nil, errors.New("a resolved resume entry's payload is not a card answer's value object")
 			}
 		case e.Status != "cancelled":
 			return nil, errors.New("a resume entry's status is neither resolved nor cancelled")
 		}
+		seen[e.InterruptID] = true
 		in.Resume = append(in.Resume, Resumed{InterruptID: e.InterruptID, Response: resp})
 	}
 	return in, nil

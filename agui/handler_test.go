@@ -82,10 +82,19 @@ func newFixture(t *testing.T, card bool) *fixture {
 
 func (f *fixture) post(t *testing.T, user, body string) *http.Response {
 	t.Helper()
+	return f.postAs(t, "application/json", user, body)
+}
+
+// postAs posts body with Content-Type ctype, none for "".
+func (f *fixture) postAs(t *testing.T, ctype, user, body string) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, f.srv.URL, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("X-User", user)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	return resp
@@ -216,6 +225,15 @@ func TestBadRunsStartNothing(t *testing.T) {
 		{"alice", `{"threadId":"thread-1","runId":"r","messages":["` + strings.Repeat("x", 9000) + `"]}`, 413, refusal.CodeFrameTooLarge},
 		{"alice", `{"threadId":"thread-2","runId":"r","messages":[]}`, 404, refusal.CodeTurnNotFound},
 		{"mallory", `{"threadId":"thread-1","runId":"r","messages":[]}`, 404, refusal.CodeTurnNotFound},
+		// Read strictly (docs/contract.md section 18.3): a duplicated name, a
+		// name in another case, invalid UTF-8 or a lone surrogate is no
+		// RunAgentInput, anywhere in the body.
+		{"alice", `{"threadId":"thread-2","threadId":"thread-1","runId":"r","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"ThreadId":"thread-1","runId":"r","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", "{\"threadId\":\"thread-1\",\"runId\":\"r\xff\",\"messages\":[]}", 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r\ud800","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"state":{"a":1,"a":2}}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"resume":[{"interruptId":"x","status":"cancelled","status":"resolved"}]}`, 400, refusal.CodeInvalidInput},
 	} {
 		resp := f.post(t, c.user, c.body)
 		var body struct{ Code refusal.Code }
@@ -228,6 +246,90 @@ func TestBadRunsStartNothing(t *testing.T) {
 	assert.False(t, ok, "a refused run started a turn")
 }
 
+// TestARefusedResumeLandsNothing: the whole resume list is checked before
+// any entry lands (docs/contract.md section 18.2): an interrupt answered
+// twice, or a later entry that is no resume entry, refuses the run with
+// the card still pending.
+func TestARefusedResumeLandsNothing(t *testing.T) {
+	f := newFixture(t, true)
+	events(t, f.post(t, "alice", input)) // opens card-t-1
+	yes := `{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}`
+	for _, entries := range []string{
+		yes + `,{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"no"}}`,
+		yes + `,{"interruptId":"card-t-1","status":"cancelled"}`,
+		yes + `,` + yes,
+		yes + `,{"interruptId":"card-t-2","status":"maybe"}`,
+		yes + `,{"interruptId":"","status":"cancelled"}`,
+		yes + `,{"interruptId":"card-t-2","status":"resolved","payload":[1]}`,
+	} {
+		resp := f.post(t, "alice", `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[`+entries+`]}`)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, entries)
+		assert.Equal(t, refusal.CodeInvalidInput, body.Code, entries)
+		view, err := f.res.Lookup(context.Background(), interactions.Key{Conversation: "thread-1", CorrelationID: "card-t-1"})
+		require.NoError(t, err)
+		require.Equal(t, interactions.StatusPending, view.Record.Status, "a refused resume landed its first entry: %s", entries)
+	}
+}
+
+// TestABodyNotSentAsJSONLandsAndStartsNothing: a run is posted as
+// application/json (docs/contract.md section 18.3); what a cross-site page
+// sends without a CORS preflight (a form's three Content-Types, or none: a
+// fetch in no-cors mode of a Blob) is 415 unsupported-media-type, and its
+// resume entries land nothing.
+func TestABodyNotSentAsJSONLandsAndStartsNothing(t *testing.T) {
+	f := newFixture(t, true)
+	events(t, f.post(t, "alice", input)) // opens card-t-1
+	resume := `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}]}`
+	for _, ctype := range []string{"", "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1"} {
+		resp := f.postAs(t, ctype, "alice", resume)
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, ctype)
+		assert.Equal(t, refusal.CodeUnsupportedMediaType, body.Code, ctype)
+	}
+	view, err := f.res.Lookup(context.Background(), interactions.Key{Conversation: "thread-1", CorrelationID: "card-t-1"})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.StatusPending, view.Record.Status, "a simple cross-site request answered the card")
+	assert.Equal(t, "run-2", events(t, f.postAs(t, "Application/JSON; charset=UTF-8", "alice", resume))[0]["runId"])
+}
+
+// TestMountedWithoutAMethodEveryOtherOneIsTheJSON405: mounted as the
+// package documentation mounts it, without a method, the Handler answers
+// every method but POST with method-not-allowed and Allow: POST (docs/contract.md
+// section 12.5). Under a "POST /agent" pattern http.ServeMux answers them
+// itself, in plain text: the reason the documentation mounts it so.
+func TestMountedWithoutAMethodEveryOtherOneIsTheJSON405(t *testing.T) {
+	h, err := agui.NewHandler(replay.NewMemory(nil), &agui.Options{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) {
+		t.Error("a request of another method started a run")
+		return replay.Key{}, refusal.ErrTurnNotFound
+	}})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/agent", h)
+	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(method, "/agent", strings.NewReader(input)))
+		assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, method)
+		assert.Equal(t, "POST", rec.Header().Get("Allow"), method)
+		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"), method)
+		if method != http.MethodHead {
+			var body struct{ Code refusal.Code }
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), method)
+			assert.Equal(t, refusal.CodeMethodNotAllowed, body.Code, method)
+		}
+	}
+	withMethod := http.NewServeMux()
+	withMethod.Handle("POST /agent", h)
+	rec := httptest.NewRecorder()
+	withMethod.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/agent", nil))
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	assert.False(t, json.Valid(rec.Body.Bytes()), "http.ServeMux's own plain text")
+}
+
 // TestARunPostedAgainIsReplayedWhole: AG-UI has no resume of a stream; a
 // host that maps a run id it has seen to its turn gives a reconnecting
 // client the run again, from RUN_STARTED to its end.
@@ -237,4 +339,34 @@ func TestARunPostedAgainIsReplayedWhole(t *testing.T) {
 	again := events(t, f.post(t, "alice", input))
 	assert.Equal(t, first, again)
 	assert.Equal(t, "RUN_FINISHED", again[len(again)-1]["type"])
+}
+
+// TestARunOfATurnTheWindowPrunedIs410: a run of a turn whose first frames
+// the window no longer holds is 410 stale-cursor with the bounds
+// (docs/contract.md section 18.3), not 503: the window is up.
+func TestARunOfATurnTheWindowPrunedIs410(t *testing.T) {
+	w := replay.NewMemory(&replay.MemoryOptions{MaxFrames: 5})
+	key := replay.Key{ConversationID: "thread-1", TurnID: "t"}
+	evs := []chatprotocol.Event{&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}}
+	for range 20 {
+		evs = append(evs, &chatprotocol.DeltaEvent{Text: "d"})
+	}
+	for _, env := range turnscript.Envelopes(key, evs) {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	h, err := agui.NewHandler(w, &agui.Options{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil }})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(input))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body refusal.Body
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	assert.Equal(t, http.StatusGone, resp.StatusCode)
+	assert.Equal(t, refusal.CodeStaleCursor, body.Code)
+	if assert.NotNil(t, body.Lower) && assert.NotNil(t, body.Latest) {
+		assert.Equal(t, []int64{16, 21}, []int64{*body.Lower, *body.Latest})
+	}
 }

@@ -519,3 +519,54 @@ func TestInvalidUTF8IsReplaced(t *testing.T) {
 	require.NoError(t, err, "the envelopes are valid: the state applied them")
 	assert.Contains(t, string(got), `"text":"a`+"\ufffd"+`b`+"\ufffd"+`"`)
 }
+
+// TestReadToEnd: ReadToEnd makes the turn Read makes of every fixture,
+// and then reads the body on: a frame with data after the turn ended (the
+// frames after an invalid one included) or a body cut inside a frame there
+// is ErrTrailing; comments and blank frames after the end are nothing.
+func TestReadToEnd(t *testing.T) {
+	for kind, names := range fixtures(t) {
+		for _, name := range names {
+			base := filepath.Join(providers, string(kind), name)
+			body, err := os.ReadFile(base + ".sse")
+			require.NoError(t, err)
+			r, err := read(t, kind, name, nil)
+			whole := &recorder{}
+			errToEnd := ingest.ReadToEnd(context.Background(), kind, bytes.NewReader(body), whole, nil)
+			assert.Equal(t, r.calls, whole.calls, "%s/%s", kind, name)
+			switch {
+			case strings.Contains(name, "inside-frame"):
+				assert.ErrorIs(t, errToEnd, ingest.ErrCut, "%s/%s", kind, name)
+			case name == "invalid-frame" && kind != ingest.OpenAIResponses: // frames follow the invalid one; in Responses' it is the last
+				require.NoError(t, err, "%s/%s", kind, name)
+				assert.ErrorIs(t, errToEnd, ingest.ErrTrailing, "%s/%s", kind, name)
+			default:
+				require.NoError(t, err, "%s/%s", kind, name)
+				assert.NoError(t, errToEnd, "%s/%s", kind, name)
+			}
+		}
+	}
+	done := "data: {\"id\":\"x\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	for _, c := range []struct {
+		name, after string
+		trailing    bool
+	}{
+		{"nothing", "", false},
+		{"a comment and blank lines", ": keep-alive\n\n\n\n", false},
+		{"a frame without data", "event: ping\n\n", false},
+		{"a data frame", "data: {\"choices\":[]}\n\n", true},
+		{"a cut frame", "data: {\"cho", true},
+		{"another DONE", "data: [DONE]\n\n", true},
+	} {
+		r := &recorder{}
+		err := ingest.ReadToEnd(context.Background(), ingest.OpenAIChat, strings.NewReader(done+c.after), r, nil)
+		if c.trailing {
+			assert.ErrorIs(t, err, ingest.ErrTrailing, c.name)
+			assert.NotErrorIs(t, err, ingest.ErrCut, c.name)
+		} else {
+			assert.NoError(t, err, c.name)
+		}
+		assert.Equal(t, call{Method: "complete", Text: "stop"}, r.last(), "%s: the turn is Read's", c.name)
+		require.NoError(t, ingest.Read(context.Background(), ingest.OpenAIChat, strings.NewReader(done+c.after), &recorder{}, nil), "%s: Read stops at the end", c.name)
+	}
+}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,26 @@ var ErrCut = errors.New("ingest: the provider's stream was cut")
 // done (the host cancels the turn); and the Sink's error, unchanged, the
 // moment the Sink returns one.
 func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Options) error {
+	return read(ctx, kind, body, sink, opts, false)
+}
+
+// ErrTrailing is wrapped by [ReadToEnd]'s error when body goes on after the
+// turn ended: a frame with data, or bytes cut inside a frame.
+var ErrTrailing = errors.New("ingest: the provider's stream goes on after the turn ended")
+
+// ReadToEnd is Read for a body read whole, such as a recorded one
+// (chatwire ingest): it makes the turn Read makes, then reads body on to
+// its end. It returns an error wrapping [ErrTrailing], naming the frame,
+// at the first frame with data after the turn ended (the provider's end, a
+// provider error, a frame that is not its JSON) or at a body cut inside a
+// frame there; comments and frames without data are nothing. Its other
+// errors are Read's, or the reading's after the end.
+func ReadToEnd(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Options) error {
+	return read(ctx, kind, body, sink, opts, true)
+}
+
+// read is Read, reading on after the turn ended when toEnd.
+func read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Options, toEnd bool) error {
 	m, err := NewMapper(kind, sink, opts)
 	if err != nil {
 		return err
@@ -69,5 +90,29 @@ func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Optio
 			return err
 		}
 	}
+	if toEnd {
+		return rest(dec)
+	}
 	return nil
+}
+
+// rest reads dec to its end once the turn has ended: nil when nothing but
+// comments and frames without data follow.
+func rest(dec *sse.Decoder) error {
+	for {
+		ev, err := dec.Next()
+		n, _ := dec.Position()
+		switch {
+		case err == io.EOF && dec.Truncated():
+			return fmt.Errorf("%w: the body ends inside frame %d", ErrTrailing, n)
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, refusal.ErrFrameTooLarge):
+			return fmt.Errorf("%w: frame %d: %w", ErrTrailing, n, err)
+		case err != nil:
+			return err
+		case !ev.Comment && len(bytes.TrimSpace(ev.Data)) > 0:
+			return fmt.Errorf("%w: frame %d", ErrTrailing, n)
+		}
+	}
 }

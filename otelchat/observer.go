@@ -11,7 +11,7 @@
 //	obs, err := otelchat.New(nil) // the global TracerProvider, MeterProvider and propagator
 //	rec := recovery.New(host, &recovery.Options{Observer: obs})
 //	res, err := interactions.New(store, validator, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec, Observer: obs})
-//	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", obs.Handler(answers))
+//	mux.Handle("/conversations/{conversation}/cards/{card}/answer", obs.Handler(answers))
 //
 // [Observer.Handler] takes the trace context (W3C traceparent, by default)
 // from each request, so that the spans of the answer or the stream it

@@ -91,7 +91,9 @@ func BodyOf(err error) Body {
 // such as a stored answer, has its own). It sets Content-Type
 // application/json, Cache-Control no-store, X-Content-Type-Options nosniff
 // and Content-Length, keeping headers already set (Allow, Retry-After); a
-// Body without a Message gets the status text. Equal arguments give equal
+// middleware that compresses or otherwise rewrites the body must drop or
+// replace that Content-Length (docs/contract.md section 12.5). A Body
+// without a Message gets the status text. Equal arguments give equal
 // bytes. It returns the error of writing the body.
 func WriteHTTP(w http.ResponseWriter, status int, b Body) error {
 	if b.Message == "" {

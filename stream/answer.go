@@ -15,6 +15,7 @@ const (
 	msgClosed      = "the server is shutting down; retry later"
 	msgStale       = "the cursor is below the retained lower bound; start again from the turn's history"
 	msgAhead       = "the cursor is beyond the latest seq"
+	msgMethod      = "a stream is read with GET"
 )
 
 // writeRefusal answers a refusal of code with the Handler's message for it,

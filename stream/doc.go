@@ -11,6 +11,6 @@
 // A minimal service:
 //
 //	h, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: mayRead})
-//	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
+//	mux.Handle("/conversations/{conversation}/turns/{turn}/events", h) // no method: another one gets the JSON 405
 //	srv.RegisterOnShutdown(h.Close)
 package stream

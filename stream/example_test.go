@@ -45,7 +45,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
+	mux.Handle("/conversations/{conversation}/turns/{turn}/events", h)
 	srv := &http.Server{Handler: mux}
 	srv.RegisterOnShutdown(h.Close) // Shutdown ends no stream by itself
 

@@ -107,9 +107,11 @@ type HandlerOptions struct {
 // resumable SSE response (docs/contract.md sections 10, 11 and 14): it
 // authorizes every request, resumes after Last-Event-ID, replays the
 // retained suffix page by page, goes live, and ends after the frame that
-// ends the turn. Mount it on a GET pattern naming the turn,
+// ends the turn. Mount it under a pattern naming the turn, without a
+// method, so that a method other than GET and HEAD gets its JSON 405
+// (method-not-allowed with Allow) rather than [http.ServeMux]'s plain text,
 //
-//	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
+//	mux.Handle("/conversations/{conversation}/turns/{turn}/events", h)
 //
 // and register [Handler.Close] with [http.Server.RegisterOnShutdown]. Its
 // answers are those of section 14.3, each refusal with a [refusal.Body] and
@@ -197,6 +199,11 @@ func (h *Handler) Shutdown(ctx context.Context) error { return h.streams.Shutdow
 
 // ServeHTTP answers one request for a turn's stream; see Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeRefusal(w, refusal.CodeMethodNotAllowed, msgMethod, nil)
+		return
+	}
 	if h.closing.Err() != nil {
 		h.unavailable(w, msgClosed)
 		return

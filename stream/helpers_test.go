@@ -17,8 +17,9 @@ import (
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
-// pattern is the route every test mounts the handler on.
-const pattern = "GET /conversations/{conversation}/turns/{turn}/events"
+// pattern is the route every test mounts the handler on: without a
+// method, as the package documentation mounts it.
+const pattern = "/conversations/{conversation}/turns/{turn}/events"
 
 var keyT1 = replay.Key{ConversationID: "c-1", TurnID: "t-1"}
 

@@ -79,7 +79,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 	defer sw.Close()
 	if r.Method == http.MethodHead {
 		clean = true
-		return // the headers only (a GET pattern also matches HEAD)
+		return // the headers only
 	}
 	if sw.Send(sse.Frame{Event: sse.EventHeartbeat, Data: heartbeatData(time.Now()), Retry: h.retry}) != nil {
 		return

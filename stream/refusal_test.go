@@ -11,7 +11,27 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/stream"
 )
+
+// TestEveryOtherMethodIsTheJSON405: mounted without a method, as the
+// package documentation mounts it, the Handler answers every method but
+// GET and HEAD with method-not-allowed and Allow, before it asks
+// Authorize or the window anything (docs/contract.md section 12.5).
+func TestEveryOtherMethodIsTheJSON405(t *testing.T) {
+	w := replay.NewMemory(nil)
+	appendAll(t, w, keyT1, script(keyT1, 2, 3))
+	h := newHandler(t, w, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error {
+		t.Error("Authorize was asked about a request of another method")
+		return nil
+	}})
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, "BREW"} {
+		rec := record(h, httptest.NewRequest(method, path(keyT1), nil))
+		assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, method)
+		assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"), method)
+		assert.Equal(t, refusal.CodeMethodNotAllowed, refusalOf(t, rec).Code, method)
+	}
+}
 
 // Every refusal of the Handler: the status is the one table's
 // (refusal.HTTPStatus), the headers every refusal carries are set, and the
@@ -49,6 +69,8 @@ func TestHandlerRefusalsUseTheOneTable(t *testing.T) {
 			`{"code":"store-unavailable","message":"the stream is unavailable; retry later"}`},
 		{"closed", record(closed, get(path(keyT1), "")), refusal.CodeStoreUnavailable,
 			`{"code":"store-unavailable","message":"the server is shutting down; retry later"}`},
+		{"a POST", record(h, httptest.NewRequest(http.MethodPost, path(keyT1), nil)), refusal.CodeMethodNotAllowed,
+			`{"code":"method-not-allowed","message":"a stream is read with GET"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, refusal.HTTPStatus(c.code), c.rec.Code)
@@ -60,6 +82,9 @@ func TestHandlerRefusalsUseTheOneTable(t *testing.T) {
 			assert.Equal(t, strconv.Itoa(len(c.body)+1), hd.Get("Content-Length"))
 			if c.code == refusal.CodeStoreUnavailable {
 				assert.Equal(t, "2", hd.Get("Retry-After"))
+			}
+			if c.code == refusal.CodeMethodNotAllowed {
+				assert.Equal(t, "GET, HEAD", hd.Get("Allow"))
 			}
 			require.Equal(t, c.code, refusalOf(t, c.rec).Code)
 		})

@@ -62,14 +62,18 @@ func TestACardAnswerLandsThroughTheResolverOnly(t *testing.T) {
 	h.Register(mux, "/api/chat")
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); host.Wait() })
-	post := func(user, body string) *http.Response {
+	postAs := func(ctype, user, body string) *http.Response {
 		req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/chat", strings.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("X-User", user)
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		return resp
 	}
+	post := func(user, body string) *http.Response { return postAs("application/json", user, body) }
 	card := interactions.Key{Conversation: "chat-1", CorrelationID: "card-t-1"}
 	status := func() interactions.Status {
 		view, err := res.Lookup(context.Background(), card)
@@ -103,6 +107,19 @@ func TestACardAnswerLandsThroughTheResolverOnly(t *testing.T) {
 	}
 	assert.Equal(t, interactions.StatusPending, status())
 	require.Len(t, answers, 2, "a refused answer started a turn")
+
+	// What a cross-site page sends without a CORS preflight (a form, a
+	// fetch of a string, a Blob or an ArrayBuffer) lands nothing.
+	for _, ctype := range crossSite {
+		resp := postAs(ctype, "alice", answer(`{"optionId":"yes"}`))
+		var body struct{ Code refusal.Code }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, ctype)
+		assert.Equal(t, refusal.CodeUnsupportedMediaType, body.Code, ctype)
+	}
+	assert.Equal(t, interactions.StatusPending, status(), "a simple cross-site request answered the card")
+	require.Len(t, answers, 2, "a simple cross-site request started a turn")
 
 	chunks(t, post("alice", answer(`{"optionId":"yes"}`)))
 	assert.Equal(t, interactions.StatusAnswered, status())

@@ -16,7 +16,7 @@
 //		ActiveTurn: func(ctx context.Context, r *http.Request, chatID string) (replay.Key, bool, error) { … },
 //		Cancel:     func(ctx context.Context, r *http.Request, key replay.Key) error { … },
 //	})
-//	h.Register(mux, "/api/chat")
+//	h.Register(mux, "/api/chat") // patterns without a method: another one gets the JSON 405
 //	srv.RegisterOnShutdown(h.Close)
 //
 // and on the client, DefaultChatTransport({api: "/api/chat"}) with

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
@@ -133,11 +136,40 @@ func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
 }
 
 // Register mounts the Handler's endpoints on mux under api (such as
-// "/api/chat"): POST api, GET and DELETE api/{chatId}/stream.
+// "/api/chat"): POST api, GET (and HEAD) and DELETE api/{chatId}/stream.
+// Its patterns carry no method, so that every other method gets the JSON
+// 405 of docs/contract.md section 12.5 (method-not-allowed with Allow)
+// rather than [http.ServeMux]'s plain text.
 func (h *Handler) Register(mux *http.ServeMux, api string) {
-	mux.HandleFunc("POST "+api, h.ServeStart)
-	mux.HandleFunc("GET "+api+"/{chatId}/stream", h.ServeResume)
-	mux.HandleFunc("DELETE "+api+"/{chatId}/stream", h.ServeStop)
+	mux.HandleFunc(api, h.ServeStart)
+	mux.HandleFunc(api+"/{chatId}/stream", h.serveStream)
+}
+
+// serveStream answers api/{chatId}/stream: a resume or a stop, by method.
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete {
+		h.ServeStop(w, r)
+		return
+	}
+	h.ServeResume(w, r)
+}
+
+// methodOK reports whether r's method is one of allowed, or answers the
+// JSON 405 with Allow (the methods of api/{chatId}/stream for stream).
+func (h *Handler) methodOK(w http.ResponseWriter, r *http.Request, stream bool, allowed ...string) bool {
+	if slices.Contains(allowed, r.Method) {
+		return true
+	}
+	allow, message := "POST", "a turn is started with POST"
+	if stream {
+		allow, message = "GET, HEAD, DELETE", "a chat's turn is resumed with GET and stopped with DELETE"
+		if h.opts.Cancel == nil {
+			allow, message = "GET, HEAD", "a chat's turn is resumed with GET; it cannot be stopped here"
+		}
+	}
+	w.Header().Set("Allow", allow)
+	relay.Refuse(w, refusal.CodeMethodNotAllowed, message)
+	return false
 }
 
 // Close aborts every stream being served, so that clients resume
@@ -149,9 +181,12 @@ func (h *Handler) Close() { h.srv.Close() }
 func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
 
 // ServeStart answers POST {api}: it reads the body, lands a card answer it
-// carries, starts the turn and streams it. See section 18.3 for the
-// refusals.
+// carries, starts the turn and streams it; another method gets the JSON
+// 405. See section 18.3 for the refusals.
 func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
+	if !h.methodOK(w, r, false, http.MethodPost) {
+		return
+	}
 	key, _, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseRequest,
 		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, req) },
 		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
@@ -160,10 +195,14 @@ func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ServeResume answers GET {api}/{chatId}/stream: the chat's running turn
-// from its first chunk, or 204 (no running turn, an unknown chat, a caller
-// without rights, an ended turn).
+// ServeResume answers GET (or HEAD) {api}/{chatId}/stream: the chat's
+// running turn from its first chunk, or 204 (no running turn, an unknown
+// chat, a caller without rights, an ended turn); another method gets the
+// JSON 405.
 func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
+	if !h.methodOK(w, r, true, http.MethodGet, http.MethodHead) {
+		return
+	}
 	if key, ok := h.active(w, r); ok {
 		h.serve(w, r, key, true)
 	}
@@ -171,11 +210,14 @@ func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
 
 // ServeStop answers DELETE {api}/{chatId}/stream: it cancels the chat's
 // running turn through [Options.Cancel] and answers 204, also when there was
-// nothing to stop.
+// nothing to stop; another method, or any without Cancel, gets the JSON
+// 405.
 func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
+	stop := []string{http.MethodDelete}
 	if h.opts.Cancel == nil {
-		w.Header().Set("Allow", "GET")
-		relay.Refuse(w, refusal.CodeMethodNotAllowed, "this chat cannot be stopped here")
+		stop = nil // no method stops a turn
+	}
+	if !h.methodOK(w, r, true, stop...) {
 		return
 	}
 	key, ok := h.active(w, r)
@@ -241,20 +283,21 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) b
 	return ok
 }
 
-// parseRequest reads a POST's body: {id, messages, trigger, messageId?,
-// answer?: {submissionId, response}} and any other member.
+// parseRequest reads a POST's body strictly (relay.Unmarshal): {id,
+// messages, trigger, messageId?, answer?: {submissionId, response}} and
+// any other member.
 func parseRequest(body []byte) (*Request, error) {
 	var in struct {
-		ID        *string         `json:"id"`
-		Messages  json.RawMessage `json:"messages"`
-		Trigger   string          `json:"trigger"`
-		MessageID string          `json:"messageId"`
+		ID        *string        `json:"id"`
+		Messages  jsontext.Value `json:"messages"`
+		Trigger   string         `json:"trigger"`
+		MessageID string         `json:"messageId"`
 		Answer    *struct {
-			SubmissionID string          `json:"submissionId"`
-			Response     json.RawMessage `json:"response"`
+			SubmissionID string         `json:"submissionId"`
+			Response     jsontext.Value `json:"response"`
 		} `json:"answer"`
 	}
-	if err := json.Unmarshal(body, &in); err != nil {
+	if err := relay.Unmarshal(body, &in); err != nil {
 		return nil, errors.New("the body is not the chat request's JSON object")
 	}
 	switch {
@@ -265,7 +308,7 @@ func parseRequest(body []byte) (*Request, error) {
 	case in.Trigger != "submit-message" && in.Trigger != "regenerate-message":
 		return nil, errors.New("the body's trigger is neither submit-message nor regenerate-message")
 	}
-	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: in.Messages, Body: body}
+	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: json.RawMessage(in.Messages), Body: body}
 	if in.Answer != nil {
 		resp, err := chatprotocol.ParseCardResponse(in.Answer.Response)
 		if err != nil || !relay.ValidID(in.Answer.SubmissionID) {

@@ -63,6 +63,8 @@ func TestRealClientSchemasAcceptEveryChunk(t *testing.T) {
 				assert.Contains(t, out.Types, typ)
 			}
 			assert.True(t, strings.HasSuffix(string(body), "data: [DONE]\n\n"))
+			assert.Contains(t, string(body), `data: {"type":"data-card","id":"`+turnscript.EarlierCard+`","data":{"status":"closed","card":null,"outcome":"expired"}}`+"\n\n",
+				"a card the turn never saw open closes with card null, which the schemas accept")
 		})
 	}
 }

@@ -12,11 +12,12 @@ import (
 const blocksUsage = `usage: chatwire blocks [--from auto|legacy0|v1] [--conversation ID] [--turn ID]
                        [--max-frame BYTES] [--keep-going] [--dialect scout|papercusp] [FILE|-]
 
-Decodes an SSE stream as chatwire decode does (same flags, same violations and exit
-statuses), then prints every <report> and <ask> block of each turn's text: the text
-its deltas add up to, so a tag split across deltas is found whole, and every tag,
-not only the first of each kind (docs/contract.md section 4). One line of JSON per
-block, turns in the order they started, blocks in the order of the text:
+Decodes an SSE stream, or JSON lines, as chatwire decode does (same flags, same
+violations and exit statuses), then prints every <report> and <ask> block of each
+turn's text: the text its deltas add up to, so a tag split across deltas is found
+whole, and every tag, not only the first of each kind (docs/contract.md section 4).
+One line of JSON per block, turns in the order they started, blocks in the order of
+the text:
 
   {"turnId":"turn-1","kind":"report","block":{...ReportBlock...}}
   {"turnId":"turn-1","kind":"ask","block":{...AskBlock...}}

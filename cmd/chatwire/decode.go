@@ -15,6 +15,12 @@ const decodeUsage = `usage: chatwire decode [--from auto|legacy0|v1] [--state] [
 Reads an SSE stream (FILE, or stdin for - or none) and prints what it adds up to in
 version 1 of the chat wire contract. Comments and heartbeat frames are skipped.
 
+The input may be JSON lines instead, as chatwire ingest and chatwire decode print
+them: when its first byte other than a space, tab, CR or LF (after a UTF-8 byte order
+mark) is '{', which no SSE line begins with, each line that is not blank is one
+frame's data (LF or CRLF ends a line; the last may lack it), and frames are numbered
+by line, blank ones included. So chatwire ingest ... | chatwire decode --state works.
+
 A frame with a schemaVersion member is read as a version-1 envelope; one without is
 a legacy0 frame, upgraded through legacy/ with the command as the host: the
 conversation id from --conversation, else the session frame's sessionId; the turn id
@@ -43,8 +49,8 @@ invalid-frame for a stream cut inside a frame). --keep-going reports every
 violation, skips the bad frames, and exits 1 at the end if there was any; with
 --state it then prints the state of the frames that applied.
 
---max-frame bounds a frame's data, in bytes (default 1048576); a larger frame is
-frame-too-large. Exit status: 0 valid, 1 violation or unreadable input, 2 usage.
+--max-frame bounds a frame's data, in bytes (default 1048576), a line's for JSON lines;
+a larger frame is frame-too-large. Exit status: 0 valid, 1 violation or unreadable input, 2 usage.
 `
 
 // runDecode implements `chatwire decode`.

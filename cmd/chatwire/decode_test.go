@@ -121,3 +121,49 @@ func TestDecodeCommandReadError(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Equal(t, "chatwire decode: stdin: file already closed\n", stderr.String())
 }
+
+// jsonLine is the envelope of v1 as one JSON line, without its line end.
+func jsonLine(seq int, event string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(v1(seq, event), "\n", 2)[1], "data: "), "\n\n")
+}
+
+// TestDecodeCommandReadsJSONLines: an input whose first byte other than
+// blank space is '{' is JSON lines, one frame per line that is not blank
+// (LF or CRLF, a last line without its end, a byte order mark first), its
+// violations numbered by line; anything else is SSE.
+func TestDecodeCommandReadsJSONLines(t *testing.T) {
+	const hello = `"text":"Hello"`
+	for name, in := range map[string]string{
+		"LF":                    jsonLine(1, delta("Hel")) + "\n" + jsonLine(2, delta("lo")) + "\n",
+		"CRLF, blank lines":     "\r\n  \n" + jsonLine(1, delta("Hel")) + "\r\n\r\n\t\n" + jsonLine(2, delta("lo")) + "\r\n",
+		"no last line end":      jsonLine(1, delta("Hel")) + "\n" + jsonLine(2, delta("lo")),
+		"a byte order mark":     "\xef\xbb\xbf" + jsonLine(1, delta("Hel")) + "\n" + jsonLine(2, delta("lo")) + "\n",
+		"SSE after blank space": "\n\n" + v1(1, delta("Hel")) + v1(2, delta("lo")),
+	} {
+		code, stdout, stderr := runCmd([]string{"decode", "--state"}, in)
+		assert.Equal(t, exitOK, code, "%s: %s", name, stderr)
+		assert.Contains(t, stdout, hello, name)
+	}
+
+	in := jsonLine(1, delta("a")) + "\n\n" + jsonLine(3, delta("b")) + "\n{\"schemaVersion\":1,\n" + jsonLine(2, delta("c")) + "\n"
+	code, stdout, stderr := runCmd([]string{"decode", "--keep-going", "--state"}, in)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, `"text":"ac"`)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	require.Len(t, lines, 2, stderr)
+	assert.Regexp(t, `^chatwire: frame 3: sequence-gap: `, lines[0], "numbered by line, blank ones included")
+	assert.Regexp(t, `^chatwire: frame 4: invalid-envelope: `, lines[1])
+
+	long := jsonLine(2, delta(strings.Repeat("x", 300)))
+	in = jsonLine(1, delta("a")) + "\n" + long + "\n" + jsonLine(2, delta("b")) + "\n"
+	code, stdout, stderr = runCmd([]string{"decode", "--keep-going", "--state", "--max-frame", "200"}, in)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, `"text":"ab"`, "the reading goes on after a line too long")
+	assert.Regexp(t, `^chatwire: frame 2: frame-too-large: [^\n]+\n$`, stderr)
+	code, _, _ = runCmd([]string{"decode", "--state", "--max-frame", "400"}, in)
+	assert.Equal(t, exitFail, code, "the line fits, its seq does not")
+
+	code, stdout, stderr = runCmd([]string{"decode", "--conversation", "s-1"}, `{"type":"token","content":"Hi"}`+"\n"+`{"type":"done"}`+"\n")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"type":"delta","text":"Hi"`, "legacy0 frames as JSON lines are upgraded")
+}

@@ -30,9 +30,15 @@ provider in provenance (default openai or anthropic, by kind).
 --state prints only the ChatStateV1 the envelopes add up to, as one line of JSON,
 exactly as chatwire decode --state prints it for them.
 
-Exit status: 0 when the body was read to its end (a provider error event included:
-the turn fails), 1 when it was cut inside a frame or could not be read (what was
-read is still printed, the turn failed as cut), 2 usage.
+The body is read to its end, past the turn's: the turn ends at the provider's end, at a
+provider error event, or at a frame that is not the provider's JSON (it fails), and only
+comments and frames without data may follow.
+
+Exit status: 0 when the body was read to its end (a provider error event or an invalid
+last frame included: the turn fails); 1 when it was cut inside a frame (the turn fails
+as cut), could not be read, or goes on after the turn ended with a frame with data or a
+cut frame (reported on stderr, not mapped); what was read is printed in every case;
+2 usage.
 `
 
 // runIngest implements `chatwire ingest`.
@@ -81,7 +87,7 @@ func runIngest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return p.envelope(env)
 	})
-	err = ingest.Read(context.Background(), kind, in, sink, &ingest.Options{Provider: provider, Conversation: conversation, Turn: turn})
+	err = ingest.ReadToEnd(context.Background(), kind, in, sink, &ingest.Options{Provider: provider, Conversation: conversation, Turn: turn})
 	if state {
 		if perr := printState(out, s); err == nil {
 			err = perr

@@ -12,8 +12,9 @@ import (
 )
 
 // TestIngestCommandEveryProviderBody: chatwire ingest prints each recorded
-// body's expected envelopes, exits 0 unless the body ends inside a frame,
-// and its --state line is exactly what decode --state prints for those
+// body's expected envelopes, exits 0 unless the body ends inside a frame
+// or goes on after the turn ended (the frames after an invalid one), and
+// its --state line is exactly what decode --state prints for those
 // envelopes, and the golden state.
 func TestIngestCommandEveryProviderBody(t *testing.T) {
 	bodies, err := filepath.Glob("../../testdata/providers/*/*.sse")
@@ -25,7 +26,7 @@ func TestIngestCommandEveryProviderBody(t *testing.T) {
 		want, err := os.ReadFile(base + ".jsonl")
 		require.NoError(t, err)
 		wantCode := exitOK
-		if strings.Contains(base, "inside-frame") {
+		if strings.Contains(base, "inside-frame") || strings.HasSuffix(base, "openai-chat/invalid-frame") || strings.HasSuffix(base, "anthropic-messages/invalid-frame") {
 			wantCode = exitFail
 		}
 
@@ -50,6 +51,57 @@ func TestIngestCommandEveryProviderBody(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(data, &golden))
 		assert.JSONEq(t, string(golden.State), state, body)
+	}
+}
+
+// TestIngestCommandReadsTheBodyToItsEnd: a frame with data, or a cut
+// frame, after the provider's end exits 1 after printing the whole turn;
+// comments and blank lines there exit 0.
+func TestIngestCommandReadsTheBodyToItsEnd(t *testing.T) {
+	body, err := os.ReadFile("../../testdata/providers/anthropic-messages/tool-use.sse")
+	require.NoError(t, err)
+	want, err := os.ReadFile("../../testdata/providers/anthropic-messages/tool-use.jsonl")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		after string
+		code  int
+	}{
+		{"", exitOK},
+		{": keep-alive\n\n\n", exitOK},
+		{"event: ping\ndata: {\"type\": \"ping\"}\n\n", exitFail},
+		{"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", exitFail},
+		{"data: {\"type\"", exitFail},
+	} {
+		code, stdout, stderr := runCmd([]string{"ingest", "--from", "anthropic-messages"}, string(body)+c.after)
+		assert.Equal(t, c.code, code, "%q: %s", c.after, stderr)
+		assert.Equal(t, string(want), stdout, "%q: the turn is printed whole", c.after)
+		if c.code == exitOK {
+			assert.Empty(t, stderr, "%q", c.after)
+		} else {
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "%q: one line on stderr: %s", c.after, stderr)
+		}
+	}
+}
+
+// TestIngestPipedIntoDecode: chatwire ingest's output, piped as it is
+// into chatwire decode --state, gives ingest --state's line, and into
+// chatwire decode, the same envelope lines, for every recorded body.
+func TestIngestPipedIntoDecode(t *testing.T) {
+	bodies, err := filepath.Glob("../../testdata/providers/*/*.sse")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(bodies), 24)
+	for _, body := range bodies {
+		kind := filepath.Base(filepath.Dir(body))
+		_, lines, _ := runCmd([]string{"ingest", "--from", kind, body}, "")
+		_, state, _ := runCmd([]string{"ingest", "--state", "--from", kind, body}, "")
+		require.NotEmpty(t, lines, body)
+
+		code, decoded, stderr := runCmd([]string{"decode", "--state"}, lines)
+		require.Equal(t, exitOK, code, "%s: decode --state refuses ingest's output: %s", body, stderr)
+		assert.Equal(t, state, decoded, body)
+		code, again, stderr := runCmd([]string{"decode"}, lines)
+		require.Equal(t, exitOK, code, "%s: %s", body, stderr)
+		assert.Equal(t, lines, again, body)
 	}
 }
 

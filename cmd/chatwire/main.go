@@ -36,7 +36,7 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{name: "parse", summary: "read one block (or an event type name) from stdin and print its canonical JSON", run: runParse},
-		{name: "decode", summary: "read an SSE stream (version 1 or legacy0) and print its envelopes or its final state", run: runDecode},
+		{name: "decode", summary: "read an SSE stream or JSON lines (version 1 or legacy0) and print its envelopes or its final state", run: runDecode},
 		{name: "blocks", summary: "decode an SSE stream and print every <report> and <ask> block of its turns' text", run: runBlocks},
 		{name: "conform", summary: "run the conformance fixtures and goldens of DIR (default ./testdata)", run: runConform},
 		{name: "encode", summary: "turn a version-1 SSE stream into the legacy0 stream (--to legacy0)", run: runEncode},

@@ -17,8 +17,8 @@ import (
 // that on a machine of two cores or more the stream is read and decoded
 // while earlier frames are upgraded and applied:
 //
-//  1. the reader reads frames (sse framing), decides the stream's version,
-//     and decodes each frame: a legacy frame by legacy.DecodeLegacyChatFrame,
+//  1. the reader reads frames (SSE framing, or JSON lines: lines.go),
+//     decides the stream's version, and decodes each frame: a legacy frame by legacy.DecodeLegacyChatFrame,
 //     a version-1 frame by EnvelopeReader.ParseFrame;
 //  2. the upgrader upgrades the legacy frames, in order, through the
 //     stream's legacy.StreamHost;
@@ -82,9 +82,8 @@ func startPipeline(in io.Reader, o streamOptions) *pipeline {
 		done:     make(chan struct{}),
 	}
 	dialect, _ := legacyDialect(o.dialect) // checked with the flags
-	r := &frameReader{p: p, from: o.from, dialect: dialect}
-	input := bufio.NewReaderSize(&flushingReader{r: r, in: in}, readSize)
-	r.rd = chatprotocol.NewEnvelopeReader(input, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
+	r := &frameReader{p: p, from: o.from, dialect: dialect, maxFrame: o.maxFrame}
+	r.input = bufio.NewReaderSize(&flushingReader{r: r, in: in}, readSize)
 	u := &upgrader{p: p, host: legacy.NewStreamHost(&legacy.StreamHostOptions{ConversationID: o.conversation, TurnID: o.turn}), givenConversation: o.conversation != ""}
 	go r.run()
 	go u.run()
@@ -129,18 +128,25 @@ func (p *pipeline) newBatch() *batch {
 
 // frameReader is the first stage.
 type frameReader struct {
-	p       *pipeline
-	rd      *chatprotocol.EnvelopeReader
-	from    string // the version decided: fromLegacy or fromV1, or fromAuto until the first frame decides
-	dialect legacy.Dialect
-	batch   *batch
-	bytes   int // the frame data in batch
-	stopped bool
+	p        *pipeline
+	input    *bufio.Reader
+	maxFrame int
+	rd       frameSource // the SSE stream or JSON lines, as the input's first byte says
+	from     string      // the version decided: fromLegacy or fromV1, or fromAuto until the first frame decides
+	dialect  legacy.Dialect
+	batch    *batch
+	bytes    int // the frame data in batch
+	stopped  bool
 }
 
 func (r *frameReader) run() {
 	defer close(r.p.decoded)
 	r.batch = r.p.newBatch()
+	if jsonLines(r.input) {
+		r.rd = newLineReader(r.input, r.maxFrame)
+	} else {
+		r.rd = chatprotocol.NewEnvelopeReader(r.input, &chatprotocol.ParserOptions{MaxFrameBytes: r.maxFrame})
+	}
 	for !r.stopped {
 		more := r.next()
 		if !more || len(r.batch.items) == batchFrames || r.bytes >= batchBytes {

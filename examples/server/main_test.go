@@ -113,6 +113,9 @@ func do(t *testing.T, method, url, auth string, body string, header ...string) (
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // a header below may say otherwise
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -146,6 +149,36 @@ func code(t *testing.T, body string) string {
 }
 
 const scriptText = "Refunds are accepted within 30 days of delivery. "
+
+// TestServerAnswersEveryWrongMethodWithTheJSON405: every route of the
+// server is mounted without a method, so a method it does not serve gets
+// method-not-allowed with Allow (docs/contract.md section 12.5), never
+// http.ServeMux's plain text.
+func TestServerAnswersEveryWrongMethodWithTheJSON405(t *testing.T) {
+	s := start(t)
+	for _, c := range []struct{ method, url, allow string }{
+		{http.MethodPost, s.turns[0], "GET, HEAD"},
+		{http.MethodDelete, s.turns[0], "GET, HEAD"},
+		{http.MethodGet, s.endpoints["cancel"], "POST"},
+		{http.MethodGet, s.endpoints["answer"], "POST"},
+		{http.MethodGet, s.endpoints["ui-message-stream"], "POST"},
+		{http.MethodPut, s.endpoints["ui-message-stream"] + "/chat-1/stream", "GET, HEAD, DELETE"},
+		{http.MethodGet, s.endpoints["ag-ui"], "POST"},
+		{http.MethodDelete, s.endpoints["ag-ui"], "POST"},
+	} {
+		req, err := http.NewRequest(c.method, c.url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer demo")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s", c.method, c.url)
+		assert.Equal(t, c.allow, resp.Header.Get("Allow"), "%s %s", c.method, c.url)
+		assert.Equal(t, "method-not-allowed", code(t, string(body)), "%s %s: %s", c.method, c.url, body)
+	}
+}
 
 func TestServerChainsTurnsThroughTheirCards(t *testing.T) {
 	s := start(t, "-deltas", "16", "-pace", "1ms", "-turns", "3")
@@ -274,6 +307,7 @@ func TestServerCancelsTheRunningTurn(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-1")))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -532,6 +566,7 @@ func TestServerServesUseChat(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-2")))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_, err = bufio.NewReader(resp.Body).ReadString('\n')

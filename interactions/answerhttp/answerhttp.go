@@ -24,7 +24,9 @@
 // [Options.MaxBodyBytes], is one CardResponse read with
 // [chatprotocol.ParseCardResponse]. A body is JSON: a Content-Type other than
 // application/json (parameters allowed, a charset only if utf-8, any case)
-// is refused; a request without a Content-Type is read as JSON.
+// is refused; a request without a Content-Type is read as JSON, since its
+// Idempotency-Key already takes a CORS preflight (the bridges, which have
+// none, refuse it: docs/contract.md section 18.3).
 //
 // # The response
 //
@@ -61,12 +63,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"strings"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/internal/mediatype"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -140,7 +141,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, refusal.CodeUnauthenticated, err)
 		return
 	}
-	if !jsonBody(r.Header) {
+	if mediatype.Of(r.Header) == mediatype.Other { // none is read as JSON (docs/contract.md section 18.3)
 		h.refuse(w, r, refusal.CodeUnsupportedMediaType, nil)
 		return
 	}
@@ -170,22 +171,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := h.res.Answer(r.Context(), caller, key, interactions.Submission{ID: id, Response: resp})
 	h.answered(w, r, out, err)
-}
-
-// jsonBody reports whether header's Content-Type admits a JSON body: none
-// at all, or one application/json with any parameters, a charset only if
-// utf-8 (the media type and the charset in any case).
-func jsonBody(header http.Header) bool {
-	values := header.Values("Content-Type")
-	if len(values) == 0 {
-		return true
-	}
-	mediaType, params, err := mime.ParseMediaType(values[0])
-	if len(values) > 1 || err != nil || mediaType != "application/json" {
-		return false
-	}
-	charset, ok := params["charset"]
-	return !ok || strings.EqualFold(charset, "utf-8")
 }
 
 // refuse answers a request turned away before the Resolver saw it, with

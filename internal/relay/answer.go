@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/internal/mediatype"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -18,10 +19,12 @@ type Answers struct {
 	Caller   func(r *http.Request) (interactions.Caller, error)
 }
 
-// Land lands each submission on its card and returns the Resolver's
-// results, a repeated submission's ([refusal.ErrDuplicateAnswer]) included;
-// on a refusal it answers w (the status of [refusal.HTTPStatus], 401 for a
-// Caller error, 400 when a has no Resolver) and reports false.
+// Land lands each submission on its card, in order, and returns the
+// Resolver's results, a repeated submission's ([refusal.ErrDuplicateAnswer])
+// included; on a refusal it answers w (the status of [refusal.HTTPStatus],
+// 401 for a Caller error, 400 when a has no Resolver) and reports false,
+// the submissions before the refused one landed. The caller checks the
+// whole request first (docs/contract.md section 18.2).
 func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
 	if a.Resolver == nil {
 		Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
@@ -51,17 +54,22 @@ func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []
 }
 
 // Start is a bridge's POST up to its stream (docs/contract.md section
-// 18.3): it reads the body within limit, parses it, lands the answers it
-// carries with land (which answers the request and reports false on a
-// refusal), and starts the turn with start, bounded by the window timeout.
-// It returns the turn's key and the parsed request, or answers the request
-// and reports false: 503 when closing, 413 or 400 for the body, a hook's
-// error as RefuseHook answers it.
+// 18.3): it checks the body is sent as application/json, reads it within
+// limit, parses it, lands the answers it carries with land (which answers
+// the request and reports false on a refusal), and starts the turn with
+// start, bounded by the window timeout. It returns the turn's key and the
+// parsed request, or answers the request and reports false: 503 when
+// closing, 415 for a Content-Type other than JSON or none, 413 or 400 for
+// the body, a hook's error as RefuseHook answers it.
 func Start[T any](s *Server, w http.ResponseWriter, r *http.Request, limit int64, parse func([]byte) (T, error),
 	land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
 	var req T
 	if s.Closed() {
 		s.Unavailable(w)
+		return replay.Key{}, req, false
+	}
+	if mediatype.Of(r.Header) != mediatype.ApplicationJSON { // none included: no simple cross-site request gets through
+		Refuse(w, refusal.CodeUnsupportedMediaType, "the body is sent as application/json")
 		return replay.Key{}, req, false
 	}
 	body, err := ReadBody(r, limit)

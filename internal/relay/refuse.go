@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // Refuse answers a refusal of code with message, the bridge's own words,
@@ -15,6 +16,12 @@ import (
 // 12.5). It is the one place the bridges write a refusal.
 func Refuse(w http.ResponseWriter, code refusal.Code, message string) {
 	refusal.WriteHTTP(w, refusal.HTTPStatus(code), refusal.Body{Code: code, Message: message})
+}
+
+// refuseBounds is Refuse with the window's bounds b, for stale-cursor and
+// cursor-ahead (docs/contract.md section 12.5).
+func refuseBounds(w http.ResponseWriter, code refusal.Code, message string, b replay.Bounds) {
+	refusal.WriteHTTP(w, refusal.HTTPStatus(code), refusal.Body{Code: code, Message: message, Lower: &b.Lower, Latest: &b.Latest})
 }
 
 // DefaultMaxBodyBytes is the largest request body a bridge reads by

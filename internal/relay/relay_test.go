@@ -226,3 +226,66 @@ func TestTheCodecGetsOnlyWhatItMaps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "data: 1 delta\n\ndata: 4 delta\n\ndata: 5 lifecycle\n\n", string(b))
 }
+
+// TestATurnWithoutItsFirstFrameIsNotAnOutage: a turn whose first frames
+// the window pruned is 410 stale-cursor with the bounds, and an ended turn
+// the window evicted is 204 to a resume and 410 otherwise
+// (docs/contract.md section 18.3), never 503 store-unavailable: the
+// window's stale-cursor refusal of Read(0) carries the bounds.
+func TestATurnWithoutItsFirstFrameIsNotAnOutage(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	w := replay.NewMemory(&replay.MemoryOptions{MaxFrames: 5, EndedTTL: time.Minute, Now: func() time.Time { return now }})
+	pruned := replay.Key{ConversationID: "c", TurnID: "pruned"}
+	evicted := replay.Key{ConversationID: "c", TurnID: "evicted"}
+	for _, key := range []replay.Key{pruned, evicted} {
+		evs := []chatprotocol.Event{&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}}
+		for i := range 20 {
+			evs = append(evs, &chatprotocol.DeltaEvent{Text: strconv.Itoa(i)})
+		}
+		if key == evicted {
+			evs = append(evs[:3], &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
+		}
+		for _, env := range turnscript.Envelopes(key, evs) {
+			_, err := w.Append(context.Background(), key, env)
+			require.NoError(t, err)
+		}
+	}
+	now = now.Add(2 * time.Minute) // past the ended turn's EndedTTL
+	s := relay.NewServer(w, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		key := replay.Key{ConversationID: "c", TurnID: r.URL.Query().Get("turn")}
+		s.ServeTurn(rw, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &typed{} }}, r.URL.Query().Has("resume"))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		query         string
+		status        int
+		lower, latest int64
+	}{
+		{"turn=pruned", http.StatusGone, 16, 21},
+		{"turn=pruned&resume", http.StatusGone, 16, 21},
+		{"turn=evicted", http.StatusGone, 4, 4},
+		{"turn=evicted&resume", http.StatusNoContent, 0, 0},
+	} {
+		resp, err := http.Get(srv.URL + "?" + c.query)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, c.status, resp.StatusCode, "%s: %s", c.query, body)
+		assert.Empty(t, resp.Header.Get("Retry-After"), c.query)
+		if c.status == http.StatusNoContent {
+			assert.Empty(t, body, c.query)
+			continue
+		}
+		var got struct {
+			Code          string
+			Lower, Latest *int64
+		}
+		require.NoError(t, json.Unmarshal(body, &got), c.query)
+		assert.Equal(t, "stale-cursor", got.Code, c.query)
+		if assert.NotNil(t, got.Lower, c.query) && assert.NotNil(t, got.Latest, c.query) {
+			assert.Equal(t, []int64{c.lower, c.latest}, []int64{*got.Lower, *got.Latest}, c.query)
+		}
+	}
+}

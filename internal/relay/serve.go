@@ -112,7 +112,8 @@ var heartbeat = []byte(": heartbeat\n\n")
 // stream that ends otherwise while its client is still there (Close, a
 // window failure, a write that outlasted the write timeout) is aborted with
 // [http.ErrAbortHandler], never ended cleanly (docs/contract.md section
-// 14.2). It reports false, writing nothing, once the Server is closing.
+// 14.2). A HEAD request gets the headers only. It reports false, writing
+// nothing, once the Server is closing.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b replay.Bounds, frames []replay.Frame) bool {
 	if !s.Begin() {
 		return false
@@ -138,6 +139,10 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, st *Stream, b rep
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		clean = true
+		return true // the headers only
+	}
 	if out.write(st.Prologue) != nil || out.flush() != nil {
 		return true
 	}
@@ -316,15 +321,19 @@ func RetryAfter(d time.Duration) string {
 
 // ServeTurn serves st's turn from its first frame (see Serve), after the
 // answers that come before a stream (docs/contract.md section 18.3): 204
-// when resume and the turn has ended, 410 stale-cursor when the window no
-// longer holds the turn's first frame, 503 store-unavailable when the
-// Server is closing or the window fails or does not answer in time.
+// when resume and the turn has ended, 410 stale-cursor with the bounds when
+// the window no longer holds the turn's first frame (pruned, or the whole
+// turn evicted after its end), 503 store-unavailable when the Server is
+// closing or the window fails or does not answer in time.
 func (s *Server) ServeTurn(w http.ResponseWriter, r *http.Request, st *Stream, resume bool) {
 	if s.Closed() {
 		s.Unavailable(w)
 		return
 	}
 	b, frames, err := s.First(r.Context(), st.Key)
+	if ce, ok := errors.AsType[*replay.CursorError](err); ok && refusal.CodeOf(err) == refusal.CodeStaleCursor {
+		b, err = ce.Bounds, nil // the window's refusal of cursor 0: its bounds say which answer
+	}
 	switch {
 	case err != nil:
 		if r.Context().Err() == nil {
@@ -334,7 +343,7 @@ func (s *Server) ServeTurn(w http.ResponseWriter, r *http.Request, st *Stream, r
 	case resume && b.Ended:
 		w.WriteHeader(http.StatusNoContent)
 	case b.Lower > 0:
-		Refuse(w, refusal.CodeStaleCursor, "the turn's first frames are no longer retained")
+		refuseBounds(w, refusal.CodeStaleCursor, "the turn's first frames are no longer retained", b)
 	case !s.Serve(w, r, st, b, frames):
 		s.Unavailable(w)
 	}

@@ -291,11 +291,13 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 		return nil, nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", events)
-	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", cancel)  // a wrong method gets the JSON 405
-	mux.Handle("/conversations/{conversation}/cards/{card}/answer", answers) // likewise
-	ui.Register(mux, "/api/chat")                                            // POST, GET and DELETE {chatId}/stream
-	mux.Handle("POST /api/ag-ui", ag)
+	// No pattern names a method: each handler answers a method it does
+	// not serve with the JSON 405, where http.ServeMux would in plain text.
+	mux.Handle("/conversations/{conversation}/turns/{turn}/events", events)  // GET, HEAD
+	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", cancel)  // POST
+	mux.Handle("/conversations/{conversation}/cards/{card}/answer", answers) // POST
+	ui.Register(mux, "/api/chat")                                            // POST; GET and DELETE {chatId}/stream
+	mux.Handle("/api/ag-ui", ag)                                             // POST
 	return mux, []streams{events, ui, ag}, nil
 }
 

@@ -162,14 +162,20 @@ func (h *Host) Cancel(key replay.Key) {
 // Wait waits until every turn started has ended.
 func (h *Host) Wait() { h.done.Wait() }
 
+// EarlierCard is the correlation id of the card of an earlier turn that
+// Every's turn closes (docs/contract.md section 13.2).
+const EarlierCard = "card-of-an-earlier-turn"
+
 // Every returns a turn holding every event type of docs/contract.md section
 // 6 and each tool result status, ending with status end (completed, failed
-// or cancelled), for the bridges' schema checks.
+// or cancelled), for the bridges' schema checks; it closes a card of an
+// earlier turn ([EarlierCard]) too, one the turn never saw open.
 func Every(key replay.Key, end chatprotocol.LifecycleStatus) []chatprotocol.Event {
 	total := int64(42)
 	return []chatprotocol.Event{
 		&chatprotocol.SessionEvent{SessionID: "s-1"},
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
+		&chatprotocol.CardClosedEvent{CorrelationID: EarlierCard, Outcome: "expired"},
 		&chatprotocol.ProvenanceEvent{Provider: "p", Model: "m"},
 		&chatprotocol.CapabilitiesEvent{},
 		&chatprotocol.DeltaEvent{Text: "line one\nand \"two\" \u2028 é"},

@@ -1,0 +1,39 @@
+package mediatype_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/Papercusp/chat-protocol-go/internal/mediatype"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+)
+
+func TestOf(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   mediatype.Kind
+	}{
+		{nil, mediatype.None},
+		{[]string{"application/json"}, mediatype.ApplicationJSON},
+		{[]string{"Application/JSON; charset=UTF-8"}, mediatype.ApplicationJSON},
+		{[]string{"application/json; charset=utf-8; profile=x"}, mediatype.ApplicationJSON},
+		{[]string{"application/json; charset=latin1"}, mediatype.Other},
+		{[]string{"text/plain"}, mediatype.Other},
+		{[]string{"text/plain;charset=UTF-8"}, mediatype.Other},
+		{[]string{"application/x-www-form-urlencoded"}, mediatype.Other},
+		{[]string{"multipart/form-data; boundary=x"}, mediatype.Other},
+		{[]string{"application/jsonx"}, mediatype.Other},
+		{[]string{""}, mediatype.Other},
+		{[]string{"application/json;"}, mediatype.ApplicationJSON},
+		{[]string{"application/json; charset"}, mediatype.Other},
+		{[]string{"application/json", "application/json"}, mediatype.Other},
+	} {
+		h := http.Header{}
+		if c.values != nil {
+			h["Content-Type"] = c.values
+		}
+		assert.Equal(t, c.want, mediatype.Of(h), "%q", c.values)
+	}
+}
