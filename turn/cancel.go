@@ -35,7 +35,7 @@ type cancelHandler struct {
 // authorized caller (docs/contract.md section 16.4), mounted on a POST
 // pattern naming the turn:
 //
-//	mux.Handle("POST /conversations/{conversation}/turns/{turn}/cancel", h)
+//	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", h) // any method: a wrong one gets the JSON 405
 //
 // It calls [recovery.TurnRecovery.Cancel], which commits the cancellation,
 // then calls the abort hook ([Runs.Abort]): the turn's Context ends and its

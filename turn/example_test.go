@@ -75,8 +75,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", events)
-	mux.Handle("POST /conversations/{conversation}/turns/{turn}/cancel", cancel)
+	mux.Handle("/conversations/{conversation}/turns/{turn}/events", events) // a wrong method: the JSON 405
+	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", cancel)
 	srv.RegisterOnShutdown(events.Close) // Shutdown ends no stream by itself
 
 	// A turn: its seqs, ids and end, and the tool's one launch, are the producer's.
