@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -67,7 +68,11 @@ func sequential(t testing.TB, data []byte, o streamOptions) transcript {
 	s.report = func(frame int64, e *refusal.Error) {
 		tr.violations = append(tr.violations, violationLine(frame, e))
 	}
-	rd := chatprotocol.NewEnvelopeReader(bytes.NewReader(data), &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
+	in := bufio.NewReader(bytes.NewReader(data))
+	var rd frameSource = chatprotocol.NewEnvelopeReader(in, &chatprotocol.ParserOptions{MaxFrameBytes: o.maxFrame})
+	if jsonLines(in) { // the input's form, decided as the pipeline's reader stage decides it
+		rd = newLineReader(in, o.maxFrame)
+	}
 	dialect, _ := legacyDialect(o.dialect)
 	host := legacy.NewStreamHost(&legacy.StreamHostOptions{ConversationID: o.conversation, TurnID: o.turn})
 	from := o.from
