@@ -2,6 +2,7 @@ package mediatype_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +37,21 @@ func TestOf(t *testing.T) {
 		}
 		assert.Equal(t, c.want, mediatype.Of(h), "%q", c.values)
 	}
+}
+
+// FuzzOf: any Content-Type header gets one of the three kinds, and
+// ApplicationJSON only for application/json, whatever its case, with a
+// charset of utf-8 at most; it never panics.
+func FuzzOf(f *testing.F) {
+	for _, s := range []string{"application/json", "Application/JSON; charset=UTF-8", "application/json;charset=latin1",
+		"text/plain", "application/x-www-form-urlencoded", "application/problem+json", "", ";", "application/json; a=\"b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		h := http.Header{}
+		h.Set("Content-Type", v)
+		if mediatype.Of(h) == mediatype.ApplicationJSON && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "application/json") {
+			t.Fatalf("%q taken for JSON", v)
+		}
+	})
 }
