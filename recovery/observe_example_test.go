@@ -31,7 +31,7 @@ func ExampleOptions_observer() {
 	host.Grant("user-42", turn)
 
 	// README:begin
-	rec := recovery.New(recovery.Host{Store: recoverytest.NewDB(nil).Open("w1"), Authorizer: host, Aborter: host},
+	rec := recovery.New(recovery.Host{Store: recovery.NewMemoryStore(nil), Authorizer: host, Aborter: host},
 		&recovery.Options{Observer: observe.NewSlog(logger)})
 	// README:end
 	_, _ = rec.Start(ctx, "user-42", turn, []string{"call-charge"})
