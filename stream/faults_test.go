@@ -130,14 +130,7 @@ func TestServerEndIsNeverClean(t *testing.T) {
 			if m.name == "gzip wrapper" {
 				handler = gzipped(handler)
 			}
-			srv := httptest.NewUnstartedServer(handler)
-			srv.EnableHTTP2 = m.http2
-			if m.http2 {
-				srv.StartTLS()
-			} else {
-				srv.Start()
-			}
-			t.Cleanup(srv.Close)
+			srv := m.start(t, handler)
 			_, body := openStream(t, srv.Client(), srv.URL+path(keyT1))
 			dec := sse.NewDecoder(body, nil)
 			for seq := int64(1); seq <= 3; seq++ {
@@ -231,14 +224,7 @@ func TestWindowStallKeepsStreamsAlive(t *testing.T) {
 			o.HeartbeatInterval = 50 * time.Millisecond
 			o.WindowTimeout = 100 * time.Millisecond
 			h := newHandler(t, w, &o)
-			srv := httptest.NewUnstartedServer(mux(h))
-			srv.EnableHTTP2 = m.http2
-			if m.http2 {
-				srv.StartTLS()
-			} else {
-				srv.Start()
-			}
-			t.Cleanup(srv.Close)
+			srv := m.start(t, mux(h))
 			_, body := openStream(t, srv.Client(), srv.URL+path(keyT1))
 			dec := sse.NewDecoder(body, nil)
 			require.Equal(t, int64(1), nextEnvelope(t, dec))
@@ -302,14 +288,7 @@ func TestReplayReadsPages(t *testing.T) {
 			o := m.opts
 			o.PageBytes = 2000
 			h := newHandler(t, w, &o)
-			srv := httptest.NewUnstartedServer(mux(h))
-			srv.EnableHTTP2 = m.http2
-			if m.http2 {
-				srv.StartTLS()
-			} else {
-				srv.Start()
-			}
-			t.Cleanup(srv.Close)
+			srv := m.start(t, mux(h))
 			var got seqRecorder
 			_, err := stream.Follow(context.Background(), srv.URL+path(keyT1), &stream.FollowOptions{Client: srv.Client(), OnEnvelope: got.on})
 			require.NoError(t, err)

@@ -33,6 +33,21 @@ var modes = []mode{
 	{name: "HTTP/2", http2: true},
 }
 
+// start serves h on a loopback test server in m's protocol (HTTP/2 over
+// TLS, or HTTP/1.1), closed when t ends.
+func (m mode) start(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = m.http2
+	if m.http2 {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // serveMode serves a handler on w with m's options plus opts' heartbeat,
 // and returns key's URL, a client for it, and the HTTP major version of
 // the last request.
@@ -45,14 +60,7 @@ func serveMode(t *testing.T, m mode, w replay.Window, heartbeat time.Duration) (
 		proto.Store(int32(r.ProtoMajor))
 		return authorize(r, key)
 	}
-	srv := httptest.NewUnstartedServer(mux(newHandler(t, w, &o)))
-	srv.EnableHTTP2 = m.http2
-	if m.http2 {
-		srv.StartTLS()
-	} else {
-		srv.Start()
-	}
-	t.Cleanup(srv.Close)
+	srv := m.start(t, mux(newHandler(t, w, &o)))
 	return srv.URL + path(keyT1), srv.Client(), &proto
 }
 
