@@ -3,8 +3,6 @@ package anthropicsdk_test
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +16,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/ingest/anthropicsdk"
-	"github.com/Papercusp/chat-protocol-go/internal/turnsink"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/ingestkit"
 )
 
 const providers = "../../testdata/providers"
@@ -26,13 +24,7 @@ const providers = "../../testdata/providers"
 // replay serves body as the answer to every request, with status.
 func replay(t *testing.T, status int, contentType string, body []byte) *anthropic.Client {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	c := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	c := anthropic.NewClient(option.WithBaseURL(ingestkit.Serve(t, status, contentType, body)), option.WithAPIKey("test"), option.WithMaxRetries(0))
 	return &c
 }
 
@@ -42,20 +34,6 @@ func params() anthropic.MessageNewParams {
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))},
 	}
-}
-
-// collect returns a sink writing canonical lines to out, applying each
-// envelope to a state as chatwire decode --state would.
-func collect(out *bytes.Buffer) ingest.Sink {
-	state := chatprotocol.NewChatStateV1("c-1")
-	return turnsink.New("c-1", "t-1", func(env *chatprotocol.ChatEventEnvelope) error {
-		if err := state.Apply(*env); err != nil {
-			return err
-		}
-		b, err := env.AppendJSON(nil)
-		out.Write(append(b, '\n'))
-		return err
-	})
 }
 
 // TestFixturesThroughTheSDK: every recorded Messages body, served on
@@ -73,7 +51,7 @@ func TestFixturesThroughTheSDK(t *testing.T) {
 		stream := replay(t, 200, "text/event-stream", body).Messages.NewStreaming(context.Background(), params())
 		var got bytes.Buffer
 		var msg anthropic.Message
-		require.NoError(t, anthropicsdk.Read(context.Background(), stream, collect(&got), &anthropicsdk.Options{
+		require.NoError(t, anthropicsdk.Read(context.Background(), stream, ingestkit.Collect(&got), &anthropicsdk.Options{
 			OnEvent: func(ev anthropic.MessageStreamEventUnion) { _ = msg.Accumulate(ev) },
 		}), path)
 		require.NoError(t, stream.Close())
@@ -101,7 +79,7 @@ func TestHTTPErrors(t *testing.T) {
 	} {
 		stream := replay(t, c.status, "application/json", []byte(c.body)).Messages.NewStreaming(context.Background(), params())
 		var got bytes.Buffer
-		require.NoError(t, anthropicsdk.Read(context.Background(), stream, collect(&got), nil))
+		require.NoError(t, anthropicsdk.Read(context.Background(), stream, ingestkit.Collect(&got), nil))
 		lines := strings.Split(strings.TrimSuffix(got.String(), "\n"), "\n")
 		require.Len(t, lines, 4, got.String())
 		env, err := chatprotocol.ParseEnvelope([]byte(lines[2]))

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -16,6 +15,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/ingestkit"
 	"github.com/Papercusp/chat-protocol-go/internal/turnsink"
 )
 
@@ -60,38 +60,6 @@ func messagesBody() []byte {
 	return b.Bytes()
 }
 
-// counter is a Sink that only counts.
-type counter struct{ n int }
-
-func (c *counter) Provenance(context.Context, string, string, string) error { c.n++; return nil }
-func (c *counter) Delta(context.Context, string) error                      { c.n++; return nil }
-func (c *counter) ToolCall(context.Context, string, string, json.RawMessage) error {
-	c.n++
-	return nil
-}
-func (c *counter) Usage(context.Context, chatprotocol.Usage) error  { c.n++; return nil }
-func (c *counter) Complete(context.Context, string) error           { c.n++; return nil }
-func (c *counter) Fail(context.Context, string, string, bool) error { c.n++; return nil }
-
-// measure runs body in b's loop over a body of size bytes with deltas
-// deltas (text deltas and argument fragments), and reports time and
-// allocations per delta beside the usual figures.
-func measure(b *testing.B, size, deltas int, body func() error) {
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		if err := body(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(deltas)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/delta")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/delta")
-}
-
 // BenchmarkIngest compares, over the same bytes from memory, the SDK's own
 // stream decoding and accumulation (anthropic.Message's Accumulate) with
 // ingest.Read into a Sink that only counts (sdk vs ingest: the ratio of
@@ -102,7 +70,7 @@ func BenchmarkIngest(b *testing.B) {
 	body := messagesBody()
 	const deltas = benchDeltas + benchFragments
 	b.Run("messages/sdk", func(b *testing.B) {
-		measure(b, len(body), deltas, func() error {
+		ingestkit.Measure(b, len(body), deltas, func() error {
 			res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))}
 			stream := ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(res), nil)
 			var msg anthropic.Message
@@ -118,17 +86,17 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	})
 	b.Run("messages/ingest", func(b *testing.B) {
-		measure(b, len(body), deltas, func() error {
-			var c counter
+		ingestkit.Measure(b, len(body), deltas, func() error {
+			var c ingestkit.Counter
 			err := ingest.Read(ctx, ingest.AnthropicMessages, bytes.NewReader(body), &c, nil)
-			if err == nil && c.n != benchDeltas+4 {
-				err = fmt.Errorf("%d calls", c.n)
+			if err == nil && c.N != benchDeltas+4 {
+				err = fmt.Errorf("%d calls", c.N)
 			}
 			return err
 		})
 	})
 	b.Run("messages/ingest-envelopes", func(b *testing.B) {
-		measure(b, len(body), deltas, func() error {
+		ingestkit.Measure(b, len(body), deltas, func() error {
 			buf := make([]byte, 0, 4096)
 			sink := turnsink.New("c-1", "t-1", func(env *chatprotocol.ChatEventEnvelope) error {
 				var err error

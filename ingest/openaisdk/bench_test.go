@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,6 +17,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/ingestkit"
 	"github.com/Papercusp/chat-protocol-go/internal/turnsink"
 )
 
@@ -109,38 +109,6 @@ func responsesBody() []byte {
 	return b.Bytes()
 }
 
-// counter is a Sink that only counts.
-type counter struct{ n int }
-
-func (c *counter) Provenance(context.Context, string, string, string) error { c.n++; return nil }
-func (c *counter) Delta(context.Context, string) error                      { c.n++; return nil }
-func (c *counter) ToolCall(context.Context, string, string, json.RawMessage) error {
-	c.n++
-	return nil
-}
-func (c *counter) Usage(context.Context, chatprotocol.Usage) error  { c.n++; return nil }
-func (c *counter) Complete(context.Context, string) error           { c.n++; return nil }
-func (c *counter) Fail(context.Context, string, string, bool) error { c.n++; return nil }
-
-// measure runs body in b's loop over a body of size bytes with deltas
-// deltas (text deltas and argument fragments), and reports time and
-// allocations per delta beside the usual figures.
-func measure(b *testing.B, size, deltas int, body func() error) {
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		if err := body(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(deltas)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/delta")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/delta")
-}
-
 // response is the http.Response the SDK's decoder reads body from.
 func response(body []byte) *http.Response {
 	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))}
@@ -167,7 +135,7 @@ func BenchmarkIngest(b *testing.B) {
 	chat, resp := chatBody(), responsesBody()
 	const deltas = benchDeltas + benchFragments
 	b.Run("chat/sdk", func(b *testing.B) {
-		measure(b, len(chat), deltas, func() error {
+		ingestkit.Measure(b, len(chat), deltas, func() error {
 			stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(response(chat)), nil)
 			var acc openai.ChatCompletionAccumulator
 			for stream.Next() {
@@ -180,23 +148,23 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	})
 	b.Run("chat/ingest", func(b *testing.B) {
-		measure(b, len(chat), deltas, func() error {
-			var c counter
+		ingestkit.Measure(b, len(chat), deltas, func() error {
+			var c ingestkit.Counter
 			err := ingest.Read(ctx, ingest.OpenAIChat, bytes.NewReader(chat), &c, nil)
-			if err == nil && c.n != benchDeltas+4 {
-				err = fmt.Errorf("%d calls", c.n)
+			if err == nil && c.N != benchDeltas+4 {
+				err = fmt.Errorf("%d calls", c.N)
 			}
 			return err
 		})
 	})
 	b.Run("chat/ingest-envelopes", func(b *testing.B) {
-		measure(b, len(chat), deltas, func() error {
+		ingestkit.Measure(b, len(chat), deltas, func() error {
 			sink, _ := lines()
 			return ingest.Read(ctx, ingest.OpenAIChat, bytes.NewReader(chat), sink, nil)
 		})
 	})
 	b.Run("responses/sdk", func(b *testing.B) {
-		measure(b, len(resp), deltas, func() error {
+		ingestkit.Measure(b, len(resp), deltas, func() error {
 			stream := ssestream.NewStream[responses.ResponseStreamEventUnion](ssestream.NewDecoder(response(resp)), nil)
 			// The SDK has no accumulator of Responses stream events: the
 			// accumulation a host writes, text and arguments by item.
@@ -221,17 +189,17 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	})
 	b.Run("responses/ingest", func(b *testing.B) {
-		measure(b, len(resp), deltas, func() error {
-			var c counter
+		ingestkit.Measure(b, len(resp), deltas, func() error {
+			var c ingestkit.Counter
 			err := ingest.Read(ctx, ingest.OpenAIResponses, bytes.NewReader(resp), &c, nil)
-			if err == nil && c.n != benchDeltas+4 {
-				err = fmt.Errorf("%d calls", c.n)
+			if err == nil && c.N != benchDeltas+4 {
+				err = fmt.Errorf("%d calls", c.N)
 			}
 			return err
 		})
 	})
 	b.Run("responses/ingest-envelopes", func(b *testing.B) {
-		measure(b, len(resp), deltas, func() error {
+		ingestkit.Measure(b, len(resp), deltas, func() error {
 			sink, _ := lines()
 			return ingest.Read(ctx, ingest.OpenAIResponses, bytes.NewReader(resp), sink, nil)
 		})

@@ -3,8 +3,6 @@ package openaisdk_test
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +17,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/ingest/openaisdk"
-	"github.com/Papercusp/chat-protocol-go/internal/turnsink"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/ingestkit"
 )
 
 const providers = "../../testdata/providers"
@@ -27,28 +25,8 @@ const providers = "../../testdata/providers"
 // replay serves body as the answer to every request, with status.
 func replay(t *testing.T, status int, contentType string, body []byte) *openai.Client {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	c := openai.NewClient(option.WithBaseURL(ingestkit.Serve(t, status, contentType, body)), option.WithAPIKey("test"), option.WithMaxRetries(0))
 	return &c
-}
-
-// collect returns a sink writing canonical lines to out, applying each
-// envelope to a state as chatwire decode --state would.
-func collect(out *bytes.Buffer) ingest.Sink {
-	state := chatprotocol.NewChatStateV1("c-1")
-	return turnsink.New("c-1", "t-1", func(env *chatprotocol.ChatEventEnvelope) error {
-		if err := state.Apply(*env); err != nil {
-			return err
-		}
-		b, err := env.AppendJSON(nil)
-		out.Write(append(b, '\n'))
-		return err
-	})
 }
 
 func chatParams() openai.ChatCompletionNewParams {
@@ -82,7 +60,7 @@ func TestChatFixturesThroughTheSDK(t *testing.T) {
 		stream := client.Chat.Completions.NewStreaming(context.Background(), chatParams())
 		var got bytes.Buffer
 		var events int
-		err = openaisdk.ReadChat(context.Background(), stream, collect(&got), &openaisdk.Options[openai.ChatCompletionChunk]{
+		err = openaisdk.ReadChat(context.Background(), stream, ingestkit.Collect(&got), &openaisdk.Options[openai.ChatCompletionChunk]{
 			OnEvent: func(openai.ChatCompletionChunk) { events++ },
 		})
 		require.NoError(t, err, path)
@@ -103,7 +81,7 @@ func TestResponsesFixturesThroughTheSDK(t *testing.T) {
 		client := replay(t, 200, "text/event-stream", body)
 		stream := client.Responses.NewStreaming(context.Background(), responsesParams())
 		var got bytes.Buffer
-		require.NoError(t, openaisdk.ReadResponses(context.Background(), stream, collect(&got), nil), path)
+		require.NoError(t, openaisdk.ReadResponses(context.Background(), stream, ingestkit.Collect(&got), nil), path)
 		require.NoError(t, stream.Close())
 		assert.Equal(t, string(want), got.String(), path)
 	}
@@ -117,7 +95,7 @@ func TestAccumulatorBeside(t *testing.T) {
 	stream := replay(t, 200, "text/event-stream", body).Chat.Completions.NewStreaming(context.Background(), chatParams())
 	var acc openai.ChatCompletionAccumulator
 	var got bytes.Buffer
-	require.NoError(t, openaisdk.ReadChat(context.Background(), stream, collect(&got), &openaisdk.Options[openai.ChatCompletionChunk]{
+	require.NoError(t, openaisdk.ReadChat(context.Background(), stream, ingestkit.Collect(&got), &openaisdk.Options[openai.ChatCompletionChunk]{
 		OnEvent: func(c openai.ChatCompletionChunk) { acc.AddChunk(c) },
 	}))
 	require.Len(t, acc.Choices, 1)
@@ -147,9 +125,9 @@ func TestHTTPErrors(t *testing.T) {
 			var got bytes.Buffer
 			var err error
 			if kind == ingest.OpenAIChat {
-				err = openaisdk.ReadChat(context.Background(), client.Chat.Completions.NewStreaming(context.Background(), chatParams()), collect(&got), nil)
+				err = openaisdk.ReadChat(context.Background(), client.Chat.Completions.NewStreaming(context.Background(), chatParams()), ingestkit.Collect(&got), nil)
 			} else {
-				err = openaisdk.ReadResponses(context.Background(), client.Responses.NewStreaming(context.Background(), responsesParams()), collect(&got), nil)
+				err = openaisdk.ReadResponses(context.Background(), client.Responses.NewStreaming(context.Background(), responsesParams()), ingestkit.Collect(&got), nil)
 			}
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSuffix(got.String(), "\n"), "\n")
@@ -174,11 +152,11 @@ func TestCutAfterFinishReason(t *testing.T) {
 	cut := body[:bytes.LastIndex(body, []byte("data: [DONE]"))+len("data: [DO")]
 	var got bytes.Buffer
 	stream := replay(t, 200, "text/event-stream", cut).Chat.Completions.NewStreaming(context.Background(), chatParams())
-	require.NoError(t, openaisdk.ReadChat(context.Background(), stream, collect(&got), nil))
+	require.NoError(t, openaisdk.ReadChat(context.Background(), stream, ingestkit.Collect(&got), nil))
 	assert.Contains(t, got.String(), `"status":"completed","reason":"stop","usage":{"totalTokens":29}`)
 
 	var raw bytes.Buffer
-	err = ingest.Read(context.Background(), ingest.OpenAIChat, bytes.NewReader(cut), collect(&raw), nil)
+	err = ingest.Read(context.Background(), ingest.OpenAIChat, bytes.NewReader(cut), ingestkit.Collect(&raw), nil)
 	assert.ErrorIs(t, err, ingest.ErrCut)
 	assert.Equal(t, got.String(), raw.String())
 }
