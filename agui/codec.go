@@ -8,7 +8,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/bridge"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -44,25 +44,25 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 	case *chatprotocol.DeltaEvent:
 		if c.text == "" {
 			c.text = env.TurnID + "-m" + strconv.FormatInt(f.Seq, 10)
-			dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_START"), "messageId", c.text), "role", "assistant"))
+			dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "TEXT_MESSAGE_START"), "messageId", c.text), "role", "assistant"))
 		}
-		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "TEXT_MESSAGE_CONTENT"), "messageId", c.text), "delta", ev.Text)), nil
+		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "TEXT_MESSAGE_CONTENT"), "messageId", c.text), "delta", ev.Text)), nil
 	case *chatprotocol.ToolCallEvent:
 		dst = c.endText(dst)
-		dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TOOL_CALL_START"), "toolCallId", ev.CallID), "toolCallName", ev.Name))
+		dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "TOOL_CALL_START"), "toolCallId", ev.CallID), "toolCallName", ev.Name))
 		if ev.Input != nil {
-			dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "TOOL_CALL_ARGS"), "toolCallId", ev.CallID), "delta", string(ev.Input)))
+			dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "TOOL_CALL_ARGS"), "toolCallId", ev.CallID), "delta", string(ev.Input)))
 		}
-		return relay.End(relay.Str(relay.Begin(dst, "TOOL_CALL_END"), "toolCallId", ev.CallID)), nil
+		return bridge.End(bridge.Str(bridge.Begin(dst, "TOOL_CALL_END"), "toolCallId", ev.CallID)), nil
 	case *chatprotocol.ToolResultEvent:
-		dst = relay.Str(relay.Str(relay.Begin(c.endText(dst), "TOOL_CALL_RESULT"), "messageId", ev.CallID+"-result"), "toolCallId", ev.CallID)
-		dst = relay.Str(relay.Str(dst, "content", string(ev.Output)), "role", "tool")
+		dst = bridge.Str(bridge.Str(bridge.Begin(c.endText(dst), "TOOL_CALL_RESULT"), "messageId", ev.CallID+"-result"), "toolCallId", ev.CallID)
+		dst = bridge.Str(bridge.Str(dst, "content", string(ev.Output)), "role", "tool")
 		if ev.Status != chatprotocol.ToolResultOK {
-			dst = append(relay.Str(append(dst, `,"metadata":{"chatprotocol":{`...), "status", string(ev.Status)), "}}"...)
+			dst = append(bridge.Str(append(dst, `,"metadata":{"chatprotocol":{`...), "status", string(ev.Status)), "}}"...)
 		}
-		return relay.End(dst), nil
+		return bridge.End(dst), nil
 	case *chatprotocol.StateEvent:
-		return relay.End(relay.Raw(relay.Begin(c.endText(dst), "STATE_SNAPSHOT"), "snapshot", ev.Snapshot)), nil
+		return bridge.End(bridge.Raw(bridge.Begin(c.endText(dst), "STATE_SNAPSHOT"), "snapshot", ev.Snapshot)), nil
 	case *chatprotocol.ErrorEvent:
 		if c.failed == nil {
 			c.failed = ev
@@ -100,7 +100,7 @@ func builtin(t string) bool {
 
 // custom appends a CUSTOM event named chatprotocol.typ carrying value.
 func custom(dst []byte, typ string, value json.RawMessage) []byte {
-	return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "CUSTOM"), "name", "chatprotocol."+typ), "value", value))
+	return bridge.End(bridge.Raw(bridge.Str(bridge.Begin(dst, "CUSTOM"), "name", "chatprotocol."+typ), "value", value))
 }
 
 func (c *codec) closeCard(id string) {
@@ -109,7 +109,7 @@ func (c *codec) closeCard(id string) {
 
 // endText closes the open text message, if any.
 func (c *codec) endText(dst []byte) []byte {
-	return relay.Close(dst, &c.text, "TEXT_MESSAGE_END", "messageId")
+	return bridge.Close(dst, &c.text, "TEXT_MESSAGE_END", "messageId")
 }
 
 // lifecycle ends the run at the turn's end, or at an interruption while a
@@ -124,26 +124,26 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		}
 	case chatprotocol.LifecycleFailed:
 		c.done = true
-		dst = relay.Begin(dst, "RUN_ERROR")
+		dst = bridge.Begin(dst, "RUN_ERROR")
 		switch {
 		case c.failed != nil:
-			dst = relay.Str(relay.Str(dst, "message", c.failed.Message), "code", c.failed.Code)
+			dst = bridge.Str(bridge.Str(dst, "message", c.failed.Message), "code", c.failed.Code)
 		case ev.Reason != "":
-			dst = relay.Str(dst, "message", ev.Reason)
+			dst = bridge.Str(dst, "message", ev.Reason)
 		default:
-			dst = relay.Str(dst, "message", "the turn failed")
+			dst = bridge.Str(dst, "message", "the turn failed")
 		}
-		return relay.End(c.usage(dst, ev))
+		return bridge.End(c.usage(dst, ev))
 	case chatprotocol.LifecycleCancelled:
 		c.done = true
-		return relay.End(c.usage(append(c.finished(dst), `,"outcome":{"type":"cancelled"}`...), ev))
+		return bridge.End(c.usage(append(c.finished(dst), `,"outcome":{"type":"cancelled"}`...), ev))
 	default:
 		return dst // started, needs-reconciliation
 	}
 	c.done = true
 	dst = c.finished(dst)
 	if len(c.cards) == 0 {
-		return relay.End(c.usage(append(dst, `,"outcome":{"type":"success"}`...), ev))
+		return bridge.End(c.usage(append(dst, `,"outcome":{"type":"success"}`...), ev))
 	}
 	dst = append(dst, `,"outcome":{"type":"interrupt","interrupts":[`...)
 	for i, s := range c.cards {
@@ -152,12 +152,12 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		}
 		dst = interrupt(dst, s)
 	}
-	return relay.End(c.usage(append(dst, "]}"...), ev))
+	return bridge.End(c.usage(append(dst, "]}"...), ev))
 }
 
 // finished opens a RUN_FINISHED event of the run.
 func (c *codec) finished(dst []byte) []byte {
-	return relay.Str(relay.Str(relay.Begin(dst, "RUN_FINISHED"), "threadId", c.threadID), "runId", c.runID)
+	return bridge.Str(bridge.Str(bridge.Begin(dst, "RUN_FINISHED"), "threadId", c.threadID), "runId", c.runID)
 }
 
 // usage adds the turn's token count, when it has one, as a usage entry.
@@ -173,16 +173,16 @@ func (c *codec) usage(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 // deadline, and the card itself under metadata.
 func interrupt(dst []byte, s cardState) []byte {
 	card := &s.card.Card
-	dst = relay.Str(relay.Str(append(dst, '{'), "id", s.id), "reason", "chatprotocol.card")
-	dst = relay.Str(dst, "message", card.Prompt)
+	dst = bridge.Str(bridge.Str(append(dst, '{'), "id", s.id), "reason", "chatprotocol.card")
+	dst = bridge.Str(dst, "message", card.Prompt)
 	var schema bytes.Buffer // the card's text may hold line breaks, which would end the data line
 	if card.DataSchemaJSON != "" && json.Compact(&schema, []byte(card.DataSchemaJSON)) == nil {
-		dst = relay.Raw(dst, "responseSchema", schema.Bytes())
+		dst = bridge.Raw(dst, "responseSchema", schema.Bytes())
 	}
 	if card.TimeoutMs > 0 {
 		at := time.UnixMilli(card.CreatedAt + card.TimeoutMs).UTC()
-		dst = relay.Str(dst, "expiresAt", at.Format("2006-01-02T15:04:05.000Z07:00"))
+		dst = bridge.Str(dst, "expiresAt", at.Format("2006-01-02T15:04:05.000Z07:00"))
 	}
-	dst = relay.Raw(append(dst, `,"metadata":{"chatprotocol":{`...), "card", s.json)
+	dst = bridge.Raw(append(dst, `,"metadata":{"chatprotocol":{`...), "card", s.json)
 	return append(dst, "}}}"...)
 }

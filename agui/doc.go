@@ -4,14 +4,14 @@
 //
 // Handler answers a POST of a RunAgentInput: it lands the input's resume
 // entries (the answers to the previous run's interrupts) through an
-// [interactions.Resolver], with the caller the host's [Options.Caller] reads
-// from its session, starts a turn through [Options.StartRun], and streams the
+// [interactions.Resolver], with the caller the host's [HandlerOptions.Caller] reads
+// from its session, starts a turn through [HandlerOptions.StartRun], and streams the
 // turn as AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR
 // last, every event valid against the 1.x schema and the client's
 // sequencing rules. An open card ends the run with an interrupt outcome.
 // The turn's frames become events once for all the streams of a run.
 //
-//	h, err := agui.NewHandler(window, &agui.Options{
+//	h, err := agui.NewHandler(window, &agui.HandlerOptions{
 //		StartRun: func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) { … },
 //		Resolver: resolver, Caller: callerOf,
 //	})

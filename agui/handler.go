@@ -4,18 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
-	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/bridge"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // RunInput is the RunAgentInput a POST carries, as HttpAgent sends it
@@ -46,8 +45,8 @@ type Resumed struct {
 	Result interactions.Result
 }
 
-// Options configures a Handler. StartRun is required.
-type Options struct {
+// HandlerOptions configures a Handler. StartRun is required.
+type HandlerOptions struct {
 	// StartRun starts the turn a run asks for, with the caller the host
 	// reads from r, and returns its key; the run then streams the turn from
 	// its first frame. A host that maps a runId it has seen to the same turn
@@ -63,21 +62,15 @@ type Options struct {
 	Caller   func(r *http.Request) (interactions.Caller, error)
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
-	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
-	// those of the stream package's HandlerOptions, with the same defaults; a heartbeat
-	// is an SSE comment.
-	HeartbeatInterval, WriteTimeout, WindowTimeout time.Duration
-	PageBytes                                      int
-	// CacheTurns and CacheFrames bound the shared transcoding: the runs
-	// whose state is kept and the outputs kept per run (0: 4096, 256).
-	CacheTurns, CacheFrames int
-	// Logger receives the errors no client is told about; nil logs none.
-	Logger *slog.Logger
+	// Options are the serving options every stream of the module shares
+	// ([serve.Options]); a heartbeat is an SSE comment and Retry is only
+	// the Retry-After of a 503 (the protocol has no retry line).
+	serve.Options
 }
 
 // Handler serves turns of a replay window as AG-UI 1.x runs
 // (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
-// resume entries, starts a turn through [Options.StartRun] and streams it as
+// resume entries, starts a turn through [HandlerOptions.StartRun] and streams it as
 // AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
 // Mount it under a pattern without a method, so that another method gets
 // its JSON 405 (method-not-allowed, Allow: POST) rather than
@@ -85,57 +78,56 @@ type Options struct {
 // frame for all its readers. Safe for concurrent use; make one with
 // [NewHandler].
 type Handler struct {
-	srv  *relay.Server
-	opts Options
+	engine *serve.Engine
+	opts   HandlerOptions
 }
 
 // NewHandler returns a Handler serving turns from window. It fails when
 // window, opts or StartRun is nil, or only one of Resolver and Caller is
 // set.
-func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
+func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 	switch {
-	case window == nil:
-		return nil, errors.New("agui: NewHandler needs a replay window")
 	case opts == nil || opts.StartRun == nil:
-		return nil, errors.New("agui: NewHandler needs Options.StartRun")
+		return nil, errors.New("agui: NewHandler needs HandlerOptions.StartRun")
 	case (opts.Resolver == nil) != (opts.Caller == nil):
-		return nil, errors.New("agui: Options.Resolver and Options.Caller go together")
+		return nil, errors.New("agui: HandlerOptions.Resolver and HandlerOptions.Caller go together")
 	}
-	return &Handler{opts: *opts, srv: relay.NewServer(window, &relay.Options{
-		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
-		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes,
-		Cache: relay.NewCache(opts.CacheTurns, opts.CacheFrames), Logger: opts.Logger,
-	})}, nil
+	engine, err := serve.NewEngine(window, &opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{engine: engine, opts: *opts}, nil
 }
 
 // Close aborts every run being streamed and answers later requests 503;
 // register it with [http.Server.RegisterOnShutdown].
-func (h *Handler) Close() { h.srv.Close() }
+func (h *Handler) Close() { h.engine.Close() }
 
 // Shutdown calls Close and waits until every stream has ended or ctx ends.
-func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
+func (h *Handler) Shutdown(ctx context.Context) error { return h.engine.Shutdown(ctx) }
 
 // ServeHTTP answers one POST of a RunAgentInput; see Handler, and section
 // 18.3 for the refusals.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		relay.Refuse(w, refusal.CodeMethodNotAllowed, "runs are started with POST")
+		serve.Refuse(w, refusal.CodeMethodNotAllowed, "runs are started with POST")
 		return
 	}
-	key, in, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseInput,
+	key, in, ok := bridge.Start(h.engine, w, r, h.opts.MaxBodyBytes, parseInput,
 		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, in) },
 		func(ctx context.Context, in *RunInput) (replay.Key, error) { return h.opts.StartRun(ctx, r, in) })
 	if !ok {
 		return
 	}
-	started := relay.Str(relay.Str(relay.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
-	h.srv.ServeTurn(w, r, &relay.Stream{
+	started := bridge.Str(bridge.Str(bridge.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
+	thread, run := in.ThreadID, in.RunID // not in: a parked stream keeps its Codec's maker, not the request body
+	h.engine.Serve(w, r, &serve.Stream{
 		Key:      key,
-		Variant:  in.ThreadID + "\x00" + in.RunID,
-		NewCodec: func() relay.Codec { return &codec{threadID: in.ThreadID, runID: in.RunID} },
-		Prologue: relay.End(started),
-	}, false)
+		Variant:  thread + "\x00" + run,
+		NewCodec: func() serve.Codec { return &codec{threadID: thread, runID: run} },
+		Prologue: bridge.End(started),
+	})
 }
 
 // resume lands in's resume entries, or answers the request and reports
@@ -147,14 +139,14 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) b
 		keys[i] = interactions.Key{Conversation: in.ThreadID, CorrelationID: e.InterruptID}
 		subs[i] = interactions.Submission{ID: in.RunID, Response: e.Response}
 	}
-	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	res, ok := bridge.Land(h.engine, w, r, bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
 	for i := range res {
 		in.Resume[i].Result = res[i]
 	}
 	return ok
 }
 
-// parseInput reads a RunAgentInput strictly (relay.Unmarshal): threadId,
+// parseInput reads a RunAgentInput strictly (bridge.Unmarshal): threadId,
 // runId and messages required, resume entries {interruptId, status:
 // resolved|cancelled, payload?}, each interrupt once. It checks every entry
 // before any lands, so that a refused run changes nothing.
@@ -169,13 +161,13 @@ func parseInput(body []byte) (*RunInput, error) {
 			Payload     jsontext.Value `json:"payload"`
 		} `json:"resume"`
 	}
-	if err := relay.Unmarshal(body, &raw); err != nil {
+	if err := bridge.Unmarshal(body, &raw); err != nil {
 		return nil, errors.New("the body is not a RunAgentInput JSON object")
 	}
 	switch {
-	case raw.ThreadID == nil || !relay.ValidID(*raw.ThreadID):
+	case raw.ThreadID == nil || !bridge.ValidID(*raw.ThreadID):
 		return nil, errors.New("the body's threadId is missing or not an id")
-	case raw.RunID == nil || !relay.ValidID(*raw.RunID):
+	case raw.RunID == nil || !bridge.ValidID(*raw.RunID):
 		return nil, errors.New("the body's runId is missing or not an id")
 	case len(raw.Messages) == 0 || raw.Messages[0] != '[':
 		return nil, errors.New("the body's messages is not an array")
@@ -185,7 +177,7 @@ func parseInput(body []byte) (*RunInput, error) {
 	for _, e := range raw.Resume {
 		resp := cards.CardResponse{Action: cards.CardActionCancel, CorrelationID: e.InterruptID}
 		switch {
-		case !relay.ValidID(e.InterruptID):
+		case !bridge.ValidID(e.InterruptID):
 			return nil, errors.New("a resume entry's interruptId is missing or not an id")
 		case seen[e.InterruptID]:
 			return nil, errors.New("two resume entries answer one interrupt")
@@ -209,6 +201,6 @@ func submission(id string, payload json.RawMessage) (cards.CardResponse, error) 
 	if len(payload) == 0 || payload[0] != '{' {
 		return cards.CardResponse{}, errors.New("not an object")
 	}
-	b := relay.Str(relay.Str([]byte{'{'}, "action", "submit"), "correlationId", id)
-	return chatprotocol.ParseCardResponse(append(relay.Raw(b, "value", payload), '}'))
+	b := bridge.Str(bridge.Str([]byte{'{'}, "action", "submit"), "correlationId", id)
+	return chatprotocol.ParseCardResponse(append(bridge.Raw(b, "value", payload), '}'))
 }

@@ -48,7 +48,7 @@ func newFixture(t *testing.T, card bool) *fixture {
 	var err error
 	f.res, err = interactions.New(db.Open(nil), schemas, &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
-	h, err := agui.NewHandler(f.host.Window, &agui.Options{
+	h, err := agui.NewHandler(f.host.Window, &agui.HandlerOptions{
 		StartRun: func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
 			if in.ThreadID != "thread-1" || r.Header.Get("X-User") != "alice" {
 				return replay.Key{}, refusal.ErrTurnNotFound
@@ -303,7 +303,7 @@ func TestABodyNotSentAsJSONLandsAndStartsNothing(t *testing.T) {
 // section 12.5). Under a "POST /agent" pattern http.ServeMux answers them
 // itself, in plain text: the reason the documentation mounts it so.
 func TestMountedWithoutAMethodEveryOtherOneIsTheJSON405(t *testing.T) {
-	h, err := agui.NewHandler(replay.NewMemory(nil), &agui.Options{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) {
+	h, err := agui.NewHandler(replay.NewMemory(nil), &agui.HandlerOptions{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) {
 		t.Error("a request of another method started a run")
 		return replay.Key{}, refusal.ErrTurnNotFound
 	}})
@@ -355,7 +355,7 @@ func TestARunOfATurnTheWindowPrunedIs410(t *testing.T) {
 		_, err := w.Append(context.Background(), key, env)
 		require.NoError(t, err)
 	}
-	h, err := agui.NewHandler(w, &agui.Options{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil }})
+	h, err := agui.NewHandler(w, &agui.HandlerOptions{StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil }})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

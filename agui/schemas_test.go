@@ -38,7 +38,7 @@ func TestRealClientSchemaAcceptsEveryEvent(t *testing.T) {
 				_, err := w.Append(context.Background(), key, env)
 				require.NoError(t, err)
 			}
-			h, err := agui.NewHandler(w, &agui.Options{
+			h, err := agui.NewHandler(w, &agui.HandlerOptions{
 				StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil },
 			})
 			require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/otelchat"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -49,8 +50,7 @@ func TestStreamSpansFollowTheRequests(t *testing.T) {
 	obs := observe.Join(tel.obs, ends)
 	key := replay.Key{ConversationID: "conv-1", TurnID: "turn-1"}
 	w := replay.NewMemory(&replay.MemoryOptions{Observer: obs})
-	h, err := stream.NewHandler(w, &stream.HandlerOptions{Observer: obs, WaitOnRequest: true,
-		Authorize: func(*http.Request, replay.Key) error { return nil }})
+	h, err := stream.NewHandler(w, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Options: serve.Options{Observer: obs, WaitOnRequest: true}})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", tel.obs.Handler(h))

@@ -38,7 +38,7 @@ func newBridgeInstances(t *testing.T) *bridgeInstances {
 	b := &bridgeInstances{host: &turnscript.Host{Window: windows[0], Pace: 40 * time.Millisecond, Card: true}}
 	runs := map[string]replay.Key{} // run id → turn: a reconnect replays the run
 	for i, w := range windows {
-		u, err := uistream.NewHandler(w, &uistream.Options{
+		u, err := uistream.NewHandler(w, &uistream.HandlerOptions{
 			StartTurn: func(_ context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
 				return b.host.Start(req.ChatID), nil
 			},
@@ -51,7 +51,7 @@ func newBridgeInstances(t *testing.T) *bridgeInstances {
 		mux := http.NewServeMux()
 		u.Register(mux, "/api/chat")
 		b.ui[i] = httptest.NewServer(mux)
-		a, err := agui.NewHandler(w, &agui.Options{
+		a, err := agui.NewHandler(w, &agui.HandlerOptions{
 			StartRun: func(_ context.Context, _ *http.Request, in *agui.RunInput) (replay.Key, error) {
 				if key, ok := runs[in.RunID]; ok {
 					return key, nil

@@ -24,6 +24,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 	"github.com/Papercusp/chat-protocol-go/turn"
 )
@@ -132,7 +133,7 @@ func TestTurnAcrossInstances(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 16))
 	sink := filepath.Join(t.TempDir(), "launches.log")
 	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{CatchUpInterval: 200 * time.Millisecond})
-	h, err := stream.NewHandler(w, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Retry: 50 * time.Millisecond})
+	h, err := stream.NewHandler(w, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Options: serve.Options{Retry: 50 * time.Millisecond}})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
@@ -343,7 +344,7 @@ func TestCancelAcrossInstances(t *testing.T) {
 	needDB(t)
 	bin := buildTurnWorker(t)
 	w := newTestWindow(t, pgx.ReadCommitted, WindowOptions{CatchUpInterval: 200 * time.Millisecond})
-	h, err := stream.NewHandler(w, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Retry: 50 * time.Millisecond})
+	h, err := stream.NewHandler(w, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Options: serve.Options{Retry: 50 * time.Millisecond}})
 	require.NoError(t, err)
 	st := newRecoveryStore(t, poolOpts{})
 	rec := recovery.New(recovery.Host{Store: st, Authorizer: allowAll{}, Aborter: turn.NewRuns()}, nil)

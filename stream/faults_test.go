@@ -23,6 +23,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/sse"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -97,7 +98,7 @@ func TestCompressionMiddlewareGetsEveryWrite(t *testing.T) {
 	w := newWindow()
 	envs := script(keyT1, 20, 10)
 	appendAll(t, w, keyT1, envs[:2])
-	h := newHandler(t, w, &stream.HandlerOptions{HeartbeatInterval: 20 * time.Millisecond})
+	h := newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{HeartbeatInterval: 20 * time.Millisecond}})
 	srv := httptest.NewServer(gzipped(mux(h)))
 	t.Cleanup(srv.Close)
 	resp, body := openStream(t, srv.Client(), srv.URL+path(keyT1))
@@ -310,7 +311,7 @@ func TestHTTP10GetsNoChunkFraming(t *testing.T) {
 	w := newWindow()
 	envs := script(keyT1, 10, 10)
 	appendAll(t, w, keyT1, envs[:2])
-	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{HeartbeatInterval: 10 * time.Millisecond}))
+	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{HeartbeatInterval: 10 * time.Millisecond}}))
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()

@@ -13,6 +13,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/sse"
 )
 
@@ -52,7 +53,7 @@ type FollowOptions struct {
 	Parser *chatprotocol.ParserOptions
 
 	// Retry is the base reconnection delay until a stream sends a retry
-	// line; 0 means [DefaultRetry].
+	// line; 0 means [serve.DefaultRetry].
 	Retry time.Duration
 
 	// MaxBackoff caps the delay between two attempts; 0 means
@@ -143,7 +144,7 @@ func newFollower(opts *FollowOptions) *follower {
 	if f.state == nil {
 		f.state = &chatprotocol.ChatStateV1{}
 	}
-	f.retry = cmp.Or(f.o.Retry, DefaultRetry)
+	f.retry = cmp.Or(f.o.Retry, serve.DefaultRetry)
 	f.o.MaxBackoff = cmp.Or(f.o.MaxBackoff, DefaultMaxBackoff)
 	f.sleep, f.rand = f.o.Sleep, f.o.Rand
 	if f.sleep == nil {

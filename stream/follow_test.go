@@ -17,6 +17,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -128,7 +129,7 @@ func TestFollowKeepsAFrameCutRightAfterItsIDLine(t *testing.T) {
 	w := newWindow()
 	envs := script(keyT1, 5, 3)
 	appendAll(t, w, keyT1, envs)
-	q := &requests{h: newHandler(t, w, &stream.HandlerOptions{Retry: 700 * time.Millisecond})}
+	q := &requests{h: newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{Retry: 700 * time.Millisecond}})}
 	url, p := serveThroughProxy(t, q, &cutproxy.Options{Plan: cutproxy.Fixed(cutproxy.Cut{IDLine: 3})})
 	var got seqRecorder
 	var slept sleeps

@@ -20,6 +20,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/sse"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -72,7 +73,7 @@ func TestHandlerReplaysThenGoesLive(t *testing.T) {
 	w := newWindow()
 	envs := script(keyT1, 30, 8)
 	appendAll(t, w, keyT1, envs[:3])
-	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Retry: 1500 * time.Millisecond}))
+	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{Retry: 1500 * time.Millisecond}}))
 
 	resp, err := http.Get(srv.URL + path(keyT1))
 	require.NoError(t, err)
@@ -286,7 +287,7 @@ func TestNewHandlerNeedsAWindowAndAHook(t *testing.T) {
 	assert.Error(t, err)
 	_, err = stream.NewHandler(newWindow(), &stream.HandlerOptions{})
 	assert.Error(t, err)
-	_, err = stream.NewHandler(newWindow(), &stream.HandlerOptions{Authorize: authorize, Retry: -time.Second})
+	_, err = stream.NewHandler(newWindow(), &stream.HandlerOptions{Authorize: authorize, Options: serve.Options{Retry: -time.Second}})
 	assert.Error(t, err)
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/observetest"
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -90,8 +91,8 @@ func TestIdleSubscriberMemory(t *testing.T) {
 		t.Skip("opens 1,000 connections")
 	}
 	const n = 1000
-	parked := idleCost(t, n, &stream.HandlerOptions{HeartbeatInterval: time.Hour})
-	onRequest := idleCost(t, n, &stream.HandlerOptions{HeartbeatInterval: time.Hour, WaitOnRequest: true})
+	parked := idleCost(t, n, &stream.HandlerOptions{Options: serve.Options{HeartbeatInterval: time.Hour}})
+	onRequest := idleCost(t, n, &stream.HandlerOptions{Options: serve.Options{HeartbeatInterval: time.Hour, WaitOnRequest: true}})
 	t.Logf("idle subscriber over %d connections: parked %.0f bytes (%.1f KiB), on its request goroutine %.0f bytes (%.1f KiB): %.1f%% of it",
 		n, parked, parked/1024, onRequest, onRequest/1024, 100*parked/onRequest)
 	if !raceEnabled {
@@ -111,7 +112,7 @@ func TestThousandClientsReconnectAtOnce(t *testing.T) {
 	w := newWindow()
 	envs := script(keyT1, 50, 20)
 	appendAll(t, w, keyT1, envs[:2])
-	q := &requests{h: newHandler(t, w, &stream.HandlerOptions{Retry: 10 * time.Millisecond})}
+	q := &requests{h: newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{Retry: 10 * time.Millisecond}})}
 	url, p := serveThroughProxy(t, q, &cutproxy.Options{Plan: func(conn int, _ *rand.Rand) cutproxy.Cut {
 		if conn < n { // each client's first connection: all are open before seq 3 is appended
 			return cutproxy.Cut{IDLine: 3}
@@ -167,7 +168,7 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	w := replay.NewMemory(&replay.MemoryOptions{MaxBytes: -1})
 	big := script(keyT1, 200, 32<<10) // 6.4 MiB of deltas
 	obs := &observetest.Recorder{}
-	h := newHandler(t, w, &stream.HandlerOptions{WriteTimeout: 300 * time.Millisecond, Observer: obs})
+	h := newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{WriteTimeout: 300 * time.Millisecond, Observer: obs}})
 	srv := httptest.NewUnstartedServer(mux(h))
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		c.(*net.TCPConn).SetWriteBuffer(8 << 10) // small kernel buffers, so the stall shows soon

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/benchcpu"
 	"github.com/Papercusp/chat-protocol-go/observe"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkDelivery(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			w := newWindow()
 			appendAll(b, w, keyT1, script(keyT1, 98, 64))
-			h := mux(newHandler(b, w, &stream.HandlerOptions{Observer: c.obs}))
+			h := mux(newHandler(b, w, &stream.HandlerOptions{Options: serve.Options{Observer: c.obs}}))
 			b.ReportAllocs()
 			cpu := benchcpu.Start()
 			for b.Loop() {

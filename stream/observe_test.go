@@ -14,6 +14,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/observe"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -63,7 +64,7 @@ func TestObserverSeesStreams(t *testing.T) {
 	obs := &observetest.Recorder{}
 	w := replay.NewMemory(&replay.MemoryOptions{MaxFrames: 3, Observer: obs})
 	appendAll(t, w, keyT1, script(keyT1, 3, 3)) // seqs 1 to 5; 3 to 5 retained
-	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Observer: obs}))
+	srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{Observer: obs}}))
 	for _, e := range obs.Events() {
 		require.Failf(t, "an append reported", "%v", e)
 	}
@@ -127,7 +128,7 @@ func TestObserverFollowsAParkedStream(t *testing.T) {
 		w := newWindow()
 		envs := script(keyT1, 4, 3) // seqs 1 to 6
 		appendAll(t, w, keyT1, envs[:2])
-		srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Observer: obs, WaitOnRequest: waitOnRequest}))
+		srv := newServer(t, newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{Observer: obs, WaitOnRequest: waitOnRequest}}))
 		done := make(chan int, 1)
 		go func() { done <- get(t, srv.URL, keyT1, "", "") }()
 		delivered := func(seq int64) func([]observetest.Recorded) bool {
@@ -172,7 +173,7 @@ func TestObserverAddsNoAllocation(t *testing.T) {
 	allocs := func(obs observe.Observer) float64 {
 		w := newWindow()
 		appendAll(t, w, keyT1, script(keyT1, 98, 64))
-		h := mux(newHandler(t, w, &stream.HandlerOptions{Observer: obs}))
+		h := mux(newHandler(t, w, &stream.HandlerOptions{Options: serve.Options{Observer: obs}}))
 		return testing.AllocsPerRun(20, func() {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", path(keyT1), nil))

@@ -38,7 +38,7 @@ func TestACardAnswerLandsThroughTheResolverOnly(t *testing.T) {
 	require.NoError(t, err)
 	host := &turnscript.Host{Window: replay.NewMemory(nil), Pace: time.Millisecond, Card: true}
 	var answers []*uistream.Answer
-	h, err := uistream.NewHandler(host.Window, &uistream.Options{
+	h, err := uistream.NewHandler(host.Window, &uistream.HandlerOptions{
 		StartTurn: func(ctx context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
 			answers = append(answers, req.Answer)
 			key := host.Start(req.ChatID)

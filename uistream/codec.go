@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/bridge"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -41,19 +41,19 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		dst = c.startStep(dst)
 		if c.text == "" {
 			c.text = "text-" + strconv.FormatInt(f.Seq, 10)
-			dst = relay.End(relay.Str(relay.Begin(dst, "text-start"), "id", c.text))
+			dst = bridge.End(bridge.Str(bridge.Begin(dst, "text-start"), "id", c.text))
 		}
-		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
+		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
 	case *chatprotocol.ToolCallEvent:
 		dst = c.endText(c.startStep(dst))
-		dst = relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
-		return relay.End(relay.Raw(relay.Str(relay.Str(relay.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", orNull(ev.Input))), nil
+		dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
+		return bridge.End(bridge.Raw(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", orNull(ev.Input))), nil
 	case *chatprotocol.ToolResultEvent:
 		dst = c.endText(c.startStep(dst))
 		if ev.Status == chatprotocol.ToolResultOK {
-			return relay.End(relay.Raw(relay.Str(relay.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", orNull(ev.Output))), nil
+			return bridge.End(bridge.Raw(bridge.Str(bridge.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", orNull(ev.Output))), nil
 		}
-		return relay.End(relay.Str(relay.Str(relay.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
+		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
 	case *chatprotocol.CardEvent:
 		card, err := json.Marshal(ev.Card)
 		if err != nil {
@@ -105,23 +105,23 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 				text += ": " + ev.Reason
 			}
 		}
-		return relay.End(relay.Str(relay.Begin(c.endText(dst), "error"), "errorText", text))
+		return bridge.End(bridge.Str(bridge.Begin(c.endText(dst), "error"), "errorText", text))
 	case chatprotocol.LifecycleCancelled:
 		c.done = true
-		return relay.End(relay.Begin(c.endText(dst), "abort"))
+		return bridge.End(bridge.Begin(c.endText(dst), "abort"))
 	default:
 		return dst // needs-reconciliation: the turn goes on
 	}
 	c.done = true
 	dst = c.endText(dst)
 	if c.step {
-		dst = relay.End(relay.Begin(dst, "finish-step"))
+		dst = bridge.End(bridge.Begin(dst, "finish-step"))
 		c.step = false
 	}
 	if c.finishReason {
-		return relay.End(relay.Str(relay.Begin(dst, "finish"), "finishReason", "stop"))
+		return bridge.End(bridge.Str(bridge.Begin(dst, "finish"), "finishReason", "stop"))
 	}
-	return relay.End(relay.Begin(dst, "finish"))
+	return bridge.End(bridge.Begin(dst, "finish"))
 }
 
 // startStep opens the message's step before its first part.
@@ -130,11 +130,11 @@ func (c *codec) startStep(dst []byte) []byte {
 		return dst
 	}
 	c.step = true
-	return relay.End(relay.Begin(dst, "start-step"))
+	return bridge.End(bridge.Begin(dst, "start-step"))
 }
 
 // endText closes the open text part, if any.
-func (c *codec) endText(dst []byte) []byte { return relay.Close(dst, &c.text, "text-end", "id") }
+func (c *codec) endText(dst []byte) []byte { return bridge.Close(dst, &c.text, "text-end", "id") }
 
 // cardPart appends the data-card part of a card (docs/contract.md section
 // 18.1): data is {"status":status,"card":card,"outcome"?}.
@@ -142,12 +142,12 @@ func cardPart(dst []byte, id, status string, card json.RawMessage, outcome strin
 	if card == nil {
 		card = json.RawMessage("null") // closed without an open card this stream saw
 	}
-	dst = append(relay.Str(relay.Begin(dst, "data-card"), "id", id), `,"data":{"status":"`...)
-	dst = relay.Raw(append(append(dst, status...), '"'), "card", card)
+	dst = append(bridge.Str(bridge.Begin(dst, "data-card"), "id", id), `,"data":{"status":"`...)
+	dst = bridge.Raw(append(append(dst, status...), '"'), "card", card)
 	if outcome != "" {
-		dst = relay.Str(dst, "outcome", outcome)
+		dst = bridge.Str(dst, "outcome", outcome)
 	}
-	return relay.End(append(dst, '}'))
+	return bridge.End(append(dst, '}'))
 }
 
 // orNull is v, or null when absent: the chunk schemas require input and

@@ -4,14 +4,14 @@
 // and 7.x lines.
 //
 // Handler answers the transport's three requests: POST {api} starts a turn
-// through the host's [Options.StartTurn] and streams it, GET
+// through the host's [HandlerOptions.StartTurn] and streams it, GET
 // {api}/{chatId}/stream resumes the chat's running turn from its first chunk
-// ([Options.ActiveTurn]; 204 when there is none), DELETE {api}/{chatId}/stream
-// cancels it ([Options.Cancel]). The turn's frames become chunks once for all
+// ([HandlerOptions.ActiveTurn]; 204 when there is none), DELETE {api}/{chatId}/stream
+// cancels it ([HandlerOptions.Cancel]). The turn's frames become chunks once for all
 // the streams that read them; a stream that ends before its turn did is
 // aborted, so that the client's resume applies. A minimal service:
 //
-//	h, err := uistream.NewHandler(window, &uistream.Options{
+//	h, err := uistream.NewHandler(window, &uistream.HandlerOptions{
 //		StartTurn:  func(ctx context.Context, r *http.Request, req *uistream.Request) (replay.Key, error) { … },
 //		ActiveTurn: func(ctx context.Context, r *http.Request, chatID string) (replay.Key, bool, error) { … },
 //		Cancel:     func(ctx context.Context, r *http.Request, key replay.Key) error { … },
@@ -22,6 +22,6 @@
 // and on the client, DefaultChatTransport({api: "/api/chat"}) with
 // useChat({resume: true}). Cards reach the client as data-card parts;
 // their answers come back in a POST's answer member and land through an
-// [interactions.Resolver], with the caller the host's [Options.Caller] reads
+// [interactions.Resolver], with the caller the host's [HandlerOptions.Caller] reads
 // from its session. The contract lists what each direction loses.
 package uistream

@@ -4,19 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
-	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/bridge"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // HeaderName and HeaderValue are the header every stream of the bridge
@@ -60,8 +59,9 @@ type Answer struct {
 	Result interactions.Result
 }
 
-// Options configures a Handler. StartTurn and ActiveTurn are required.
-type Options struct {
+// HandlerOptions configures a Handler. StartTurn and ActiveTurn are
+// required.
+type HandlerOptions struct {
 	// StartTurn starts the turn a POST asks for, with the caller the host
 	// reads from r, and returns its key; the stream then serves the turn
 	// from its first frame. It refuses with an error of code turn-not-found
@@ -87,51 +87,43 @@ type Options struct {
 	FinishReason bool
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
-	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
-	// those of the stream package's HandlerOptions, with the same defaults; a heartbeat
-	// is an SSE comment.
-	HeartbeatInterval, WriteTimeout, WindowTimeout time.Duration
-	PageBytes                                      int
-	// CacheTurns and CacheFrames bound the shared transcoding: the turns
-	// whose state is kept and the outputs kept per turn (0: 4096, 256).
-	CacheTurns, CacheFrames int
-	// Logger receives the errors no client is told about; nil logs none.
-	Logger *slog.Logger
+	// Options are the serving options every stream of the module shares
+	// ([serve.Options]); a heartbeat is an SSE comment and Retry is only
+	// the Retry-After of a 503 (the protocol has no retry line).
+	serve.Options
 }
 
 // Handler serves turns of a replay window as AI SDK UI message streams
 // (docs/contract.md section 18.1): POST {api} starts a turn through
-// [Options.StartTurn] and streams it, GET {api}/{chatId}/stream resumes the
+// [HandlerOptions.StartTurn] and streams it, GET {api}/{chatId}/stream resumes the
 // chat's running turn from its first chunk (204 when none), DELETE
 // {api}/{chatId}/stream cancels it. Mount it with Register. Every stream's
 // chunks are transcoded once per frame for all its readers. Safe for
 // concurrent use; make one with [NewHandler].
 type Handler struct {
-	srv  *relay.Server
-	opts Options
+	engine *serve.Engine
+	opts   HandlerOptions
+	header http.Header // the protocol's header on every stream
 }
 
 // NewHandler returns a Handler serving turns from window. It fails when
 // window, opts, StartTurn or ActiveTurn is nil, or only one of Resolver
 // and Caller is set.
-func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
+func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 	switch {
-	case window == nil:
-		return nil, errors.New("uistream: NewHandler needs a replay window")
 	case opts == nil || opts.StartTurn == nil || opts.ActiveTurn == nil:
-		return nil, errors.New("uistream: NewHandler needs Options.StartTurn and Options.ActiveTurn")
+		return nil, errors.New("uistream: NewHandler needs HandlerOptions.StartTurn and HandlerOptions.ActiveTurn")
 	case (opts.Resolver == nil) != (opts.Caller == nil):
-		return nil, errors.New("uistream: Options.Resolver and Options.Caller go together")
+		return nil, errors.New("uistream: HandlerOptions.Resolver and HandlerOptions.Caller go together")
 	}
-	h := &Handler{opts: *opts}
+	engine, err := serve.NewEngine(window, &opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{engine: engine, opts: *opts, header: http.Header{HeaderName: {HeaderValue}}}
 	if h.opts.MessageID == nil {
 		h.opts.MessageID = func(key replay.Key) string { return key.TurnID }
 	}
-	h.srv = relay.NewServer(window, &relay.Options{
-		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
-		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes,
-		Cache: relay.NewCache(opts.CacheTurns, opts.CacheFrames), Logger: opts.Logger,
-	})
 	return h, nil
 }
 
@@ -168,17 +160,17 @@ func (h *Handler) methodOK(w http.ResponseWriter, r *http.Request, stream bool, 
 		}
 	}
 	w.Header().Set("Allow", allow)
-	relay.Refuse(w, refusal.CodeMethodNotAllowed, message)
+	serve.Refuse(w, refusal.CodeMethodNotAllowed, message)
 	return false
 }
 
 // Close aborts every stream being served, so that clients resume
 // elsewhere, and answers later requests 503; register it with
 // [http.Server.RegisterOnShutdown].
-func (h *Handler) Close() { h.srv.Close() }
+func (h *Handler) Close() { h.engine.Close() }
 
 // Shutdown calls Close and waits until every stream has ended or ctx ends.
-func (h *Handler) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
+func (h *Handler) Shutdown(ctx context.Context) error { return h.engine.Shutdown(ctx) }
 
 // ServeStart answers POST {api}: it reads the body, lands a card answer it
 // carries, starts the turn and streams it; another method gets the JSON
@@ -187,7 +179,7 @@ func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 	if !h.methodOK(w, r, false, http.MethodPost) {
 		return
 	}
-	key, _, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseRequest,
+	key, _, ok := bridge.Start(h.engine, w, r, h.opts.MaxBodyBytes, parseRequest,
 		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, req) },
 		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
 	if ok {
@@ -209,7 +201,7 @@ func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
 }
 
 // ServeStop answers DELETE {api}/{chatId}/stream: it cancels the chat's
-// running turn through [Options.Cancel] and answers 204, also when there was
+// running turn through [HandlerOptions.Cancel] and answers 204, also when there was
 // nothing to stop; another method, or any without Cancel, gets the JSON
 // 405.
 func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
@@ -224,11 +216,11 @@ func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, cancel := h.srv.Bounded(r.Context())
+	ctx, cancel := h.engine.Bounded(r.Context())
 	err := h.opts.Cancel(ctx, r, key)
 	cancel()
-	if err != nil && !relay.Denied(err) && refusal.CodeOf(err) != refusal.CodeTurnNotRunning {
-		h.srv.RefuseHook(w, r, "Cancel", err)
+	if err != nil && !bridge.Denied(err) && refusal.CodeOf(err) != refusal.CodeTurnNotRunning {
+		bridge.RefuseHook(h.engine, w, r, "Cancel", err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -237,21 +229,21 @@ func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
 // active returns the running turn of the request's chat, or answers the
 // request (204, 503) and reports false.
 func (h *Handler) active(w http.ResponseWriter, r *http.Request) (replay.Key, bool) {
-	if h.srv.Closed() {
-		h.srv.Unavailable(w)
+	if h.engine.Closed() {
+		h.engine.Unavailable(w, "the server is shutting down; retry later")
 		return replay.Key{}, false
 	}
 	chatID := r.PathValue("chatId")
-	if !relay.ValidID(chatID) {
+	if !bridge.ValidID(chatID) {
 		w.WriteHeader(http.StatusNoContent) // no chat can have that id
 		return replay.Key{}, false
 	}
-	ctx, cancel := h.srv.Bounded(r.Context())
+	ctx, cancel := h.engine.Bounded(r.Context())
 	key, ok, err := h.opts.ActiveTurn(ctx, r, chatID)
 	cancel()
 	switch {
-	case err != nil && !relay.Denied(err):
-		h.srv.RefuseHook(w, r, "ActiveTurn", err)
+	case err != nil && !bridge.Denied(err):
+		bridge.RefuseHook(h.engine, w, r, "ActiveTurn", err)
 		return replay.Key{}, false
 	case err != nil || !ok:
 		w.WriteHeader(http.StatusNoContent) // a denial looks like no running turn
@@ -262,28 +254,35 @@ func (h *Handler) active(w http.ResponseWriter, r *http.Request) (replay.Key, bo
 
 // serve streams key's turn from its first chunk.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, resume bool) {
-	start := relay.Str(relay.Begin(nil, "start"), "messageId", h.opts.MessageID(key))
-	h.srv.ServeTurn(w, r, &relay.Stream{
+	start := bridge.Str(bridge.Begin(nil, "start"), "messageId", h.opts.MessageID(key))
+	h.engine.Serve(w, r, &serve.Stream{
 		Key:      key,
-		NewCodec: func() relay.Codec { return newCodec(h.opts.FinishReason) },
-		Header:   http.Header{HeaderName: {HeaderValue}},
-		Prologue: relay.End(start),
-		Epilogue: []byte("data: [DONE]\n\n"),
-	}, resume)
+		Resume:   resume,
+		NewCodec: h.newCodec,
+		Header:   h.header,
+		Prologue: bridge.End(start),
+		Epilogue: []byte(doneChunk),
+	})
 }
+
+// doneChunk is the chunk that ends every stream.
+const doneChunk = "data: [DONE]\n\n"
+
+// newCodec returns the Codec of one turn's stream.
+func (h *Handler) newCodec() serve.Codec { return newCodec(h.opts.FinishReason) }
 
 // answer lands req.Answer, or answers the request and reports false.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) bool {
 	keys := []interactions.Key{{Conversation: req.ChatID, CorrelationID: req.Answer.Response.CorrelationID}}
 	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
-	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	res, ok := bridge.Land(h.engine, w, r, bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
 	if ok {
 		req.Answer.Result = res[0]
 	}
 	return ok
 }
 
-// parseRequest reads a POST's body strictly (relay.Unmarshal): {id,
+// parseRequest reads a POST's body strictly (bridge.Unmarshal): {id,
 // messages, trigger, messageId?, answer?: {submissionId, response}} and
 // any other member.
 func parseRequest(body []byte) (*Request, error) {
@@ -297,11 +296,11 @@ func parseRequest(body []byte) (*Request, error) {
 			Response     jsontext.Value `json:"response"`
 		} `json:"answer"`
 	}
-	if err := relay.Unmarshal(body, &in); err != nil {
+	if err := bridge.Unmarshal(body, &in); err != nil {
 		return nil, errors.New("the body is not the chat request's JSON object")
 	}
 	switch {
-	case in.ID == nil || !relay.ValidID(*in.ID):
+	case in.ID == nil || !bridge.ValidID(*in.ID):
 		return nil, errors.New("the body's id is missing or not a chat id")
 	case len(in.Messages) == 0 || in.Messages[0] != '[':
 		return nil, errors.New("the body's messages is not an array")
@@ -311,7 +310,7 @@ func parseRequest(body []byte) (*Request, error) {
 	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: json.RawMessage(in.Messages), Body: body}
 	if in.Answer != nil {
 		resp, err := chatprotocol.ParseCardResponse(in.Answer.Response)
-		if err != nil || !relay.ValidID(in.Answer.SubmissionID) {
+		if err != nil || !bridge.ValidID(in.Answer.SubmissionID) {
 			return nil, errors.New("the body's answer is not {submissionId, response} with a card response")
 		}
 		req.Answer = &Answer{SubmissionID: in.Answer.SubmissionID, Response: resp}

@@ -30,10 +30,10 @@ type fixture struct {
 
 // newFixture serves the bridge at /api/chat; chat "secret" belongs to
 // nobody, chat "down" has a store that is down.
-func newFixture(t *testing.T, pace time.Duration, card bool, opts *uistream.Options) *fixture {
+func newFixture(t *testing.T, pace time.Duration, card bool, opts *uistream.HandlerOptions) *fixture {
 	t.Helper()
 	f := &fixture{host: &turnscript.Host{Window: replay.NewMemory(nil), Pace: pace, Card: card}}
-	o := uistream.Options{}
+	o := uistream.HandlerOptions{}
 	if opts != nil {
 		o = *opts
 	}
@@ -252,7 +252,7 @@ func TestEveryWrongMethodIsTheJSON405(t *testing.T) {
 		f := newFixture(t, time.Millisecond, false, nil)
 		var h http.Handler = f.srv.Config.Handler
 		if !c.cancel {
-			noCancel, err := uistream.NewHandler(f.host.Window, &uistream.Options{
+			noCancel, err := uistream.NewHandler(f.host.Window, &uistream.HandlerOptions{
 				StartTurn: func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) {
 					return replay.Key{}, refusal.ErrTurnNotFound
 				},
@@ -279,7 +279,7 @@ func TestEveryWrongMethodIsTheJSON405(t *testing.T) {
 }
 
 func TestBadRequestsStartNothing(t *testing.T) {
-	f := newFixture(t, time.Millisecond, false, &uistream.Options{MaxBodyBytes: 4096})
+	f := newFixture(t, time.Millisecond, false, &uistream.HandlerOptions{MaxBodyBytes: 4096})
 	cases := []struct {
 		body   string
 		status int
@@ -326,7 +326,7 @@ func TestUnknownMembersAreRead(t *testing.T) {
 	var got *uistream.Request
 	host := &turnscript.Host{Window: replay.NewMemory(nil), Pace: time.Millisecond}
 	t.Cleanup(host.Wait)
-	h, err := uistream.NewHandler(host.Window, &uistream.Options{
+	h, err := uistream.NewHandler(host.Window, &uistream.HandlerOptions{
 		StartTurn: func(_ context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
 			got = req
 			return host.Start(req.ChatID), nil
@@ -372,7 +372,7 @@ func TestATurnTheWindowNoLongerHolds(t *testing.T) {
 		}
 	}
 	now = now.Add(2 * time.Minute)
-	h, err := uistream.NewHandler(w, &uistream.Options{
+	h, err := uistream.NewHandler(w, &uistream.HandlerOptions{
 		StartTurn: func(_ context.Context, _ *http.Request, req *uistream.Request) (replay.Key, error) {
 			return keys[req.ChatID], nil
 		},

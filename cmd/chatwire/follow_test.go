@@ -17,6 +17,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/sse"
 	turnstream "github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -49,7 +50,7 @@ func followTurn(t *testing.T) (url, sseText string, proxy *cutproxy.Proxy) {
 			return refusal.ErrUnauthorized
 		}
 		return nil
-	}, Retry: time.Millisecond})
+	}, Options: serve.Options{Retry: time.Millisecond}})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)

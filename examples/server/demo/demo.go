@@ -71,6 +71,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 	"github.com/Papercusp/chat-protocol-go/turn"
 	"github.com/Papercusp/chat-protocol-go/uistream"
@@ -259,13 +260,12 @@ type streams interface {
 
 // routes builds the endpoints of the package documentation.
 func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
-	events, err := stream.NewHandler(h.window, &stream.HandlerOptions{Logger: log,
-		Authorize: func(r *http.Request, key replay.Key) error { // the window waits for any turn: deny unknown ones
-			if _, err := callerOf(r); err != nil || !h.exists(key) {
-				return refusal.ErrTurnNotFound
-			}
-			return nil
-		}})
+	events, err := stream.NewHandler(h.window, &stream.HandlerOptions{Authorize: func(r *http.Request, key replay.Key) error { // the window waits for any turn: deny unknown ones
+		if _, err := callerOf(r); err != nil || !h.exists(key) {
+			return refusal.ErrTurnNotFound
+		}
+		return nil
+	}, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,12 +281,11 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ui, err := uistream.NewHandler(h.window, &uistream.Options{StartTurn: h.startTurn, ActiveTurn: h.activeTurn,
-		Cancel: h.cancelTurn, Resolver: h.cards, Caller: callerOf, Logger: log})
+	ui, err := uistream.NewHandler(h.window, &uistream.HandlerOptions{StartTurn: h.startTurn, ActiveTurn: h.activeTurn, Cancel: h.cancelTurn, Resolver: h.cards, Caller: callerOf, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}
-	ag, err := agui.NewHandler(h.window, &agui.Options{StartRun: h.startRun, Resolver: h.cards, Caller: callerOf, Logger: log})
+	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun, Resolver: h.cards, Caller: callerOf, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/agui"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	servecore "github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/uistream"
 )
 
@@ -26,25 +27,25 @@ func newBridgeServer(kind string) func(config) (server, error) {
 		var h http.Handler
 		switch kind {
 		case "uistream":
-			u, err := uistream.NewHandler(ss.window, &uistream.Options{
+			u, err := uistream.NewHandler(ss.window, &uistream.HandlerOptions{
 				StartTurn: func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) {
 					return replay.Key{}, errNoStart
 				},
 				ActiveTurn: func(_ context.Context, r *http.Request, chatID string) (replay.Key, bool, error) {
 					return replay.Key{ConversationID: conversation, TurnID: chatID}, true, nil
 				},
-				HeartbeatInterval: time.Hour, // the floor sends none either
+				Options: servecore.Options{HeartbeatInterval: time.Hour}, // the floor sends none either
 			})
 			if err != nil {
 				return nil, err
 			}
 			h = http.HandlerFunc(u.ServeResume)
 		default:
-			a, err := agui.NewHandler(ss.window, &agui.Options{
+			a, err := agui.NewHandler(ss.window, &agui.HandlerOptions{
 				StartRun: func(_ context.Context, _ *http.Request, in *agui.RunInput) (replay.Key, error) {
 					return replay.Key{ConversationID: conversation, TurnID: in.RunID}, nil
 				},
-				HeartbeatInterval: time.Hour,
+				Options: servecore.Options{HeartbeatInterval: time.Hour},
 			})
 			if err != nil {
 				return nil, err

@@ -9,6 +9,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	servecore "github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -22,8 +23,8 @@ type streamServer struct {
 func newStreamServer(c config) (server, error) {
 	w := replay.NewMemory(&replay.MemoryOptions{MaxTurns: 2 * c.turns, MaxFrames: -1, MaxAge: -1})
 	h, err := stream.NewHandler(w, &stream.HandlerOptions{
-		Authorize:         func(*http.Request, replay.Key) error { return nil },
-		HeartbeatInterval: time.Hour, // the floor sends none either
+		Authorize: func(*http.Request, replay.Key) error { return nil },
+		Options:   servecore.Options{HeartbeatInterval: time.Hour}, // the floor sends none either
 	})
 	if err != nil {
 		return nil, err

@@ -31,6 +31,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/sse"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -206,11 +207,7 @@ func cmpOr[T comparable](v, def T) T {
 // with the Handler's Close registered for the server's shutdown.
 func (turn *Turn) startInstance(t testing.TB, i int, window replay.Window, o *Options) *instance {
 	t.Helper()
-	h, err := stream.NewHandler(window, &stream.HandlerOptions{
-		Authorize:         func(*http.Request, replay.Key) error { return nil },
-		Retry:             o.Retry,
-		HeartbeatInterval: o.HeartbeatInterval,
-	})
+	h, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Options: serve.Options{Retry: o.Retry, HeartbeatInterval: o.HeartbeatInterval}})
 	require.NoError(t, err)
 	var route http.Handler = h
 	if o.Wrap != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/pgstore/internal/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -63,12 +64,7 @@ func run() error {
 	}
 	defer closeWindow()
 
-	h, err := stream.NewHandler(window, &stream.HandlerOptions{
-		Authorize:     func(*http.Request, replay.Key) error { return nil },
-		Retry:         *retry,
-		WaitOnRequest: *waitOnRequest,
-		Logger:        log,
-	})
+	h, err := stream.NewHandler(window, &stream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }, Options: serve.Options{Retry: *retry, WaitOnRequest: *waitOnRequest, Logger: log}})
 	if err != nil {
 		return err
 	}

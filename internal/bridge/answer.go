@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/mediatype"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // Answers lands card answers a bridge's request carried through a
@@ -25,17 +26,17 @@ type Answers struct {
 // 401 for a Caller error, 400 when a has no Resolver) and reports false,
 // the submissions before the refused one landed. The caller checks the
 // whole request first (docs/contract.md section 18.2).
-func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
+func Land(e *serve.Engine, w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
 	if a.Resolver == nil {
-		Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
+		serve.Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
 		return nil, false
 	}
 	caller, err := a.Caller(r)
 	if err != nil {
-		Refuse(w, refusal.CodeUnauthenticated, "no session")
+		serve.Refuse(w, refusal.CodeUnauthenticated, "no session")
 		return nil, false
 	}
-	ctx, cancel := s.Bounded(r.Context())
+	ctx, cancel := e.Bounded(r.Context())
 	defer cancel()
 	results := make([]interactions.Result, len(subs))
 	for i, sub := range subs {
@@ -45,7 +46,7 @@ func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []
 			if code == "" {
 				code = refusal.CodeStoreUnavailable
 			}
-			Refuse(w, code, "the card answer was refused")
+			serve.Refuse(w, code, "the card answer was refused")
 			return nil, false
 		}
 		results[i] = res
@@ -60,16 +61,16 @@ func (s *Server) Land(w http.ResponseWriter, r *http.Request, a Answers, keys []
 // start, bounded by the window timeout. It returns the turn's key and the
 // parsed request, or answers the request and reports false: 503 when
 // closing, 415 for a Content-Type other than JSON or none, 413 or 400 for
-// the body, a hook's error as RefuseHook answers it.
-func Start[T any](s *Server, w http.ResponseWriter, r *http.Request, limit int64, parse func([]byte) (T, error),
+// the body, a hook's error as [RefuseHook] answers it.
+func Start[T any](e *serve.Engine, w http.ResponseWriter, r *http.Request, limit int64, parse func([]byte) (T, error),
 	land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
 	var req T
-	if s.Closed() {
-		s.Unavailable(w)
+	if e.Closed() {
+		e.Unavailable(w, msgUnavailable)
 		return replay.Key{}, req, false
 	}
 	if mediatype.Of(r.Header) != mediatype.ApplicationJSON { // none included: no simple cross-site request gets through
-		Refuse(w, refusal.CodeUnsupportedMediaType, "the body is sent as application/json")
+		serve.Refuse(w, refusal.CodeUnsupportedMediaType, "the body is sent as application/json")
 		return replay.Key{}, req, false
 	}
 	body, err := ReadBody(r, limit)
@@ -78,17 +79,17 @@ func Start[T any](s *Server, w http.ResponseWriter, r *http.Request, limit int64
 		return replay.Key{}, req, false
 	}
 	if req, err = parse(body); err != nil {
-		Refuse(w, refusal.CodeInvalidInput, err.Error())
+		serve.Refuse(w, refusal.CodeInvalidInput, err.Error())
 		return replay.Key{}, req, false
 	}
 	if !land(req) {
 		return replay.Key{}, req, false
 	}
-	ctx, cancel := s.Bounded(r.Context())
+	ctx, cancel := e.Bounded(r.Context())
 	key, err := start(ctx, req)
 	cancel()
 	if err != nil {
-		s.RefuseHook(w, r, "start", err)
+		RefuseHook(e, w, r, "start", err)
 		return replay.Key{}, req, false
 	}
 	return key, req, true

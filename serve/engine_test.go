@@ -1,4 +1,4 @@
-package relay_test
+package serve_test
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // counting is a Codec that writes each frame's seq and the count of frames
@@ -44,12 +44,12 @@ func (c *counting) Append(dst []byte, f replay.Frame, _ chatprotocol.ChatEventEn
 
 func (c *counting) Done() bool { return c.done }
 
-// serve serves key's turn of w through s on a loopback server.
-func serve(t *testing.T, s *relay.Server, key replay.Key, calls *atomic.Int64) *httptest.Server {
+// serveTurn serves key's turn through e on a loopback server.
+func serveTurn(t *testing.T, e *serve.Engine, key replay.Key, calls *atomic.Int64) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.ServeTurn(w, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &counting{calls: calls} },
-			Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")}, false)
+		e.Serve(w, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &counting{calls: calls} },
+			Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")})
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -66,12 +66,21 @@ func want(n int) string {
 	return b.String()
 }
 
+// engine returns an Engine of w configured by opts.
+func engine(t *testing.T, w replay.Window, opts *serve.Options) *serve.Engine {
+	t.Helper()
+	e, err := serve.NewEngine(w, opts)
+	require.NoError(t, err)
+	t.Cleanup(e.Close)
+	return e
+}
+
 func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 	w := replay.NewMemory(nil)
 	key := replay.Key{ConversationID: "c", TurnID: "t"}
 	envs := turnscript.Envelopes(key, turnscript.Events(key, true))
 	var calls atomic.Int64
-	srv := serve(t, relay.NewServer(w, nil), key, &calls)
+	srv := serveTurn(t, engine(t, w, nil), key, &calls)
 	const streams = 50
 	var wg sync.WaitGroup
 	bodies := make([]string, streams)
@@ -117,8 +126,8 @@ func TestAStreamBehindTheCacheRebuildsItsOwnCodec(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var calls atomic.Int64
-	s := relay.NewServer(w, &relay.Options{Cache: relay.NewCache(1, 4), PageBytes: 64})
-	srv := serve(t, s, key, &calls)
+	s := engine(t, w, &serve.Options{CacheBytes: 40, PageBytes: 64})
+	srv := serveTurn(t, s, key, &calls)
 	for range 3 { // each stream after the first finds the cache past its frames
 		resp, err := http.Get(srv.URL)
 		require.NoError(t, err)
@@ -137,8 +146,8 @@ func TestIdleStreamsShareAWaitAndGetHeartbeatComments(t *testing.T) {
 	_, err := w.Append(context.Background(), key, envs[0])
 	require.NoError(t, err)
 	var calls atomic.Int64
-	s := relay.NewServer(w, &relay.Options{HeartbeatInterval: 20 * time.Millisecond})
-	srv := serve(t, s, key, &calls)
+	s := engine(t, w, &serve.Options{HeartbeatInterval: 20 * time.Millisecond})
+	srv := serveTurn(t, s, key, &calls)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
@@ -170,8 +179,8 @@ func TestCloseAbortsAStreamItEndsBeforeItsTurn(t *testing.T) {
 	_, err := w.Append(context.Background(), key, envs[0])
 	require.NoError(t, err)
 	var calls atomic.Int64
-	s := relay.NewServer(w, nil)
-	srv := serve(t, s, key, &calls)
+	s := engine(t, w, nil)
+	srv := serveTurn(t, s, key, &calls)
 	resp, err := http.Get(srv.URL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -215,8 +224,9 @@ func TestTheCodecGetsOnlyWhatItMaps(t *testing.T) {
 		_, err := w.Append(context.Background(), key, turnscript.Envelope(key, int64(i+1), ev))
 		require.NoError(t, err)
 	}
+	e := engine(t, w, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		relay.NewServer(w, nil).ServeTurn(rw, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &typed{} }}, false)
+		e.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &typed{} }})
 	}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -251,10 +261,10 @@ func TestATurnWithoutItsFirstFrameIsNotAnOutage(t *testing.T) {
 		}
 	}
 	now = now.Add(2 * time.Minute) // past the ended turn's EndedTTL
-	s := relay.NewServer(w, nil)
+	s := engine(t, w, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		key := replay.Key{ConversationID: "c", TurnID: r.URL.Query().Get("turn")}
-		s.ServeTurn(rw, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &typed{} }}, r.URL.Query().Has("resume"))
+		s.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &typed{} }, Resume: r.URL.Query().Has("resume")})
 	}))
 	defer srv.Close()
 	for _, c := range []struct {

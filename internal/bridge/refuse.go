@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"errors"
@@ -8,21 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
-	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
-
-// Refuse answers a refusal of code with message, the bridge's own words,
-// through the module's one body and status table (docs/contract.md section
-// 12.5). It is the one place the bridges write a refusal.
-func Refuse(w http.ResponseWriter, code refusal.Code, message string) {
-	refusal.WriteHTTP(w, refusal.HTTPStatus(code), refusal.Body{Code: code, Message: message})
-}
-
-// refuseBounds is Refuse with the window's bounds b, for stale-cursor and
-// cursor-ahead (docs/contract.md section 12.5).
-func refuseBounds(w http.ResponseWriter, code refusal.Code, message string, b replay.Bounds) {
-	refusal.WriteHTTP(w, refusal.HTTPStatus(code), refusal.Body{Code: code, Message: message, Lower: &b.Lower, Latest: &b.Latest})
-}
 
 // DefaultMaxBodyBytes is the largest request body a bridge reads by
 // default: 1 MiB.
@@ -55,10 +42,10 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 // was too large, else 400 invalid-input (an upload that broke).
 func RefuseBody(w http.ResponseWriter, err error) {
 	if errors.Is(err, ErrBodyTooLarge) {
-		Refuse(w, refusal.CodeFrameTooLarge, "the request body is too large")
+		serve.Refuse(w, refusal.CodeFrameTooLarge, "the request body is too large")
 		return
 	}
-	Refuse(w, refusal.CodeInvalidInput, "the request body could not be read")
+	serve.Refuse(w, refusal.CodeInvalidInput, "the request body could not be read")
 }
 
 // Denied reports whether err is a host hook's denial: turn-not-found or
@@ -72,23 +59,20 @@ func Denied(err error) bool {
 // a denial as an unknown turn (404 turn-not-found, the same bytes for
 // both), invalid-input 400, and anything else 503 store-unavailable with
 // Retry-After, its text only in the log.
-func (s *Server) RefuseHook(w http.ResponseWriter, r *http.Request, hook string, err error) {
+func RefuseHook(e *serve.Engine, w http.ResponseWriter, r *http.Request, hook string, err error) {
 	switch {
 	case Denied(err):
-		Refuse(w, refusal.CodeTurnNotFound, "no such chat")
+		serve.Refuse(w, refusal.CodeTurnNotFound, "no such chat")
 	case refusal.CodeOf(err) == refusal.CodeInvalidInput:
-		Refuse(w, refusal.CodeInvalidInput, "the request names nothing a chat can hold")
+		serve.Refuse(w, refusal.CodeInvalidInput, "the request names nothing a chat can hold")
 	default:
-		s.Log.WarnContext(r.Context(), "bridge: a host hook failed", "hook", hook, "err", err)
-		s.Unavailable(w)
+		e.Logger().WarnContext(r.Context(), "bridge: a host hook failed", "hook", hook, "err", err)
+		e.Unavailable(w, msgUnavailable)
 	}
 }
 
-// Unavailable answers 503 store-unavailable with Retry-After.
-func (s *Server) Unavailable(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", RetryAfter(DefaultRetry))
-	Refuse(w, refusal.CodeStoreUnavailable, "the stream is unavailable; retry later")
-}
+// msgUnavailable is the bridges' words for a 503.
+const msgUnavailable = "the stream is unavailable; retry later"
 
 // ValidID reports whether id is an id an envelope could carry and a
 // header or log line can hold: 1 to 256 bytes of valid UTF-8 without NUL,

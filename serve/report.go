@@ -1,4 +1,4 @@
-package stream
+package serve
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// streamReport reports one stream's moments to the Handler's observer:
+// report reports one stream's moments to the Engine's observer:
 // stream.connect opens what stream.refuse, stream.end or stream.drop
 // closes, and each write of frames the window handed over is a
 // stream.write closed by its stream.deliver. A parked stream carries its
 // report in its subscriber. With no observer every method does nothing.
-type streamReport struct {
+type report struct {
 	obs    observe.Observer
 	key    replay.Key
 	ctx    context.Context // the connect's context
@@ -25,14 +25,14 @@ type streamReport struct {
 	done   bool            // the end was reported, or the report moved to a subscriber
 }
 
-func (p *streamReport) event(kind observe.Kind, phase observe.Phase) observe.Event {
+func (p *report) event(kind observe.Kind, phase observe.Phase) observe.Event {
 	return observe.Event{Kind: kind, Phase: phase, Conversation: p.key.ConversationID, Turn: p.key.TurnID}
 }
 
 // connect reports the request for key's stream and returns r with the
 // context the observer returned, so that the window's own reports (and the
 // spans of a tracing observer) belong to the stream.
-func (p *streamReport) connect(obs observe.Observer, r *http.Request, key replay.Key) *http.Request {
+func (p *report) connect(obs observe.Observer, r *http.Request, key replay.Key) *http.Request {
 	if obs == nil {
 		return r
 	}
@@ -46,7 +46,7 @@ func (p *streamReport) connect(obs observe.Observer, r *http.Request, key replay
 
 // resume reports a request that resumes after cursor, in a window of
 // bounds b.
-func (p *streamReport) resume(cursor int64, b replay.Bounds) {
+func (p *report) resume(cursor int64, b replay.Bounds) {
 	if p.obs == nil || cursor == 0 {
 		return
 	}
@@ -57,7 +57,7 @@ func (p *streamReport) resume(cursor int64, b replay.Bounds) {
 
 // refuse ends the stream with a refusal of code (with the bounds b and the
 // cursor, when b is not nil) and its cause.
-func (p *streamReport) refuse(code refusal.Code, err error, cursor int64, b *replay.Bounds) {
+func (p *report) refuse(code refusal.Code, err error, cursor int64, b *replay.Bounds) {
 	if p.obs == nil || p.done {
 		return
 	}
@@ -73,7 +73,7 @@ func (p *streamReport) refuse(code refusal.Code, err error, cursor int64, b *rep
 // write reports that frames are about to be written and returns the
 // context their delivery is reported on; nil when there is nothing to
 // report.
-func (p *streamReport) write(frames []replay.Frame) context.Context {
+func (p *report) write(frames []replay.Frame) context.Context {
 	if p.obs == nil || len(frames) == 0 {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (p *streamReport) write(frames []replay.Frame) context.Context {
 
 // deliver reports the end of the write that write started for frames:
 // delivered, or failed with err.
-func (p *streamReport) deliver(ctx context.Context, frames []replay.Frame, err error) {
+func (p *report) deliver(ctx context.Context, frames []replay.Frame, err error) {
 	if ctx == nil {
 		return
 	}
@@ -99,8 +99,8 @@ func (p *streamReport) deliver(ctx context.Context, frames []replay.Frame, err e
 
 // close ends the stream: stream.drop when err is a write that outlasted
 // WriteTimeout (a slow reader), stream.end otherwise (the turn ended, the
-// client went away, the window failed, the Handler closed).
-func (p *streamReport) close(err error) {
+// client went away, the window failed, the Engine closed).
+func (p *report) close(err error) {
 	if p.obs == nil || p.done {
 		return
 	}
@@ -117,7 +117,7 @@ func (p *streamReport) close(err error) {
 // handOver returns the report for the subscriber that takes the stream
 // over, on the connect's context without the request's cancellation, and
 // leaves p with nothing more to report.
-func (p *streamReport) handOver() streamReport {
+func (p *report) handOver() report {
 	moved := *p
 	if p.ctx != nil {
 		moved.ctx = context.WithoutCancel(p.ctx) // it outlives the request

@@ -1,0 +1,102 @@
+package serve
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// flushes reports whether w can flush, as [http.ResponseController.Flush]
+// finds out: w, or a writer its Unwrap chain returns, offers Flush. It
+// writes nothing, so a writer that cannot flush is refused before any byte
+// of a body.
+func flushes(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case interface{ FlushError() error }, http.Flusher:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// takesOver reports whether the Engine may take r's connection over once
+// its stream is idle: w itself offers [http.Hijacker] (net/http's own
+// ResponseWriter does; a middleware's wrapper, which may transform or count
+// the body, offers it only if it says the connection may be taken), and the
+// response is an HTTP/1.1 chunked body, the framing the parked writes
+// continue.
+func takesOver(w http.ResponseWriter, r *http.Request) bool {
+	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method != http.MethodGet {
+		return false
+	}
+	_, ok := w.(http.Hijacker)
+	return ok
+}
+
+// response writes a stream on its request's goroutine: each write within
+// WriteTimeout, then a flush.
+type response struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+// write writes p and flushes it.
+func (o *response) write(p []byte) error {
+	if o.timeout > 0 {
+		o.rc.SetWriteDeadline(time.Now().Add(o.timeout)) // http.ErrNotSupported: no deadline to set
+	}
+	if len(p) > 0 {
+		if _, err := o.w.Write(p); err != nil {
+			return err
+		}
+	}
+	return o.rc.Flush()
+}
+
+// chunkHead is the room beginChunk leaves for a chunk's size line: up to
+// 14 hex digits and CRLF.
+const chunkHead = 16
+
+// maxChunk is the size of the buffer a woken stream writes in one go:
+// frames are batched into chunks of about this size.
+const maxChunk = 32 << 10
+
+// lastChunk ends a chunked body.
+const lastChunk = "0\r\n\r\n"
+
+// beginChunk starts a chunk in dst: room for its size line.
+func beginChunk(dst []byte) []byte {
+	return append(dst[:0], make([]byte, chunkHead)...)
+}
+
+// writeChunk completes the chunk in buf (HTTP/1.1 chunked transfer coding:
+// size in hex, CRLF, data, CRLF) and writes it to conn in one call within
+// timeout. It returns buf emptied.
+func writeChunk(conn net.Conn, timeout time.Duration, buf []byte) ([]byte, error) {
+	size := len(buf) - chunkHead
+	if size <= 0 {
+		return buf[:0], nil
+	}
+	var head [chunkHead]byte
+	line := append(strconv.AppendInt(head[:0], int64(size), 16), '\r', '\n')
+	start := chunkHead - len(line)
+	copy(buf[start:], line)
+	buf = append(buf, '\r', '\n')
+	err := writeConn(conn, timeout, buf[start:])
+	return buf[:0], err
+}
+
+// writeConn writes p to conn within timeout (none when 0).
+func writeConn(conn net.Conn, timeout time.Duration, p []byte) error {
+	if timeout > 0 {
+		conn.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	_, err := conn.Write(p)
+	return err
+}
