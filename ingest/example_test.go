@@ -24,7 +24,7 @@ func (printer) Delta(_ context.Context, text string) error {
 	fmt.Printf("delta %q\n", text)
 	return nil
 }
-func (printer) ToolCall(_ context.Context, id, name string, input json.RawMessage) error {
+func (printer) AnnounceToolCall(_ context.Context, id, name string, input json.RawMessage) error {
 	fmt.Println("tool_call", id, name, string(input))
 	return nil
 }

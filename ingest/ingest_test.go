@@ -63,7 +63,7 @@ func (r *recorder) Provenance(_ context.Context, provider, model, id string) err
 func (r *recorder) Delta(_ context.Context, text string) error {
 	return r.add(call{Method: "delta", Text: text})
 }
-func (r *recorder) ToolCall(_ context.Context, id, name string, input json.RawMessage) error {
+func (r *recorder) AnnounceToolCall(_ context.Context, id, name string, input json.RawMessage) error {
 	return r.add(call{Method: "tool_call", CallID: id, Name: name, Input: string(input)})
 }
 func (r *recorder) Usage(_ context.Context, u chatprotocol.Usage) error {

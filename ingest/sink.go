@@ -10,7 +10,7 @@ import (
 
 // Sink is what a reader drives: the producer of one turn's version-1 events
 // (docs/contract.md section 17). A reader calls Provenance first, then Delta
-// and ToolCall in stream order, then Usage at most once, then exactly one of
+// and AnnounceToolCall in stream order, then Usage at most once, then exactly one of
 // Complete and Fail, and nothing after it. The producer allocates seqs and
 // event ids and writes the lifecycle events; a reader never does.
 //
@@ -25,11 +25,12 @@ type Sink interface {
 	// Delta appends text to the turn's text: the provider's text exactly,
 	// never empty.
 	Delta(ctx context.Context, text string) error
-	// ToolCall announces one tool call the model asked for, once: callID
-	// is the provider's call id, which the host sends the result back
-	// with; input is compact JSON, nil when the provider sent no
-	// arguments, and the Sink may keep it. Running the tool is the host's.
-	ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error
+	// AnnounceToolCall announces one tool call the model asked for, once:
+	// callID is the provider's call id, which the host sends the result
+	// back with; input is compact JSON, nil when the provider sent no
+	// arguments, and the Sink may keep it. Running the tool is the host's
+	// ([turn.Producer.RunToolCall]).
+	AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error
 	// Usage gives the provider's final token count for the turn, before the
 	// terminal call; it is not called when the provider sent none.
 	Usage(ctx context.Context, u chatprotocol.Usage) error

@@ -56,7 +56,7 @@ func TestATurnFromStartToEnd(t *testing.T) {
 	assert.ErrorIs(t, p.Delta(ctx, "more"), refusal.ErrTurnTerminated)
 	assert.ErrorIs(t, p.Provenance(ctx, "x", "", ""), refusal.ErrTurnTerminated)
 	assert.ErrorIs(t, p.Interrupt(ctx, "shutdown"), refusal.ErrTurnTerminated)
-	_, err := p.ToolCall(ctx, turn.ToolCall{Name: "search"}, (&counter{output: `{}`}).tool)
+	_, err := p.RunToolCall(ctx, turn.ToolCall{Name: "search"}, (&counter{output: `{}`}).tool)
 	assert.ErrorIs(t, err, refusal.ErrTurnTerminated)
 	assert.Len(t, h.envelopes("t-1"), 5, "nothing after the end")
 

@@ -71,9 +71,9 @@ func (s *Sink) Delta(ctx context.Context, text string) error {
 	return s.do(ctx, func(k ingest.Sink) error { return k.Delta(ctx, text) })
 }
 
-// ToolCall implements [ingest.Sink].
-func (s *Sink) ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
-	return s.do(ctx, func(k ingest.Sink) error { return k.ToolCall(ctx, callID, name, input) })
+// AnnounceToolCall implements [ingest.Sink].
+func (s *Sink) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
+	return s.do(ctx, func(k ingest.Sink) error { return k.AnnounceToolCall(ctx, callID, name, input) })
 }
 
 // Usage implements [ingest.Sink].

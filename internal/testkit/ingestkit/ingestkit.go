@@ -52,7 +52,7 @@ type Counter struct{ N int }
 
 func (c *Counter) Provenance(context.Context, string, string, string) error { c.N++; return nil }
 func (c *Counter) Delta(context.Context, string) error                      { c.N++; return nil }
-func (c *Counter) ToolCall(context.Context, string, string, json.RawMessage) error {
+func (c *Counter) AnnounceToolCall(context.Context, string, string, json.RawMessage) error {
 	c.N++
 	return nil
 }
