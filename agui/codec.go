@@ -127,7 +127,7 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		dst = relay.Begin(dst, "RUN_ERROR")
 		switch {
 		case c.failed != nil:
-			dst = relay.Str(relay.Str(dst, "message", c.failed.Message), "code", c.failed.Code)
+			dst = relay.Str(relay.Str(dst, "message", c.failed.Message), "code", string(c.failed.Code))
 		case ev.Reason != "":
 			dst = relay.Str(dst, "message", ev.Reason)
 		default:

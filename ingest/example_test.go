@@ -36,7 +36,7 @@ func (printer) Complete(_ context.Context, reason string) error {
 	fmt.Println("completed", reason)
 	return nil
 }
-func (printer) Fail(_ context.Context, code, message string, retryable bool) error {
+func (printer) Fail(_ context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	fmt.Println("failed", code, message, retryable)
 	return nil
 }

@@ -38,6 +38,6 @@ func (s producerSink) Complete(ctx context.Context, reason string) error {
 	return s.p.Complete(ctx)
 }
 
-func (s producerSink) Fail(ctx context.Context, code, message string, retryable bool) error {
+func (s producerSink) Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	return s.p.Fail(ctx, turn.Failure{Code: code, Message: message, Retryable: retryable})
 }

@@ -24,7 +24,7 @@ func (nopSink) Delta(context.Context, string) error                             
 func (nopSink) AnnounceToolCall(context.Context, string, string, json.RawMessage) error { return nil }
 func (nopSink) Usage(context.Context, chatprotocol.Usage) error                         { return nil }
 func (nopSink) Complete(context.Context, string) error                                  { return nil }
-func (nopSink) Fail(context.Context, string, string, bool) error                        { return nil }
+func (nopSink) Fail(context.Context, chatprotocol.ErrorCode, string, bool) error        { return nil }
 
 // TestGenAIAttributesOnTheTurnSpan: a provider stream read under the turn's
 // span puts the GenAI attributes of its provenance and usage on that span.

@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -73,12 +74,13 @@ func TestFailuresAreErrorEventsThenFailed(t *testing.T) {
 	ctx := t.Context()
 	cases := []struct {
 		err       error
-		code      string
+		code      chatprotocol.ErrorCode
 		retryable bool
 		after     *int64
 	}{
 		{&turn.Failure{Code: "rate-limited", Message: "try again soon", Retryable: true, RetryAfter: 2 * time.Second}, "rate-limited", true, ptr(int64(2000))},
-		{errors.New("dial tcp 10.0.0.7:5432: secret host"), string(refusal.CodeInternal), false, nil},
+		{fmt.Errorf("model loop: %w", &turn.Failure{Code: "quota", Message: "out of credit", Err: errors.New("secret account 42")}), "quota", false, nil},
+		{errors.New("dial tcp 10.0.0.7:5432: secret host"), chatprotocol.ErrorCode(refusal.CodeInternal), false, nil},
 		{refusal.New(refusal.CodeNeedsReconciliation, "", "effect outcome unknown"), "needs-reconciliation", false, nil},
 	}
 	for i, c := range cases {

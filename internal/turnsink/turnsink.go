@@ -87,7 +87,7 @@ func (s *Sink) Complete(ctx context.Context, reason string) error {
 }
 
 // Fail implements [ingest.Sink].
-func (s *Sink) Fail(ctx context.Context, code, message string, retryable bool) error {
+func (s *Sink) Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	return s.do(ctx, func(k ingest.Sink) error { return k.Fail(ctx, code, message, retryable) })
 }
 

@@ -56,9 +56,12 @@ func (c *Counter) AnnounceToolCall(context.Context, string, string, json.RawMess
 	c.N++
 	return nil
 }
-func (c *Counter) Usage(context.Context, chatprotocol.Usage) error  { c.N++; return nil }
-func (c *Counter) Complete(context.Context, string) error           { c.N++; return nil }
-func (c *Counter) Fail(context.Context, string, string, bool) error { c.N++; return nil }
+func (c *Counter) Usage(context.Context, chatprotocol.Usage) error { c.N++; return nil }
+func (c *Counter) Complete(context.Context, string) error          { c.N++; return nil }
+func (c *Counter) Fail(context.Context, chatprotocol.ErrorCode, string, bool) error {
+	c.N++
+	return nil
+}
 
 // Measure runs body in b's loop over a body of size bytes with deltas
 // deltas (text deltas and argument fragments), and reports time and
