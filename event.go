@@ -240,18 +240,29 @@ type ProvenanceEvent struct {
 	Unknown   []Member
 }
 
-// ErrorEvent reports an error (docs/contract.md section 6, channel EVENT). Code is a
-// non-empty machine-readable string chosen by the producer; Message is for
-// people. Retryable must be present on the wire: an error without an
+// ErrorEvent is the error event (docs/contract.md section 6, channel EVENT),
+// the one Go type of it: Code is non-empty and machine-readable; Message is
+// for people. Retryable must be present on the wire: an error without an
 // explicit retryable is refused. RetryAfterMs is an optional non-negative
-// delay in milliseconds.
+// delay in milliseconds. A [ChatStateV1] keeps a turn's last one as an
+// [ErrorState]; package turn's Failure is the Go error a producer ends a
+// turn failed with, which becomes one.
 type ErrorEvent struct {
-	Code         string
+	Code         ErrorCode
 	Message      string
 	Retryable    bool
 	RetryAfterMs *int64
 	Unknown      []Member
 }
+
+// ErrorCode is an [ErrorEvent]'s code (docs/contract.md section 6.1): an
+// open set of machine-readable names, never empty on the wire. A failed
+// turn's code is its refusal's ([refusal.Code], section 16.5) or internal,
+// a provider's failure one of package ingest's provider-… codes (section
+// 17.5), an upgraded version-0 error legacy-error (section 9.3), and a
+// host may choose its own. A reader takes any non-empty code: branch on
+// the codes you know, and treat another as a failure of unknown cause.
+type ErrorCode string
 
 // CardEvent opens or replaces an interactive card (docs/contract.md section 6, channel
 // STATE): the same shape as version 0's card event. Like a [ResultBlock]'s

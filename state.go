@@ -70,7 +70,7 @@ type TurnState struct {
 	// Results lists the blocks of the turn's result events, in order.
 	Results []ResultBlock
 	// Error is the turn's last error event, or nil.
-	Error *TurnError
+	Error *ErrorState
 	// Provenance lists the turn's provenance events, in order.
 	Provenance []Provenance
 	// Usage is the usage of the last lifecycle event that had one, or nil.
@@ -120,10 +120,11 @@ type ToolCallState struct {
 	Blocks []ResultBlock
 }
 
-// TurnError is the last error event of a turn: {"code", "message",
-// "retryable", "retryAfterMs"?}.
-type TurnError struct {
-	Code         string
+// ErrorState is a turn's last [ErrorEvent] as the state keeps it, without
+// the event's unknown members: {"code", "message", "retryable",
+// "retryAfterMs"?}.
+type ErrorState struct {
+	Code         ErrorCode
 	Message      string
 	Retryable    bool
 	RetryAfterMs *int64
@@ -304,7 +305,7 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 			Provider: strings.Clone(e.Provider), Model: strings.Clone(e.Model), RequestID: strings.Clone(e.RequestID),
 		})
 	case *ErrorEvent:
-		t.Error = &TurnError{Code: strings.Clone(e.Code), Message: strings.Clone(e.Message), Retryable: e.Retryable, RetryAfterMs: e.RetryAfterMs}
+		t.Error = &ErrorState{Code: ErrorCode(strings.Clone(string(e.Code))), Message: strings.Clone(e.Message), Retryable: e.Retryable, RetryAfterMs: e.RetryAfterMs}
 	case *CardEvent:
 		s.cards.put(e.Card)
 	case *CardClosedEvent:
@@ -438,7 +439,7 @@ func (w *writer) turn(t *TurnState) {
 	if e := t.Error; e != nil {
 		w.name("error")
 		w.punct('{')
-		w.errorMembers(e.Code, e.Message, e.Retryable, e.RetryAfterMs)
+		w.errorMembers(string(e.Code), e.Message, e.Retryable, e.RetryAfterMs)
 		w.punct('}')
 	}
 	w.name("provenance")

@@ -127,7 +127,7 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		dst = bridge.Begin(dst, "RUN_ERROR")
 		switch {
 		case c.failed != nil:
-			dst = bridge.Str(bridge.Str(dst, "message", c.failed.Message), "code", c.failed.Code)
+			dst = bridge.Str(bridge.Str(dst, "message", c.failed.Message), "code", string(c.failed.Code))
 		case ev.Reason != "":
 			dst = bridge.Str(dst, "message", ev.Reason)
 		default:

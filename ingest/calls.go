@@ -110,7 +110,7 @@ func (m *Mapper) send(ctx context.Context, c *toolCall) error {
 		return err
 	}
 	m.emitted = true
-	return m.sink.ToolCall(ctx, c.id, c.name, input)
+	return m.sink.AnnounceToolCall(ctx, c.id, c.name, input)
 }
 
 // toolInput returns the compact JSON of args, nil for none.

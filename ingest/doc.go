@@ -18,9 +18,9 @@
 //   - Text deltas are the provider's text exactly (no Unicode
 //     normalization); reasoning, reasoning summaries and thinking never
 //     reach the text, only [Options.Reasoning].
-//   - Each provider tool call becomes one ToolCall, once, complete: the
-//     provider's call id, the first non-empty name, and the parsed JSON of
-//     its argument fragments grouped by the provider's key. Running it is
+//   - Each provider tool call becomes one AnnounceToolCall, once,
+//     complete: the provider's call id, the first non-empty name, and the
+//     parsed JSON of its argument fragments grouped by the provider's key. Running it is
 //     the host's, and the effect identity recovery fences is the host's,
 //     never this provider id, which changes on every retry.
 //   - Usage is given once, before the end, from the provider's final count,

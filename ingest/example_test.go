@@ -24,7 +24,7 @@ func (printer) Delta(_ context.Context, text string) error {
 	fmt.Printf("delta %q\n", text)
 	return nil
 }
-func (printer) ToolCall(_ context.Context, id, name string, input json.RawMessage) error {
+func (printer) AnnounceToolCall(_ context.Context, id, name string, input json.RawMessage) error {
 	fmt.Println("tool_call", id, name, string(input))
 	return nil
 }
@@ -36,7 +36,7 @@ func (printer) Complete(_ context.Context, reason string) error {
 	fmt.Println("completed", reason)
 	return nil
 }
-func (printer) Fail(_ context.Context, code, message string, retryable bool) error {
+func (printer) Fail(_ context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	fmt.Println("failed", code, message, retryable)
 	return nil
 }

@@ -33,7 +33,7 @@ type call struct {
 	CallID    string
 	Name      string
 	Input     string
-	Code      string
+	Code      chatprotocol.ErrorCode
 	Retryable bool
 	Total     int64
 	Provider  string
@@ -63,7 +63,7 @@ func (r *recorder) Provenance(_ context.Context, provider, model, id string) err
 func (r *recorder) Delta(_ context.Context, text string) error {
 	return r.add(call{Method: "delta", Text: text})
 }
-func (r *recorder) ToolCall(_ context.Context, id, name string, input json.RawMessage) error {
+func (r *recorder) AnnounceToolCall(_ context.Context, id, name string, input json.RawMessage) error {
 	return r.add(call{Method: "tool_call", CallID: id, Name: name, Input: string(input)})
 }
 func (r *recorder) Usage(_ context.Context, u chatprotocol.Usage) error {
@@ -72,7 +72,7 @@ func (r *recorder) Usage(_ context.Context, u chatprotocol.Usage) error {
 func (r *recorder) Complete(_ context.Context, reason string) error {
 	return r.add(call{Method: "complete", Text: reason})
 }
-func (r *recorder) Fail(_ context.Context, code, message string, retryable bool) error {
+func (r *recorder) Fail(_ context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	return r.add(call{Method: "fail", Code: code, Text: message, Retryable: retryable})
 }
 
@@ -295,7 +295,7 @@ func TestRetryRule(t *testing.T) {
 	for _, c := range []struct {
 		kind      ingest.Kind
 		name      string
-		code      string
+		code      chatprotocol.ErrorCode
 		retryable bool
 	}{
 		{ingest.AnthropicMessages, "overloaded-before-delta", ingest.CodeOverloaded, true},
@@ -330,11 +330,11 @@ func TestRetryRule(t *testing.T) {
 }
 
 func TestRetryable(t *testing.T) {
-	for _, code := range []string{ingest.CodeOverloaded, ingest.CodeRateLimited, ingest.CodeTimeout, ingest.CodeServerError, ingest.CodeStreamCut} {
+	for _, code := range []chatprotocol.ErrorCode{ingest.CodeOverloaded, ingest.CodeRateLimited, ingest.CodeTimeout, ingest.CodeServerError, ingest.CodeStreamCut} {
 		assert.True(t, ingest.Retryable(code, false), code)
 		assert.False(t, ingest.Retryable(code, true), code)
 	}
-	for _, code := range []string{ingest.CodeError, ingest.CodeContentFilter, ingest.CodeRefusal, ingest.CodeInvalidToolCall, ingest.CodeInvalidStream} {
+	for _, code := range []chatprotocol.ErrorCode{ingest.CodeError, ingest.CodeContentFilter, ingest.CodeRefusal, ingest.CodeInvalidToolCall, ingest.CodeInvalidStream} {
 		assert.False(t, ingest.Retryable(code, false), code)
 	}
 }
@@ -413,7 +413,7 @@ func TestMalformedFrames(t *testing.T) {
 		name string
 		kind ingest.Kind
 		body string
-		code string
+		code chatprotocol.ErrorCode
 	}{
 		{"not JSON", ingest.OpenAIChat, "data: {\"id\":\"x\",\n\n", ingest.CodeInvalidStream},
 		{"not an object", ingest.AnthropicMessages, "event: ping\ndata: [1]\n\n", ingest.CodeInvalidStream},
@@ -454,7 +454,7 @@ func TestProviderErrorOutsideTheStream(t *testing.T) {
 	for _, c := range []struct {
 		status int
 		body   string
-		code   string
+		code   chatprotocol.ErrorCode
 	}{
 		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, ingest.CodeOverloaded},
 		{429, `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`, ingest.CodeError},

@@ -265,7 +265,7 @@ func (m *Mapper) complete(ctx context.Context, reason string) error {
 }
 
 // fail ends the turn with code, retryable by the rule of Retryable.
-func (m *Mapper) fail(ctx context.Context, code, message string) error {
+func (m *Mapper) fail(ctx context.Context, code chatprotocol.ErrorCode, message string) error {
 	if err := m.end(ctx); err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func (m *Mapper) providerFail(ctx context.Context, typ, code, msg string, status
 
 // classify gives the code of a provider error: by its code, then its type,
 // then the HTTP status (docs/contract.md section 17).
-func classify(typ, code string, status int) string {
+func classify(typ, code string, status int) chatprotocol.ErrorCode {
 	for _, s := range [2]string{code, typ} {
 		switch s {
 		case "overloaded_error", "overloaded", "server_overloaded", "engine_overloaded", "service_unavailable":

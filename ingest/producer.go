@@ -11,8 +11,8 @@ import (
 // ProducerSink returns the [Sink] that writes a provider stream into p,
 // the turn's producer (docs/contract.md sections 16 and 17): text through
 // [turn.Producer.Delta], each tool call announced with
-// [turn.Producer.Announce] (the host runs it with [turn.Producer.ToolCall]
-// and the same id), usage and the stop reason on the terminal lifecycle,
+// [turn.Producer.AnnounceToolCall] (the host runs it with
+// [turn.Producer.RunToolCall] and the same id), usage and the stop reason on the terminal lifecycle,
 // and the end through [turn.Producer.Complete] or [turn.Producer.Fail].
 func ProducerSink(p *turn.Producer) Sink { return producerSink{p} }
 
@@ -24,8 +24,8 @@ func (s producerSink) Provenance(ctx context.Context, provider, model, responseI
 
 func (s producerSink) Delta(ctx context.Context, text string) error { return s.p.Delta(ctx, text) }
 
-func (s producerSink) ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
-	return s.p.Announce(ctx, turn.ToolCall{ID: callID, Name: name, Input: input})
+func (s producerSink) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
+	return s.p.AnnounceToolCall(ctx, turn.ToolCall{ID: callID, Name: name, Input: input})
 }
 
 func (s producerSink) Usage(_ context.Context, u chatprotocol.Usage) error {
@@ -38,6 +38,6 @@ func (s producerSink) Complete(ctx context.Context, reason string) error {
 	return s.p.Complete(ctx)
 }
 
-func (s producerSink) Fail(ctx context.Context, code, message string, retryable bool) error {
+func (s producerSink) Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	return s.p.Fail(ctx, turn.Failure{Code: code, Message: message, Retryable: retryable})
 }

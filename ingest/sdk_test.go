@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
 )
 
@@ -71,7 +72,7 @@ func TestEndWith(t *testing.T) {
 		events    []string
 		err       error
 		returned  error
-		code      string // "" for Complete
+		code      chatprotocol.ErrorCode // "" for Complete
 		cancelled bool
 	}{
 		{name: "clean end after the finish reason", events: []string{finished}},

@@ -10,7 +10,7 @@ import (
 
 // Sink is what a reader drives: the producer of one turn's version-1 events
 // (docs/contract.md section 17). A reader calls Provenance first, then Delta
-// and ToolCall in stream order, then Usage at most once, then exactly one of
+// and AnnounceToolCall in stream order, then Usage at most once, then exactly one of
 // Complete and Fail, and nothing after it. The producer allocates seqs and
 // event ids and writes the lifecycle events; a reader never does.
 //
@@ -25,11 +25,12 @@ type Sink interface {
 	// Delta appends text to the turn's text: the provider's text exactly,
 	// never empty.
 	Delta(ctx context.Context, text string) error
-	// ToolCall announces one tool call the model asked for, once: callID
-	// is the provider's call id, which the host sends the result back
-	// with; input is compact JSON, nil when the provider sent no
-	// arguments, and the Sink may keep it. Running the tool is the host's.
-	ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error
+	// AnnounceToolCall announces one tool call the model asked for, once:
+	// callID is the provider's call id, which the host sends the result
+	// back with; input is compact JSON, nil when the provider sent no
+	// arguments, and the Sink may keep it. Running the tool is the host's
+	// ([turn.Producer.RunToolCall]).
+	AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error
 	// Usage gives the provider's final token count for the turn, before the
 	// terminal call; it is not called when the provider sent none.
 	Usage(ctx context.Context, u chatprotocol.Usage) error
@@ -39,44 +40,45 @@ type Sink interface {
 	// Fail ends the turn with an error event (code one of the Code…
 	// constants) and lifecycle failed; retryable follows the rule of
 	// Retryable.
-	Fail(ctx context.Context, code, message string, retryable bool) error
+	Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error
 }
 
 // The error codes a reader fails a turn with (docs/contract.md section
-// 17). The first five are transient.
+// 17.5), codes of its [chatprotocol.ErrorEvent]. The first five are
+// transient.
 const (
 	// CodeOverloaded: the provider is overloaded (Anthropic
 	// overloaded_error, HTTP 503 or 529).
-	CodeOverloaded = "provider-overloaded"
+	CodeOverloaded chatprotocol.ErrorCode = "provider-overloaded"
 	// CodeRateLimited: a rate limit (rate_limit_error,
 	// rate_limit_exceeded, HTTP 429 without insufficient_quota).
-	CodeRateLimited = "provider-rate-limited"
+	CodeRateLimited chatprotocol.ErrorCode = "provider-rate-limited"
 	// CodeTimeout: the provider timed out (timeout_error, HTTP 408 or 504).
-	CodeTimeout = "provider-timeout"
+	CodeTimeout chatprotocol.ErrorCode = "provider-timeout"
 	// CodeServerError: the provider's own failure (api_error,
 	// server_error, HTTP 500 or 502).
-	CodeServerError = "provider-server-error"
+	CodeServerError chatprotocol.ErrorCode = "provider-server-error"
 	// CodeStreamCut: the stream ended, or its reading failed, before the
 	// provider's normal end.
-	CodeStreamCut = "provider-stream-cut"
+	CodeStreamCut chatprotocol.ErrorCode = "provider-stream-cut"
 	// CodeError: any other provider error (invalid request, authentication,
 	// quota …).
-	CodeError = "provider-error"
+	CodeError chatprotocol.ErrorCode = "provider-error"
 	// CodeContentFilter: the provider's content filter stopped the answer.
-	CodeContentFilter = "provider-content-filter"
+	CodeContentFilter chatprotocol.ErrorCode = "provider-content-filter"
 	// CodeRefusal: the model refused; the message is the refusal's text
 	// when the provider sent one.
-	CodeRefusal = "provider-refusal"
+	CodeRefusal chatprotocol.ErrorCode = "provider-refusal"
 	// CodeInvalidToolCall: a tool call without an id or a name, or whose
 	// arguments are not one JSON value.
-	CodeInvalidToolCall = "provider-invalid-tool-call"
+	CodeInvalidToolCall chatprotocol.ErrorCode = "provider-invalid-tool-call"
 	// CodeInvalidStream: a frame that is not the provider's JSON.
-	CodeInvalidStream = "provider-invalid-stream"
+	CodeInvalidStream chatprotocol.ErrorCode = "provider-invalid-stream"
 )
 
 // Transient reports whether code is one of the transient errors: overloaded,
 // rate limited, timeout, server error, or a cut stream.
-func Transient(code string) bool {
+func Transient(code chatprotocol.ErrorCode) bool {
 	switch code {
 	case CodeOverloaded, CodeRateLimited, CodeTimeout, CodeServerError, CodeStreamCut:
 		return true
@@ -88,7 +90,7 @@ func Transient(code string) bool {
 // turn may be retried only for a transient error, and only while nothing
 // reached the stream (no delta, no tool call), since a retried turn would
 // repeat it.
-func Retryable(code string, emitted bool) bool { return Transient(code) && !emitted }
+func Retryable(code chatprotocol.ErrorCode, emitted bool) bool { return Transient(code) && !emitted }
 
 // Options configures a reader. A nil *Options, and every zero field, means
 // the default.

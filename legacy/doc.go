@@ -59,7 +59,7 @@
 // status is absent or unknown is refused with unknown-result-status; a
 // product type the host's [chatprotocol.Registry] does not list is refused
 // with unsupported-event; error becomes an error event with code
-// [ErrorCode] and retryable false, then lifecycle failed. Encoding drops
+// [CodeError] and retryable false, then lifecycle failed. Encoding drops
 // only members the legacy form has no place for, and refuses rather than
 // drops whole events.
 //

@@ -88,7 +88,7 @@ func TestCapturedStreamScoutError(t *testing.T) {
 	assert.Equal(t, chatprotocol.LifecycleFailed, turn.Status)
 	assert.Equal(t, "Checking your order", turn.Text(), "the token split over two data lines")
 	require.NotNil(t, turn.Error)
-	assert.Equal(t, &chatprotocol.TurnError{Code: ErrorCode, Message: "upstream timed out"}, turn.Error)
+	assert.Equal(t, &chatprotocol.ErrorState{Code: CodeError, Message: "upstream timed out"}, turn.Error)
 	assert.Equal(t, "turn-1-call-1", turn.ToolCalls[0].CallID)
 }
 

@@ -10,9 +10,9 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// ErrorCode is the code of the version-1 error event a legacy error frame
+// CodeError is the code of the version-1 error event a legacy error frame
 // upgrades to (docs/contract.md section 9.3).
-const ErrorCode = "legacy-error"
+const CodeError chatprotocol.ErrorCode = "legacy-error"
 
 // UpgradeLegacyChatFrame maps one legacy frame to the version-1 envelopes
 // it stands for, by the table of docs/contract.md section 9.3, with
@@ -193,7 +193,7 @@ func upgradeEvents(buf *[2]chatprotocol.Event, f Frame, reg *chatprotocol.Regist
 		}
 		return one(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted, Usage: usage})
 	case *ErrorFrame:
-		buf[0] = &chatprotocol.ErrorEvent{Code: ErrorCode, Message: f.Message, Retryable: false}
+		buf[0] = &chatprotocol.ErrorEvent{Code: CodeError, Message: f.Message, Retryable: false}
 		buf[1] = &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleFailed}
 		return buf[:2], nil, nil
 	case *NavigateFrame:

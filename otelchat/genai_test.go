@@ -19,12 +19,12 @@ import (
 // nopSink is an ingest.Sink that takes everything.
 type nopSink struct{}
 
-func (nopSink) Provenance(context.Context, string, string, string) error        { return nil }
-func (nopSink) Delta(context.Context, string) error                             { return nil }
-func (nopSink) ToolCall(context.Context, string, string, json.RawMessage) error { return nil }
-func (nopSink) Usage(context.Context, chatprotocol.Usage) error                 { return nil }
-func (nopSink) Complete(context.Context, string) error                          { return nil }
-func (nopSink) Fail(context.Context, string, string, bool) error                { return nil }
+func (nopSink) Provenance(context.Context, string, string, string) error                { return nil }
+func (nopSink) Delta(context.Context, string) error                                     { return nil }
+func (nopSink) AnnounceToolCall(context.Context, string, string, json.RawMessage) error { return nil }
+func (nopSink) Usage(context.Context, chatprotocol.Usage) error                         { return nil }
+func (nopSink) Complete(context.Context, string) error                                  { return nil }
+func (nopSink) Fail(context.Context, chatprotocol.ErrorCode, string, bool) error        { return nil }
 
 // TestGenAIAttributesOnTheTurnSpan: a provider stream read under the turn's
 // span puts the GenAI attributes of its provenance and usage on that span.

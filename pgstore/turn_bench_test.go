@@ -63,7 +63,7 @@ func BenchmarkToolCallOnPostgres(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if _, err := p.ToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(j), Name: "search"}, tool); err != nil {
+			if _, err := p.RunToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(j), Name: "search"}, tool); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -22,7 +22,7 @@ import (
 //
 // Delta against Append: the Producer's overhead per delta over the bare
 // Append it wraps (target: at most 1.2x, no allocation beyond the
-// envelope's). ToolCall against Execute, a bare TurnRecovery.Execute on
+// envelope's). RunToolCall against Execute, a bare TurnRecovery.Execute on
 // the same store, and against ExecuteWired, that Execute with its
 // tool_call and tool_result appended by hand (target: at most 1.1x).
 // The delta benchmarks start their turns before the measured loop; the
@@ -150,7 +150,7 @@ func benchLauncher(ctx context.Context) recovery.Launcher {
 	})
 }
 
-// BenchmarkExecute is a baseline of BenchmarkToolCall: the same tool run
+// BenchmarkExecute is a baseline of BenchmarkRunToolCall: the same tool run
 // through TurnRecovery.Execute on the same store, in turns of
 // turn.DefaultToolSlots effects, each started (TurnRecovery.Start) in the
 // loop.
@@ -216,10 +216,10 @@ func BenchmarkExecuteWired(b *testing.B) {
 	meter.Report(b, 0)
 }
 
-// BenchmarkToolCall is Producer.ToolCall: tool_call, the Execute of
+// BenchmarkRunToolCall is Producer.RunToolCall: tool_call, the Execute of
 // BenchmarkExecute, and tool_result, on a memory window, each turn started
 // (turn.Start) in the loop.
-func BenchmarkToolCall(b *testing.B) {
+func BenchmarkRunToolCall(b *testing.B) {
 	ctx := context.Background()
 	rec, runs := benchHost()
 	w := replay.NewMemory(nil)
@@ -235,7 +235,7 @@ func BenchmarkToolCall(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := p.ToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(i), Name: "search"}, benchTool); err != nil {
+		if _, err := p.RunToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(i), Name: "search"}, benchTool); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -141,7 +141,7 @@ func TestCancelEndToEnd(t *testing.T) {
 		mctx := p.Context()
 		err := p.Delta(mctx, "Paying now. ")
 		if err == nil {
-			_, err = p.ToolCall(mctx, turn.ToolCall{ID: "call_pay", Name: "pay"}, func(c context.Context) (json.RawMessage, error) {
+			_, err = p.RunToolCall(mctx, turn.ToolCall{ID: "call_pay", Name: "pay"}, func(c context.Context) (json.RawMessage, error) {
 				out, err := pay.tool(c)
 				log.add("tool context ended")
 				return out, err

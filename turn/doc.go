@@ -10,7 +10,7 @@
 //	rec := recovery.New(recovery.Host{Store: recovery.NewMemoryStore(nil), Authorizer: authz, Aborter: runs}, nil)
 //	p, err := turn.Start(ctx, window, key, &turn.Options{Recovery: rec, Runs: runs, Caller: "worker"})
 //	err = p.Delta(p.Context(), "Refunds are accepted ")
-//	res, err := p.ToolCall(p.Context(), turn.ToolCall{ID: providerID, Name: "search", Input: in}, search)
+//	res, err := p.RunToolCall(p.Context(), turn.ToolCall{ID: providerID, Name: "search", Input: in}, search)
 //	err = p.End(ctx, err)                                   // completed, failed or cancelled
 //
 // Start appends lifecycle started as seq 1, or resumes a turn the window
@@ -43,13 +43,15 @@
 //
 // Start authorizes the effect slots tool-1 … tool-N ([Options.ToolSlots]) with
 // recovery; the k-th tool call of the turn is the effect tool-k, whatever
-// id the model's provider gave it (those change on every retry). [ToolCall]
-// appends tool_call, executes the tool at most once under the turn's
-// Context, stores its outcome, and appends tool_result from the stored
-// result, so a restarted Producer appends the same one without launching
-// the tool again (Pending lists the calls to finish). An unknown outcome is
-// needs-reconciliation on the stream and as the error, never a retry;
-// Reconcile settles it.
+// id the model's provider gave it (those change on every retry).
+// [Producer.RunToolCall] appends tool_call, executes the tool at most once
+// under the turn's Context, stores its outcome, and appends tool_result
+// from the stored result, so a restarted Producer appends the same one
+// without launching the tool again (Pending lists the calls to finish). An
+// unknown outcome is needs-reconciliation on the stream and as the error,
+// never a retry; Reconcile settles it. [Producer.AnnounceToolCall] appends
+// a model's tool_call without running it (a recorded stream; package
+// ingest's ProducerSink).
 //
 // # Cards
 //

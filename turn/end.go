@@ -11,14 +11,15 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// Failure is what a failed turn tells its client, the error event of
-// docs/contract.md section 6.1: Code (non-empty), Message (for people),
-// whether the client may retry, and after how long (0: at once). Err is
-// the cause, for the host's logs only: it never reaches the stream. A
-// model loop returns a *Failure to [Producer.End] to choose them
-// (docs/contract.md section 16.5).
+// Failure is the error a model loop ends a turn failed with, choosing what
+// the turn's [chatprotocol.ErrorEvent] tells its client (docs/contract.md
+// sections 6.1 and 16.5): Code (non-empty; "" means internal), Message
+// (for people), whether the client may retry, and after how long (0: at
+// once). Err is the cause, for the host's logs only: it never reaches the
+// stream. A *Failure is an error: [Producer.End] finds it in its error's
+// chain with [errors.As], so it may come wrapped.
 type Failure struct {
-	Code       string
+	Code       chatprotocol.ErrorCode
 	Message    string
 	Retryable  bool
 	RetryAfter time.Duration
@@ -28,9 +29,9 @@ type Failure struct {
 // Error names the code; the text is informative only.
 func (f *Failure) Error() string {
 	if f.Err != nil {
-		return "turn failed: " + f.Code + ": " + f.Err.Error()
+		return "turn failed: " + string(f.Code) + ": " + f.Err.Error()
 	}
-	return "turn failed: " + f.Code
+	return "turn failed: " + string(f.Code)
 }
 
 // Unwrap returns the cause.
@@ -44,13 +45,13 @@ func failureOf(err error) Failure {
 	if f, ok := errors.AsType[*Failure](err); ok {
 		out := *f
 		if out.Code == "" {
-			out.Code = string(refusal.CodeInternal)
+			out.Code = chatprotocol.ErrorCode(refusal.CodeInternal)
 		}
 		return out
 	}
-	code := string(refusal.CodeOf(err))
+	code := chatprotocol.ErrorCode(refusal.CodeOf(err))
 	if code == "" {
-		code = string(refusal.CodeInternal)
+		code = chatprotocol.ErrorCode(refusal.CodeInternal)
 	}
 	return Failure{Code: code, Message: "the turn failed", Err: err}
 }

@@ -89,7 +89,7 @@ func Example() {
 		ctx := p.Context()
 		err := p.Delta(ctx, "Refunds are accepted ")
 		if err == nil {
-			_, err = p.ToolCall(ctx, turn.ToolCall{ID: "call_1", Name: "search_docs"}, searchDocs)
+			_, err = p.RunToolCall(ctx, turn.ToolCall{ID: "call_1", Name: "search_docs"}, searchDocs)
 		}
 		if err == nil {
 			err = p.Delta(ctx, "within 30 days.")

@@ -45,8 +45,9 @@ var ErrAnotherWriter = errors.New("turn: another writer appended to the turn")
 type Options struct {
 	// Recovery runs the turn's tool calls and decides its end
 	// (docs/contract.md sections 13.1 and 16.3); Start authorizes the
-	// effect slots of ToolSlots on it. nil: [ToolCall] and Reconcile are
-	// refused with store-unavailable, and nothing can cancel the turn.
+	// effect slots of ToolSlots on it. nil: [Producer.RunToolCall] and
+	// Reconcile are refused with store-unavailable, and nothing can cancel
+	// the turn.
 	Recovery *recovery.TurnRecovery
 	// Caller is the principal the Producer acts as towards Recovery's
 	// Authorizer (the host's worker or service id). The Authorizer allows
@@ -134,7 +135,7 @@ type Producer struct {
 // empty or over-long id ([MaxTurnIDBytes]); those of
 // [recovery.TurnRecovery.Start]; the window's errors. A resumed turn whose
 // start the window pruned (Lower above 0) starts, but refuses
-// [Producer.ToolCall] and [Producer.Ask] with stale-cursor.
+// [Producer.RunToolCall] and [Producer.Ask] with stale-cursor.
 func Start(ctx context.Context, w replay.Window, key replay.Key, opts *Options) (*Producer, error) {
 	if opts == nil {
 		opts = &Options{}

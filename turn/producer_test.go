@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -56,7 +57,7 @@ func TestATurnFromStartToEnd(t *testing.T) {
 	assert.ErrorIs(t, p.Delta(ctx, "more"), refusal.ErrTurnTerminated)
 	assert.ErrorIs(t, p.Provenance(ctx, "x", "", ""), refusal.ErrTurnTerminated)
 	assert.ErrorIs(t, p.Interrupt(ctx, "shutdown"), refusal.ErrTurnTerminated)
-	_, err := p.ToolCall(ctx, turn.ToolCall{Name: "search"}, (&counter{output: `{}`}).tool)
+	_, err := p.RunToolCall(ctx, turn.ToolCall{Name: "search"}, (&counter{output: `{}`}).tool)
 	assert.ErrorIs(t, err, refusal.ErrTurnTerminated)
 	assert.Len(t, h.envelopes("t-1"), 5, "nothing after the end")
 
@@ -73,12 +74,13 @@ func TestFailuresAreErrorEventsThenFailed(t *testing.T) {
 	ctx := t.Context()
 	cases := []struct {
 		err       error
-		code      string
+		code      chatprotocol.ErrorCode
 		retryable bool
 		after     *int64
 	}{
 		{&turn.Failure{Code: "rate-limited", Message: "try again soon", Retryable: true, RetryAfter: 2 * time.Second}, "rate-limited", true, ptr(int64(2000))},
-		{errors.New("dial tcp 10.0.0.7:5432: secret host"), string(refusal.CodeInternal), false, nil},
+		{fmt.Errorf("model loop: %w", &turn.Failure{Code: "quota", Message: "out of credit", Err: errors.New("secret account 42")}), "quota", false, nil},
+		{errors.New("dial tcp 10.0.0.7:5432: secret host"), chatprotocol.ErrorCode(refusal.CodeInternal), false, nil},
 		{refusal.New(refusal.CodeNeedsReconciliation, "", "effect outcome unknown"), "needs-reconciliation", false, nil},
 	}
 	for i, c := range cases {

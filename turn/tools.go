@@ -12,7 +12,8 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// ToolCall is a tool call the model asked for. ID is the wire callId: the
+// ToolCall is a tool call the model asked for, which [Producer.RunToolCall]
+// runs and [Producer.AnnounceToolCall] appends. ID is the wire callId: the
 // provider's tool-call id, or "" for the call's effect slot (tool-k). Name
 // is the tool's name (non-empty), Input its JSON input (nil: none).
 type ToolCall struct {
@@ -77,7 +78,7 @@ type storedResult struct {
 	Output json.RawMessage               `json:"output,omitempty"`
 }
 
-// ToolCall runs one tool call through recovery (docs/contract.md section
+// RunToolCall runs one tool call through recovery (docs/contract.md section
 // 16.3): it appends tool_call under a stable call id, runs tool at most
 // once as the effect of the call's slot ([recovery.TurnRecovery.Execute],
 // launched under the turn's Context), and appends tool_result from the
@@ -94,12 +95,12 @@ type storedResult struct {
 // unknown-effect past the slots; invalid-event for an ID on the stream
 // under another name; stale-cursor on a pruned resumed turn;
 // turn-terminated for a new call after the end.
-func (p *Producer) ToolCall(ctx context.Context, tc ToolCall, tool Tool) (ToolResult, error) {
+func (p *Producer) RunToolCall(ctx context.Context, tc ToolCall, tool Tool) (ToolResult, error) {
 	if p.rec == nil {
 		return ToolResult{}, refusal.New(refusal.CodeStoreUnavailable, "", "the producer has no turn recovery (Options.Recovery)")
 	}
 	if tool == nil {
-		return ToolResult{}, errors.New("turn: ToolCall needs a tool")
+		return ToolResult{}, errors.New("turn: RunToolCall needs a tool")
 	}
 	c, done, err := p.open(ctx, tc)
 	if err != nil || done != nil {
@@ -114,13 +115,13 @@ func (p *Producer) ToolCall(ctx context.Context, tc ToolCall, tool Tool) (ToolRe
 	return p.settled(ctx, c, res, err)
 }
 
-// Announce appends the tool_call of tc without running it: a model asked
-// for the call, and the host runs it later, or never (a recorded provider
-// stream). The call takes its slot as [Producer.ToolCall] would, and a
-// later [Producer.ToolCall] with the same ID runs it and appends its
-// tool_result without a second tool_call. It needs no Recovery. Errors are
-// those of [Producer.ToolCall] before the launch.
-func (p *Producer) Announce(ctx context.Context, tc ToolCall) error {
+// AnnounceToolCall appends the tool_call of tc without running it: a model
+// asked for the call, and the host runs it later, or never (a recorded
+// provider stream). The call takes its slot as [Producer.RunToolCall]
+// would, and a later [Producer.RunToolCall] with the same ID runs it and
+// appends its tool_result without a second tool_call. It needs no
+// Recovery. Errors are those of [Producer.RunToolCall] before the launch.
+func (p *Producer) AnnounceToolCall(ctx context.Context, tc ToolCall) error {
 	_, _, err := p.open(ctx, tc)
 	return err
 }
@@ -155,8 +156,8 @@ func (p *Producer) Reconcile(ctx context.Context, callID string, verify Tool) (T
 }
 
 // Pending returns the tool calls on the turn's stream without a result,
-// in order: what a restarted Producer finishes with [ToolCall] (the same ID)
-// or Reconcile.
+// in order: what a restarted Producer finishes with [Producer.RunToolCall]
+// (the same ID) or [Producer.Reconcile].
 func (p *Producer) Pending() []PendingCall {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -233,7 +234,7 @@ func (p *Producer) settled(ctx context.Context, c *call, res recovery.Result, er
 		return c.result, nil
 	}
 	if werr := errors.Join(p.settlePending(ctx), ctx.Err()); werr != nil {
-		return ToolResult{}, errors.Join(err, werr) // the call stays pending: ToolCall again settles it
+		return ToolResult{}, errors.Join(err, werr) // the call stays pending: RunToolCall again settles it
 	}
 	switch {
 	case err == nil:

@@ -29,33 +29,33 @@ func TestToolCalls(t *testing.T) {
 	h := newHost(t)
 	p := h.start("t-1")
 	search := &counter{output: `{"hits":2}`}
-	res, err := p.ToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "search", Input: json.RawMessage(`{"q":"refund"}`)}, search.tool)
+	res, err := p.RunToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "search", Input: json.RawMessage(`{"q":"refund"}`)}, search.tool)
 	require.NoError(t, err)
 	assert.Equal(t, turn.ToolResult{CallID: "call_abc", Status: chatprotocol.ToolResultOK, Output: json.RawMessage(`{"hits":2}`)}, res)
 
-	res, err = p.ToolCall(ctx, turn.ToolCall{Name: "charge"}, func(context.Context) (json.RawMessage, error) {
+	res, err = p.RunToolCall(ctx, turn.ToolCall{Name: "charge"}, func(context.Context) (json.RawMessage, error) {
 		return nil, &turn.ToolError{Status: chatprotocol.ToolResultError, Output: json.RawMessage(`{"reason":"card declined"}`)}
 	})
 	require.NoError(t, err)
 	assert.Equal(t, turn.ToolResult{CallID: "tool-2", Status: chatprotocol.ToolResultError, Output: json.RawMessage(`{"reason":"card declined"}`)}, res)
 
-	res, err = p.ToolCall(ctx, turn.ToolCall{Name: "broken"}, func(context.Context) (json.RawMessage, error) {
+	res, err = p.RunToolCall(ctx, turn.ToolCall{Name: "broken"}, func(context.Context) (json.RawMessage, error) {
 		return json.RawMessage(`{"a":1,"a":2}`), nil // duplicated names: no tool_result may carry it
 	})
 	require.NoError(t, err)
 	assert.Equal(t, turn.ToolResult{CallID: "tool-3", Status: chatprotocol.ToolResultError}, res)
-	res, err = p.ToolCall(ctx, turn.ToolCall{Name: "garbled"}, func(context.Context) (json.RawMessage, error) {
+	res, err = p.RunToolCall(ctx, turn.ToolCall{Name: "garbled"}, func(context.Context) (json.RawMessage, error) {
 		return json.RawMessage(`not json`), nil
 	})
 	require.NoError(t, err)
 	assert.Equal(t, turn.ToolResult{CallID: "tool-4", Status: chatprotocol.ToolResultError}, res)
 
 	// The same call again is that call: its result, no second launch.
-	res, err = p.ToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "search"}, search.tool)
+	res, err = p.RunToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "search"}, search.tool)
 	require.NoError(t, err)
 	assert.Equal(t, "call_abc", res.CallID)
 	assert.EqualValues(t, 1, search.launches.Load())
-	_, err = p.ToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "other"}, search.tool)
+	_, err = p.RunToolCall(ctx, turn.ToolCall{ID: "call_abc", Name: "other"}, search.tool)
 	assert.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	require.NoError(t, p.Complete(ctx))
 
@@ -80,9 +80,9 @@ func TestToolSlots(t *testing.T) {
 	p, err := turn.Start(ctx, h.window, key, opts)
 	require.NoError(t, err)
 	c := &counter{output: `1`}
-	_, err = p.ToolCall(ctx, turn.ToolCall{Name: "a"}, c.tool)
+	_, err = p.RunToolCall(ctx, turn.ToolCall{Name: "a"}, c.tool)
 	require.NoError(t, err)
-	_, err = p.ToolCall(ctx, turn.ToolCall{Name: "b"}, c.tool)
+	_, err = p.RunToolCall(ctx, turn.ToolCall{Name: "b"}, c.tool)
 	assert.ErrorIs(t, err, refusal.ErrUnknownEffect)
 	assert.EqualValues(t, 1, c.launches.Load())
 }
@@ -100,9 +100,9 @@ func TestUnknownOutcome(t *testing.T) {
 		runs++
 		return nil, errors.New("timeout after sending the request")
 	}
-	_, err := p.ToolCall(ctx, turn.ToolCall{ID: "call-1", Name: "charge"}, flaky)
+	_, err := p.RunToolCall(ctx, turn.ToolCall{ID: "call-1", Name: "charge"}, flaky)
 	require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
-	_, err = p.ToolCall(ctx, turn.ToolCall{ID: "call-1", Name: "charge"}, flaky)
+	_, err = p.RunToolCall(ctx, turn.ToolCall{ID: "call-1", Name: "charge"}, flaky)
 	require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 	assert.Equal(t, 1, runs, "never a silent retry")
 	assert.Equal(t, []turn.PendingCall{{ToolCall: turn.ToolCall{ID: "call-1", Name: "charge"}, Slot: "tool-1"}}, p.Pending())
@@ -133,7 +133,7 @@ func TestRestartInProcess(t *testing.T) {
 	p1 := h.start("t-1")
 	require.NoError(t, p1.Delta(ctx, "Looking it up. "))
 	search := &counter{output: `{"hits":2}`}
-	_, err := p1.ToolCall(ctx, turn.ToolCall{ID: "call_a", Name: "search"}, search.tool)
+	_, err := p1.RunToolCall(ctx, turn.ToolCall{ID: "call_a", Name: "search"}, search.tool)
 	require.NoError(t, err)
 
 	// Call c: admitted, still running when the process "crashes".
@@ -141,7 +141,7 @@ func TestRestartInProcess(t *testing.T) {
 	stuck, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := p1.ToolCall(stuck, turn.ToolCall{ID: "call_c", Name: "pay"}, slow.tool)
+		_, err := p1.RunToolCall(stuck, turn.ToolCall{ID: "call_c", Name: "pay"}, slow.tool)
 		done <- err
 	}()
 	<-slow.started
@@ -151,7 +151,7 @@ func TestRestartInProcess(t *testing.T) {
 	// Call b: its effect completes, but its tool_result never lands.
 	book := &counter{output: `{"booked":"B-7"}`}
 	w.fail(ok, before, before, before)
-	_, err = p1.ToolCall(ctx, turn.ToolCall{ID: "call_b", Name: "book"}, book.tool)
+	_, err = p1.RunToolCall(ctx, turn.ToolCall{ID: "call_b", Name: "book"}, book.tool)
 	require.ErrorIs(t, err, turn.ErrUnsettled)
 	assert.EqualValues(t, 1, book.launches.Load())
 	before := h.envelopes("t-1")
@@ -163,24 +163,24 @@ func TestRestartInProcess(t *testing.T) {
 		{ToolCall: turn.ToolCall{ID: "call_b", Name: "book"}, Slot: "tool-3"},
 	}, p2.Pending())
 
-	res, err := p2.ToolCall(ctx, turn.ToolCall{ID: "call_a", Name: "search"}, search.tool)
+	res, err := p2.RunToolCall(ctx, turn.ToolCall{ID: "call_a", Name: "search"}, search.tool)
 	require.NoError(t, err)
 	assert.Equal(t, `{"hits":2}`, string(res.Output))
-	res, err = p2.ToolCall(ctx, turn.ToolCall{ID: "call_b", Name: "book"}, book.tool)
+	res, err = p2.RunToolCall(ctx, turn.ToolCall{ID: "call_b", Name: "book"}, book.tool)
 	require.NoError(t, err)
 	assert.Equal(t, `{"booked":"B-7"}`, string(res.Output))
 	assert.EqualValues(t, 1, search.launches.Load())
 	assert.EqualValues(t, 1, book.launches.Load(), "the stored result, not a second booking")
 
-	_, err = p2.ToolCall(ctx, turn.ToolCall{ID: "call_c", Name: "pay"}, slow.tool)
+	_, err = p2.RunToolCall(ctx, turn.ToolCall{ID: "call_c", Name: "pay"}, slow.tool)
 	var lease *recovery.LeaseError
 	require.ErrorAs(t, err, &lease, "in flight under the first worker's lease")
 	h.leases.Advance(recovery.DefaultLease + time.Second)
-	_, err = p2.ToolCall(ctx, turn.ToolCall{ID: "call_c", Name: "pay"}, slow.tool)
+	_, err = p2.RunToolCall(ctx, turn.ToolCall{ID: "call_c", Name: "pay"}, slow.tool)
 	require.ErrorIs(t, err, refusal.ErrNeedsReconciliation)
 
 	// A new call of the resumed turn takes the next slot.
-	res, err = p2.ToolCall(ctx, turn.ToolCall{Name: "search"}, search.tool)
+	res, err = p2.RunToolCall(ctx, turn.ToolCall{Name: "search"}, search.tool)
 	require.NoError(t, err)
 	assert.Equal(t, "tool-4", res.CallID)
 	close(slow.release)
@@ -205,7 +205,7 @@ func TestResumePruned(t *testing.T) {
 		require.NoError(t, p1.Delta(ctx, "x"))
 	}
 	p2 := h.start("t-1")
-	_, err := p2.ToolCall(ctx, turn.ToolCall{Name: "search"}, (&counter{output: `1`}).tool)
+	_, err := p2.RunToolCall(ctx, turn.ToolCall{Name: "search"}, (&counter{output: `1`}).tool)
 	assert.ErrorIs(t, err, refusal.ErrStaleCursor)
 	_, err = p2.Ask(ctx, helpfulCard("k-1"))
 	assert.ErrorIs(t, err, refusal.ErrStaleCursor)
@@ -227,7 +227,7 @@ func TestParallelToolCalls(t *testing.T) {
 		wg.Go(func() {
 			out := json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)
 			var err error
-			results[i], err = p.ToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(i), Name: "lookup"}, func(context.Context) (json.RawMessage, error) {
+			results[i], err = p.RunToolCall(ctx, turn.ToolCall{ID: "call_" + strconv.Itoa(i), Name: "lookup"}, func(context.Context) (json.RawMessage, error) {
 				return out, nil
 			})
 			assert.NoError(t, err)
@@ -266,16 +266,16 @@ func TestInterruptedTurnResumes(t *testing.T) {
 }
 
 // A tool call announced first (a provider stream asked for it) takes its
-// slot and appears once: the later ToolCall with its id runs it and adds
-// only the tool_result. Announce needs no recovery; the terminal lifecycle
+// slot and appears once: the later RunToolCall with its id runs it and
+// adds only the tool_result. AnnounceToolCall needs no recovery; the terminal lifecycle
 // carries the reason set; a clock at the zero time stamps no at.
-func TestAnnounceThenRun(t *testing.T) {
+func TestAnnounceToolCallThenRun(t *testing.T) {
 	h := newHost(t)
 	p := h.start("t-1")
 	ctx := t.Context()
-	require.NoError(t, p.Announce(ctx, turn.ToolCall{ID: "call_9", Name: "search_docs", Input: json.RawMessage(`{"q":"x"}`)}))
+	require.NoError(t, p.AnnounceToolCall(ctx, turn.ToolCall{ID: "call_9", Name: "search_docs", Input: json.RawMessage(`{"q":"x"}`)}))
 	c := &counter{output: `{"hits":2}`}
-	res, err := p.ToolCall(ctx, turn.ToolCall{ID: "call_9", Name: "search_docs"}, c.tool)
+	res, err := p.RunToolCall(ctx, turn.ToolCall{ID: "call_9", Name: "search_docs"}, c.tool)
 	require.NoError(t, err)
 	assert.Equal(t, `{"hits":2}`, string(res.Output))
 	assert.Equal(t, int64(1), c.launches.Load())
@@ -291,7 +291,7 @@ func TestAnnounceThenRun(t *testing.T) {
 	bare := replay.NewMemory(nil)
 	q, err := turn.Start(ctx, bare, key, &turn.Options{Now: func() time.Time { return time.Time{} }})
 	require.NoError(t, err)
-	require.NoError(t, q.Announce(ctx, turn.ToolCall{ID: "call_1", Name: "lookup"}))
+	require.NoError(t, q.AnnounceToolCall(ctx, turn.ToolCall{ID: "call_1", Name: "lookup"}))
 	require.NoError(t, q.Complete(ctx))
 	_, frames, err := bare.Read(ctx, key, 0, replay.DefaultPageBytes)
 	require.NoError(t, err)

@@ -67,7 +67,7 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		return cardPart(c.startStep(dst), ev.CorrelationID, "closed", card, ev.Outcome), nil
 	case *chatprotocol.ErrorEvent:
 		if c.failed == "" {
-			c.failed = ev.Code + ": " + ev.Message
+			c.failed = string(ev.Code) + ": " + ev.Message
 		}
 		return dst, nil
 	case *chatprotocol.LifecycleEvent:

@@ -68,7 +68,7 @@ func TestHTTPErrors(t *testing.T) {
 	for _, c := range []struct {
 		status    int
 		body      string
-		code      string
+		code      chatprotocol.ErrorCode
 		retryable bool
 	}{
 		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`, ingest.CodeOverloaded, true},

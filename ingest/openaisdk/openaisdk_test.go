@@ -111,7 +111,7 @@ func TestHTTPErrors(t *testing.T) {
 	for _, c := range []struct {
 		status    int
 		body      string
-		code      string
+		code      chatprotocol.ErrorCode
 		retryable bool
 	}{
 		{429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, ingest.CodeRateLimited, true},

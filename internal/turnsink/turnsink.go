@@ -71,9 +71,9 @@ func (s *Sink) Delta(ctx context.Context, text string) error {
 	return s.do(ctx, func(k ingest.Sink) error { return k.Delta(ctx, text) })
 }
 
-// ToolCall implements [ingest.Sink].
-func (s *Sink) ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
-	return s.do(ctx, func(k ingest.Sink) error { return k.ToolCall(ctx, callID, name, input) })
+// AnnounceToolCall implements [ingest.Sink].
+func (s *Sink) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
+	return s.do(ctx, func(k ingest.Sink) error { return k.AnnounceToolCall(ctx, callID, name, input) })
 }
 
 // Usage implements [ingest.Sink].
@@ -87,7 +87,7 @@ func (s *Sink) Complete(ctx context.Context, reason string) error {
 }
 
 // Fail implements [ingest.Sink].
-func (s *Sink) Fail(ctx context.Context, code, message string, retryable bool) error {
+func (s *Sink) Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	return s.do(ctx, func(k ingest.Sink) error { return k.Fail(ctx, code, message, retryable) })
 }
 

@@ -29,7 +29,7 @@ func TestEnvelopes(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, s.Provenance(ctx, "openai", "m", "r"))
 	require.NoError(t, s.Delta(ctx, "Hi"))
-	require.NoError(t, s.ToolCall(ctx, "call_1", "f", json.RawMessage(`{"a":1}`)))
+	require.NoError(t, s.AnnounceToolCall(ctx, "call_1", "f", json.RawMessage(`{"a":1}`)))
 	require.NoError(t, s.Usage(ctx, chatprotocol.Usage{TotalTokens: new(int64(7))}))
 	require.NoError(t, s.Fail(ctx, "provider-overloaded", "overloaded", false))
 	assert.Equal(t, []string{

@@ -88,7 +88,7 @@ func (s script) answer(ctx context.Context, p *turn.Producer) error {
 		}
 		if i == s.deltas/2 {
 			call := turn.ToolCall{ID: p.Key().TurnID + "-call-1", Name: toolName, Input: toolInput}
-			if _, err := p.ToolCall(ctx, call, searchDocs(p.Key(), call.Input, s.log)); err != nil {
+			if _, err := p.RunToolCall(ctx, call, searchDocs(p.Key(), call.Input, s.log)); err != nil {
 				return err
 			}
 		}
@@ -221,9 +221,9 @@ func (s paced) Delta(ctx context.Context, text string) error {
 	return s.Sink.Delta(ctx, text)
 }
 
-func (s paced) ToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
+func (s paced) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	return s.Sink.ToolCall(ctx, callID, name, input)
+	return s.Sink.AnnounceToolCall(ctx, callID, name, input)
 }

@@ -52,13 +52,16 @@ type Counter struct{ N int }
 
 func (c *Counter) Provenance(context.Context, string, string, string) error { c.N++; return nil }
 func (c *Counter) Delta(context.Context, string) error                      { c.N++; return nil }
-func (c *Counter) ToolCall(context.Context, string, string, json.RawMessage) error {
+func (c *Counter) AnnounceToolCall(context.Context, string, string, json.RawMessage) error {
 	c.N++
 	return nil
 }
-func (c *Counter) Usage(context.Context, chatprotocol.Usage) error  { c.N++; return nil }
-func (c *Counter) Complete(context.Context, string) error           { c.N++; return nil }
-func (c *Counter) Fail(context.Context, string, string, bool) error { c.N++; return nil }
+func (c *Counter) Usage(context.Context, chatprotocol.Usage) error { c.N++; return nil }
+func (c *Counter) Complete(context.Context, string) error          { c.N++; return nil }
+func (c *Counter) Fail(context.Context, chatprotocol.ErrorCode, string, bool) error {
+	c.N++
+	return nil
+}
 
 // Measure runs body in b's loop over a body of size bytes with deltas
 // deltas (text deltas and argument fragments), and reports time and

@@ -335,7 +335,7 @@ func (h *host) call(k int) error {
 		if reconcile {
 			res, err = h.p.Reconcile(h.p.Context(), tc.ID, h.verify(k))
 		} else {
-			res, err = h.p.ToolCall(h.p.Context(), tc, h.tool(k))
+			res, err = h.p.RunToolCall(h.p.Context(), tc, h.tool(k))
 		}
 		if le, ok := errors.AsType[*recovery.LeaseError](err); ok {
 			h.out.printf("lease %d", k)
@@ -413,7 +413,7 @@ func cancel(ctx context.Context, c config, pool *pgxpool.Pool, w *pgstore.Window
 		}
 		if loopErr == nil {
 			out.printf("streaming")
-			_, loopErr = p.ToolCall(loop, turn.ToolCall{ID: callID(1), Name: "long"}, func(ctx context.Context) (json.RawMessage, error) {
+			_, loopErr = p.RunToolCall(loop, turn.ToolCall{ID: callID(1), Name: "long"}, func(ctx context.Context) (json.RawMessage, error) {
 				out.printf("launch 1 %d", time.Now().UnixNano())
 				<-ctx.Done()
 				out.printf("aborted tool %d %s", time.Now().UnixNano(), causeName(ctx))
