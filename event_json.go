@@ -1,6 +1,7 @@
 package chatprotocol
 
 import (
+	"encoding/json"
 	"reflect"
 	"unsafe"
 
@@ -413,6 +414,29 @@ func (e *ErrorEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, 
 
 // MarshalJSON writes the canonical event object (see Event).
 func (e *CardEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }
+
+// CardJSON returns the card's canonical JSON (docs/contract.md sections 3
+// and 5.4), byte for byte the "card" member [CardEvent.MarshalJSON] and
+// [ChatEventEnvelope.AppendJSON] write: the JSON [ParseEnvelope] read,
+// unknown members kept and strings as written (no HTML escape), without
+// insignificant whitespace, while Card still equals what it decodes to;
+// else Card written member by member. The front-end bridges carry a card
+// so (section 18). A card that breaks section 3 or cannot be written is
+// refused with invalid-card at its pointer within the card.
+func (e *CardEvent) CardJSON() (json.RawMessage, error) {
+	if e == nil {
+		return nil, refusef(refusal.CodeInvalidCard, "", "missing")
+	}
+	if err := validateCardSnapshot(&e.Card); err != nil {
+		return nil, err
+	}
+	w := writer{}
+	writeKept(&w, &e.Card, e.kept, refusal.CodeInvalidCard, "")
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.dst, nil
+}
 
 // MarshalJSON writes the canonical event object (see Event).
 func (e *CardClosedEvent) MarshalJSON() ([]byte, error) { return appendEvent(nil, e, "") }

@@ -3,6 +3,7 @@ package agui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -24,7 +25,8 @@ type codec struct {
 	done   bool
 }
 
-// cardState is an open card: its correlation id and its JSON.
+// cardState is an open card: its correlation id, its event and its
+// canonical JSON.
 type cardState struct {
 	id   string
 	card *chatprotocol.CardEvent
@@ -71,7 +73,7 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 	case *chatprotocol.LifecycleEvent:
 		return c.lifecycle(c.endText(dst), ev), nil
 	case *chatprotocol.CardEvent:
-		card, err := json.Marshal(ev.Card)
+		card, err := ev.CardJSON() // as stored: unknown members kept, no HTML escape
 		if err != nil {
 			return dst, err
 		}
@@ -81,11 +83,22 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 	case *chatprotocol.CardClosedEvent:
 		c.closeCard(ev.CorrelationID)
 	}
-	value, err := json.Marshal(env.Event)
+	value, err := eventJSON(env.Event)
 	if err != nil {
 		return dst, err
 	}
 	return custom(c.endText(dst), f.Type, value), nil
+}
+
+// eventJSON is ev's canonical JSON, as the frame stores it
+// (docs/contract.md section 5.4): its own MarshalJSON, not json.Marshal,
+// which would escape <, > and & in it.
+func eventJSON(ev chatprotocol.Event) (json.RawMessage, error) {
+	m, ok := ev.(json.Marshaler)
+	if !ok {
+		return nil, fmt.Errorf("agui: event %T writes no JSON", ev)
+	}
+	return m.MarshalJSON()
 }
 
 // builtin reports whether t is an event type of docs/contract.md section 6.

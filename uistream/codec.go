@@ -18,7 +18,7 @@ type codec struct {
 
 	step   bool                       // a start-step was written and no finish-step yet
 	text   string                     // the id of the open text part, "" when none
-	cards  map[string]json.RawMessage // the open cards by correlation id, as JSON
+	cards  map[string]json.RawMessage // the open cards by correlation id, their canonical JSON
 	failed string                     // the errorText of the turn's first error event
 	done   bool
 }
@@ -55,7 +55,7 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		}
 		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
 	case *chatprotocol.CardEvent:
-		card, err := json.Marshal(ev.Card)
+		card, err := ev.CardJSON() // as stored: unknown members kept, no HTML escape
 		if err != nil {
 			return dst, err
 		}

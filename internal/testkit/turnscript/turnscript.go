@@ -82,6 +82,41 @@ func Envelopes(key replay.Key, evs []chatprotocol.Event) []*chatprotocol.ChatEve
 	return envs
 }
 
+// NewerCard is a card as a newer producer writes it: an unknown member,
+// strings holding <, > and &, an escape kept as written, whitespace.
+// StoredCard is the bytes a window stores of it, its canonical JSON
+// (docs/contract.md section 5.4), which the bridges carry as they are.
+const (
+	NewerCard = `{"correlationId":"card-1", "createdAt":1700000000000, "prompt":"Pick <one> & go \u00e9",
+		"presentation":{"kind":"radio","options":[{"id":"a","label":"A & B"},{"id":"b","label":"<b>"}]}, "zFuture":{"k":"x > y","n":[1,2.50]}}`
+	StoredCard = `{"correlationId":"card-1","createdAt":1700000000000,"prompt":"Pick <one> & go \u00e9","presentation":{"kind":"radio","options":[{"id":"a","label":"A & B"},{"id":"b","label":"<b>"}]},"zFuture":{"k":"x > y","n":[1,2.50]}}`
+)
+
+// Parse reads events, each an event object's JSON, as the envelopes of
+// key's turn from seq 1, as [chatprotocol.ParseEnvelope] reads a frame.
+func Parse(key replay.Key, events ...string) ([]*chatprotocol.ChatEventEnvelope, error) {
+	envs := make([]*chatprotocol.ChatEventEnvelope, len(events))
+	for i, ev := range events {
+		seq := int64(i + 1)
+		head, err := json.Marshal(struct {
+			SchemaVersion  int    `json:"schemaVersion"`
+			ConversationID string `json:"conversationId"`
+			TurnID         string `json:"turnId"`
+			EventID        string `json:"eventId"`
+			Seq            int64  `json:"seq"`
+		}{1, key.ConversationID, key.TurnID, Envelope(key, seq, nil).EventID, seq})
+		if err != nil {
+			return nil, err
+		}
+		env, err := chatprotocol.ParseEnvelope(append(head[:len(head)-1], `,"event":`+ev+`}`...))
+		if err != nil {
+			return nil, err
+		}
+		envs[i] = &env
+	}
+	return envs, nil
+}
+
 // Host produces scripted turns into Window, one running turn per chat at
 // most, each frame Pace after the previous one. Safe for concurrent use.
 type Host struct {
