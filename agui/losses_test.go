@@ -47,7 +47,7 @@ func serveTurn(t *testing.T, turn []*chatprotocol.ChatEventEnvelope) []byte {
 		_, err := w.Append(context.Background(), key, env)
 		require.NoError(t, err)
 	}
-	h, err := agui.NewHandler(w, &agui.Options{
+	h, err := agui.NewHandler(w, &agui.HandlerOptions{
 		StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil },
 	})
 	require.NoError(t, err)

@@ -47,7 +47,7 @@ func serveTurn(t *testing.T, turn []*chatprotocol.ChatEventEnvelope) []byte {
 		_, err := w.Append(context.Background(), key, env)
 		require.NoError(t, err)
 	}
-	h, err := uistream.NewHandler(w, &uistream.Options{
+	h, err := uistream.NewHandler(w, &uistream.HandlerOptions{
 		StartTurn:  func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) { return key, nil },
 		ActiveTurn: func(context.Context, *http.Request, string) (replay.Key, bool, error) { return key, true, nil },
 	})
