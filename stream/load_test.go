@@ -163,8 +163,13 @@ func TestThousandClientsReconnectAtOnce(t *testing.T) {
 
 // TestSlowReaderIsDropped serves a client that never reads beside one that
 // does: the first is dropped once a write outlasts WriteTimeout, the
-// second gets the whole turn meanwhile.
+// second gets the whole turn meanwhile. Every wait has a deadline
+// (slowReaderDeadline): on a loaded machine under -race the test fails
+// rather than hangs.
 func TestSlowReaderIsDropped(t *testing.T) {
+	const slowReaderDeadline = 60 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), slowReaderDeadline)
+	defer cancel()
 	w := replay.NewMemory(&replay.MemoryOptions{MaxBytes: -1})
 	big := script(keyT1, 200, 32<<10) // 6.4 MiB of deltas
 	obs := &observetest.Recorder{}
@@ -176,6 +181,7 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
+	defer h.Close() // before srv.Close: a stream still served then is aborted, not waited for
 	appendAll(t, w, keyT1, big[:1])
 
 	slow, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -185,16 +191,25 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	_, err = io.WriteString(slow, "GET "+path(keyT1)+" HTTP/1.1\r\nHost: test\r\n\r\n")
 	require.NoError(t, err)
 
+	want := wantState(t, big)
 	followed := make(chan error, 1)
 	go func() {
-		state, err := stream.Follow(context.Background(), srv.URL+path(keyT1), nil)
-		if err == nil && stateJSON(t, state) != wantState(t, big) {
-			err = io.ErrUnexpectedEOF
+		state, err := stream.Follow(ctx, srv.URL+path(keyT1), nil)
+		if err == nil {
+			var got []byte
+			if got, err = state.MarshalJSON(); err == nil && string(got) != want {
+				err = io.ErrUnexpectedEOF
+			}
 		}
 		followed <- err
 	}()
 	appendAll(t, w, keyT1, big[1:])
-	require.NoError(t, <-followed, "the reading client is not held up")
+	select {
+	case err := <-followed:
+		require.NoError(t, err, "the reading client is not held up")
+	case <-ctx.Done():
+		t.Fatalf("the reading client did not get the whole turn within %v", slowReaderDeadline)
+	}
 
 	// The slow client now reads what its socket holds, then finds the
 	// connection closed, long before the 6.4 MiB of the turn.
@@ -207,7 +222,8 @@ func TestSlowReaderIsDropped(t *testing.T) {
 
 	// The slow stream's end is reported as a drop; the reading client's
 	// stream ended normally.
-	require.NoError(t, obs.Await(t.Context(), func(events []observetest.Recorded) bool { return len(observetest.Ends(events)) == 2 }))
+	require.NoError(t, obs.Await(ctx, func(events []observetest.Recorded) bool { return len(observetest.Ends(events)) == 2 }),
+		"both streams' ends are reported within %v; ends so far %v", slowReaderDeadline, observetest.Ends(obs.Events()))
 	assert.ElementsMatch(t, []observe.Kind{observe.StreamDrop, observe.StreamEnd}, observetest.Ends(obs.Events()))
 	assert.Empty(t, obs.Faults())
 }
