@@ -10,6 +10,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/agui"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/writerkit"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // The writer tests hold the bridge to the behaviour every protocol shares
@@ -22,16 +23,16 @@ import (
 // the root, every run it is posted streaming writerkit.Key's turn.
 var writerSubject = writerkit.Subject{
 	New: func(t testing.TB, window replay.Window, o writerkit.Options) (http.Handler, func()) {
-		h, err := agui.NewHandler(window, &agui.Options{
+		h, err := agui.NewHandler(window, &agui.HandlerOptions{
 			StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) {
 				return writerkit.Key, nil
 			},
-			HeartbeatInterval: o.HeartbeatInterval,
-			WindowTimeout:     o.WindowTimeout,
+			Options: serve.Options{HeartbeatInterval: o.HeartbeatInterval, WindowTimeout: o.WindowTimeout, WaitOnRequest: o.WaitOnRequest},
 		})
 		require.NoError(t, err)
 		return h, h.Close
 	},
+	WaitOnRequest: true,
 	Request: writerkit.Request{Method: http.MethodPost, Path: "/", ContentType: "application/json",
 		Body: `{"threadId":"` + writerkit.Key.ConversationID + `","runId":"run-w","messages":[{"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`},
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/writerkit"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
 
@@ -23,10 +24,8 @@ import (
 var writerSubject = writerkit.Subject{
 	New: func(t testing.TB, window replay.Window, o writerkit.Options) (http.Handler, func()) {
 		h, err := stream.NewHandler(window, &stream.HandlerOptions{
-			Authorize:         func(*http.Request, replay.Key) error { return nil },
-			HeartbeatInterval: o.HeartbeatInterval,
-			WindowTimeout:     o.WindowTimeout,
-			WaitOnRequest:     o.WaitOnRequest,
+			Authorize: func(*http.Request, replay.Key) error { return nil },
+			Options:   serve.Options{HeartbeatInterval: o.HeartbeatInterval, WindowTimeout: o.WindowTimeout, WaitOnRequest: o.WaitOnRequest},
 		})
 		require.NoError(t, err)
 		return mux(h), h.Close

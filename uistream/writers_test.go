@@ -9,6 +9,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/writerkit"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/uistream"
 )
 
@@ -23,21 +24,21 @@ import (
 // every chat's running turn.
 var writerSubject = writerkit.Subject{
 	New: func(t testing.TB, window replay.Window, o writerkit.Options) (http.Handler, func()) {
-		h, err := uistream.NewHandler(window, &uistream.Options{
+		h, err := uistream.NewHandler(window, &uistream.HandlerOptions{
 			StartTurn: func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) {
 				return writerkit.Key, nil
 			},
 			ActiveTurn: func(context.Context, *http.Request, string) (replay.Key, bool, error) {
 				return writerkit.Key, true, nil
 			},
-			HeartbeatInterval: o.HeartbeatInterval,
-			WindowTimeout:     o.WindowTimeout,
+			Options: serve.Options{HeartbeatInterval: o.HeartbeatInterval, WindowTimeout: o.WindowTimeout, WaitOnRequest: o.WaitOnRequest},
 		})
 		require.NoError(t, err)
 		mux := http.NewServeMux()
 		h.Register(mux, "/api/chat")
 		return mux, h.Close
 	},
+	WaitOnRequest: true,
 	Request: writerkit.Request{Method: http.MethodPost, Path: "/api/chat", ContentType: "application/json",
 		Body: `{"id":"` + writerkit.Key.ConversationID + `","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}],"trigger":"submit-message"}`},
 }

@@ -43,6 +43,13 @@ func FetchAborts(t *testing.T, s Subject) {
 	for _, m := range s.Modes() {
 		for _, o := range outcomes {
 			t.Run(m.Name+"/"+o.name, func(t *testing.T) {
+				if o.name == "server-closes-connections" && !m.Wrapped && !m.Options.WaitOnRequest {
+					// A connection the handler took over is no longer the
+					// server's: neither CloseClientConnections nor
+					// http.Server.Close reaches it; the handler's Close,
+					// registered on shutdown, does (handler-close).
+					t.Skip("a parked stream's connection is the handler's, not the server's")
+				}
 				t.Parallel()
 				window := replay.NewMemory(nil)
 				turn := BeginTurn(t, window)
