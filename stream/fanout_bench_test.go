@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/servekit"
 )
 
 // fanoutEnv gates BenchmarkFanout: it takes the whole machine for minutes
@@ -31,6 +33,7 @@ type fanoutRun struct {
 	deliveries      int64
 	p50, p99, max   time.Duration
 	heapStack, rss  int64 // the idle connections' share, in bytes: measured minus base
+	goroutines      int   // the idle connections' goroutines: measured minus base
 	subscribers     int
 	failed          int64
 	load            string
@@ -38,33 +41,34 @@ type fanoutRun struct {
 
 // BenchmarkFanout measures the fan-out of one instance: 10,000 subscribers
 // over loopback following 1,000 live turns, one delta per turn every
-// 200 ms (5,000 frames/s, 50,000 deliveries/s), served by stream.Handler
-// over replay.Memory and, as the floor, by a bare net/http handler writing
-// the same SSE bytes (internal/testkit/fanout). The server and the client
-// are processes of their own; the modes alternate, floor, stream, floor,
-// stream, in each iteration. It reports the server's CPU time per
-// delivered frame for both and their ratio, the stream's p50/p99
-// append-to-delivery latency (the larger of its two runs) and its heap and
-// stack (and resident set) per idle subscriber, measured once all are
-// caught up and before the producer starts; each run's figures are logged
-// with the machine's load. Run it with
+// 200 ms (5,000 frames/s, 50,000 deliveries/s), served over replay.Memory
+// by each protocol (internal/testkit/servekit): the version-1 stream
+// ([stream.NewHandler]), the uistream bridge (a GET resume of the running
+// turn) and the agui bridge (a POST whose runId names the turn), and, as
+// the floor, by a bare net/http handler writing the version-1 SSE bytes
+// (internal/testkit/fanout). The server and the client are processes of
+// their own; the modes alternate in each iteration (fanoutModes). It
+// reports, for each mode (suffix floor, v1, ui or agui), the server's CPU
+// time per delivered delta (cpu-ns/frame-*), its heap and stack and its
+// goroutines per idle subscriber once all are caught up and before the
+// producer starts (idle-B/sub-*, goroutines/sub-*), and the p50/p99
+// append-to-delivery latency (the larger of its two runs); and the ratios
+// ratio-v1/floor, ratio-ui/v1 and ratio-agui/v1 of the CPU figures. Each
+// run's figures are logged with the machine's load. Run it with
 //
 //	FANOUT_BENCH=1 go test ./stream -run '^$' -bench BenchmarkFanout -benchtime 1x -count 3 -timeout 30m
 //
-// FANOUT_TURNS scales the turns down (10 subscribers each),
-// FANOUT_MEASURE sets the measured interval (default 15s) and
+// or at a smaller scale with .ci/fanout. FANOUT_TURNS scales the turns
+// down (10 subscribers each), FANOUT_MEASURE sets the measured interval
+// (default 15s), FANOUT_WARMUP the warm-up before it (default 5s) and
 // FANOUT_CPUPROFILE names a directory for each server's CPU profile of it.
 func BenchmarkFanout(b *testing.B) {
 	if os.Getenv(fanoutEnv) == "" {
 		b.Skip("set " + fanoutEnv + "=1 to run the fan-out benchmark (the whole machine for minutes)")
 	}
 	turns := envInt(b, "FANOUT_TURNS", 1000)
-	measure := 15 * time.Second
-	if v := os.Getenv("FANOUT_MEASURE"); v != "" {
-		var err error
-		measure, err = time.ParseDuration(v)
-		require.NoError(b, err)
-	}
+	measure := envDuration(b, "FANOUT_MEASURE", 15*time.Second)
+	warmup := envDuration(b, "FANOUT_WARMUP", 5*time.Second)
 	bin := filepath.Join(b.TempDir(), "fanout")
 	out, err := exec.Command("go", "build", "-o", bin,
 		"github.com/Papercusp/chat-protocol-go/internal/testkit/fanout").CombinedOutput()
@@ -74,39 +78,38 @@ func BenchmarkFanout(b *testing.B) {
 	for b.Loop() {
 		for _, mode := range fanoutModes {
 			i++
-			r := runFanout(b, bin, mode, turns, measure, i)
-			b.Logf("%-6s load %s: %d deliveries (%.0f/s), %.0f cpu-ns/frame, cores used: server %.2f client %.2f, p50 %v p99 %v max %v, idle %.0f B/sub heap+stack, %.0f B/sub RSS, %d failed",
+			r := runFanout(b, bin, mode, turns, warmup, measure, i)
+			b.Logf("%-8s load %s: %d deliveries (%.0f/s), %.0f cpu-ns/frame, cores used: server %.2f client %.2f, p50 %v p99 %v max %v, idle %.0f B/sub heap+stack, %.3f goroutines/sub, %.0f B/sub RSS, %d failed",
 				mode, r.load, r.deliveries, float64(r.deliveries)/r.wall.Seconds(), perFrame(r), r.cpu.Seconds()/r.wall.Seconds(), r.clientCPU.Seconds()/r.wall.Seconds(), r.p50, r.p99, r.max,
-				float64(r.heapStack)/float64(r.subscribers), float64(r.rss)/float64(r.subscribers), r.failed)
+				perSub(r.heapStack, r), perSub(int64(r.goroutines), r), perSub(r.rss, r), r.failed)
 			runs[mode] = append(runs[mode], r)
 		}
 	}
-	floor, strm := total(runs["floor"]), total(runs["stream"])
-	b.ReportMetric(perFrame(floor), "floor-cpu-ns/frame")
-	b.ReportMetric(perFrame(strm), "stream-cpu-ns/frame")
-	b.ReportMetric(perFrame(strm)/perFrame(floor), "cpu-ratio")
-	b.ReportMetric(ms(worst(runs["stream"], func(r fanoutRun) time.Duration { return r.p50 })), "p50-ms")
-	b.ReportMetric(ms(worst(runs["stream"], func(r fanoutRun) time.Duration { return r.p99 })), "p99-ms")
-	b.ReportMetric(ms(worst(runs["floor"], func(r fanoutRun) time.Duration { return r.p99 })), "floor-p99-ms")
-	b.ReportMetric(float64(strm.heapStack)/float64(strm.subscribers), "idle-B/sub")
-	b.ReportMetric(float64(strm.rss)/float64(strm.subscribers), "idle-rss-B/sub")
-	b.ReportMetric(float64(floor.heapStack)/float64(floor.subscribers), "floor-idle-B/sub")
-	for _, bridge := range []string{"uistream", "agui"} {
-		br := total(runs[bridge])
-		b.ReportMetric(perFrame(br), bridge+"-cpu-ns/frame")
-		b.ReportMetric(perFrame(br)/perFrame(strm), bridge+"-vs-stream")
-		b.ReportMetric(ms(worst(runs[bridge], func(r fanoutRun) time.Duration { return r.p99 })), bridge+"-p99-ms")
+	for _, mode := range []string{"floor", servekit.Stream, servekit.UIStream, servekit.AGUI} {
+		t, suffix := total(runs[mode]), fanoutSuffix[mode]
+		b.ReportMetric(perFrame(t), "cpu-ns/frame-"+suffix)
+		b.ReportMetric(perSub(t.heapStack, t), "idle-B/sub-"+suffix)
+		b.ReportMetric(perSub(int64(t.goroutines), t), "goroutines/sub-"+suffix)
+		b.ReportMetric(ms(worst(runs[mode], func(r fanoutRun) time.Duration { return r.p50 })), "p50-ms-"+suffix)
+		b.ReportMetric(ms(worst(runs[mode], func(r fanoutRun) time.Duration { return r.p99 })), "p99-ms-"+suffix)
 	}
+	v1 := perFrame(total(runs[servekit.Stream]))
+	b.ReportMetric(v1/perFrame(total(runs["floor"])), "ratio-v1/floor")
+	b.ReportMetric(perFrame(total(runs[servekit.UIStream]))/v1, "ratio-ui/v1")
+	b.ReportMetric(perFrame(total(runs[servekit.AGUI]))/v1, "ratio-agui/v1")
 }
 
 // fanoutModes is the order of one iteration's runs: each mode twice, in an
 // order and its reverse, so that a drift of the machine weighs on all alike.
-// The bridges (uistream, agui) serve the stream mode's turns from the same
-// window (docs/contract.md section 18).
-var fanoutModes = []string{"floor", "stream", "uistream", "agui", "agui", "uistream", "stream", "floor"}
+// The bridges serve the same turns from the same kind of window
+// (docs/contract.md section 18).
+var fanoutModes = []string{"floor", servekit.Stream, servekit.UIStream, servekit.AGUI, servekit.AGUI, servekit.UIStream, servekit.Stream, "floor"}
+
+// fanoutSuffix is each mode's suffix in the metrics' units.
+var fanoutSuffix = map[string]string{"floor": "floor", servekit.Stream: "v1", servekit.UIStream: "ui", servekit.AGUI: "agui"}
 
 // runFanout runs one server of mode and one client against it.
-func runFanout(b *testing.B, bin, mode string, turns int, measure time.Duration, i int) fanoutRun {
+func runFanout(b *testing.B, bin, mode string, turns int, warmup, measure time.Duration, i int) fanoutRun {
 	r := fanoutRun{mode: mode, subscribers: turns * 10, load: loadAverage()}
 	args := []string{"-mode", mode, "-turns", strconv.Itoa(turns)}
 	if dir := os.Getenv("FANOUT_CPUPROFILE"); dir != "" {
@@ -118,17 +121,18 @@ func runFanout(b *testing.B, bin, mode string, turns int, measure time.Duration,
 	addr := strings.Fields(line)[1]
 	proto := mode
 	if mode == "floor" {
-		proto = "stream"
+		proto = servekit.Stream // the floor answers the version-1 request
 	}
 	client, clientIn, clientOut := start(b, bin, "-mode", "client", "-proto", proto, "-addr", addr, "-turns", strconv.Itoa(turns))
 	defer stop(b, client, clientIn)
 	expect(b, clientOut, "connected ")
 	time.Sleep(time.Second) // the last streams park
-	var mem struct{ HeapStack, RSS, BaseHeapStack, BaseRSS int64 }
+	var mem struct{ HeapStack, RSS, BaseHeapStack, BaseRSS, Goroutines, BaseGoroutines int64 }
 	control(b, http.MethodGet, addr, "idle", &mem)
 	r.heapStack, r.rss = mem.HeapStack-mem.BaseHeapStack, mem.RSS-mem.BaseRSS
+	r.goroutines = int(mem.Goroutines - mem.BaseGoroutines)
 	control(b, http.MethodPost, addr, "start", nil)
-	time.Sleep(5 * time.Second) // warm-up
+	time.Sleep(warmup)
 	control(b, http.MethodPost, addr, "mark", nil)
 	_, err := io.WriteString(clientIn, "mark\n")
 	require.NoError(b, err)
@@ -218,6 +222,7 @@ func total(runs []fanoutRun) fanoutRun {
 		t.deliveries += r.deliveries
 		t.heapStack += r.heapStack
 		t.rss += r.rss
+		t.goroutines += r.goroutines
 		t.subscribers += r.subscribers
 	}
 	return t
@@ -233,6 +238,9 @@ func worst(runs []fanoutRun, f func(fanoutRun) time.Duration) time.Duration {
 }
 
 func perFrame(r fanoutRun) float64 { return float64(r.cpu.Nanoseconds()) / float64(r.deliveries) }
+
+// perSub is n per subscriber of r.
+func perSub(n int64, r fanoutRun) float64 { return float64(n) / float64(r.subscribers) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -253,6 +261,20 @@ func loadAverage() string {
 	return load
 }
 
+// envDuration is the duration the environment variable name holds, def
+// when it is unset.
+func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	require.NoError(b, err, name)
+	return d
+}
+
+// envInt is the integer the environment variable name holds, def when it
+// is unset.
 func envInt(b *testing.B, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {

@@ -3,15 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/servekit"
 )
 
 // report is the line the client prints on "report": the deltas delivered
@@ -49,7 +51,7 @@ func runClient(c config) error {
 		if err != nil {
 			return fmt.Errorf("connection %d: %w", i, err)
 		}
-		go cl.follow(conn, c.proto, i%c.turns, caught.Done)
+		go cl.follow(conn, "http://"+c.addr, c.proto, i%c.turns, caught.Done)
 	}
 	caught.Wait()
 	fmt.Printf("connected %d\n", n)
@@ -85,48 +87,23 @@ func dial(addr string) (net.Conn, error) {
 	return nil, err
 }
 
-var (
-	dataPrefix = []byte("data: ")
-	textField  = []byte(`"text":"`)  // a version-1 delta's
-	deltaField = []byte(`"delta":"`) // a text-delta chunk's, a TEXT_MESSAGE_CONTENT event's
-)
-
-// request is the request of turn's stream in proto, and the data lines
-// that come before its first delta: the stream's opening heartbeat and
-// lifecycle started; uistream's start and start-step chunks; agui's
-// RUN_STARTED.
-func request(proto string, turn int) (string, int) {
-	path := "/conversations/" + conversation + "/turns/" + turnID(turn) + "/events"
-	switch proto {
-	case "agui":
-		body := `{"threadId":"` + conversation + `","runId":"` + turnID(turn) + `","messages":[]}`
-		return "POST " + path + " HTTP/1.1\r\nHost: fanout\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: " +
-			strconv.Itoa(len(body)) + "\r\n\r\n" + body, 1
-	default:
-		return "GET " + path + " HTTP/1.1\r\nHost: fanout\r\nAccept: text/event-stream\r\n\r\n", 2
-	}
-}
-
-// follow asks conn for turn's stream in proto and reads it line by line
-// until it ends: caughtUp is called after the data lines that come before
-// the first delta (see request), and each later data line holding a delta
-// is a delivery, its latency now minus the delta's text. The body is
-// chunked: the chunk-size lines are skipped as lines that are not data
-// (each chunk holds whole frames, in both modes).
-func (cl *client) follow(conn net.Conn, proto string, turn int, caughtUp func()) {
+// follow asks conn for turn's stream in proto (servekit.NewRequest) and
+// reads it line by line until it ends: caughtUp is called after the data
+// lines that come before the first delta (servekit.Opening), and each later
+// line delivering a delta (servekit.Delta) is a delivery, its latency now
+// minus the delta's text. The body is chunked: the chunk-size lines are
+// skipped as lines that are not data (each chunk holds whole frames, in
+// every mode).
+func (cl *client) follow(conn net.Conn, base, proto string, turn int, caughtUp func()) {
 	defer conn.Close()
-	req, before := request(proto, turn)
-	field := textField
-	if proto != "stream" {
-		field = deltaField
-	}
-	seen := 0
+	before, seen := servekit.Opening(proto), 0
 	defer func() {
 		if seen < before {
 			caughtUp()
 		}
 	}()
-	if _, err := io.WriteString(conn, req); err != nil {
+	req, err := servekit.NewRequest(context.Background(), proto, base, key(turn))
+	if err != nil || req.Write(conn) != nil {
 		cl.failed.Add(1)
 		return
 	}
@@ -137,24 +114,25 @@ func (cl *client) follow(conn net.Conn, proto string, turn int, caughtUp func())
 			cl.failed.Add(1)
 			return
 		}
-		if !bytes.HasPrefix(line, dataPrefix) {
+		if seen < before {
+			if bytes.HasPrefix(line, dataPrefix) {
+				if seen++; seen == before {
+					caughtUp()
+				}
+			}
 			continue
 		}
-		if seen++; seen == before {
-			caughtUp()
-		}
-		i := bytes.Index(line, field)
-		if i < 0 || !cl.measuring.Load() {
+		text, ok := servekit.Delta(proto, line)
+		if !ok || !cl.measuring.Load() {
 			continue
 		}
-		digits := line[i+len(field):]
-		if j := bytes.IndexByte(digits, '"'); j >= 0 {
-			digits = digits[:j]
-		}
-		at, err := strconv.ParseInt(string(digits), 10, 64)
+		at, err := strconv.ParseInt(string(text), 10, 64)
 		if err != nil {
 			continue
 		}
 		cl.latency.record(time.Duration(time.Now().UnixNano() - at))
 	}
 }
+
+// dataPrefix begins an SSE data line.
+var dataPrefix = []byte("data:")

@@ -20,18 +20,20 @@ import (
 // server is one mode of the server: it mounts its streams on mux and
 // appends each delta the producer makes.
 type server interface {
-	mount(mux *http.ServeMux)
+	mount(mux *http.ServeMux) error
 	emit(turn int, env *chatprotocol.ChatEventEnvelope)
 }
 
 // memory is what /fanout/idle reports: the runtime's heap and stack in use
-// after a collection and the process's resident set, in bytes, each as
-// measured then and at start (before any connection).
+// after a collection and the process's resident set, in bytes, and its
+// goroutines, each as measured then and at start (before any connection).
 type memory struct {
-	HeapStack     uint64 `json:"heapStack"`
-	RSS           uint64 `json:"rss"`
-	BaseHeapStack uint64 `json:"baseHeapStack"`
-	BaseRSS       uint64 `json:"baseRss"`
+	HeapStack      uint64 `json:"heapStack"`
+	RSS            uint64 `json:"rss"`
+	Goroutines     int    `json:"goroutines"`
+	BaseHeapStack  uint64 `json:"baseHeapStack"`
+	BaseRSS        uint64 `json:"baseRss"`
+	BaseGoroutines int    `json:"baseGoroutines"`
 }
 
 // usage is what /fanout/stop reports: the process's CPU time (user and
@@ -53,7 +55,9 @@ func serve(c config, newServer func(config) (server, error)) error {
 		return err
 	}
 	mux := http.NewServeMux()
-	srv.mount(mux)
+	if err := srv.mount(mux); err != nil {
+		return err
+	}
 	var (
 		mu        sync.Mutex
 		stop      context.CancelFunc = func() {}
@@ -61,10 +65,13 @@ func serve(c config, newServer func(config) (server, error)) error {
 		markWall  time.Time
 		profiling bool
 	)
-	baseHS, baseRSS := heapStack(), rss()
+	baseHS, baseRSS, baseG := heapStack(), rss(), runtime.NumGoroutine()
 	mux.HandleFunc("GET /fanout/idle", func(w http.ResponseWriter, r *http.Request) {
+		// counted now but not at start: this request's goroutines and the
+		// one waiting for stdin's end, a few over thousands of connections
 		hs := heapStack()
-		writeJSON(w, memory{HeapStack: hs, RSS: rss(), BaseHeapStack: baseHS, BaseRSS: baseRSS})
+		writeJSON(w, memory{HeapStack: hs, RSS: rss(), Goroutines: runtime.NumGoroutine(),
+			BaseHeapStack: baseHS, BaseRSS: baseRSS, BaseGoroutines: baseG})
 	})
 	mux.HandleFunc("POST /fanout/start", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()

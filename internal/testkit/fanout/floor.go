@@ -57,8 +57,10 @@ func encode(env *chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	return sse.AppendFrame(nil, sse.Frame{ID: strconv.FormatInt(f.Seq, 10), Data: f.Data})
 }
 
-func (s *floorServer) mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET /conversations/c/turns/{turn}/events", s.serve)
+// mount serves the version-1 stream's path (servekit.NewRequest).
+func (s *floorServer) mount(mux *http.ServeMux) error {
+	mux.HandleFunc("GET /conversations/"+conversation+"/turns/{turn}/events", s.serve)
+	return nil
 }
 
 func (s *floorServer) serve(w http.ResponseWriter, r *http.Request) {

@@ -9,18 +9,20 @@
 //	fanout -mode agui -turns 1000                 # agui.Handler over the same window
 //	fanout -mode client -addr HOST:PORT -turns 1000 -per 10 [-proto uistream|agui]
 //
-// A server prints "addr HOST:PORT" on stdout once it listens, then serves
-// GET /conversations/c/turns/t-N/events for N in [0, turns) and, for the
-// benchmark, the control endpoints of control.go: /fanout/idle (its memory
-// over the open connections), /fanout/start (starts the producer: every
-// turn gets one delta every pace, its text the append's wall-clock time in
-// Unix nanoseconds), /fanout/mark and /fanout/stop (its CPU time between
-// the two). Nothing is appended before /fanout/start: each turn holds one
-// frame, lifecycle started, so that a subscriber is caught up once it has
-// the opening heartbeat and that frame.
+// The three protocols' handlers, requests and delta lines are those of
+// internal/testkit/servekit; the floor answers the version-1 request. A
+// server prints "addr HOST:PORT" on stdout once it listens, then serves
+// turn t-N of conversation c for N in [0, turns) and, for the benchmark,
+// the control endpoints of control.go: /fanout/idle (its memory and
+// goroutines over the open connections), /fanout/start (starts the
+// producer: every turn gets one delta every pace, its text the append's
+// wall-clock time in Unix nanoseconds), /fanout/mark and /fanout/stop (its
+// CPU time between the two). Nothing is appended before /fanout/start:
+// each turn holds one frame, lifecycle started, so that a subscriber is
+// caught up once it has the data lines its protocol sends for it.
 //
 // The client opens per connections to each turn, prints "connected N" once
-// every one has had its first two frames, and then reads commands on
+// every one is caught up, and then reads commands on
 // stdin: "mark" starts counting delivered deltas and their latency (now
 // minus the time in the text), "report" prints them as one JSON line
 // (see report in client.go). It exits when stdin closes.
@@ -34,6 +36,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/servekit"
 )
 
 // config is what the flags set.
@@ -59,12 +63,10 @@ func main() {
 	flag.Parse()
 	var err error
 	switch c.mode {
-	case "stream":
-		err = serve(c, newStreamServer)
+	case servekit.Stream, servekit.UIStream, servekit.AGUI:
+		err = serve(c, newWindowServer(c.mode))
 	case "floor":
 		err = serve(c, newFloorServer)
-	case "uistream", "agui":
-		err = serve(c, newBridgeServer(c.mode))
 	case "client":
 		err = runClient(c)
 	default:
