@@ -97,6 +97,7 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 				if conn, _, err := out.rc.Hijack(); err == nil {
 					handedOff = true
 					s.conn, s.epilogue, s.rep = conn, st.Epilogue, s.rep.handOver()
+					s.server, _ = r.Context().Value(http.ServerContextKey).(*http.Server)
 					e.run(s, false, nil)
 					return
 				}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -20,6 +22,7 @@ type subscriber struct {
 	out      output
 	rep      report
 	conn     net.Conn
+	server   *http.Server // the server that accepted conn, which gets it back after a clean end
 	epilogue []byte
 }
 
@@ -222,15 +225,48 @@ func (e *Engine) writeFrames(s *subscriber, bp *[]byte, frames []replay.Frame, b
 	return err
 }
 
-// finish ends s's stream and closes its connection: with the last chunk
-// when clean (its output ended), else without it, so that the client sees
-// a broken body and resumes (docs/contract.md section 14.2).
+// finish ends s's stream: when clean (its output ended) with the last
+// chunk, after which the connection goes back to the server that accepted
+// it for the client's next request, as if it had never been taken over;
+// else by closing the connection without the last chunk, so that the
+// client sees a broken body and resumes (docs/contract.md section 14.2).
 func (e *Engine) finish(s *subscriber, clean bool) {
-	if clean {
-		writeConn(s.conn, e.set.write, []byte(lastChunk))
+	if clean && writeConn(s.conn, e.set.write, []byte(lastChunk)) == nil && s.server != nil && e.closing.Err() == nil {
+		s.conn.SetWriteDeadline(time.Time{})
+		giveBack(s.server, s.conn)
+	} else {
+		s.conn.Close()
 	}
 	s.rep.close(nil) // a no-op when the end was reported already
-	s.conn.Close()
 	s.out.leave(e)
 	e.end()
 }
+
+// giveBack hands conn to srv, which serves its next requests as those of
+// a connection it accepted, or closes it when srv is shutting down.
+func giveBack(srv *http.Server, conn net.Conn) {
+	go func() {
+		if err := srv.Serve(&oneConn{conn: conn}); errors.Is(err, http.ErrServerClosed) {
+			conn.Close()
+		}
+	}()
+}
+
+// oneConn is a net.Listener that accepts conn once, then reports itself
+// closed, so that http.Server.Serve returns after handing conn to its own
+// goroutine.
+type oneConn struct {
+	conn  net.Conn
+	taken bool
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	if l.taken {
+		return nil, net.ErrClosed
+	}
+	l.taken = true
+	return l.conn, nil
+}
+
+func (l *oneConn) Close() error   { return nil }
+func (l *oneConn) Addr() net.Addr { return l.conn.LocalAddr() }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -132,8 +133,9 @@ func TestIdleStreamSendsHeartbeats(t *testing.T) {
 // TestNoStreamSaysConnectionClose: no stream answers Connection: close
 // (a fetch-based reader reads a cut body of such a response as a clean
 // end; docs/contract.md section 14.2), whether it is taken over or not, and
-// the client's next request, a POST, goes through once the stream ended,
-// also when the Handler closed a connection it had taken over.
+// the client's next request, a POST, goes through on the same connection
+// once the stream ended, also when the Handler had taken it over (it gives
+// the connection back to the server after the last chunk).
 func TestNoStreamSaysConnectionClose(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -174,8 +176,14 @@ func TestNoStreamSaysConnectionClose(t *testing.T) {
 			}
 			_, err = rd.Next()
 			assert.ErrorIs(t, err, io.EOF, "a clean end")
-			next, err := srv.Client().Post(srv.URL+"/next", "text/plain", strings.NewReader("after"))
+			var reused bool
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace),
+				http.MethodPost, srv.URL+"/next", strings.NewReader("after"))
 			require.NoError(t, err)
+			next, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			assert.True(t, reused, "the POST goes on the stream's connection, kept alive")
 			b, err := io.ReadAll(next.Body)
 			next.Body.Close()
 			require.NoError(t, err)
