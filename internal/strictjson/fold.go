@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // FoldCollision reads raw, one strict JSON value (nesting at most
@@ -125,11 +127,15 @@ func leastFoldVariant(sorted []string, known map[string]reflect.Type) (string, b
 // jsonMembers returns the member names a JSON decoder reads into the
 // struct type t, each with the Go type of its value: the json tag's name
 // (the field's name without one), the fields of an embedded struct
-// without a name inlined. It returns nil for any type but a struct, and
-// for a struct that decodes itself (an UnmarshalJSON method).
+// without a name, or of one tagged inline, inlined. It returns nil for any
+// type but a struct, and for a struct that decodes itself (an
+// UnmarshalJSON or UnmarshalJSONFrom method).
 func jsonMembers(t reflect.Type) map[string]reflect.Type {
-	selfDecoding := reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()
-	if t == nil || t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(selfDecoding) {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	if p := reflect.PointerTo(t); p.Implements(reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()) ||
+		p.Implements(reflect.TypeFor[interface{ UnmarshalJSONFrom(*jsontext.Decoder) error }]()) {
 		return nil
 	}
 	members := make(map[string]reflect.Type, t.NumField())
@@ -139,12 +145,13 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 		if !f.IsExported() || tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		ft := f.Type
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if name == "" && f.Anonymous && ft.Kind() == reflect.Struct {
+		inline := f.Anonymous || slices.Contains(strings.Split(opts, ","), "inline")
+		if name == "" && inline && ft.Kind() == reflect.Struct {
 			maps.Copy(members, jsonMembers(ft))
 			continue
 		}
