@@ -14,6 +14,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -58,11 +59,16 @@ type Options struct {
 	StartRun func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error)
 	// Resolver and Caller land the answers of a run's resume entries: the
 	// caller from the host's session, never from the body. Nil refuses a
-	// run that carries resume entries (400).
+	// run that carries resume entries (400). When set, Caller is asked
+	// first for every POST, before its body is read: an error is answered
+	// 401 unauthenticated (section 18.3).
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a POST's body; 0 means 10 s,
+	// negative none (section 12.6).
+	BodyTimeout time.Duration
 	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
 	// those of the stream package's HandlerOptions, with the same defaults; a heartbeat
 	// is an SSE comment.
@@ -102,7 +108,7 @@ func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
 		return nil, errors.New("agui: Options.Resolver and Options.Caller go together")
 	}
 	return &Handler{opts: *opts, srv: relay.NewServer(window, &relay.Options{
-		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
+		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout,
 		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes,
 		Cache: relay.NewCache(opts.CacheTurns, opts.CacheFrames), Logger: opts.Logger,
 	})}, nil
@@ -123,8 +129,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		relay.Refuse(w, refusal.CodeMethodNotAllowed, "runs are started with POST")
 		return
 	}
-	key, in, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseInput,
-		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, in) },
+	a := relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
+	key, in, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, a.Authenticate, parseInput,
+		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, &a, in) },
 		func(ctx context.Context, in *RunInput) (replay.Key, error) { return h.opts.StartRun(ctx, r, in) })
 	if !ok {
 		return
@@ -138,23 +145,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}, false)
 }
 
-// resume lands in's resume entries, or answers the request and reports
-// false.
-func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) bool {
+// resume lands in's resume entries through a, or answers the request and
+// reports false.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, a *relay.Answers, in *RunInput) bool {
 	keys := make([]interactions.Key, len(in.Resume))
 	subs := make([]interactions.Submission, len(in.Resume))
 	for i, e := range in.Resume {
 		keys[i] = interactions.Key{Conversation: in.ThreadID, CorrelationID: e.InterruptID}
 		subs[i] = interactions.Submission{ID: in.RunID, Response: e.Response}
 	}
-	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	res, ok := h.srv.Land(w, r, a, keys, subs)
 	for i := range res {
 		in.Resume[i].Result = res[i]
 	}
 	return ok
 }
 
-// parseInput reads a RunAgentInput strictly (relay.Unmarshal): threadId,
+// parseInput reads a RunAgentInput strictly (reqbody.Unmarshal): threadId,
 // runId and messages required, resume entries {interruptId, status:
 // resolved|cancelled, payload?}, each interrupt once. It checks every entry
 // before any lands, so that a refused run changes nothing.
@@ -169,7 +176,7 @@ func parseInput(body []byte) (*RunInput, error) {
 			Payload     jsontext.Value `json:"payload"`
 		} `json:"resume"`
 	}
-	if err := relay.Unmarshal(body, &raw); err != nil {
+	if err := reqbody.Unmarshal(body, &raw); err != nil {
 		return nil, errors.New("the body is not a RunAgentInput JSON object")
 	}
 	switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -76,7 +77,9 @@ type Options struct {
 	// stops with 405.
 	Cancel func(ctx context.Context, r *http.Request, key replay.Key) error
 	// Resolver and Caller land a POST's card answer: the caller from the
-	// host's session, never from the body. Nil refuses answers (400).
+	// host's session, never from the body. Nil refuses answers (400). When
+	// set, Caller is asked first for every POST, before its body is read:
+	// an error is answered 401 unauthenticated (section 18.3).
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
 	// MessageID is the assistant message id of a turn's start chunk; nil
@@ -87,6 +90,9 @@ type Options struct {
 	FinishReason bool
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a POST's body; 0 means 10 s,
+	// negative none (section 12.6).
+	BodyTimeout time.Duration
 	// HeartbeatInterval, WriteTimeout, WindowTimeout and PageBytes are
 	// those of the stream package's HandlerOptions, with the same defaults; a heartbeat
 	// is an SSE comment.
@@ -128,7 +134,7 @@ func NewHandler(window replay.Window, opts *Options) (*Handler, error) {
 		h.opts.MessageID = func(key replay.Key) string { return key.TurnID }
 	}
 	h.srv = relay.NewServer(window, &relay.Options{
-		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout,
+		HeartbeatInterval: opts.HeartbeatInterval, WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout,
 		WindowTimeout: opts.WindowTimeout, PageBytes: opts.PageBytes,
 		Cache: relay.NewCache(opts.CacheTurns, opts.CacheFrames), Logger: opts.Logger,
 	})
@@ -187,8 +193,9 @@ func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 	if !h.methodOK(w, r, false, http.MethodPost) {
 		return
 	}
-	key, _, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, parseRequest,
-		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, req) },
+	a := relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
+	key, _, ok := relay.Start(h.srv, w, r, h.opts.MaxBodyBytes, a.Authenticate, parseRequest,
+		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, &a, req) },
 		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
 	if ok {
 		h.serve(w, r, key, false)
@@ -272,18 +279,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, 
 	}, resume)
 }
 
-// answer lands req.Answer, or answers the request and reports false.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) bool {
+// answer lands req.Answer through a, or answers the request and reports
+// false.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, a *relay.Answers, req *Request) bool {
 	keys := []interactions.Key{{Conversation: req.ChatID, CorrelationID: req.Answer.Response.CorrelationID}}
 	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
-	res, ok := h.srv.Land(w, r, relay.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	res, ok := h.srv.Land(w, r, a, keys, subs)
 	if ok {
 		req.Answer.Result = res[0]
 	}
 	return ok
 }
 
-// parseRequest reads a POST's body strictly (relay.Unmarshal): {id,
+// parseRequest reads a POST's body strictly (reqbody.Unmarshal): {id,
 // messages, trigger, messageId?, answer?: {submissionId, response}} and
 // any other member.
 func parseRequest(body []byte) (*Request, error) {
@@ -297,7 +305,7 @@ func parseRequest(body []byte) (*Request, error) {
 			Response     jsontext.Value `json:"response"`
 		} `json:"answer"`
 	}
-	if err := relay.Unmarshal(body, &in); err != nil {
+	if err := reqbody.Unmarshal(body, &in); err != nil {
 		return nil, errors.New("the body is not the chat request's JSON object")
 	}
 	switch {

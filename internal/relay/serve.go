@@ -28,6 +28,7 @@ const (
 type Options struct {
 	HeartbeatInterval time.Duration // negative: none
 	WriteTimeout      time.Duration // negative: no deadline
+	BodyTimeout       time.Duration // a POST body's read deadline (reqbody.Limits.Timeout); negative: none
 	WindowTimeout     time.Duration // negative: no bound
 	PageBytes         int
 	Cache             *Cache // nil: a Cache of its own
@@ -40,6 +41,7 @@ type Server struct {
 	Tail
 	*Streams
 	writeTimeout time.Duration
+	bodyTimeout  time.Duration
 	cache        *Cache
 	waits        waiters
 }
@@ -49,7 +51,7 @@ func NewServer(window replay.Window, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{Tail: opts.NewTail(window), Streams: NewStreams(), writeTimeout: opts.Write(), cache: opts.Cache}
+	s := &Server{Tail: opts.NewTail(window), Streams: NewStreams(), writeTimeout: opts.Write(), bodyTimeout: opts.BodyTimeout, cache: opts.Cache}
 	if s.cache == nil {
 		s.cache = NewCache(0, 0)
 	}

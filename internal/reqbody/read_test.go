@@ -1,11 +1,9 @@
 package reqbody_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -103,17 +102,10 @@ func TestASlowBodyIsCutByTheDeadline(t *testing.T) {
 	t.Run("HTTP/1.1", func(t *testing.T) {
 		errs := make(chan error, 1)
 		srv := readServer(t, false, lim, errs)
-		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-		require.NoError(t, err)
-		defer conn.Close()
-		require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
-		_, err = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n012345678")
-		require.NoError(t, err)
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		require.NoError(t, err)
+		resp := slowbody.Stall(t, srv.Listener.Addr().String(), "/", "Content-Type: application/json\r\n", "012345678")
 		resp.Body.Close()
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-		err = <-errs
+		err := <-errs
 		require.ErrorIs(t, err, refusal.ErrUnreadableBody)
 		assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	})

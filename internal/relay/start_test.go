@@ -1,0 +1,127 @@
+package relay_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/internal/relay"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// starter is a bridge's POST over relay.Start: the caller from X-User, the
+// body {"id"} read strictly, and started counts the turns started.
+type starter struct {
+	srv     *relay.Server
+	started atomic.Int32
+}
+
+func newStarter(opts *relay.Options) *starter {
+	return &starter{srv: relay.NewServer(replay.NewMemory(nil), opts)}
+}
+
+func (s *starter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := relay.Answers{Caller: func(r *http.Request) (interactions.Caller, error) {
+		if u := r.Header.Get("X-User"); u != "" {
+			return interactions.Caller{Principal: u}, nil
+		}
+		return interactions.Caller{}, errors.New("no session")
+	}}
+	parse := func(body []byte) (string, error) {
+		var in struct{ ID string }
+		err := json.Unmarshal(body, &in)
+		return in.ID, err
+	}
+	_, _, ok := relay.Start(s.srv, w, r, 64, a.Authenticate, parse, func(string) bool { return true },
+		func(context.Context, string) (replay.Key, error) {
+			s.started.Add(1)
+			return replay.Key{ConversationID: "c", TurnID: "t"}, nil
+		})
+	if ok {
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// codeOf is the code of a refusal's JSON body.
+func codeOf(t *testing.T, body []byte) refusal.Code {
+	t.Helper()
+	var b struct{ Code refusal.Code }
+	require.NoError(t, json.Unmarshal(body, &b), "%s", body)
+	return b.Code
+}
+
+// TestStartReadsNoBodyBeforeItsChecks: a POST without a session is 401
+// unauthenticated, and one a cross-site page could send is 415
+// unsupported-media-type, without a byte of its body read: a body that
+// never comes still gets its answer, and no turn starts.
+func TestStartReadsNoBodyBeforeItsChecks(t *testing.T) {
+	s := newStarter(nil)
+	for _, c := range []struct {
+		user, ctype string
+		status      int
+		code        refusal.Code
+	}{
+		{"", "application/json", http.StatusUnauthorized, refusal.CodeUnauthenticated},
+		{"", "text/plain", http.StatusUnauthorized, refusal.CodeUnauthenticated},
+		{"alice", "", http.StatusUnsupportedMediaType, refusal.CodeUnsupportedMediaType},
+		{"alice", "text/plain", http.StatusUnsupportedMediaType, refusal.CodeUnsupportedMediaType},
+		{"alice", "application/x-www-form-urlencoded", http.StatusUnsupportedMediaType, refusal.CodeUnsupportedMediaType},
+		{"alice", "multipart/form-data; boundary=x", http.StatusUnsupportedMediaType, refusal.CodeUnsupportedMediaType},
+	} {
+		body := slowbody.NewNever(t)
+		req := httptest.NewRequest(http.MethodPost, "/", body)
+		if c.user != "" {
+			req.Header.Set("X-User", c.user)
+		}
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		rec := slowbody.Answer(t, s, req)
+		assert.Equal(t, c.status, rec.Code, "%+v", c)
+		assert.Equal(t, c.code, codeOf(t, rec.Body.Bytes()), "%+v", c)
+		assert.False(t, body.WasRead(), "%+v: the body was read", c)
+	}
+	assert.Zero(t, s.started.Load())
+}
+
+// TestStartBoundsTheBody: a body over the limit is 413 frame-too-large,
+// and one that stalls one byte short of its length is cut by the body
+// timeout, 400 invalid-input; neither starts a turn.
+func TestStartBoundsTheBody(t *testing.T) {
+	s := newStarter(&relay.Options{BodyTimeout: 100 * time.Millisecond})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"id":"`+strings.Repeat("x", 64)+`"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User", "alice")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Equal(t, refusal.CodeFrameTooLarge, codeOf(t, body))
+
+	resp = slowbody.Stall(t, srv.Listener.Addr().String(), "/", "X-User: alice\r\nContent-Type: application/json\r\n", `{"id":"a"`)
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, refusal.CodeInvalidInput, codeOf(t, body))
+	assert.Zero(t, s.started.Load())
+}
