@@ -18,6 +18,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/relay"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -124,4 +125,56 @@ func TestStartBoundsTheBody(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Equal(t, refusal.CodeInvalidInput, codeOf(t, body))
 	assert.Zero(t, s.started.Load())
+}
+
+// TestAPostedStreamOutlivesTheServerTimeouts: a bridge's POST, its body
+// read under its own deadline, streams its turn on past the server's
+// ReadHeaderTimeout, ReadTimeout and IdleTimeout many times over, over
+// HTTP/1.1 and HTTP/2 (docs/contract.md section 14.6): the deadlines bound
+// reading the request only.
+func TestAPostedStreamOutlivesTheServerTimeouts(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		w := replay.NewMemory(nil)
+		key := replay.Key{ConversationID: "c", TurnID: "t"}
+		envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+		_, err := w.Append(context.Background(), key, envs[0])
+		require.NoError(t, err)
+		s := relay.NewServer(w, &relay.Options{HeartbeatInterval: -1, BodyTimeout: 20 * time.Millisecond})
+		var calls atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			_, _, ok := relay.Start(s, rw, r, 0, nil, func(b []byte) ([]byte, error) { return b, nil }, func([]byte) bool { return true },
+				func(context.Context, []byte) (replay.Key, error) { return key, nil })
+			if ok {
+				s.ServeTurn(rw, r, &relay.Stream{Key: key, NewCodec: func() relay.Codec { return &counting{calls: &calls} },
+					Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")}, false)
+			}
+		}))
+		const timeout = 30 * time.Millisecond
+		srv.Config.ReadHeaderTimeout, srv.Config.ReadTimeout, srv.Config.IdleTimeout = timeout, timeout, timeout
+		srv.EnableHTTP2 = h2
+		if h2 {
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"id":"c"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		time.AfterFunc(10*timeout, func() {
+			for _, env := range envs[1:] {
+				_, err := w.Append(context.Background(), key, env)
+				assert.NoError(t, err)
+			}
+		})
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err, "HTTP/2: %v: the stream was cut after %q", h2, b)
+		assert.Equal(t, h2, resp.ProtoMajor == 2)
+		assert.Equal(t, want(len(envs)), string(b), "HTTP/2: %v", h2)
+		cancel()
+		srv.Close()
+	}
 }
