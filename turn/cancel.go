@@ -37,7 +37,7 @@ type CancelHandler struct {
 	log    *slog.Logger
 }
 
-// NewCancelHandler returns the CancelHandler of rec, mounted on a pattern
+// NewCancelHandler returns the [CancelHandler] of rec, mounted on a pattern
 // naming the turn:
 //
 //	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", h) // any method: a wrong one gets the JSON 405

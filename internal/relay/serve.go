@@ -28,7 +28,7 @@ const (
 type Options struct {
 	HeartbeatInterval time.Duration // negative: none
 	WriteTimeout      time.Duration // negative: no deadline
-	BodyTimeout       time.Duration // a POST body's read deadline (reqbody.Limits.Timeout); negative: none
+	BodyTimeout       time.Duration // a POST body's read deadline ([reqbody.Limits.Timeout]); negative: none
 	WindowTimeout     time.Duration // negative: no bound
 	PageBytes         int
 	Cache             *Cache // nil: a Cache of its own

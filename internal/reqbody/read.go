@@ -11,10 +11,10 @@ import (
 
 // The defaults of [Limits].
 const (
-	// DefaultMaxBytes is the largest body read when Limits.MaxBytes is 0:
+	// DefaultMaxBytes is the largest body read when [Limits.MaxBytes] is 0:
 	// 1 MiB, the front-end bridges' bound.
 	DefaultMaxBytes = 1 << 20
-	// DefaultTimeout is the read deadline of a body when Limits.Timeout is
+	// DefaultTimeout is the read deadline of a body when [Limits.Timeout] is
 	// 0: 10 s from the start of the read, time enough for 1 MiB at 1 Mbit/s.
 	DefaultTimeout = 10 * time.Second
 )

@@ -162,7 +162,7 @@ func jsonMembers(t reflect.Type) map[string]reflect.Type {
 
 // FoldKey returns s with every rune replaced by the least rune of its
 // Unicode simple folding orbit, so that for valid UTF-8
-// strings.EqualFold(a, b) holds exactly when FoldKey(a) == FoldKey(b):
+// [strings.EqualFold](a, b) holds exactly when FoldKey(a) == FoldKey(b):
 // names can be grouped by case variant in a map instead of compared
 // pairwise.
 func FoldKey(s string) string {
