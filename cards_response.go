@@ -83,7 +83,7 @@ func (r *reader) cardResponse() (cards.CardResponse, error) {
 		return resp, r.fail(err, refusal.CodeInvalidCard, "", "")
 	}
 	if resp.Value != nil {
-		p, found, err := foldCollision(resp.Value, nil)
+		p, found, err := strictjson.FoldCollision(resp.Value, nil, maxKeptDepth)
 		if err != nil {
 			return resp, refuseWrap(refusal.CodeInvalidCard, "/value", "not one strict JSON value", err)
 		}

@@ -1,11 +1,8 @@
 package chatprotocol
 
 import (
-	"cmp"
 	"errors"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -99,7 +96,7 @@ func keptSpecOf(t reflect.Type) *objectSpec {
 // invalid-envelope; a member of the wrong type or value is code, at the
 // member's path.
 func decodeKept(raw []byte, dst any, code refusal.Code, path string) error {
-	p, ok, err := foldCollision(raw, reflect.TypeOf(dst))
+	p, ok, err := strictjson.FoldCollision(raw, reflect.TypeOf(dst), maxKeptDepth)
 	if err != nil {
 		return refuseWrap(refusal.CodeInvalidEnvelope, path, "not one strict JSON value", err)
 	}
@@ -153,145 +150,6 @@ func recoded(err error, code refusal.Code, path string) error {
 		return e
 	}
 	return refuseWrap(code, path, "wrong type or value", err)
-}
-
-// foldCollision reads raw, one JSON value decoded into a Go value of type
-// t, looking for a member name that is equal under Unicode simple case
-// folding, but not identical, to another name of the same object or to a
-// member name of the Go type the object is decoded into (none when it is
-// not decoded into a struct, as inside a kept unknown member: then only the
-// object's own names count). It returns the pointer, relative to raw, of
-// the least such name (in byte order) of the first such object, an
-// object's own names checked before its members' values, which are taken
-// in name order. Its time is linear in the size of raw: names are grouped
-// by foldKey, never compared pairwise. err reports JSON that is not
-// strict.
-func foldCollision(raw []byte, t reflect.Type) (pointer string, found bool, err error) {
-	d := strictjson.Get(raw, "", 0, 0, maxKeptDepth)
-	defer strictjson.Put(d)
-	pointer, found, err = foldWalk(d, t)
-	if err == nil {
-		err = d.Finish()
-	}
-	return pointer, found, err
-}
-
-// foldWalk reads the next value of d for foldCollision.
-func foldWalk(d *strictjson.Decoder, t reflect.Type) (string, bool, error) {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch d.Peek() {
-	case '{':
-		if err := d.Begin('{'); err != nil {
-			return "", false, err
-		}
-		known := jsonMembers(t)
-		var names []string
-		var inner, innerName string
-		var innerFound bool
-		for d.More() {
-			n, err := d.Name()
-			if err != nil {
-				return "", false, err
-			}
-			name := string(n)
-			names = append(names, name)
-			p, ok, err := foldWalk(d, known[name])
-			if err != nil {
-				return "", false, err
-			}
-			if ok && (!innerFound || name < innerName) {
-				inner, innerName, innerFound = "/"+escapePointer(name)+p, name, true
-			}
-		}
-		if err := d.End(); err != nil {
-			return "", false, err
-		}
-		slices.Sort(names)
-		if least, ok := leastFoldVariant(names, known); ok {
-			return "/" + escapePointer(least), true, nil
-		}
-		return inner, innerFound, nil
-	case '[':
-		if err := d.Begin('['); err != nil {
-			return "", false, err
-		}
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		var inner string
-		var innerFound bool
-		for i := 0; d.More(); i++ {
-			p, ok, err := foldWalk(d, elem)
-			if err != nil {
-				return "", false, err
-			}
-			if ok && !innerFound {
-				inner, innerFound = "/"+itoa(i)+p, true
-			}
-		}
-		if err := d.End(); err != nil {
-			return "", false, err
-		}
-		return inner, innerFound, nil
-	}
-	return "", false, d.Skip()
-}
-
-// leastFoldVariant returns the least of the sorted names that is a case
-// variant of another of them, or of a known name it is not itself.
-func leastFoldVariant(sorted []string, known map[string]reflect.Type) (string, bool) {
-	if len(sorted) < 2 && len(known) == 0 {
-		return "", false
-	}
-	names := make(map[string]int, len(sorted)) // fold key -> names of the object
-	for _, name := range sorted {
-		names[foldKey(name)]++
-	}
-	knownKeys := make(map[string]bool, len(known))
-	for name := range known {
-		knownKeys[foldKey(name)] = true
-	}
-	for _, name := range sorted {
-		key := foldKey(name)
-		if _, exact := known[name]; names[key] > 1 || (knownKeys[key] && !exact) {
-			return name, true
-		}
-	}
-	return "", false
-}
-
-// jsonMembers returns the member names the JSON decoder reads into the
-// struct type t, each with the Go type of its value: the json tag's name
-// (the field's name without one), the fields of an embedded struct
-// without a name inlined. It returns nil for any type but a struct, and
-// for a struct that decodes itself (an UnmarshalJSON method).
-func jsonMembers(t reflect.Type) map[string]reflect.Type {
-	selfDecoding := reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()
-	if t == nil || t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(selfDecoding) {
-		return nil
-	}
-	members := make(map[string]reflect.Type, t.NumField())
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if !f.IsExported() || tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if name == "" && f.Anonymous && ft.Kind() == reflect.Struct {
-			maps.Copy(members, jsonMembers(ft))
-			continue
-		}
-		members[cmp.Or(name, f.Name)] = f.Type
-	}
-	return members
 }
 
 // writeKept writes v: the kept JSON when v still equals what it decodes
@@ -387,7 +245,7 @@ func invalidString(v reflect.Value) (string, bool) {
 				return p, true
 			}
 			name, _, _ := strings.Cut(tag, ",")
-			return "/" + escapePointer(name) + p, true
+			return "/" + strictjson.EscapePointer(name) + p, true
 		}
 	}
 	return "", false

@@ -55,7 +55,7 @@ func FuzzKeptParity(f *testing.F) {
 		if !jsonValid(raw) {
 			return
 		}
-		if _, found, err := foldCollision(raw, nil); err != nil || found {
+		if _, found, err := strictjson.FoldCollision(raw, nil, maxKeptDepth); err != nil || found {
 			return
 		}
 		switch typ % 3 {

@@ -1,19 +1,13 @@
 package chatprotocol
 
 import (
-	"maps"
 	"math"
-	"reflect"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
-	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -126,47 +120,6 @@ func TestWriteKept(t *testing.T) {
 	assert.Equal(t, refusal.CodeOf(werr), refusal.CodeOf(cerr))
 	assert.Equal(t, "/card/presentation/step", werr.(*refusal.Error).Path)
 	assert.Equal(t, werr.(*refusal.Error).Path, cerr.(*refusal.Error).Path)
-}
-
-// FuzzFoldCollision compares foldCollision, which groups names by foldKey,
-// with the pairwise strings.EqualFold comparison it replaces, on one object
-// whose names are the NUL-separated parts of joined, decoded into a map or
-// into an AskBlock (whose members are question, options and refs).
-func FuzzFoldCollision(f *testing.F) {
-	for _, names := range [][]string{{"a", "A"}, {"k", "\u212a"}, {"s", "\u017f", "S"}, {"type", "typ\u0065", "TYPE"}, {"\u03a3", "\u03c2", "\u03c3"}, {"ǅ", "ǆ", "Ǆ"}, {"x", "y"}, {"question", "Refs"}, {"QUESTION"}, {"ref\u017f", "options"}} {
-		f.Add(strings.Join(names, "\x00"), false)
-		f.Add(strings.Join(names, "\x00"), true)
-	}
-	f.Fuzz(func(t *testing.T, joined string, typed bool) {
-		if !utf8.ValidString(joined) {
-			return
-		}
-		obj := map[string]any{}
-		for _, n := range strings.Split(joined, "\x00") {
-			obj[n] = 1
-		}
-		raw, err := json.Marshal(obj)
-		require.NoError(t, err)
-		var known []string
-		typ := reflect.TypeFor[map[string]any]()
-		if typed {
-			known, typ = []string{"question", "options", "refs"}, reflect.TypeFor[blocks.AskBlock]()
-		}
-		names := slices.Sorted(maps.Keys(obj))
-		want := ""
-		for _, n := range names {
-			variant := func(m string) bool { return m != n && strings.EqualFold(m, n) }
-			if slices.ContainsFunc(names, variant) || (!slices.Contains(known, n) && slices.ContainsFunc(known, variant)) {
-				want = "/" + escapePointer(n)
-				break
-			}
-		}
-		got, found, err := foldCollision(raw, typ)
-		require.NoError(t, err)
-		if got != want || found != (want != "") {
-			t.Fatalf("foldCollision(%q, %v) = %q, %v; want %q", names, typ, got, found, want)
-		}
-	})
 }
 
 func TestCheckKeptStrings(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
@@ -36,20 +35,6 @@ func isCaseVariant(name []byte, known []string) bool {
 		}
 	}
 	return false
-}
-
-// foldKey returns s with every rune replaced by the least rune of its
-// Unicode simple folding orbit, so that for valid UTF-8
-// strings.EqualFold(a, b) holds exactly when foldKey(a) == foldKey(b):
-// names can be grouped by case variant in a map instead of compared pairwise.
-func foldKey(s string) string {
-	return strings.Map(func(r rune) rune {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		return least
-	}, s)
 }
 
 // unknown writes kept members after the known ones of an object whose
@@ -86,12 +71,4 @@ func (w *writer) unknown(ms []Member, known []string) {
 			return
 		}
 	}
-}
-
-// escapePointer escapes one reference token of a JSON pointer (RFC 6901).
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }

@@ -46,8 +46,3 @@ func TestUnknownMembersAreKeptInOrderAndReemitted(t *testing.T) {
 	require.ErrorIs(t, err, refusal.ErrInvalidEvent)
 	assert.Equal(t, "/event/bad~1name", err.(*refusal.Error).Path)
 }
-
-func TestEscapePointer(t *testing.T) {
-	assert.Equal(t, "a~0b~1c", escapePointer("a~b/c"))
-	assert.Equal(t, "plain", escapePointer("plain"))
-}

@@ -46,7 +46,7 @@ func (r *reader) fail(err error, code refusal.Code, path, member string) error {
 		return refuseWrap(r.wholeCode(), r.prefix+se.Pointer, msg, err)
 	}
 	if member != "" {
-		path += "/" + escapePointer(member)
+		path += "/" + strictjson.EscapePointer(member)
 	}
 	if errors.Is(err, strictjson.ErrTooDeep) {
 		return refusef(r.wholeCode(), path, "objects and arrays nested deeper than %d", r.maxDepth)
@@ -91,7 +91,7 @@ func (r *reader) members(code refusal.Code, path string, known []string, unknown
 // keep reads the value of the unknown member name into dst.
 func (r *reader) keep(name []byte, code refusal.Code, path string, known []string, dst *[]Member) error {
 	if isCaseVariant(name, known) {
-		return refusef(r.wholeCode(), path+"/"+escapePointer(string(name)), "member name differs from a member of the contract only by case")
+		return refusef(r.wholeCode(), path+"/"+strictjson.EscapePointer(string(name)), "member name differs from a member of the contract only by case")
 	}
 	n := string(name)
 	v, err := r.d.Raw()

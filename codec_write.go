@@ -85,7 +85,7 @@ func (w *writer) refuse(member, message string, cause error) *refusal.Error {
 	code := w.refusalCode()
 	path := w.path
 	if member != "" {
-		path += "/" + escapePointer(member)
+		path += "/" + strictjson.EscapePointer(member)
 	}
 	return refuseWrap(code, path, message, cause)
 }

@@ -300,7 +300,7 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")
 		}
 		if isCaseVariant(name, []string{"type"}) {
-			return nil, refusef(refusal.CodeInvalidEnvelope, path+"/"+escapePointer(string(name)), "member name differs from \"type\" only by case")
+			return nil, refusef(refusal.CodeInvalidEnvelope, path+"/"+strictjson.EscapePointer(string(name)), "member name differs from \"type\" only by case")
 		}
 		if err := check.Skip(); err != nil {
 			return nil, sub.fail(err, refusal.CodeInvalidEvent, path, "")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 
 	"github.com/Papercusp/chat-protocol-go/sse"
@@ -42,7 +43,7 @@ func NewRegistry(types map[string]Channel) (*Registry, error) {
 			return nil, err
 		}
 		if ch.String() == "invalid" {
-			return nil, refusef(refusal.CodeInvalidEvent, "/"+escapePointer(t), "channel %d is not event, state or transient", ch)
+			return nil, refusef(refusal.CodeInvalidEvent, "/"+strictjson.EscapePointer(t), "channel %d is not event, state or transient", ch)
 		}
 		r.types[t] = ch
 	}
@@ -50,8 +51,8 @@ func NewRegistry(types map[string]Channel) (*Registry, error) {
 }
 
 func checkProductType(t string) error {
-	path := "/" + escapePointer(t)
-	if err := checkID(refusal.CodeUnsupportedEvent, "", escapePointer(t), t); err != nil {
+	path := "/" + strictjson.EscapePointer(t)
+	if err := checkID(refusal.CodeUnsupportedEvent, "", strictjson.EscapePointer(t), t); err != nil {
 		return err
 	}
 	if strings.ContainsFunc(t, func(c rune) bool { return !productTypeByte(c) }) {

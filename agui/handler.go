@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/bridge"
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/serve"
@@ -57,11 +59,16 @@ type HandlerOptions struct {
 	StartRun func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error)
 	// Resolver and Caller land the answers of a run's resume entries: the
 	// caller from the host's session, never from the body. Nil refuses a
-	// run that carries resume entries (400).
+	// run that carries resume entries (400). When set, Caller is asked
+	// first for every POST, before its body is read: an error is answered
+	// 401 unauthenticated (section 18.3).
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a POST's body; 0 means 10 s,
+	// negative none (section 12.6).
+	BodyTimeout time.Duration
 	// Options are the serving options every stream of the module shares
 	// ([serve.Options]); a heartbeat is an SSE comment and Retry is only
 	// the Retry-After of a 503 (the protocol has no retry line).
@@ -114,8 +121,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve.Refuse(w, refusal.CodeMethodNotAllowed, "runs are started with POST")
 		return
 	}
-	key, in, ok := bridge.Start(h.engine, w, r, h.opts.MaxBodyBytes, parseInput,
-		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, in) },
+	a := bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
+	key, in, ok := bridge.Start(h.engine, w, r, h.limits(), a.Authenticate, parseInput,
+		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, &a, in) },
 		func(ctx context.Context, in *RunInput) (replay.Key, error) { return h.opts.StartRun(ctx, r, in) })
 	if !ok {
 		return
@@ -130,23 +138,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// resume lands in's resume entries, or answers the request and reports
-// false.
-func (h *Handler) resume(w http.ResponseWriter, r *http.Request, in *RunInput) bool {
+// resume lands in's resume entries through a, or answers the request and
+// reports false.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, a *bridge.Answers, in *RunInput) bool {
 	keys := make([]interactions.Key, len(in.Resume))
 	subs := make([]interactions.Submission, len(in.Resume))
 	for i, e := range in.Resume {
 		keys[i] = interactions.Key{Conversation: in.ThreadID, CorrelationID: e.InterruptID}
 		subs[i] = interactions.Submission{ID: in.RunID, Response: e.Response}
 	}
-	res, ok := bridge.Land(h.engine, w, r, bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	res, ok := bridge.Land(h.engine, w, r, a, keys, subs)
 	for i := range res {
 		in.Resume[i].Result = res[i]
 	}
 	return ok
 }
 
-// parseInput reads a RunAgentInput strictly (bridge.Unmarshal): threadId,
+// parseInput reads a RunAgentInput strictly (reqbody.Unmarshal): threadId,
 // runId and messages required, resume entries {interruptId, status:
 // resolved|cancelled, payload?}, each interrupt once. It checks every entry
 // before any lands, so that a refused run changes nothing.
@@ -161,7 +169,7 @@ func parseInput(body []byte) (*RunInput, error) {
 			Payload     jsontext.Value `json:"payload"`
 		} `json:"resume"`
 	}
-	if err := bridge.Unmarshal(body, &raw); err != nil {
+	if err := reqbody.Unmarshal(body, &raw); err != nil {
 		return nil, errors.New("the body is not a RunAgentInput JSON object")
 	}
 	switch {
@@ -203,4 +211,9 @@ func submission(id string, payload json.RawMessage) (cards.CardResponse, error) 
 	}
 	b := bridge.Str(bridge.Str([]byte{'{'}, "action", "submit"), "correlationId", id)
 	return chatprotocol.ParseCardResponse(append(bridge.Raw(b, "value", payload), '}'))
+}
+
+// limits are the bounds of a POST's body.
+func (h *Handler) limits() reqbody.Limits {
+	return reqbody.Limits{MaxBytes: h.opts.MaxBodyBytes, Timeout: h.opts.BodyTimeout}
 }

@@ -233,6 +233,10 @@ func TestBadRunsStartNothing(t *testing.T) {
 		{"alice", "{\"threadId\":\"thread-1\",\"runId\":\"r\xff\",\"messages\":[]}", 400, refusal.CodeInvalidInput},
 		{"alice", `{"threadId":"thread-1","runId":"r\ud800","messages":[]}`, 400, refusal.CodeInvalidInput},
 		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"state":{"a":1,"a":2}}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","threadID":"thread-2","runId":"r","messages":[]}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"state":{"a":1,"A":2}}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"forwardedProps":{"x":[{"ſ":1,"s":2}]}}`, 400, refusal.CodeInvalidInput},
+		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"resume":[{"interruptId":"x","status":"cancelled","Status":"resolved"}]}`, 400, refusal.CodeInvalidInput},
 		{"alice", `{"threadId":"thread-1","runId":"r","messages":[],"resume":[{"interruptId":"x","status":"cancelled","status":"resolved"}]}`, 400, refusal.CodeInvalidInput},
 	} {
 		resp := f.post(t, c.user, c.body)

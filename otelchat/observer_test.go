@@ -235,7 +235,7 @@ func TestAnswerSpanFollowsTheRequest(t *testing.T) {
 	_, err = res.Open(t.Context(), interactions.NewCard{Key: interactions.Key{Conversation: "conv-1", CorrelationID: "card-1"},
 		Answerer: alice, Spec: cards.CardSpec{Prompt: "Ship it?"}, Schema: schema})
 	require.NoError(t, err)
-	h, err := answerhttp.NewHandler(res, &answerhttp.Options{Caller: func(*http.Request) (interactions.Caller, error) { return alice, nil }})
+	h, err := answerhttp.NewHandler(res, &answerhttp.HandlerOptions{Caller: func(*http.Request) (interactions.Caller, error) { return alice, nil }})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", tel.obs.Handler(h))

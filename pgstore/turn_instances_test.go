@@ -348,7 +348,7 @@ func TestCancelAcrossInstances(t *testing.T) {
 	require.NoError(t, err)
 	st := newRecoveryStore(t, poolOpts{})
 	rec := recovery.New(recovery.Host{Store: st, Authorizer: allowAll{}, Aborter: turn.NewRuns()}, nil)
-	cancelHandler, err := turn.NewCancelHandler(rec, &turn.CancelOptions{Caller: func(*http.Request) (string, error) { return "host", nil }})
+	cancelHandler, err := turn.NewCancelHandler(rec, &turn.CancelHandlerOptions{Caller: func(*http.Request) (string, error) { return "host", nil }})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
@@ -417,7 +417,7 @@ func TestCancelAcrossInstances(t *testing.T) {
 			require.Eventually(t, func() bool { return listeners() == 0 }, 10*time.Second, time.Millisecond)
 		}
 		posted := time.Now()
-		resp, err := http.Post(base+"/cancel", "", nil)
+		resp, err := http.Post(base+"/cancel", "application/json", nil) // a cancel no cross-site form can send
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusAccepted, resp.StatusCode, name)

@@ -159,8 +159,9 @@ const (
 	// CodeMethodNotAllowed: a method the endpoint does not serve; the
 	// answer carries an Allow header.
 	CodeMethodNotAllowed Code = "method-not-allowed"
-	// CodeUnsupportedMediaType: a request body whose Content-Type is not
-	// application/json.
+	// CodeUnsupportedMediaType: a state-changing request a cross-site
+	// page could send: a Content-Type other than application/json, or none
+	// without the endpoint's header (docs/contract.md section 12.6).
 	CodeUnsupportedMediaType Code = "unsupported-media-type"
 	// CodeInternal: an error without a code; its text goes to the log
 	// only.

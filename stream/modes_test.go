@@ -37,10 +37,14 @@ var modes = []mode{
 }
 
 // start serves h on a loopback test server in m's protocol (HTTP/2 over
-// TLS, or HTTP/1.1), closed when t ends.
-func (m mode) start(t *testing.T, h http.Handler) *httptest.Server {
+// TLS, or HTTP/1.1), each configure applied to its http.Server first,
+// closed when t ends.
+func (m mode) start(t *testing.T, h http.Handler, configure ...func(*http.Server)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
+	for _, c := range configure {
+		c(srv.Config)
+	}
 	srv.EnableHTTP2 = m.http2
 	if m.http2 {
 		srv.StartTLS()

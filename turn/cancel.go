@@ -5,16 +5,20 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// CancelOptions configures [NewCancelHandler].
-type CancelOptions struct {
+// CancelHandlerOptions configures [NewCancelHandler]. The endpoint asks
+// recovery's Authorizer for [recovery.ActionCancel], through
+// [recovery.TurnRecovery.Cancel]; for a turn that is not running, also
+// for [recovery.ActionRead], through [recovery.TurnRecovery.Load], to tell
+// an ended turn (409) from an unknown one (404).
+type CancelHandlerOptions struct {
 	// Caller returns the principal of the request, from the host's own
 	// session (never from the body): the caller recovery's Authorizer
-	// checks for [recovery.ActionCancel]. An error is answered as an unknown
-	// turn. Required.
+	// checks. An error is answered as an unknown turn. Required.
 	Caller func(r *http.Request) (string, error)
 	// Key names the turn a request cancels; nil means the path wildcards
 	// {conversation} and {turn}. An error is answered as an unknown turn.
@@ -23,35 +27,40 @@ type CancelOptions struct {
 	Logger *slog.Logger
 }
 
-// cancelHandler is the http.Handler of NewCancelHandler.
-type cancelHandler struct {
+// CancelHandler is the endpoint that cancels a running turn for an
+// authorized caller (docs/contract.md section 16.4); make one with
+// [NewCancelHandler]. It is safe for concurrent use.
+type CancelHandler struct {
 	rec    *recovery.TurnRecovery
 	caller func(*http.Request) (string, error)
 	key    func(*http.Request) (recovery.TurnRef, error)
 	log    *slog.Logger
 }
 
-// NewCancelHandler returns the endpoint that cancels a running turn for an
-// authorized caller (docs/contract.md section 16.4), mounted on a POST
-// pattern naming the turn:
+// NewCancelHandler returns the [CancelHandler] of rec, mounted on a pattern
+// naming the turn:
 //
 //	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", h) // any method: a wrong one gets the JSON 405
 //
-// It calls [recovery.TurnRecovery.Cancel], which commits the cancellation,
-// then calls the abort hook ([Runs.Abort]): the turn's Context ends and its
-// Producer's End writes lifecycle cancelled. The answers: 202 when the turn is cancelled,
-// also again; 404 turn-not-found for an unknown turn, a caller without a
-// session or without the right to cancel it; 409 turn-not-running after
-// the turn completed or failed, changing nothing; 405 for another method;
-// 503 store-unavailable, checkpoint-write-failed or needs-reconciliation
-// (repeat the request). Refusals carry {"code","message"}. A client that
-// goes away is never a cancel: only this request is. It returns an error
-// when rec or opts.Caller is nil.
-func NewCancelHandler(rec *recovery.TurnRecovery, opts *CancelOptions) (http.Handler, error) {
+// A cancel is a POST that no cross-site form can send (section 12.6): with
+// Content-Type application/json, or without a Content-Type and with the
+// header X-Requested-With (any value). It calls
+// [recovery.TurnRecovery.Cancel], which commits the cancellation, then
+// the abort hook ([Runs.Abort]): the turn's Context ends and its
+// Producer's End writes lifecycle cancelled. The answers: 202 when the
+// turn is cancelled, also again; 404 turn-not-found for an unknown turn, a
+// caller without a session or without the right to cancel it; 409
+// turn-not-running after the turn completed or failed, changing nothing;
+// 405 for another method; 415 unsupported-media-type for a request a
+// cross-site page could send; 503 store-unavailable,
+// checkpoint-write-failed or needs-reconciliation (repeat the request).
+// Refusals carry {"code","message"}. A client that goes away is never a
+// cancel. It returns an error when rec or opts.Caller is nil.
+func NewCancelHandler(rec *recovery.TurnRecovery, opts *CancelHandlerOptions) (*CancelHandler, error) {
 	if rec == nil || opts == nil || opts.Caller == nil {
-		return nil, errors.New("turn: NewCancelHandler needs a TurnRecovery and CancelOptions.Caller")
+		return nil, errors.New("turn: NewCancelHandler needs a TurnRecovery and CancelHandlerOptions.Caller")
 	}
-	h := &cancelHandler{rec: rec, caller: opts.Caller, key: opts.Key, log: opts.Logger}
+	h := &CancelHandler{rec: rec, caller: opts.Caller, key: opts.Key, log: opts.Logger}
 	if h.key == nil {
 		h.key = func(r *http.Request) (recovery.TurnRef, error) {
 			return recovery.TurnRef{Conversation: r.PathValue("conversation"), Turn: r.PathValue("turn")}, nil
@@ -63,7 +72,8 @@ func NewCancelHandler(rec *recovery.TurnRecovery, opts *CancelOptions) (http.Han
 	return h, nil
 }
 
-func (h *cancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one request: a cancel, or a refusal.
+func (h *CancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		refusal.WriteHTTP(w, http.StatusMethodNotAllowed, refusal.Body{Code: refusal.CodeMethodNotAllowed, Message: "a turn is cancelled with POST"})
@@ -73,6 +83,10 @@ func (h *cancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	caller, err := h.caller(r)
 	if err != nil {
 		h.refuse(w, r, refusal.Wrap(refusal.CodeTurnNotFound, "", "no session", err))
+		return
+	}
+	if !reqbody.SameSite(r.Header, reqbody.RequestedWith) {
+		h.refuse(w, r, refusal.New(refusal.CodeUnsupportedMediaType, "", "not a same-site request"))
 		return
 	}
 	turn, err := h.key(r)
@@ -100,13 +114,15 @@ func (h *cancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // refuse answers err by its code, logging the cause.
-func (h *cancelHandler) refuse(w http.ResponseWriter, r *http.Request, err error) {
+func (h *CancelHandler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, msg := http.StatusServiceUnavailable, refusal.CodeStoreUnavailable, "the cancellation could not be stored; repeat the request"
 	switch c := refusal.CodeOf(err); c {
 	case refusal.CodeTurnNotFound, refusal.CodeUnauthorized, refusal.CodeInvalidTurn, refusal.CodeInvalidInput:
 		status, code, msg = http.StatusNotFound, refusal.CodeTurnNotFound, "no such turn"
 	case refusal.CodeTurnNotRunning:
 		status, code, msg = http.StatusConflict, c, "the turn has ended; nothing was changed"
+	case refusal.CodeUnsupportedMediaType:
+		status, code, msg = http.StatusUnsupportedMediaType, c, "a cancel is sent as application/json, or with an X-Requested-With header"
 	case refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed:
 		code = c
 	}

@@ -85,7 +85,7 @@ func (h *host) server(t *testing.T) *httptest.Server {
 		return nil
 	}})
 	require.NoError(t, err)
-	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelOptions{Caller: caller})
+	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelHandlerOptions{Caller: caller})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", events)
@@ -98,10 +98,18 @@ func (h *host) server(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// post sends a cancel request as who and returns the status and body.
+// post sends a cancel request as who, with X-Requested-With, and returns
+// the status and body.
 func post(t *testing.T, srv *httptest.Server, method, id, who string) (int, string) {
+	return postWith(t, srv, method, id, who, http.Header{"X-Requested-With": {"fetch"}})
+}
+
+// postWith sends a cancel request as who with header and returns the
+// status and body.
+func postWith(t *testing.T, srv *httptest.Server, method, id, who string, header http.Header) (int, string) {
 	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+"/conversations/"+conversation+"/turns/"+id+"/cancel", nil)
 	require.NoError(t, err)
+	req.Header = header.Clone()
 	req.Header.Set("Authorization", "Bearer "+who)
 	resp, err := srv.Client().Do(req)
 	require.NoError(t, err)
@@ -208,6 +216,38 @@ func TestCancelEndToEnd(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, status)
 	assert.Len(t, h.envelopes("t-1"), n)
 	assert.Equal(t, 0, runs.Running())
+}
+
+// A cancel that a page of another site could make the browser send, with
+// the user's cookies and without a CORS preflight (a form's three types,
+// or no Content-Type and no X-Requested-With), is 415
+// unsupported-media-type and cancels nothing (docs/contract.md section
+// 12.6); application/json, or X-Requested-With, cancels.
+func TestACrossSiteCancelCancelsNothing(t *testing.T) {
+	h := newHost(t)
+	srv := h.server(t)
+	p := h.start("t-1")
+	for _, header := range []http.Header{
+		{},
+		{"Content-Type": {"application/x-www-form-urlencoded"}},
+		{"Content-Type": {"text/plain"}},
+		{"Content-Type": {"text/plain;charset=UTF-8"}},
+		{"Content-Type": {"multipart/form-data; boundary=x"}},
+		{"Content-Type": {"text/plain"}, "X-Requested-With": {"fetch"}}, // a form's body all the same
+		{"X-Requested-With": {""}},
+	} {
+		status, body := postWith(t, srv, http.MethodPost, "t-1", alice, header)
+		assert.Equal(t, http.StatusUnsupportedMediaType, status, "%v", header)
+		assert.Equal(t, string(refusal.CodeUnsupportedMediaType), codeOf(t, body), "%v", header)
+	}
+	assert.Nil(t, p.Context().Err(), "a cross-site request cancelled the turn")
+	rec, err := h.rec.Load(t.Context(), worker, refOf("t-1"))
+	require.NoError(t, err)
+	assert.Equal(t, recovery.TurnRunning, rec.Status)
+
+	status, _ := postWith(t, srv, http.MethodPost, "t-1", alice, http.Header{"Content-Type": {"application/json"}})
+	assert.Equal(t, http.StatusAccepted, status)
+	assert.ErrorIs(t, context.Cause(p.Context()), turn.ErrCancelled)
 }
 
 // Cancelling a turn that completed is 409 turn-not-running and changes

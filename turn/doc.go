@@ -62,8 +62,9 @@
 //
 // # Cancellation
 //
-// [NewCancelHandler] serves the cancel request: recovery commits the
-// cancellation, then calls [Runs.Abort], which ends the Context of the turn's
-// Producer, so the model loop and the tools stop; End then writes lifecycle
-// cancelled. A client that disconnects is never a cancellation.
+// [NewCancelHandler] serves the cancel request, a POST that no cross-site
+// form can send: recovery commits the cancellation, then calls
+// [Runs.Abort], which ends the Context of the turn's Producer, so the model
+// loop and the tools stop; End then writes lifecycle cancelled. A client
+// that disconnects is never a cancellation.
 package turn

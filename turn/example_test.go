@@ -71,7 +71,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	cancel, err := turn.NewCancelHandler(rec, &turn.CancelOptions{Caller: sessions.Caller})
+	cancel, err := turn.NewCancelHandler(rec, &turn.CancelHandlerOptions{Caller: sessions.Caller})
 	if err != nil {
 		panic(err)
 	}
@@ -126,6 +126,7 @@ func Example() {
 	for _, user := range []string{"Bearer mallory", "Bearer alice"} {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/conversations/c-1/turns/t-2/cancel", nil)
 		req.Header.Set("Authorization", user)
+		req.Header.Set("X-Requested-With", "fetch") // what no cross-site form sends
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			fmt.Println(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/bridge"
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/serve"
@@ -76,7 +78,9 @@ type HandlerOptions struct {
 	// stops with 405.
 	Cancel func(ctx context.Context, r *http.Request, key replay.Key) error
 	// Resolver and Caller land a POST's card answer: the caller from the
-	// host's session, never from the body. Nil refuses answers (400).
+	// host's session, never from the body. Nil refuses answers (400). When
+	// set, Caller is asked first for every POST, before its body is read:
+	// an error is answered 401 unauthenticated (section 18.3).
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
 	// MessageID is the assistant message id of a turn's start chunk; nil
@@ -87,6 +91,9 @@ type HandlerOptions struct {
 	FinishReason bool
 	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a POST's body; 0 means 10 s,
+	// negative none (section 12.6).
+	BodyTimeout time.Duration
 	// Options are the serving options every stream of the module shares
 	// ([serve.Options]); a heartbeat is an SSE comment and Retry is only
 	// the Retry-After of a 503 (the protocol has no retry line).
@@ -179,8 +186,9 @@ func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 	if !h.methodOK(w, r, false, http.MethodPost) {
 		return
 	}
-	key, _, ok := bridge.Start(h.engine, w, r, h.opts.MaxBodyBytes, parseRequest,
-		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, req) },
+	a := bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
+	key, _, ok := bridge.Start(h.engine, w, r, h.limits(), a.Authenticate, parseRequest,
+		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, &a, req) },
 		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
 	if ok {
 		h.serve(w, r, key, false)
@@ -271,18 +279,19 @@ const doneChunk = "data: [DONE]\n\n"
 // newCodec returns the Codec of one turn's stream.
 func (h *Handler) newCodec() serve.Codec { return newCodec(h.opts.FinishReason) }
 
-// answer lands req.Answer, or answers the request and reports false.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *Request) bool {
+// answer lands req.Answer through a, or answers the request and reports
+// false.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, a *bridge.Answers, req *Request) bool {
 	keys := []interactions.Key{{Conversation: req.ChatID, CorrelationID: req.Answer.Response.CorrelationID}}
 	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
-	res, ok := bridge.Land(h.engine, w, r, bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}, keys, subs)
+	res, ok := bridge.Land(h.engine, w, r, a, keys, subs)
 	if ok {
 		req.Answer.Result = res[0]
 	}
 	return ok
 }
 
-// parseRequest reads a POST's body strictly (bridge.Unmarshal): {id,
+// parseRequest reads a POST's body strictly (reqbody.Unmarshal): {id,
 // messages, trigger, messageId?, answer?: {submissionId, response}} and
 // any other member.
 func parseRequest(body []byte) (*Request, error) {
@@ -296,7 +305,7 @@ func parseRequest(body []byte) (*Request, error) {
 			Response     jsontext.Value `json:"response"`
 		} `json:"answer"`
 	}
-	if err := bridge.Unmarshal(body, &in); err != nil {
+	if err := reqbody.Unmarshal(body, &in); err != nil {
 		return nil, errors.New("the body is not the chat request's JSON object")
 	}
 	switch {
@@ -316,4 +325,9 @@ func parseRequest(body []byte) (*Request, error) {
 		req.Answer = &Answer{SubmissionID: in.Answer.SubmissionID, Response: resp}
 	}
 	return req, nil
+}
+
+// limits are the bounds of a POST's body.
+func (h *Handler) limits() reqbody.Limits {
+	return reqbody.Limits{MaxBytes: h.opts.MaxBodyBytes, Timeout: h.opts.BodyTimeout}
 }

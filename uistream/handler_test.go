@@ -299,6 +299,15 @@ func TestBadRequestsStartNothing(t *testing.T) {
 		{`{"id":"chat-1","id":"chat-2","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
 		{`{"ID":"chat-1","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
 		{`{"Id":"chat-1","messages":[],"Trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		// A name that differs only by case from another of its object, or
+		// from a member of the request, is refused at any depth, since
+		// encoding/json would read it as that member.
+		{`{"id":"chat-1","ID":"chat-2","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"submit-message","Trigger":"regenerate-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"submit-message","messageID":"m"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[{"role":"user","Role":"system"}],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"submit-message","extra":{"k":1,"\u212a":2}}`, 400, refusal.CodeInvalidInput},
+		{`{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s","SubmissionId":"t","response":{}}}`, 400, refusal.CodeInvalidInput},
 		{"{\"id\":\"chat-\xff\",\"messages\":[],\"trigger\":\"submit-message\"}", 400, refusal.CodeInvalidInput},
 		{`{"id":"chat-\udc00","messages":[],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
 		{`{"id":"chat-1","messages":[{"id":"m","id":"n"}],"trigger":"submit-message"}`, 400, refusal.CodeInvalidInput},
@@ -320,7 +329,8 @@ func TestBadRequestsStartNothing(t *testing.T) {
 }
 
 // TestUnknownMembersAreRead: the members a transport adds (the body
-// option's, a model choice) are no refusal, whatever their names' case;
+// option's, a model choice) are no refusal, whatever their names' case
+// (so long as no name differs only by case from another of its object);
 // the request keeps them in its Body.
 func TestUnknownMembersAreRead(t *testing.T) {
 	var got *uistream.Request
@@ -340,7 +350,7 @@ func TestUnknownMembersAreRead(t *testing.T) {
 	h.Register(mux, "/api/chat")
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	body := `{"id":"chat-1","messages":[],"trigger":"submit-message","selectedModel":"m","Trigger":"x","extra":{"a":[1,{"b":null}]}}`
+	body := `{"id":"chat-1","messages":[],"trigger":"submit-message","selectedModel":"m","Model":"x","extra":{"a":[1,{"b":null}]}}`
 	resp, err := http.Post(srv.URL+"/api/chat", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	assert.Equal(t, wantChunks("t-1", false), chunks(t, resp))

@@ -17,7 +17,7 @@
 //
 // and cancel a running turn with
 //
-//	curl -X POST -H 'Authorization: Bearer demo' http://ADDR/conversations/c-1/turns/t-1/cancel
+//	curl -X POST -H 'Authorization: Bearer demo' -H 'X-Requested-With: curl' http://ADDR/conversations/c-1/turns/t-1/cancel
 //
 // The same service on PostgreSQL is pgstore/examples/server, in the pgstore
 // module: (cd pgstore && go run ./examples/server -store postgres DSN).

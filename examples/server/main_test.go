@@ -277,7 +277,7 @@ func TestServerCancelsTheRunningTurn(t *testing.T) {
 		{"a turn that has not started", strings.Replace(cancelURL, "t-1", "t-2", 1), "Bearer demo"},
 		{"an unknown turn", strings.Replace(cancelURL, "t-1", "t-9", 1), "Bearer demo"},
 	} {
-		status, body := do(t, http.MethodPost, c.url, c.auth, "")
+		status, body := do(t, http.MethodPost, c.url, c.auth, "", "X-Requested-With", "curl")
 		assert.Equal(t, http.StatusNotFound, status, c.name)
 		assert.Equal(t, "turn-not-found", code(t, body), c.name)
 	}
@@ -294,12 +294,15 @@ func TestServerCancelsTheRunningTurn(t *testing.T) {
 	assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}, env.Event)
 
 	status, body = do(t, http.MethodPost, cancelURL, "Bearer demo", "")
+	assert.Equal(t, http.StatusUnsupportedMediaType, status, "what a cross-site form could send: %s", body)
+	assert.Equal(t, "unsupported-media-type", code(t, body))
+	status, body = do(t, http.MethodPost, cancelURL, "Bearer demo", "", "X-Requested-With", "curl")
 	assert.Equal(t, http.StatusAccepted, status, body)
 	env, err = rd.Next()
 	require.NoError(t, err)
 	assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCancelled}, env.Event, "the stream ends cancelled")
-	status, _ = do(t, http.MethodPost, cancelURL+"?access_token=demo", "", "")
-	assert.Equal(t, http.StatusAccepted, status, "again, idempotent, by the query parameter")
+	status, _ = do(t, http.MethodPost, cancelURL+"?access_token=demo", "", "{}")
+	assert.Equal(t, http.StatusAccepted, status, "again, idempotent, by the query parameter, as application/json")
 	assert.Zero(t, s.launches("c-1", "t-1"))
 
 	// useChat's stop: DELETE {api}/{chatId}/stream cancels the chat's running turn.
@@ -548,8 +551,8 @@ func TestServerServesUseChat(t *testing.T) {
 		assert.Empty(t, lines, c.name)
 	}
 	status, body := do(t, http.MethodPost, api, "Bearer mallory", strings.ReplaceAll(submit, "CHAT", "chat-1"))
-	assert.Equal(t, http.StatusNotFound, status)
-	assert.Equal(t, "turn-not-found", code(t, body))
+	assert.Equal(t, http.StatusUnauthorized, status, "no session: refused before the body is read")
+	assert.Equal(t, "unauthenticated", code(t, body))
 
 	answer := `{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s-1","response":{"action":"submit","correlationId":"card-t-1","value":{"optionId":"no"}}}}`
 	status, lines := dataLines(t, http.MethodPost, api, "Bearer demo", answer)
@@ -607,8 +610,8 @@ func TestServerServesAGUI(t *testing.T) {
 	assert.Equal(t, 1, s.launches("thread-1", "t-1"))
 
 	status, body := do(t, http.MethodPost, url, "", input)
-	assert.Equal(t, http.StatusNotFound, status)
-	assert.Equal(t, "turn-not-found", code(t, body))
+	assert.Equal(t, http.StatusUnauthorized, status, "no session: refused before the body is read")
+	assert.Equal(t, "unauthenticated", code(t, body))
 
 	resume := `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}]}`
 	status, lines = dataLines(t, http.MethodPost, url, "Bearer demo", resume)

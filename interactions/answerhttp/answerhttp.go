@@ -10,7 +10,7 @@
 // # The request
 //
 // Mount the handler under a pattern without a method, with the conversation
-// and card in the path (the default [Options.Key] reads them):
+// and card in the path (the default [HandlerOptions.Key] reads them):
 //
 //	mux.Handle("/conversations/{conversation}/cards/{card}/answer", h)
 //
@@ -18,15 +18,17 @@
 // "POST /…" pattern, [http.ServeMux] answers other methods itself, in plain
 // text, before the handler runs.
 //
-// The caller comes from [Options.Caller] (the host's session lookup, never
-// the body); the submission id from the Idempotency-Key header (1 to
-// [interactions.MaxIDBytes] bytes; a retry repeats it); the body, at most
-// [Options.MaxBodyBytes], is one CardResponse read with
-// [chatprotocol.ParseCardResponse]. A body is JSON: a Content-Type other than
+// The caller comes from [HandlerOptions.Caller] (the host's session
+// lookup, never the body); the submission id from the Idempotency-Key
+// header (1 to [interactions.MaxIDBytes] bytes; a retry repeats it); the
+// body, at most [HandlerOptions.MaxBodyBytes] read within
+// [HandlerOptions.BodyTimeout], is one CardResponse read with
+// [chatprotocol.ParseCardResponse], in which no object holds two names
+// that differ only by case. A body is JSON: a Content-Type other than
 // application/json (parameters allowed, a charset only if utf-8, any case)
-// is refused; a request without a Content-Type is read as JSON, since its
-// Idempotency-Key already takes a CORS preflight (the bridges, which have
-// none, refuse it: docs/contract.md section 18.3).
+// is refused; a request without a Content-Type is read as JSON when it
+// carries an Idempotency-Key, which takes a CORS preflight (the bridges,
+// which have none, refuse it: docs/contract.md sections 12.6 and 18.3).
 //
 // # The response
 //
@@ -44,7 +46,8 @@
 // answered the card with another body), already-answered and the other
 // late answers, unauthorized, the store's 503s (the client may repeat the
 // request with the same Idempotency-Key), and internal for an error
-// without a code.
+// without a code. A request without a Content-Type and without an
+// Idempotency-Key is unsupported-media-type.
 //
 // # Security considerations
 //
@@ -52,33 +55,41 @@
 // PostgreSQL message included), so the handler never writes either: a
 // body carries only the code, the JSON pointer of the refusal, the
 // failing schema keyword, and a message the handler chose for the code.
-// [Options.Logger] receives the whole error. Authority comes only from
-// [Options.Caller] and the store. A cross-site page cannot post an answer
-// without a CORS preflight: an HTML form always sends a form Content-Type,
-// refused here, and the Idempotency-Key header is not one a simple
-// request may carry.
+// [HandlerOptions.Logger] receives the whole error. Authority comes only
+// from [HandlerOptions.Caller] and the store. A cross-site page cannot
+// post an answer without a CORS preflight: an HTML form always sends a
+// form Content-Type, refused here, and the Idempotency-Key header is not
+// one a simple request may carry. A body that another reader would read
+// otherwise (a duplicated name, a name in another case) is refused, and a
+// client that sends its body slowly holds the handler at most
+// [HandlerOptions.BodyTimeout].
 package answerhttp
 
 import (
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/interactions"
-	"github.com/Papercusp/chat-protocol-go/internal/mediatype"
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// DefaultMaxBodyBytes is the default of [Options.MaxBodyBytes]: 64 KiB.
+// DefaultMaxBodyBytes is the default of [HandlerOptions.MaxBodyBytes]: 64
+// KiB.
 const DefaultMaxBodyBytes = 64 << 10
 
-// Options configures a handler; Caller is required.
-type Options struct {
+// HandlerOptions configures a [Handler]; Caller is required. The handler
+// asks no recovery Authorizer: who may answer a card is the card's
+// binding, checked by [interactions.Resolver.Answer] against the store
+// (docs/contract.md section 13.2).
+type HandlerOptions struct {
 	// Caller returns the caller the host authenticated for the request,
 	// from its own session (a cookie, a bearer token), never from the body.
-	// An error is answered 401 unauthenticated and logged, never shown.
+	// An error is answered 401 unauthenticated and logged, never shown. It
+	// is asked before anything else of the request is read.
 	Caller func(*http.Request) (interactions.Caller, error)
 	// Key returns the card the request answers; nil means
 	// r.PathValue("conversation") and r.PathValue("card"). An error is
@@ -87,37 +98,42 @@ type Options struct {
 	// MaxBodyBytes bounds the body, in bytes; 0 means [DefaultMaxBodyBytes]
 	// (64 KiB). A longer body is answered 413 frame-too-large.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of the body, from its start; 0 means
+	// 10 s, negative none. A body not read in time is answered 400
+	// unreadable-body.
+	BodyTimeout time.Duration
 	// Logger receives every refusal and error with its full text, at level
 	// Error for a 5xx status and Debug otherwise; nil means no logging.
 	Logger *slog.Logger
 }
 
-// handler is the http.Handler NewHandler returns.
-type handler struct {
-	res     *interactions.Resolver
-	caller  func(*http.Request) (interactions.Caller, error)
-	key     func(*http.Request) (interactions.Key, error)
-	maxBody int64
-	log     *slog.Logger
+// Handler answers cards through a Resolver, as the package documentation
+// describes; make one with [NewHandler]. It is safe for concurrent use.
+type Handler struct {
+	res    *interactions.Resolver
+	caller func(*http.Request) (interactions.Caller, error)
+	key    func(*http.Request) (interactions.Key, error)
+	body   reqbody.Limits
+	log    *slog.Logger
 }
 
-// NewHandler returns the [http.Handler] that answers cards through res, as
-// the package documentation describes. It is safe for concurrent use. It
+// NewHandler returns the Handler that answers cards through res. It
 // returns an error (not a refusal) when res or opts.Caller is nil or
 // MaxBodyBytes is negative.
-func NewHandler(res *interactions.Resolver, opts *Options) (http.Handler, error) {
+func NewHandler(res *interactions.Resolver, opts *HandlerOptions) (*Handler, error) {
 	if res == nil || opts == nil || opts.Caller == nil {
-		return nil, errors.New("answerhttp: NewHandler needs a Resolver and Options.Caller")
+		return nil, errors.New("answerhttp: NewHandler needs a Resolver and HandlerOptions.Caller")
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, errors.New("answerhttp: negative MaxBodyBytes")
 	}
-	h := &handler{res: res, caller: opts.Caller, key: opts.Key, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+	h := &Handler{res: res, caller: opts.Caller, key: opts.Key, log: opts.Logger,
+		body: reqbody.Limits{MaxBytes: opts.MaxBodyBytes, Timeout: opts.BodyTimeout}}
 	if h.key == nil {
 		h.key = pathKey
 	}
-	if h.maxBody == 0 {
-		h.maxBody = DefaultMaxBodyBytes
+	if h.body.MaxBytes == 0 {
+		h.body.MaxBytes = DefaultMaxBodyBytes
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -125,12 +141,13 @@ func NewHandler(res *interactions.Resolver, opts *Options) (http.Handler, error)
 	return h, nil
 }
 
-// pathKey is the default Options.Key.
+// pathKey is the default HandlerOptions.Key.
 func pathKey(r *http.Request) (interactions.Key, error) {
 	return interactions.Key{Conversation: r.PathValue("conversation"), CorrelationID: r.PathValue("card")}, nil
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one request: a POST of an answer, or the JSON 405.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		h.refuse(w, r, refusal.CodeMethodNotAllowed, nil)
@@ -141,7 +158,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, refusal.CodeUnauthenticated, err)
 		return
 	}
-	if mediatype.Of(r.Header) == mediatype.Other { // none is read as JSON (docs/contract.md section 18.3)
+	if !reqbody.SameSite(r.Header, "Idempotency-Key") { // none is read as JSON with the key (docs/contract.md section 12.6)
 		h.refuse(w, r, refusal.CodeUnsupportedMediaType, nil)
 		return
 	}
@@ -155,16 +172,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, refusal.CodeCardNotFound, err)
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	data, err := reqbody.Read(w, r, h.body)
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			h.refuse(w, r, refusal.CodeFrameTooLarge, err)
-			return
-		}
-		h.refuse(w, r, refusal.CodeUnreadableBody, err)
+		h.refuse(w, r, refusal.CodeOf(err), err) // frame-too-large or unreadable-body
 		return
 	}
 	resp, err := chatprotocol.ParseCardResponse(data)
+	if err == nil {
+		err = caseVariants(data)
+	}
 	if err != nil {
 		h.answered(w, r, interactions.Result{}, err)
 		return
@@ -173,15 +189,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.answered(w, r, out, err)
 }
 
+// caseVariants refuses, as invalid-card at the name's pointer, a card
+// response (which ParseCardResponse read) holding an object with two names
+// that differ only by case, among members it passes over.
+func caseVariants(data []byte) error {
+	err := reqbody.CheckNames(data)
+	if e, ok := errors.AsType[*refusal.Error](err); ok {
+		return refusal.Wrap(refusal.CodeInvalidCard, e.Path, "member name differs from another name of the object only by case", err)
+	}
+	return err
+}
+
 // refuse answers a request turned away before the Resolver saw it, with
 // code; err, the cause, goes to the log only.
-func (h *handler) refuse(w http.ResponseWriter, r *http.Request, code refusal.Code, err error) {
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, code refusal.Code, err error) {
 	h.reply(w, r, refusal.HTTPStatus(code), refusal.Body{Code: code}, err)
 }
 
 // answered answers the outcome of a submission: a stored answer (err nil,
 // 200) or a refusal, by its code.
-func (h *handler) answered(w http.ResponseWriter, r *http.Request, out interactions.Result, err error) {
+func (h *Handler) answered(w http.ResponseWriter, r *http.Request, out interactions.Result, err error) {
 	body := refusal.BodyOf(err)
 	status := http.StatusOK
 	if err != nil {
@@ -207,7 +234,7 @@ type keyworder interface {
 
 // reply writes one response: status, body with the handler's message for
 // its code, and a log record of err.
-func (h *handler) reply(w http.ResponseWriter, r *http.Request, status int, body refusal.Body, err error) {
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, status int, body refusal.Body, err error) {
 	body.Message = message(body.Code)
 	level := slog.LevelDebug
 	if status >= 500 {

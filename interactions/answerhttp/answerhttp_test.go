@@ -26,6 +26,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions/interactionstest"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
@@ -75,7 +76,7 @@ type env struct {
 	validate func() // runs while a value is validated, outside any transaction
 }
 
-func newEnv(t *testing.T, opts *answerhttp.Options) *env {
+func newEnv(t *testing.T, opts *answerhttp.HandlerOptions) *env {
 	t.Helper()
 	e := &env{t: t, db: interactionstest.NewDB(), clock: interactionstest.NewClock(epoch), schemas: jsonschema.NewRegistry()}
 	require.NoError(t, e.schemas.Register(radioV1, []byte(`{"type":"object","properties":{"optionId":{"enum":["a","b"]}},"required":["optionId"]}`)))
@@ -95,7 +96,7 @@ func newEnv(t *testing.T, opts *answerhttp.Options) *env {
 	require.NoError(t, err)
 	e.open("card-1")
 
-	o := answerhttp.Options{}
+	o := answerhttp.HandlerOptions{}
 	if opts != nil {
 		o = *opts
 	}
@@ -168,8 +169,7 @@ func (e *env) do(rq request) (int, http.Header, refusal.Body, string) {
 	if rq.ctype != "" {
 		req.Header.Set("Content-Type", rq.ctype)
 	}
-	rec := httptest.NewRecorder()
-	e.mux.ServeHTTP(rec, req)
+	rec := slowbody.Answer(e.t, e.mux, req) // within a deadline, whatever the body
 	var reply refusal.Body
 	require.NoError(e.t, json.Unmarshal(rec.Body.Bytes(), &reply), "%s", rec.Body.String())
 	return rec.Code, rec.Header(), reply, rec.Body.String()
@@ -206,7 +206,7 @@ func TestEveryCode(t *testing.T) {
 		{refusal.CodeInvalidCard, func(e *env) request {
 			return request{body: `{"ACTION":"submit","correlationId":"card-1","value":{"optionId":"a"}}`}
 		}, 400, "/ACTION", "", nil},
-		{refusal.CodeInvalidIdempotencyKey, func(e *env) request { return request{key: "-"} }, 400, "", "", nil},
+		{refusal.CodeInvalidIdempotencyKey, func(e *env) request { return request{key: "-", ctype: "application/json"} }, 400, "", "", nil},
 		{refusal.CodeUnreadableBody, func(e *env) request { return request{reader: &brokenBody{}} }, 400, "", "", nil},
 		{refusal.CodeUnauthenticated, func(e *env) request { return request{who: "mallory"} }, 401, "", "", nil},
 		{refusal.CodeUnauthorized, func(e *env) request { return request{who: "carol"} }, 403, "", "", nil},
@@ -404,7 +404,7 @@ func TestRetryAfterLostAcknowledgement(t *testing.T) {
 func TestOptions(t *testing.T) {
 	e := newEnv(t, nil)
 	asAlice := func(*http.Request) (interactions.Caller, error) { return alice, nil }
-	h, err := answerhttp.NewHandler(e.res, &answerhttp.Options{Caller: asAlice, MaxBodyBytes: 48,
+	h, err := answerhttp.NewHandler(e.res, &answerhttp.HandlerOptions{Caller: asAlice, MaxBodyBytes: 48,
 		Key: func(r *http.Request) (interactions.Key, error) {
 			card := r.URL.Query().Get("card")
 			if card == "" {
@@ -432,11 +432,11 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "45 bytes")
 	assert.Equal(t, string(interactions.StatusDeclined), reply.Status)
 
-	for _, bad := range []*answerhttp.Options{nil, {}, {Caller: asAlice, MaxBodyBytes: -1}} {
+	for _, bad := range []*answerhttp.HandlerOptions{nil, {}, {Caller: asAlice, MaxBodyBytes: -1}} {
 		_, err := answerhttp.NewHandler(e.res, bad)
 		assert.Error(t, err)
 	}
-	_, err = answerhttp.NewHandler(nil, &answerhttp.Options{Caller: asAlice})
+	_, err = answerhttp.NewHandler(nil, &answerhttp.HandlerOptions{Caller: asAlice})
 	assert.Error(t, err)
 }
 

@@ -53,7 +53,7 @@ func Example() {
 	mux := http.NewServeMux()
 
 	// README:begin
-	h, err := answerhttp.NewHandler(res, &answerhttp.Options{
+	h, err := answerhttp.NewHandler(res, &answerhttp.HandlerOptions{
 		Caller: sessions.Caller, // who is asking comes from the host's session, never from the body
 	})
 	if err != nil {

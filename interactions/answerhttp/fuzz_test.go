@@ -27,6 +27,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add("k-6", "text/plain", `{"action":"decline","correlationId":"card-1"}`)
 	f.Add("k-7", "application/json; charset=latin1", `{"action":"decline","correlationId":"card-1"}`)
 	f.Add("k-8", "application/json;;", `{"action":"decline","correlationId":"card-1"}`)
+	f.Add("k-9", "", `{"action":"submit","correlationId":"card-1","value":{"optionId":"a"},"x":{"k":1,"\u212a":2}}`)
 	f.Fuzz(func(t *testing.T, key, ctype, body string) {
 		e := newEnv(t, nil)
 		req := httptest.NewRequest(http.MethodPost, "/conversations/conv-1/cards/card-1/answer", strings.NewReader(body))

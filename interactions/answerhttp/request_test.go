@@ -6,17 +6,20 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// A body is JSON: no Content-Type, or application/json with any
-// parameters and a charset only if utf-8, in any case. Anything else is
+// A body is JSON: no Content-Type (with the Idempotency-Key, which takes
+// a CORS preflight), or application/json with any parameters and a
+// charset only if utf-8, in any case. Anything else is
 // unsupported-media-type, before the body is read or the card looked at.
 func TestContentType(t *testing.T) {
 	for _, ctype := range []string{"", "application/json", "application/json; charset=utf-8",
@@ -42,6 +45,9 @@ func TestContentType(t *testing.T) {
 	rec := httptest.NewRecorder()
 	e.mux.ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusUnsupportedMediaType, rec.Code, "two Content-Type headers")
+	status, _, reply, _ := e.do(request{key: "-"})
+	assert.Equal(t, http.StatusUnsupportedMediaType, status, "no Content-Type and no Idempotency-Key")
+	assert.Equal(t, refusal.CodeUnsupportedMediaType, reply.Code)
 	assert.Equal(t, interactions.StatusPending, e.stored().Status, "no refused request answered the card")
 }
 
@@ -64,7 +70,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	assert.Equal(t, "POST", head.Header().Get("Allow"))
 	assert.Equal(t, interactions.StatusPending, e.stored().Status)
 
-	h, err := answerhttp.NewHandler(e.res, &answerhttp.Options{Caller: func(*http.Request) (interactions.Caller, error) { return alice, nil }})
+	h, err := answerhttp.NewHandler(e.res, &answerhttp.HandlerOptions{Caller: func(*http.Request) (interactions.Caller, error) { return alice, nil }})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("POST /conversations/{conversation}/cards/{card}/answer", h)
@@ -110,4 +116,70 @@ func (e *env) stored() interactions.Record {
 	h := e.db.History(cardKey)
 	require.NotEmpty(e.t, h)
 	return h[len(h)-1]
+}
+
+// What a page of another site can make a browser send with the user's
+// cookies and without a CORS preflight (a form's three types, or none
+// without the Idempotency-Key a form cannot set) is refused before the
+// body is read, and answers nothing (docs/contract.md section 12.6).
+func TestACrossSiteFormAnswersNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, c := range []struct{ ctype, key string }{
+		{"application/x-www-form-urlencoded", "-"}, {"text/plain", "-"}, {"multipart/form-data; boundary=x", "-"}, {"", "-"},
+		{"text/plain", ""}, // a preflighted request with a form's type: still not JSON
+	} {
+		body := slowbody.NewNever(t)
+		status, _, reply, raw := e.do(request{ctype: c.ctype, key: c.key, reader: body})
+		assert.Equal(t, http.StatusUnsupportedMediaType, status, "%+v: %s", c, raw)
+		assert.Equal(t, refusal.CodeUnsupportedMediaType, reply.Code, "%+v", c)
+		assert.False(t, body.WasRead(), "%+v", c)
+	}
+	body := slowbody.NewNever(t)
+	status, _, reply, _ := e.do(request{who: "mallory", ctype: "application/json", reader: body})
+	assert.Equal(t, http.StatusUnauthorized, status, "no session")
+	assert.Equal(t, refusal.CodeUnauthenticated, reply.Code)
+	assert.False(t, body.WasRead(), "no session: the body is not read")
+	assert.Equal(t, interactions.StatusPending, e.stored().Status, "a refused request answered the card")
+}
+
+// A body that another reader would read as another answer (a name twice,
+// or two names of one object that differ only by case, wherever they are)
+// is invalid-card at the name's pointer, and answers nothing.
+func TestNamesAreReadInOneWayOnly(t *testing.T) {
+	e := newEnv(t, nil)
+	for body, path := range map[string]string{
+		`{"action":"submit","correlationId":"card-1","value":{"optionId":"a"},"action":"decline"}`:        "/action",
+		`{"action":"submit","correlationId":"card-1","value":{"optionId":"a"},"Action":"decline"}`:        "/Action",
+		`{"action":"submit","correlationId":"card-1","value":{"optionId":"a","OptionId":"b"}}`:            "/value/OptionId",
+		`{"action":"submit","correlationId":"card-1","value":{"optionId":"a"},"meta":{"x":1,"X":2}}`:      "/meta/X",
+		`{"action":"submit","correlationId":"card-1","value":{"optionId":"a"},"extra":1,"EXTRA":2}`:       "/EXTRA",
+		`{"action":"submit","correlationId":"card-1","value":{"optionId":"a"},"note":{"\u212a":1,"k":2}}`: "/note/k",
+	} {
+		status, _, reply, raw := e.do(request{body: body})
+		assert.Equal(t, http.StatusBadRequest, status, "%s: %s", body, raw)
+		assert.Equal(t, refusal.CodeInvalidCard, reply.Code, body)
+		assert.Equal(t, path, reply.Path, body)
+	}
+	assert.Equal(t, interactions.StatusPending, e.stored().Status)
+}
+
+// A body over MaxBodyBytes is frame-too-large; one that stalls one byte
+// short of its length is cut by BodyTimeout, unreadable-body; neither
+// answers the card.
+func TestTheBodyIsBounded(t *testing.T) {
+	e := newEnv(t, &answerhttp.HandlerOptions{MaxBodyBytes: 80, BodyTimeout: 100 * time.Millisecond})
+	status, _, reply, _ := e.do(request{body: `{"action":"submit","correlationId":"card-1","value":{"optionId":"` + strings.Repeat("a", 80) + `"}}`})
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
+	assert.Equal(t, refusal.CodeFrameTooLarge, reply.Code)
+
+	srv := httptest.NewServer(e.mux)
+	defer srv.Close()
+	resp := slowbody.Stall(t, srv.Listener.Addr().String(), "/conversations/conv-1/cards/card-1/answer",
+		"Authorization: Bearer alice\r\nIdempotency-Key: k-1\r\nContent-Type: application/json\r\n", `{"action":"submit","correlationId":"card-1","value":{"optionId":"a"}`)
+	var got refusal.Body
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, refusal.CodeUnreadableBody, got.Code)
+	assert.Equal(t, interactions.StatusPending, e.stored().Status)
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/Papercusp/chat-protocol-go/interactions"
-	"github.com/Papercusp/chat-protocol-go/internal/mediatype"
+	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/serve"
@@ -14,28 +14,47 @@ import (
 
 // Answers lands card answers a bridge's request carried through a
 // Resolver, with the caller from the host's session, never from the body
-// (docs/contract.md sections 13.2 and 18).
+// (docs/contract.md sections 13.2 and 18). One request's Answers keeps the
+// caller Authenticate found, for Land.
 type Answers struct {
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
+	caller   *interactions.Caller
+}
+
+// Authenticate asks Caller, when a has one, for r's caller, before any
+// byte of the body is read (docs/contract.md section 18.3): it answers
+// w 401 unauthenticated and reports false when Caller fails, and keeps
+// the caller for Land otherwise. It is Start's pre-check.
+func (a *Answers) Authenticate(w http.ResponseWriter, r *http.Request) bool {
+	if a.Caller == nil {
+		return true
+	}
+	caller, err := a.Caller(r)
+	if err != nil {
+		serve.Refuse(w, refusal.CodeUnauthenticated, "no session")
+		return false
+	}
+	a.caller = &caller
+	return true
 }
 
 // Land lands each submission on its card, in order, and returns the
 // Resolver's results, a repeated submission's ([refusal.ErrDuplicateAnswer])
 // included; on a refusal it answers w (the status of [refusal.HTTPStatus],
 // 401 for a Caller error, 400 when a has no Resolver) and reports false,
-// the submissions before the refused one landed. The caller checks the
-// whole request first (docs/contract.md section 18.2).
-func Land(e *serve.Engine, w http.ResponseWriter, r *http.Request, a Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
-	if a.Resolver == nil {
+// the submissions before the refused one landed. The caller is the one
+// Authenticate kept, else Caller's. The caller checks the whole request
+// first (docs/contract.md section 18.2).
+func Land(e *serve.Engine, w http.ResponseWriter, r *http.Request, a *Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
+	if a.Resolver == nil || a.Caller == nil {
 		serve.Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
 		return nil, false
 	}
-	caller, err := a.Caller(r)
-	if err != nil {
-		serve.Refuse(w, refusal.CodeUnauthenticated, "no session")
+	if a.caller == nil && !a.Authenticate(w, r) {
 		return nil, false
 	}
+	caller := *a.caller
 	ctx, cancel := e.Bounded(r.Context())
 	defer cancel()
 	results := make([]interactions.Result, len(subs))
@@ -55,25 +74,31 @@ func Land(e *serve.Engine, w http.ResponseWriter, r *http.Request, a Answers, ke
 }
 
 // Start is a bridge's POST up to its stream (docs/contract.md section
-// 18.3): it checks the body is sent as application/json, reads it within
-// limit, parses it, lands the answers it carries with land (which answers
-// the request and reports false on a refusal), and starts the turn with
-// start, bounded by the window timeout. It returns the turn's key and the
-// parsed request, or answers the request and reports false: 503 when
-// closing, 415 for a Content-Type other than JSON or none, 413 or 400 for
-// the body, a hook's error as [RefuseHook] answers it.
-func Start[T any](e *serve.Engine, w http.ResponseWriter, r *http.Request, limit int64, parse func([]byte) (T, error),
-	land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
+// 18.3): it runs pre, when set (which answers the request and reports
+// false on a refusal: [Answers.Authenticate]), before any byte of the body
+// is read; checks the body is sent as application/json
+// ([reqbody.SameSite]); reads it within limits ([reqbody.Read]), parses it, lands the answers it carries with
+// land (which answers the request and reports false on a refusal), and
+// starts the turn with start, bounded by the window timeout. It returns
+// the turn's key and the parsed request, or answers the request and
+// reports false: 503 when closing, pre's answer, 415 for a Content-Type
+// other than JSON or none, 413 or 400 for the body, a hook's error as
+// [RefuseHook] answers it.
+func Start[T any](e *serve.Engine, w http.ResponseWriter, r *http.Request, limits reqbody.Limits, pre func(http.ResponseWriter, *http.Request) bool,
+	parse func([]byte) (T, error), land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
 	var req T
 	if e.Closed() {
 		e.Unavailable(w, msgUnavailable)
 		return replay.Key{}, req, false
 	}
-	if mediatype.Of(r.Header) != mediatype.ApplicationJSON { // none included: no simple cross-site request gets through
+	if pre != nil && !pre(w, r) {
+		return replay.Key{}, req, false
+	}
+	if !reqbody.SameSite(r.Header) { // none included: no simple cross-site request gets through
 		serve.Refuse(w, refusal.CodeUnsupportedMediaType, "the body is sent as application/json")
 		return replay.Key{}, req, false
 	}
-	body, err := ReadBody(r, limit)
+	body, err := reqbody.Read(w, r, limits)
 	if err != nil {
 		RefuseBody(w, err)
 		return replay.Key{}, req, false

@@ -3,8 +3,6 @@ package bridge
 import (
 	"encoding/json"
 
-	jsonv2 "github.com/go-json-experiment/json"
-
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
 )
 
@@ -55,10 +53,3 @@ func Close(dst []byte, id *string, typ, idName string) []byte {
 	*id = ""
 	return dst
 }
-
-// Unmarshal reads body, a bridge's request, into v as strictly as the
-// contract reads its own JSON (docs/contract.md sections 15 and 18.3): one
-// JSON value, a name duplicated anywhere in it, invalid UTF-8 or a lone
-// surrogate escape is an error, and v's members match names of the same
-// case only. Members v does not name are read and passed over.
-func Unmarshal(body []byte, v any) error { return jsonv2.Unmarshal(body, v) }

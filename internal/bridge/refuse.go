@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -11,37 +10,11 @@ import (
 	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
-// DefaultMaxBodyBytes is the largest request body a bridge reads by
-// default: 1 MiB.
-const DefaultMaxBodyBytes = 1 << 20
-
-// ErrBodyTooLarge is [ReadBody]'s error for a body over its limit.
-var ErrBodyTooLarge = errors.New("relay: request body too large")
-
-// ReadBody reads r's body, at most limit bytes (0: [DefaultMaxBodyBytes]),
-// refusing a longer one with [ErrBodyTooLarge] before reading past the
-// limit.
-func ReadBody(r *http.Request, limit int64) ([]byte, error) {
-	if limit <= 0 {
-		limit = DefaultMaxBodyBytes
-	}
-	if r.ContentLength > limit {
-		return nil, ErrBodyTooLarge
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > limit {
-		return nil, ErrBodyTooLarge
-	}
-	return body, nil
-}
-
-// RefuseBody answers a body [ReadBody] refused: 413 frame-too-large when it
-// was too large, else 400 invalid-input (an upload that broke).
+// RefuseBody answers a body [reqbody.Read] refused: 413 frame-too-large
+// when it was too large, else 400 invalid-input (an upload that broke or
+// outlasted the read deadline).
 func RefuseBody(w http.ResponseWriter, err error) {
-	if errors.Is(err, ErrBodyTooLarge) {
+	if errors.Is(err, refusal.ErrFrameTooLarge) {
 		serve.Refuse(w, refusal.CodeFrameTooLarge, "the request body is too large")
 		return
 	}

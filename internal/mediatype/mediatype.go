@@ -1,7 +1,7 @@
 // Package mediatype is the one reading of a request's Content-Type that
-// every HTTP surface of the module taking a JSON body shares: the answer
-// endpoint and the front-end bridges (docs/contract.md sections 13.2 and
-// 18.3).
+// every HTTP surface of the module that changes state shares, through
+// reqbody's same-site rule: the answer endpoint, the cancel endpoint and
+// the front-end bridges (docs/contract.md section 12.6).
 package mediatype
 
 import (
@@ -26,8 +26,8 @@ const (
 )
 
 // Of returns the kind of header's Content-Type. A surface refuses [Other]
-// with unsupported-media-type (415); whether it reads [None] as JSON is its
-// own rule, and docs/contract.md section 18.3 says why they differ.
+// with unsupported-media-type (415); whether it takes [None] is its own
+// rule, and docs/contract.md section 12.6 says why they differ.
 func Of(header http.Header) Kind {
 	values := header.Values("Content-Type")
 	if len(values) == 0 {

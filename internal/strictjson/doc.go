@@ -9,6 +9,8 @@
 // match byte for byte, and one JSON text with optional surrounding
 // whitespace is the whole input. On top of that it bounds nesting depth
 // ([ErrTooDeep]) and reads integers exactly (Integer never rounds).
+// [FoldCollision] finds the member names a case-folding decoder would
+// merge, which the module's readers refuse.
 //
 // Strings are returned as substrings of one copy of the input that the
 // caller makes and passes in, so reading a string without escapes allocates

@@ -205,7 +205,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// docs/contract.md section 14.6: reading a request is bounded, an idle
+		// connection closes, a stream is not (each write has its own deadline,
+		// so no WriteTimeout).
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	for _, s := range handlers {
 		srv.RegisterOnShutdown(s.Close) // Shutdown does not end streams by itself
 	}
@@ -269,7 +273,7 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelOptions{Logger: log,
+	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelHandlerOptions{Logger: log,
 		Caller: func(r *http.Request) (string, error) {
 			c, err := callerOf(r)
 			return c.Principal, err
@@ -277,7 +281,7 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	answers, err := answerhttp.NewHandler(h.cards, &answerhttp.Options{Caller: callerOf, Logger: log})
+	answers, err := answerhttp.NewHandler(h.cards, &answerhttp.HandlerOptions{Caller: callerOf, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
