@@ -246,8 +246,9 @@ func (e *Engine) finish(s *subscriber, clean bool) {
 // a connection it accepted, or closes it when srv is shutting down.
 func giveBack(srv *http.Server, conn net.Conn) {
 	go func() {
-		if err := srv.Serve(&oneConn{conn: conn}); errors.Is(err, http.ErrServerClosed) {
-			conn.Close()
+		l := &oneConn{conn: conn}
+		if srv.Serve(l); !l.taken {
+			conn.Close() // the server was shutting down: it took nothing
 		}
 	}()
 }
