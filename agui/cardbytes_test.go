@@ -29,7 +29,7 @@ func TestCardReachesTheRunAsStored(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(stored.Data), `"card":`+turnscript.StoredCard+`}`)
 
-	body := string(serveTurn(t, turn))
+	body := string(bridge.Serve(t, turn))
 	assert.Contains(t, body, `data: {"type":"CUSTOM","name":"chatprotocol.card","value":`+turnscript.StoredCard+"}\n\n")
 	assert.Contains(t, body, `data: {"type":"CUSTOM","name":"chatprotocol.card","value":`+strings.ReplaceAll(turnscript.StoredCard, "card-1", "card-2")+"}\n\n")
 	assert.Contains(t, body, `data: {"type":"CUSTOM","name":"chatprotocol.card_closed","value":{"type":"card_closed","correlationId":"card-2","outcome":"x < y & z"}}`+"\n\n")

@@ -24,7 +24,7 @@ func TestCardReachesTheStreamAsStored(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(stored.Data), `"card":`+turnscript.StoredCard+`}`)
 
-	body := string(serveTurn(t, turn))
+	body := string(bridge.Serve(t, turn))
 	assert.Contains(t, body, `data: {"type":"data-card","id":"card-1","data":{"status":"open","card":`+turnscript.StoredCard+"}}\n\n")
 	assert.Contains(t, body, `data: {"type":"data-card","id":"card-1","data":{"status":"closed","card":`+turnscript.StoredCard+`,"outcome":"answered"}}`+"\n\n")
 }

@@ -16,8 +16,12 @@ package losses
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
@@ -32,6 +37,8 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/strictjson"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // Bridge is a front-end bridge as [Check] drives it.
@@ -39,13 +46,49 @@ type Bridge struct {
 	// Section is the section of docs/contract.md whose table of losses is
 	// checked: "18.1" or "18.2".
 	Section string
-	// Serve returns the body of the response that streams turn, whose
-	// envelopes start at seq 1 and end with a terminal lifecycle, from a
-	// window holding nothing else.
-	Serve func(t *testing.T, turn []*chatprotocol.ChatEventEnvelope) []byte
-	// Validate checks every chunk or event of body, the bodies of the
-	// turns served one after another, against the client's schemas.
-	Validate func(t *testing.T, body []byte)
+	// Mount returns the bridge's handler over w, a POST of Path with Body
+	// starting key's turn, whose envelopes start at seq 1 and end with a
+	// terminal lifecycle, in a window holding nothing else.
+	Mount func(t *testing.T, w replay.Window, key replay.Key) http.Handler
+	// Path and Body are the POST that streams the turn.
+	Path, Body string
+	// Client names the check of internal/testkit/uiclients' schemas.mjs
+	// that every chunk or event the bridge streamed must pass: "ui" or
+	// "agui".
+	Client string
+}
+
+// Serve returns the body of the response that streams turn through b.
+func (b *Bridge) Serve(t *testing.T, turn []*chatprotocol.ChatEventEnvelope) []byte {
+	t.Helper()
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: turn[0].ConversationID, TurnID: turn[0].TurnID}
+	for _, env := range turn {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	srv := httptest.NewServer(b.Mount(t, w, key))
+	defer srv.Close()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Post(srv.URL+b.Path, "application/json", strings.NewReader(b.Body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return body
+}
+
+// validate checks body, the bodies of the turns served one after another,
+// against the client's schemas.
+func (b *Bridge) validate(t *testing.T, body []byte) {
+	var out struct {
+		Checked int
+		Errors  []string
+	}
+	require.NoError(t, json.Unmarshal(uiclients.RunWith(t, 60*time.Second, body, "schemas.mjs", b.Client), &out))
+	assert.Empty(t, out.Errors)
+	assert.Positive(t, out.Checked)
 }
 
 // Check checks b's table of losses: against the schemas, then row by row
@@ -63,13 +106,11 @@ func Check(t *testing.T, b Bridge) {
 	for _, r := range rows {
 		t.Run(strings.ReplaceAll(r.typ+" "+strings.Join(r.statuses, ",")+" "+r.member, " ", "_"), func(t *testing.T) { c.check(t, r) })
 	}
-	if b.Validate != nil {
-		var all []byte
-		for _, key := range slices.Sorted(maps.Keys(c.outputs)) {
-			all = append(all, c.outputs[key]...)
-		}
-		b.Validate(t, all)
+	var all []byte
+	for _, key := range slices.Sorted(maps.Keys(c.outputs)) {
+		all = append(all, c.outputs[key]...)
 	}
+	b.validate(t, all)
 }
 
 // rootDir is the module's root, found from this file's path.
