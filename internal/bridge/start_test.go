@@ -20,6 +20,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/bridge"
 	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
