@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,14 +199,16 @@ func TestCloseAbortsAStreamItEndsBeforeItsTurn(t *testing.T) {
 }
 
 // typed is a Codec that maps every type but "state", writing each frame's
-// seq and type.
-type typed struct{ done bool }
+// seq and type, done at a lifecycle event (with terminalOnly, one that is
+// not started).
+type typed struct{ done, terminalOnly bool }
 
 func (c *typed) Maps(typ string) bool { return typ != "state" }
 func (c *typed) Done() bool           { return c.done }
 
 func (c *typed) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
-	_, c.done = env.Event.(*chatprotocol.LifecycleEvent)
+	l, ok := env.Event.(*chatprotocol.LifecycleEvent)
+	c.done = ok && (!c.terminalOnly || l.Status != chatprotocol.LifecycleStarted)
 	return fmt.Appendf(dst, "data: %d %s\n\n", f.Seq, env.Event.EventType()), nil
 }
 
@@ -298,4 +301,111 @@ func TestATurnWithoutItsFirstFrameIsNotAnOutage(t *testing.T) {
 			assert.Equal(t, []int64{c.lower, c.latest}, []int64{*got.Lower, *got.Latest}, c.query)
 		}
 	}
+}
+
+// swapped is a window that reads through whichever window it holds now:
+// a window that forgot a turn and saw a new one under its key.
+type swapped struct {
+	mu sync.Mutex
+	replay.Window
+}
+
+func (s *swapped) now() replay.Window  { s.mu.Lock(); defer s.mu.Unlock(); return s.Window }
+func (s *swapped) set(w replay.Window) { s.mu.Lock(); defer s.mu.Unlock(); s.Window = w }
+func (s *swapped) Read(ctx context.Context, key replay.Key, after int64, limit int) (replay.Bounds, []replay.Frame, error) {
+	return s.now().Read(ctx, key, after, limit)
+}
+func (s *swapped) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
+	return s.now().Wait(ctx, key, after)
+}
+
+// TestAReusedKeyNeverServesTheEarlierTurn: while a stream of a turn holds
+// the turn's shared output, the window forgets the turn and a new one
+// takes its key; a stream of the new turn gets the new turn's output,
+// never the earlier turn's (docs/contract.md section 14.2).
+func TestAReusedKeyNeverServesTheEarlierTurn(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	fill := func(evs ...chatprotocol.Event) *replay.Memory {
+		m := replay.NewMemory(nil)
+		for i, ev := range evs {
+			_, err := m.Append(context.Background(), key, turnscript.Envelope(key, int64(i+1), ev))
+			require.NoError(t, err)
+		}
+		return m
+	}
+	earlier := fill(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted, Reason: "earlier"},
+		&chatprotocol.DeltaEvent{Text: "a"}, &chatprotocol.DeltaEvent{Text: "b"})
+	later := fill(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted, Reason: "later"},
+		&chatprotocol.StateEvent{Snapshot: json.RawMessage(`{}`)}, &chatprotocol.SessionEvent{SessionID: "s"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
+	w := &swapped{Window: earlier}
+	e := engine(t, w, &serve.Options{HeartbeatInterval: time.Hour})
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		e.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &typed{terminalOnly: true} }})
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	first, err := http.DefaultClient.Do(req) // holds the earlier turn's output, parked after frame 3
+	require.NoError(t, err)
+	defer first.Body.Close()
+	got := make([]byte, len("data: 1 lifecycle\n\ndata: 2 delta\n\ndata: 3 delta\n\n"))
+	_, err = io.ReadFull(first.Body, got)
+	require.NoError(t, err)
+	assert.Equal(t, "data: 1 lifecycle\n\ndata: 2 delta\n\ndata: 3 delta\n\n", string(got))
+
+	w.set(later)
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(srv.URL)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "data: 1 lifecycle\n\ndata: 3 session\n\ndata: 4 lifecycle\n\n", string(b))
+}
+
+// TestIdleCodecStreamsHaveNoGoroutine: caught-up streams through a Codec
+// park as the version-1 stream's do: no goroutine of their own, one window
+// wait for the turn.
+func TestIdleCodecStreamsHaveNoGoroutine(t *testing.T) {
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+	_, err := w.Append(context.Background(), key, envs[0])
+	require.NoError(t, err)
+	var calls atomic.Int64
+	e := engine(t, w, &serve.Options{HeartbeatInterval: time.Hour})
+	srv := serveTurn(t, e, key, &calls)
+	before := runtime.NumGoroutine()
+	const streams = 40
+	bodies := make([]io.ReadCloser, streams)
+	for i := range bodies {
+		resp, err := http.Get(srv.URL)
+		require.NoError(t, err)
+		bodies[i] = resp.Body
+		first := make([]byte, len("data: start\n\ndata: 1/0\n\n"))
+		_, err = io.ReadFull(resp.Body, first)
+		require.NoError(t, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine()-before > 2*streams+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Each connection keeps its client's two goroutines (reading and
+	// writing); a parked stream adds none on the server, and the turn's
+	// wait is one.
+	assert.LessOrEqual(t, runtime.NumGoroutine()-before, 2*streams+2, "goroutines for %d idle streams", streams)
+	for _, env := range envs[1:] {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	for _, b := range bodies {
+		got, err := io.ReadAll(b)
+		require.NoError(t, err)
+		assert.Equal(t, want(len(envs))[len("data: start\n\ndata: 1/0\n\n"):], string(got))
+		b.Close()
+	}
+	assert.Equal(t, int64(len(envs)), calls.Load(), "each frame transcoded once for %d streams", streams)
 }
