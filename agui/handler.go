@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -64,11 +63,8 @@ type HandlerOptions struct {
 	// 401 unauthenticated (section 18.3).
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
-	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
-	MaxBodyBytes int64
-	// BodyTimeout bounds the reading of a POST's body; 0 means 10 s,
-	// negative none (section 12.6).
-	BodyTimeout time.Duration
+	// BodyLimits bound a POST's body.
+	serve.BodyLimits
 	// Options are the serving options every stream of the module shares
 	// ([serve.Options]); a heartbeat is an SSE comment and Retry is only
 	// the Retry-After of a 503 (the protocol has no retry line).
@@ -122,7 +118,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
-	key, in, ok := bridge.Start(h.engine, w, r, h.limits(), a.Authenticate, parseInput,
+	key, in, ok := bridge.Start(h.engine, w, r, h.opts.BodyLimits, a.Authenticate, parseInput,
 		func(in *RunInput) bool { return len(in.Resume) == 0 || h.resume(w, r, &a, in) },
 		func(ctx context.Context, in *RunInput) (replay.Key, error) { return h.opts.StartRun(ctx, r, in) })
 	if !ok {
@@ -211,9 +207,4 @@ func submission(id string, payload json.RawMessage) (cards.CardResponse, error) 
 	}
 	b := bridge.Str(bridge.Str([]byte{'{'}, "action", "submit"), "correlationId", id)
 	return chatprotocol.ParseCardResponse(append(bridge.Raw(b, "value", payload), '}'))
-}
-
-// limits are the bounds of a POST's body.
-func (h *Handler) limits() reqbody.Limits {
-	return reqbody.Limits{MaxBytes: h.opts.MaxBodyBytes, Timeout: h.opts.BodyTimeout}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // fixture is the bridge over a scripted host whose cards are opened on a
@@ -72,7 +73,7 @@ func newFixture(t *testing.T, card bool) *fixture {
 			}
 			return interactions.Caller{}, errors.New("no session")
 		},
-		MaxBodyBytes: 8192,
+		BodyLimits: serve.BodyLimits{MaxBodyBytes: 8192},
 	})
 	require.NoError(t, err)
 	f.srv = httptest.NewServer(h)

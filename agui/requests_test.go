@@ -21,6 +21,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
 // TestARunIsCheckedBeforeItsBodyIsRead: with a Caller, a POST without a
@@ -32,7 +33,7 @@ func TestARunIsCheckedBeforeItsBodyIsRead(t *testing.T) {
 	res, err := interactions.New(interactionstest.NewDB().Open(nil), jsonschema.NewRegistry(), &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
 	started := 0
-	h, err := agui.NewHandler(replay.NewMemory(nil), &agui.HandlerOptions{Resolver: res, BodyTimeout: 100 * time.Millisecond,
+	h, err := agui.NewHandler(replay.NewMemory(nil), &agui.HandlerOptions{Resolver: res, BodyLimits: serve.BodyLimits{BodyTimeout: 100 * time.Millisecond},
 		StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) {
 			started++
 			return replay.Key{}, refusal.ErrTurnNotFound

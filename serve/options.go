@@ -126,3 +126,15 @@ func (o *Options) resolve() (settings, error) {
 	}
 	return s, nil
 }
+
+// BodyLimits bounds the body of a POST that starts a stream, a bridge's
+// (docs/contract.md section 12.6); every zero field means its default.
+type BodyLimits struct {
+	// MaxBodyBytes is the largest body read, in bytes; 0 means 1 MiB. A
+	// larger one is refused 413 frame-too-large, before it is read when
+	// its Content-Length says so.
+	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of the body; 0 means 10 s and a
+	// negative value sets no bound. A body that outlasts it is refused.
+	BodyTimeout time.Duration
+}

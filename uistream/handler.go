@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -89,11 +88,8 @@ type HandlerOptions struct {
 	// FinishReason adds finishReason "stop" to the finish chunk, which ai
 	// 5.0.0's strict schema refuses (section 18.1).
 	FinishReason bool
-	// MaxBodyBytes bounds a POST's body; 0 means 1 MiB.
-	MaxBodyBytes int64
-	// BodyTimeout bounds the reading of a POST's body; 0 means 10 s,
-	// negative none (section 12.6).
-	BodyTimeout time.Duration
+	// BodyLimits bound a POST's body.
+	serve.BodyLimits
 	// Options are the serving options every stream of the module shares
 	// ([serve.Options]); a heartbeat is an SSE comment and Retry is only
 	// the Retry-After of a 503 (the protocol has no retry line).
@@ -187,7 +183,7 @@ func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
-	key, _, ok := bridge.Start(h.engine, w, r, h.limits(), a.Authenticate, parseRequest,
+	key, _, ok := bridge.Start(h.engine, w, r, h.opts.BodyLimits, a.Authenticate, parseRequest,
 		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, &a, req) },
 		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
 	if ok {
@@ -325,9 +321,4 @@ func parseRequest(body []byte) (*Request, error) {
 		req.Answer = &Answer{SubmissionID: in.Answer.SubmissionID, Response: resp}
 	}
 	return req, nil
-}
-
-// limits are the bounds of a POST's body.
-func (h *Handler) limits() reqbody.Limits {
-	return reqbody.Limits{MaxBytes: h.opts.MaxBodyBytes, Timeout: h.opts.BodyTimeout}
 }

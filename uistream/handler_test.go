@@ -19,6 +19,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/uistream"
 )
 
@@ -279,7 +280,7 @@ func TestEveryWrongMethodIsTheJSON405(t *testing.T) {
 }
 
 func TestBadRequestsStartNothing(t *testing.T) {
-	f := newFixture(t, time.Millisecond, false, &uistream.HandlerOptions{MaxBodyBytes: 4096})
+	f := newFixture(t, time.Millisecond, false, &uistream.HandlerOptions{BodyLimits: serve.BodyLimits{MaxBodyBytes: 4096}})
 	cases := []struct {
 		body   string
 		status int

@@ -18,6 +18,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/uistream"
 )
 
@@ -29,7 +30,7 @@ import (
 func TestAPostIsCheckedBeforeItsBodyIsRead(t *testing.T) {
 	res, err := interactions.New(interactionstest.NewDB().Open(nil), jsonschema.NewRegistry(), &interactions.Options{CardRules: chatprotocol.ValidateCardSpec})
 	require.NoError(t, err)
-	f := newFixture(t, time.Millisecond, false, &uistream.HandlerOptions{Resolver: res, BodyTimeout: 100 * time.Millisecond,
+	f := newFixture(t, time.Millisecond, false, &uistream.HandlerOptions{Resolver: res, BodyLimits: serve.BodyLimits{BodyTimeout: 100 * time.Millisecond},
 		Caller: func(r *http.Request) (interactions.Caller, error) {
 			if u := r.Header.Get("X-User"); u != "" {
 				return interactions.Caller{Principal: u}, nil

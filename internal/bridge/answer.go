@@ -84,7 +84,7 @@ func Land(e *serve.Engine, w http.ResponseWriter, r *http.Request, a *Answers, k
 // reports false: 503 when closing, pre's answer, 415 for a Content-Type
 // other than JSON or none, 413 or 400 for the body, a hook's error as
 // [RefuseHook] answers it.
-func Start[T any](e *serve.Engine, w http.ResponseWriter, r *http.Request, limits reqbody.Limits, pre func(http.ResponseWriter, *http.Request) bool,
+func Start[T any](e *serve.Engine, w http.ResponseWriter, r *http.Request, limits serve.BodyLimits, pre func(http.ResponseWriter, *http.Request) bool,
 	parse func([]byte) (T, error), land func(T) bool, start func(context.Context, T) (replay.Key, error)) (replay.Key, T, bool) {
 	var req T
 	if e.Closed() {
@@ -98,7 +98,7 @@ func Start[T any](e *serve.Engine, w http.ResponseWriter, r *http.Request, limit
 		serve.Refuse(w, refusal.CodeUnsupportedMediaType, "the body is sent as application/json")
 		return replay.Key{}, req, false
 	}
-	body, err := reqbody.Read(w, r, limits)
+	body, err := reqbody.Read(w, r, reqbody.Limits{MaxBytes: limits.MaxBodyBytes, Timeout: limits.BodyTimeout})
 	if err != nil {
 		RefuseBody(w, err)
 		return replay.Key{}, req, false

@@ -19,7 +19,6 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/bridge"
-	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/slowbody"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
@@ -55,7 +54,7 @@ func (s *starter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err := json.Unmarshal(body, &in)
 		return in.ID, err
 	}
-	_, _, ok := bridge.Start(s.engine, w, r, reqbody.Limits{MaxBytes: 64, Timeout: s.timeout}, a.Authenticate, parse, func(string) bool { return true },
+	_, _, ok := bridge.Start(s.engine, w, r, serve.BodyLimits{MaxBodyBytes: 64, BodyTimeout: s.timeout}, a.Authenticate, parse, func(string) bool { return true },
 		func(context.Context, string) (replay.Key, error) {
 			s.started.Add(1)
 			return replay.Key{ConversationID: "c", TurnID: "t"}, nil
@@ -151,7 +150,7 @@ func TestAPostedStreamOutlivesTheServerTimeouts(t *testing.T) {
 		s, err := serve.NewEngine(w, &serve.Options{HeartbeatInterval: -1})
 		require.NoError(t, err)
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			_, _, ok := bridge.Start(s, rw, r, reqbody.Limits{Timeout: 20 * time.Millisecond}, nil, func(b []byte) ([]byte, error) { return b, nil },
+			_, _, ok := bridge.Start(s, rw, r, serve.BodyLimits{BodyTimeout: 20 * time.Millisecond}, nil, func(b []byte) ([]byte, error) { return b, nil },
 				func([]byte) bool { return true }, func(context.Context, []byte) (replay.Key, error) { return key, nil })
 			if ok {
 				s.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &seqs{} },
