@@ -83,7 +83,8 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 	var calls atomic.Int64
 	srv := serveTurn(t, engine(t, w, nil), key, &calls)
 	const streams = 50
-	var wg sync.WaitGroup
+	var wg, connected sync.WaitGroup
+	connected.Add(streams)
 	bodies := make([]string, streams)
 	for i := range streams {
 		if i == streams/2 { // half join before the first frame, half midway
@@ -94,6 +95,7 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 		}
 		wg.Go(func() {
 			resp, err := http.Get(srv.URL)
+			connected.Done() // its headers came: it holds the turn's shared output
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -102,7 +104,7 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 			bodies[i] = string(b)
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	connected.Wait() // every stream began before the turn can end
 	for _, env := range envs[len(envs)/2:] {
 		_, err := w.Append(context.Background(), key, env)
 		require.NoError(t, err)
