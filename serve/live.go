@@ -90,6 +90,9 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 			return
 		}
 		if s.cursor >= b.Latest {
+			if parkable && w.Header().Get("Content-Encoding") != "" {
+				parkable = false // a compressor that offers Hijack all the same: the bare connection would bypass it
+			}
 			if parkable {
 				// Nothing writes to w from here on, so the connection is the
 				// parked stream's alone; the bufio.ReadWriter Hijack returns

@@ -29,7 +29,9 @@ func flushes(w http.ResponseWriter) bool {
 // ResponseWriter does; a middleware's wrapper, which may transform or count
 // the body, offers it only if it says the connection may be taken), and the
 // response is an HTTP/1.1 chunked body, the framing the parked writes
-// continue. A POST's body was read whole before its stream began.
+// continue. A POST's body was read whole before its stream began. A
+// response that a middleware encodes (Content-Encoding, once the first
+// bytes were flushed) is never taken over, whatever its writer offers.
 func takesOver(w http.ResponseWriter, r *http.Request) bool {
 	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method == http.MethodHead {
 		return false
