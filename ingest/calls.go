@@ -62,6 +62,22 @@ func (c *toolCall) arguments() []byte {
 	return q
 }
 
+// truncated reports whether the call's arguments are not whole: not one
+// JSON value, or none at all though the stream streams them (a call cut
+// before its first argument byte).
+func (c *toolCall) truncated() bool {
+	args := c.arguments()
+	if c.streamed && len(bytes.TrimSpace(args)) == 0 {
+		return true
+	}
+	_, err := toolInput(args)
+	return err != nil
+}
+
+// drop marks c as never to be announced: the provider's token limit cut it
+// (docs/contract.md section 17.2).
+func (c *toolCall) drop() { c.sent = true }
+
 // findCall returns the last call with index and item, nil when there is
 // none.
 func (m *Mapper) findCall(index int64, item string) *toolCall {

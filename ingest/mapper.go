@@ -35,6 +35,7 @@ type Mapper struct {
 	tokens            tokens
 
 	calls    []toolCall // the turn's tool calls (see calls.go)
+	held     *toolCall  // Anthropic: a tool_use block ended with input not whole, until the stop reason
 	refusal  []byte     // the refusal the model streamed
 	filtered bool       // the provider's content filter stopped the answer
 	reason   string     // the provider's stop reason
@@ -156,6 +157,11 @@ func (m *Mapper) ProviderError(ctx context.Context, status int, body []byte) err
 func (m *Mapper) End(ctx context.Context, cause error) error {
 	if m.done {
 		return nil
+	}
+	if m.held != nil {
+		if err := m.sendHeld(ctx, false); err != nil || m.done {
+			return err
+		}
 	}
 	if m.kind == OpenAIChat && m.finished {
 		return m.finish(ctx)

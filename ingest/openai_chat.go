@@ -87,6 +87,9 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 		if m.filtered || len(m.refusal) > 0 {
 			return nil // the end fails the turn; its calls are not the model's answer
 		}
+		if m.reason == "length" && len(m.calls) > 0 && m.calls[len(m.calls)-1].truncated() {
+			m.calls[len(m.calls)-1].drop() // the token limit cut the call the model was writing
+		}
 		return m.sendCalls(ctx)
 	}
 	return nil

@@ -59,16 +59,17 @@ func (m *Mapper) respCall(itemID string) *toolCall {
 // respItem maps an output item added or done: a function_call or
 // custom_tool_call item maps its id to its call id, and once done the call
 // is sent: its deltas when any came, else the arguments of its done events
-// or its own. Other items (messages, reasoning, the provider's own tools)
+// or its own; an item done with status incomplete (the response's token
+// limit cut it) is never sent. Other items (messages, reasoning, the provider's own tools)
 // carry nothing the deltas did not.
 func (m *Mapper) respItem(ctx context.Context, item []byte, done bool) error {
 	p := &m.p
 	if !p.open(1, item, '{') {
 		return nil
 	}
-	var v [6][]byte
-	p.members(1, v[:], "type", "id", "call_id", "name", "arguments", "input")
-	typ, id, callID, name, arguments, input := v[0], v[1], v[2], v[3], v[4], v[5]
+	var v [7][]byte
+	p.members(1, v[:], "type", "id", "call_id", "name", "arguments", "input", "status")
+	typ, id, callID, name, arguments, input, status := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 	custom := p.is(typ, "custom_tool_call")
 	if !custom && !p.is(typ, "function_call") {
 		return nil
@@ -77,6 +78,10 @@ func (m *Mapper) respItem(ctx context.Context, item []byte, done bool) error {
 	c.custom = custom
 	c.identify(p, callID, name)
 	if !done || c.sent {
+		return nil
+	}
+	if p.is(status, "incomplete") {
+		c.drop() // the token limit cut it: its arguments are not the model's whole call
 		return nil
 	}
 	if c.whole == nil {
