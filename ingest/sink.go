@@ -35,7 +35,8 @@ type Sink interface {
 	// terminal call; it is not called when the provider sent none.
 	Usage(ctx context.Context, u chatprotocol.Usage) error
 	// Complete ends the turn normally; reason is the provider's stop
-	// reason ("stop", "end_turn", "max_output_tokens" …), "" for none.
+	// reason ("stop", "end_turn", "max_output_tokens" …), "" for none, of
+	// any length ([ProducerSink] cuts it to [turn.MaxEndTextBytes]).
 	Complete(ctx context.Context, reason string) error
 	// Fail ends the turn with an error event (code one of the Code…
 	// constants) and lifecycle failed; retryable follows the rule of
