@@ -1,9 +1,6 @@
 package ingest
 
-import (
-	"context"
-	"slices"
-)
+import "context"
 
 // maxBlocks bounds the index of a content block of one Anthropic message:
 // an event naming a larger index is ignored.
@@ -101,7 +98,7 @@ func blockIndex(index []byte) (i int64, ok bool) {
 // anthCall returns the tool_use block at index, nil when there is none.
 func (m *Mapper) anthCall(index []byte) *toolCall {
 	if i, ok := blockIndex(index); ok {
-		return m.findCall(i, "")
+		return m.calls.at(i)
 	}
 	return nil
 }
@@ -127,14 +124,12 @@ func (m *Mapper) anthStart(ctx context.Context, index, block []byte) error {
 	case "thinking":
 		return m.reasoning(ctx, p.text(thinking))
 	case "tool_use":
-		at := 0
-		for at < len(m.calls) && m.calls[at].index < i {
-			at++
+		c := toolCall{index: i, id: p.str(id), name: p.str(name), whole: append([]byte(nil), input...)}
+		if old := m.calls.at(i); old != nil {
+			*old = c
+		} else {
+			m.calls.insert(&c)
 		}
-		if at == len(m.calls) || m.calls[at].index != i {
-			m.calls = slices.Insert(m.calls, at, toolCall{})
-		}
-		m.calls[at] = toolCall{index: i, id: p.str(id), name: p.str(name), whole: append([]byte(nil), input...)}
 	}
 	return nil
 }

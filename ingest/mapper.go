@@ -34,12 +34,12 @@ type Mapper struct {
 	done              bool
 	tokens            tokens
 
-	calls    []toolCall // the turn's tool calls (see calls.go)
-	held     *toolCall  // Anthropic: a tool_use block ended with input not whole, until the stop reason
-	refusal  []byte     // the refusal the model streamed
-	filtered bool       // the provider's content filter stopped the answer
-	reason   string     // the provider's stop reason
-	finished bool       // Chat: choice 0's finish reason came
+	calls    calls     // the turn's tool calls (see calls.go)
+	held     *toolCall // Anthropic: a tool_use block ended with input not whole, until the stop reason
+	refusal  []byte    // the refusal the model streamed
+	filtered bool      // the provider's content filter stopped the answer
+	reason   string    // the provider's stop reason
+	finished bool      // Chat: choice 0's finish reason came
 }
 
 // NewMapper returns the Mapper of one turn's stream of kind, driving sink.

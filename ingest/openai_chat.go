@@ -87,8 +87,8 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 		if m.filtered || len(m.refusal) > 0 {
 			return nil // the end fails the turn; its calls are not the model's answer
 		}
-		if m.reason == "length" && len(m.calls) > 0 && m.calls[len(m.calls)-1].truncated() {
-			m.calls[len(m.calls)-1].drop() // the token limit cut the call the model was writing
+		if c := m.calls.last(); m.reason == "length" && c != nil && !c.sent && c.truncated() {
+			c.drop() // the token limit cut the call the model was writing
 		}
 		return m.sendCalls(ctx)
 	}
@@ -120,9 +120,9 @@ func (m *Mapper) chatToolDelta(tc []byte) {
 		}
 	}
 	i, _ := integer(index)
-	c := m.findCall(i, "")
+	c := m.calls.at(i)
 	if idText := p.text(id); c == nil || (len(idText) > 0 && c.id != "" && c.id != string(idText)) {
-		c = m.addCall(i, "")
+		c = m.calls.add(&toolCall{index: i})
 	}
 	c.identify(p, id, fn[0])
 	c.fragment(p.text(fn[1]))

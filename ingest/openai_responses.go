@@ -50,10 +50,10 @@ func (m *Mapper) respEvent(ctx context.Context, data []byte) error {
 // respCall returns the call of output item itemID, adding it when it is new.
 // Argument deltas carry the item id; the call id is on the item.
 func (m *Mapper) respCall(itemID string) *toolCall {
-	if c := m.findCall(0, itemID); c != nil {
+	if c := m.calls.item(itemID); c != nil {
 		return c
 	}
-	return m.addCall(0, itemID)
+	return m.calls.addItem(&toolCall{item: itemID})
 }
 
 // respItem maps an output item added or done: a function_call or
@@ -131,7 +131,7 @@ func (m *Mapper) respEnd(ctx context.Context, what []byte, response []byte) erro
 		return m.providerFail(ctx, errType, errCode, errMsg, 0)
 	}
 	if kind != "completed" {
-		m.calls = m.calls[:0]
+		m.calls.reset()
 	}
 	m.reason, m.filtered = incomplete, incomplete == "content_filter"
 	return m.finish(ctx)
