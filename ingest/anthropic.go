@@ -124,12 +124,13 @@ func (m *Mapper) anthStart(ctx context.Context, index, block []byte) error {
 	case "thinking":
 		return m.reasoning(ctx, p.text(thinking))
 	case "tool_use":
-		c := toolCall{index: i, id: p.str(id), name: p.str(name), whole: append([]byte(nil), input...)}
-		if old := m.calls.at(i); old != nil {
-			*old = c
-		} else {
-			m.calls.insert(&c)
+		c := m.calls.at(i)
+		if c == nil {
+			c = &toolCall{index: i}
+			m.calls.insert(c)
 		}
+		*c = toolCall{index: i, id: p.str(id), name: p.str(name)}
+		m.setWhole(c, input)
 	}
 	return nil
 }
@@ -154,7 +155,7 @@ func (m *Mapper) anthDelta(ctx context.Context, index, delta []byte) error {
 	case "input_json_delta":
 		if c := m.anthCall(index); c != nil && !c.sent {
 			if f := p.text(partial); len(f) > 0 {
-				c.fragment(f)
+				m.fragment(c, f)
 			}
 		}
 	}

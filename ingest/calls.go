@@ -28,10 +28,16 @@ type toolCall struct {
 	sent     bool
 }
 
-// fragment adds one fragment of the call's arguments.
-func (c *toolCall) fragment(text []byte) {
+// fragment adds one fragment of the call's arguments, within m's bound.
+func (m *Mapper) fragment(c *toolCall, text []byte) {
 	c.streamed = true
-	c.args = append(c.args, text...)
+	m.buffer(&c.args, text, pathInput)
+}
+
+// setWhole sets the call's arguments given whole, within m's bound.
+func (m *Mapper) setWhole(c *toolCall, args []byte) {
+	c.whole = c.whole[:0]
+	m.buffer(&c.whole, args, pathInput)
 }
 
 // identify keeps the first non-empty id and name the stream gives the
@@ -166,6 +172,9 @@ func (m *Mapper) sendCalls(ctx context.Context) error {
 // id, no name, or arguments that are not one JSON value.
 func (m *Mapper) send(ctx context.Context, c *toolCall) error {
 	c.sent = true
+	if m.over != nil {
+		return m.overflow(ctx)
+	}
 	if c.id == "" || c.name == "" {
 		what := "an id"
 		if c.id != "" {

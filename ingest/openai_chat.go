@@ -63,7 +63,7 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 					return err
 				}
 			case "refusal":
-				m.refusal = append(m.refusal, p.text(p.value(3))...)
+				m.buffer(&m.refusal, p.text(p.value(3)), pathMessage)
 			case "reasoning_content", "reasoning":
 				if err := m.reasoning(ctx, p.text(p.value(3))); err != nil {
 					return err
@@ -125,5 +125,5 @@ func (m *Mapper) chatToolDelta(tc []byte) {
 		c = m.calls.add(&toolCall{index: i})
 	}
 	c.identify(p, id, fn[0])
-	c.fragment(p.text(fn[1]))
+	m.fragment(c, p.text(fn[1]))
 }

@@ -16,21 +16,22 @@ func (m *Mapper) respEvent(ctx context.Context, data []byte) error {
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		return m.reasoning(ctx, p.text(delta))
 	case "response.refusal.delta":
-		m.refusal = append(m.refusal, p.text(delta)...)
+		m.buffer(&m.refusal, p.text(delta), pathMessage)
 	case "response.refusal.done":
 		if r := p.text(refusal); len(r) > 0 {
-			m.refusal = append(m.refusal[:0], r...)
+			m.refusal = m.refusal[:0]
+			m.buffer(&m.refusal, r, pathMessage)
 		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		m.respCall(p.str(itemID)).fragment(p.text(delta))
+		m.fragment(m.respCall(p.str(itemID)), p.text(delta))
 	case "response.function_call_arguments.done":
 		c := m.respCall(p.str(itemID))
-		c.whole = append(c.whole[:0], p.text(arguments)...)
+		m.setWhole(c, p.text(arguments))
 		c.identify(p, nil, name)
 	case "response.custom_tool_call_input.done":
 		c := m.respCall(p.str(itemID))
 		c.custom = true
-		c.whole = append(c.whole[:0], p.text(input)...)
+		m.setWhole(c, p.text(input))
 	case "response.output_item.added", "response.output_item.done":
 		return m.respItem(ctx, item, p.is(typ, "response.output_item.done"))
 	case "response.created", "response.in_progress", "response.queued":
@@ -86,9 +87,9 @@ func (m *Mapper) respItem(ctx context.Context, item []byte, done bool) error {
 	}
 	if c.whole == nil {
 		if custom {
-			c.whole = append(c.whole, p.text(input)...)
+			m.setWhole(c, p.text(input))
 		} else {
-			c.whole = append(c.whole, p.text(arguments)...)
+			m.setWhole(c, p.text(arguments))
 		}
 	}
 	return m.send(ctx, c)
