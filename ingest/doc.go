@@ -6,7 +6,7 @@
 // Read takes a body and a Sink, the turn's producer, and calls it with the
 // turn's provenance, its text deltas, its tool calls, its usage and one end:
 //
-//	err := ingest.Read(ctx, ingest.AnthropicMessages, resp.Body, producer, &ingest.Options{Observer: obs})
+//	err := ingest.Read(ctx, ingest.AnthropicMessages, resp.Body, ingest.ProducerSink(producer), &ingest.Options{Observer: obs})
 //
 // A Mapper does the same one provider event at a time, for a caller that
 // has the events already decoded (the SDK bindings, in the nested modules
