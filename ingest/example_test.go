@@ -2,47 +2,16 @@ package ingest_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/readme"
 	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/turn"
 )
-
-// printer is a Sink that prints what it is given, standing for a host's
-// turn producer.
-type printer struct{}
-
-func (printer) Provenance(_ context.Context, provider, model, id string) error {
-	fmt.Println("provenance", provider, model, id)
-	return nil
-}
-func (printer) Delta(_ context.Context, text string) error {
-	fmt.Printf("delta %q\n", text)
-	return nil
-}
-func (printer) AnnounceToolCall(_ context.Context, id, name string, input json.RawMessage) error {
-	fmt.Println("tool_call", id, name, string(input))
-	return nil
-}
-func (printer) Usage(_ context.Context, u chatprotocol.Usage) error {
-	fmt.Println("usage", *u.TotalTokens)
-	return nil
-}
-func (printer) Complete(_ context.Context, reason string) error {
-	fmt.Println("completed", reason)
-	return nil
-}
-func (printer) Fail(_ context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
-	fmt.Println("failed", code, message, retryable)
-	return nil
-}
 
 // ExampleRead reads a recorded Anthropic stream into a turn producer on a
 // memory window: text, then a tool call whose input came in fragments,
