@@ -1,9 +1,6 @@
 package ingest
 
-import (
-	"context"
-	"slices"
-)
+import "context"
 
 // maxBlocks bounds the index of a content block of one Anthropic message:
 // an event naming a larger index is ignored.
@@ -17,13 +14,23 @@ func (m *Mapper) anthEvent(ctx context.Context, data []byte) error {
 		return nil // Event fails the turn
 	}
 	typ, message, index, block, delta, usage, perr := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-	switch string(p.text(typ)) {
+	what := string(p.text(typ))
+	if m.held != nil && what != "message_delta" && what != "ping" {
+		if err := m.sendHeld(ctx, false); err != nil || m.done {
+			return err
+		}
+	}
+	switch what {
 	case "content_block_delta":
 		return m.anthDelta(ctx, index, delta)
 	case "content_block_start":
 		return m.anthStart(ctx, index, block)
 	case "content_block_stop":
 		if c := m.anthCall(index); c != nil && !c.sent {
+			if c.truncated() {
+				m.held = c // the message's stop reason says whether it was cut
+				return nil
+			}
 			return m.send(ctx, c)
 		}
 	case "message_start":
@@ -44,6 +51,9 @@ func (m *Mapper) anthEvent(ctx context.Context, data []byte) error {
 			m.counts(1, &anthUsage)
 			m.tokens.final = true
 		}
+		if m.held != nil {
+			return m.sendHeld(ctx, m.reason == "max_tokens")
+		}
 	case "message_stop":
 		if m.reason == "refusal" {
 			m.refusal = append(m.refusal[:0], "the model refused to answer (stop_reason refusal)"...)
@@ -57,6 +67,20 @@ func (m *Mapper) anthEvent(ctx context.Context, data []byte) error {
 		return m.providerFail(ctx, typ, code, msg, 0)
 	}
 	return nil
+}
+
+// sendHeld decides the tool_use block held at its end because its input
+// is not whole: dropped, never announced, when the provider's token limit
+// cut it (cut), else sent, which fails the turn with
+// [CodeInvalidToolCall] (docs/contract.md section 17.2).
+func (m *Mapper) sendHeld(ctx context.Context, cut bool) error {
+	c := m.held
+	m.held = nil
+	if cut {
+		c.drop()
+		return nil
+	}
+	return m.send(ctx, c)
 }
 
 // anthUsage names the token counts of an Anthropic usage object. A count
@@ -74,7 +98,7 @@ func blockIndex(index []byte) (i int64, ok bool) {
 // anthCall returns the tool_use block at index, nil when there is none.
 func (m *Mapper) anthCall(index []byte) *toolCall {
 	if i, ok := blockIndex(index); ok {
-		return m.findCall(i, "")
+		return m.calls.at(i)
 	}
 	return nil
 }
@@ -100,14 +124,13 @@ func (m *Mapper) anthStart(ctx context.Context, index, block []byte) error {
 	case "thinking":
 		return m.reasoning(ctx, p.text(thinking))
 	case "tool_use":
-		at := 0
-		for at < len(m.calls) && m.calls[at].index < i {
-			at++
+		c := m.calls.at(i)
+		if c == nil {
+			c = &toolCall{index: i}
+			m.calls.insert(c)
 		}
-		if at == len(m.calls) || m.calls[at].index != i {
-			m.calls = slices.Insert(m.calls, at, toolCall{})
-		}
-		m.calls[at] = toolCall{index: i, id: p.str(id), name: p.str(name), whole: append([]byte(nil), input...)}
+		*c = toolCall{index: i, id: p.str(id), name: p.str(name)}
+		m.setWhole(c, input)
 	}
 	return nil
 }
@@ -132,7 +155,7 @@ func (m *Mapper) anthDelta(ctx context.Context, index, delta []byte) error {
 	case "input_json_delta":
 		if c := m.anthCall(index); c != nil && !c.sent {
 			if f := p.text(partial); len(f) > 0 {
-				c.fragment(f)
+				m.fragment(c, f)
 			}
 		}
 	}

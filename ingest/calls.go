@@ -2,9 +2,11 @@ package ingest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -26,10 +28,16 @@ type toolCall struct {
 	sent     bool
 }
 
-// fragment adds one fragment of the call's arguments.
-func (c *toolCall) fragment(text []byte) {
+// fragment adds one fragment of the call's arguments, within m's bound.
+func (m *Mapper) fragment(c *toolCall, text []byte) {
 	c.streamed = true
-	c.args = append(c.args, text...)
+	m.buffer(&c.args, text, pathInput)
+}
+
+// setWhole sets the call's arguments given whole, within m's bound.
+func (m *Mapper) setWhole(c *toolCall, args []byte) {
+	c.whole = c.whole[:0]
+	m.buffer(&c.whole, args, pathInput)
 }
 
 // identify keeps the first non-empty id and name the stream gives the
@@ -62,27 +70,96 @@ func (c *toolCall) arguments() []byte {
 	return q
 }
 
-// findCall returns the last call with index and item, nil when there is
-// none.
-func (m *Mapper) findCall(index int64, item string) *toolCall {
-	for i := len(m.calls) - 1; i >= 0; i-- {
-		if c := &m.calls[i]; c.index == index && c.item == item {
-			return c
-		}
+// truncated reports whether the call's arguments are not whole: not one
+// JSON value, or none at all though the stream streams them (a call cut
+// before its first argument byte).
+func (c *toolCall) truncated() bool {
+	args := c.arguments()
+	if c.streamed && len(bytes.TrimSpace(args)) == 0 {
+		return true
 	}
-	return nil
+	_, err := toolInput(args)
+	return err != nil
 }
 
-// addCall adds a call with index and item after the others.
-func (m *Mapper) addCall(index int64, item string) *toolCall {
-	m.calls = append(m.calls, toolCall{index: index, item: item})
-	return &m.calls[len(m.calls)-1]
+// drop marks c as never to be announced: the provider's token limit cut it
+// (docs/contract.md section 17.2).
+func (c *toolCall) drop() { c.sent = true }
+
+// calls are a turn's tool calls, in the order they are sent, each found
+// by its provider's key in constant time: Chat's tool call index or
+// Anthropic's block index (the latest call at that index), or the Responses
+// output item's id.
+type calls struct {
+	list    []*toolCall
+	byIndex map[int64]*toolCall
+	byItem  map[string]*toolCall
+}
+
+// at returns the latest call at index, nil when there is none.
+func (cs *calls) at(index int64) *toolCall { return cs.byIndex[index] }
+
+// item returns the call of output item id, nil when there is none.
+func (cs *calls) item(id string) *toolCall { return cs.byItem[id] }
+
+// add adds c after the others, the latest call at its index.
+func (cs *calls) add(c *toolCall) *toolCall {
+	cs.list = append(cs.list, c)
+	cs.keyIndex(c)
+	return c
+}
+
+// addItem adds c after the others, the call of its output item.
+func (cs *calls) addItem(c *toolCall) *toolCall {
+	cs.list = append(cs.list, c)
+	if cs.byItem == nil {
+		cs.byItem = map[string]*toolCall{}
+	}
+	cs.byItem[c.item] = c
+	return c
+}
+
+// keyIndex makes c the call found at its index.
+func (cs *calls) keyIndex(c *toolCall) {
+	if cs.byIndex == nil {
+		cs.byIndex = map[int64]*toolCall{}
+	}
+	cs.byIndex[c.index] = c
+}
+
+// insert adds c in index order, the order of a list kept by index
+// (Anthropic's blocks): after the others when its index is the largest,
+// the usual case, else at its place.
+func (cs *calls) insert(c *toolCall) {
+	if n := len(cs.list); n == 0 || cs.list[n-1].index < c.index {
+		cs.add(c)
+		return
+	}
+	at, _ := slices.BinarySearchFunc(cs.list, c.index, func(e *toolCall, i int64) int { return cmp.Compare(e.index, i) })
+	cs.list = slices.Insert(cs.list, at, c)
+	cs.keyIndex(c)
+}
+
+// last returns the latest call added, nil when there is none.
+func (cs *calls) last() *toolCall {
+	if len(cs.list) == 0 {
+		return nil
+	}
+	return cs.list[len(cs.list)-1]
+}
+
+// reset forgets every call.
+func (cs *calls) reset() {
+	clear(cs.list)
+	cs.list = cs.list[:0]
+	clear(cs.byIndex)
+	clear(cs.byItem)
 }
 
 // sendCalls sends every call not sent yet, in order, until the turn ends.
 func (m *Mapper) sendCalls(ctx context.Context) error {
-	for i := range m.calls {
-		if c := &m.calls[i]; !c.sent {
+	for _, c := range m.calls.list {
+		if !c.sent {
 			if err := m.send(ctx, c); err != nil || m.done {
 				return err
 			}
@@ -95,6 +172,9 @@ func (m *Mapper) sendCalls(ctx context.Context) error {
 // id, no name, or arguments that are not one JSON value.
 func (m *Mapper) send(ctx context.Context, c *toolCall) error {
 	c.sent = true
+	if m.over != nil {
+		return m.overflow(ctx)
+	}
 	if c.id == "" || c.name == "" {
 		what := "an id"
 		if c.id != "" {

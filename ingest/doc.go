@@ -6,7 +6,7 @@
 // Read takes a body and a Sink, the turn's producer, and calls it with the
 // turn's provenance, its text deltas, its tool calls, its usage and one end:
 //
-//	err := ingest.Read(ctx, ingest.AnthropicMessages, resp.Body, producer, &ingest.Options{Observer: obs})
+//	err := ingest.Read(ctx, ingest.AnthropicMessages, resp.Body, ingest.ProducerSink(producer), &ingest.Options{Observer: obs})
 //
 // A Mapper does the same one provider event at a time, for a caller that
 // has the events already decoded (the SDK bindings, in the nested modules
@@ -23,6 +23,10 @@
 //     parsed JSON of its argument fragments grouped by the provider's key. Running it is
 //     the host's, and the effect identity recovery fences is the host's,
 //     never this provider id, which changes on every retry.
+//   - A tool call the provider's output token limit cut (Chat finish
+//     reason length, Responses incomplete, Anthropic max_tokens) is never
+//     announced: the turn completes with the provider's stop reason and
+//     its usage, and the host decides what to do.
 //   - Usage is given once, before the end, from the provider's final count,
 //     and not at all when the provider sent none.
 //   - The turn ends exactly once: Complete at the provider's normal end,

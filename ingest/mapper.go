@@ -10,6 +10,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/observe"
+	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
 // maxInputDepth is the deepest tool input an envelope holds: the envelope
@@ -34,11 +35,13 @@ type Mapper struct {
 	done              bool
 	tokens            tokens
 
-	calls    []toolCall // the turn's tool calls (see calls.go)
-	refusal  []byte     // the refusal the model streamed
-	filtered bool       // the provider's content filter stopped the answer
-	reason   string     // the provider's stop reason
-	finished bool       // Chat: choice 0's finish reason came
+	calls    calls          // the turn's tool calls (see calls.go)
+	held     *toolCall      // Anthropic: a tool_use block ended with input not whole, until the stop reason
+	refusal  []byte         // the refusal the model streamed
+	over     *refusal.Error // a buffer passed Options.MaxBufferedBytes (see buffer.go)
+	filtered bool           // the provider's content filter stopped the answer
+	reason   string         // the provider's stop reason
+	finished bool           // Chat: choice 0's finish reason came
 }
 
 // NewMapper returns the Mapper of one turn's stream of kind, driving sink.
@@ -69,8 +72,10 @@ func (m *Mapper) Emitted() bool { return m.emitted }
 // Event maps one event of the stream: data is the data of one SSE frame
 // (a JSON object, or DONE sentinel in a Chat stream), which Event reads and does
 // not keep. A frame that is not the provider's JSON fails the turn with
-// [CodeInvalidStream]. It returns only the Sink's or the Reasoning hook's
-// error.
+// [CodeInvalidStream]. It returns the Sink's or the Reasoning hook's
+// error, or, after failing the turn with [CodeInvalidStream], the
+// [*refusal.Error] of code frame-too-large of a tool call's arguments or a
+// refusal text past [Options.MaxBufferedBytes].
 func (m *Mapper) Event(ctx context.Context, data []byte) error {
 	if m.done || len(bytes.TrimSpace(data)) == 0 {
 		return nil
@@ -87,6 +92,9 @@ func (m *Mapper) Event(ctx context.Context, data []byte) error {
 	if err == nil && !m.done && m.p.err != nil {
 		err = m.Malformed(ctx)
 	}
+	if err == nil && m.over != nil {
+		err = m.overflow(ctx)
+	}
 	return err
 }
 
@@ -100,8 +108,8 @@ type Events[E interface{ RawJSON() string }] interface {
 
 // MapEvents maps the events of stream with m, each once onEvent (nil: none)
 // has seen it, until the turn or the stream ends; m reads each event's raw
-// JSON in place, during the call (see [Mapper.Event]). It returns only the
-// Sink's error. When the turn has not ended ([Mapper.Done]) the stream did,
+// JSON in place, during the call (see [Mapper.Event]). It returns
+// [Mapper.Event]'s error. When the turn has not ended ([Mapper.Done]) the stream did,
 // and the caller ends the turn with the error the stream ended with
 // ([Mapper.ProviderError] for the SDK's own errors, else [Mapper.EndWith]).
 func MapEvents[E interface{ RawJSON() string }](ctx context.Context, m *Mapper, stream Events[E], onEvent func(E)) error {
@@ -156,6 +164,11 @@ func (m *Mapper) ProviderError(ctx context.Context, status int, body []byte) err
 func (m *Mapper) End(ctx context.Context, cause error) error {
 	if m.done {
 		return nil
+	}
+	if m.held != nil {
+		if err := m.sendHeld(ctx, false); err != nil || m.done {
+			return err
+		}
 	}
 	if m.kind == OpenAIChat && m.finished {
 		return m.finish(ctx)
@@ -241,9 +254,12 @@ func (m *Mapper) reasoning(ctx context.Context, text []byte) error {
 
 // finish ends the turn the provider ended (docs/contract.md section 17):
 // failed when its content filter stopped the answer or the model refused,
-// else completed with its stop reason, after the tool calls not sent yet.
+// else completed with its stop reason, after the tool calls not sent yet;
+// failed, returning the refusal, when a buffer passed its bound.
 func (m *Mapper) finish(ctx context.Context) error {
 	switch {
+	case m.over != nil:
+		return m.overflow(ctx)
 	case m.filtered:
 		return m.fail(ctx, CodeContentFilter, "the provider's content filter stopped the answer")
 	case len(m.refusal) > 0:

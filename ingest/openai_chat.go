@@ -63,7 +63,7 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 					return err
 				}
 			case "refusal":
-				m.refusal = append(m.refusal, p.text(p.value(3))...)
+				m.buffer(&m.refusal, p.text(p.value(3)), pathMessage)
 			case "reasoning_content", "reasoning":
 				if err := m.reasoning(ctx, p.text(p.value(3))); err != nil {
 					return err
@@ -86,6 +86,9 @@ func (m *Mapper) chatChoice(ctx context.Context, choice []byte) error {
 		m.filtered = m.reason == "content_filter"
 		if m.filtered || len(m.refusal) > 0 {
 			return nil // the end fails the turn; its calls are not the model's answer
+		}
+		if c := m.calls.last(); m.reason == "length" && c != nil && !c.sent && c.truncated() {
+			c.drop() // the token limit cut the call the model was writing
 		}
 		return m.sendCalls(ctx)
 	}
@@ -117,10 +120,10 @@ func (m *Mapper) chatToolDelta(tc []byte) {
 		}
 	}
 	i, _ := integer(index)
-	c := m.findCall(i, "")
+	c := m.calls.at(i)
 	if idText := p.text(id); c == nil || (len(idText) > 0 && c.id != "" && c.id != string(idText)) {
-		c = m.addCall(i, "")
+		c = m.calls.add(&toolCall{index: i})
 	}
 	c.identify(p, id, fn[0])
-	c.fragment(p.text(fn[1]))
+	m.fragment(c, p.text(fn[1]))
 }

@@ -16,21 +16,22 @@ func (m *Mapper) respEvent(ctx context.Context, data []byte) error {
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		return m.reasoning(ctx, p.text(delta))
 	case "response.refusal.delta":
-		m.refusal = append(m.refusal, p.text(delta)...)
+		m.buffer(&m.refusal, p.text(delta), pathMessage)
 	case "response.refusal.done":
 		if r := p.text(refusal); len(r) > 0 {
-			m.refusal = append(m.refusal[:0], r...)
+			m.refusal = m.refusal[:0]
+			m.buffer(&m.refusal, r, pathMessage)
 		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		m.respCall(p.str(itemID)).fragment(p.text(delta))
+		m.fragment(m.respCall(p.str(itemID)), p.text(delta))
 	case "response.function_call_arguments.done":
 		c := m.respCall(p.str(itemID))
-		c.whole = append(c.whole[:0], p.text(arguments)...)
+		m.setWhole(c, p.text(arguments))
 		c.identify(p, nil, name)
 	case "response.custom_tool_call_input.done":
 		c := m.respCall(p.str(itemID))
 		c.custom = true
-		c.whole = append(c.whole[:0], p.text(input)...)
+		m.setWhole(c, p.text(input))
 	case "response.output_item.added", "response.output_item.done":
 		return m.respItem(ctx, item, p.is(typ, "response.output_item.done"))
 	case "response.created", "response.in_progress", "response.queued":
@@ -50,25 +51,26 @@ func (m *Mapper) respEvent(ctx context.Context, data []byte) error {
 // respCall returns the call of output item itemID, adding it when it is new.
 // Argument deltas carry the item id; the call id is on the item.
 func (m *Mapper) respCall(itemID string) *toolCall {
-	if c := m.findCall(0, itemID); c != nil {
+	if c := m.calls.item(itemID); c != nil {
 		return c
 	}
-	return m.addCall(0, itemID)
+	return m.calls.addItem(&toolCall{item: itemID})
 }
 
 // respItem maps an output item added or done: a function_call or
 // custom_tool_call item maps its id to its call id, and once done the call
 // is sent: its deltas when any came, else the arguments of its done events
-// or its own. Other items (messages, reasoning, the provider's own tools)
+// or its own; an item done with status incomplete (the response's token
+// limit cut it) is never sent. Other items (messages, reasoning, the provider's own tools)
 // carry nothing the deltas did not.
 func (m *Mapper) respItem(ctx context.Context, item []byte, done bool) error {
 	p := &m.p
 	if !p.open(1, item, '{') {
 		return nil
 	}
-	var v [6][]byte
-	p.members(1, v[:], "type", "id", "call_id", "name", "arguments", "input")
-	typ, id, callID, name, arguments, input := v[0], v[1], v[2], v[3], v[4], v[5]
+	var v [7][]byte
+	p.members(1, v[:], "type", "id", "call_id", "name", "arguments", "input", "status")
+	typ, id, callID, name, arguments, input, status := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 	custom := p.is(typ, "custom_tool_call")
 	if !custom && !p.is(typ, "function_call") {
 		return nil
@@ -79,11 +81,15 @@ func (m *Mapper) respItem(ctx context.Context, item []byte, done bool) error {
 	if !done || c.sent {
 		return nil
 	}
+	if p.is(status, "incomplete") {
+		c.drop() // the token limit cut it: its arguments are not the model's whole call
+		return nil
+	}
 	if c.whole == nil {
 		if custom {
-			c.whole = append(c.whole, p.text(input)...)
+			m.setWhole(c, p.text(input))
 		} else {
-			c.whole = append(c.whole, p.text(arguments)...)
+			m.setWhole(c, p.text(arguments))
 		}
 	}
 	return m.send(ctx, c)
@@ -126,7 +132,7 @@ func (m *Mapper) respEnd(ctx context.Context, what []byte, response []byte) erro
 		return m.providerFail(ctx, errType, errCode, errMsg, 0)
 	}
 	if kind != "completed" {
-		m.calls = m.calls[:0]
+		m.calls.reset()
 	}
 	m.reason, m.filtered = incomplete, incomplete == "content_filter"
 	return m.finish(ctx)

@@ -19,7 +19,8 @@ var ErrCut = errors.New("ingest: the provider's stream was cut")
 // Read reads body, the raw SSE stream a provider sent for one turn (kind
 // says which), and drives sink to the turn's end (docs/contract.md section
 // 17). It reads frame by frame with an [sse.Decoder] and never holds more
-// than one frame; it stops at the provider's end (Chat's DONE sentinel,
+// than one frame, and across frames at most [Options.MaxBufferedBytes] of
+// one tool call's arguments or of the refusal text; it stops at the provider's end (Chat's DONE sentinel,
 // response.completed, response.incomplete or response.failed, message_stop,
 // or a provider error event). opts may be nil.
 //
@@ -29,7 +30,9 @@ var ErrCut = errors.New("ingest: the provider's stream was cut")
 // the turn: failed with [CodeStreamCut], or completed for a Chat stream that
 // gave its finish reason; a refusal of code frame-too-large, after
 // failing the turn with [CodeInvalidStream], for a frame over
-// [Options.MaxFrameBytes]; ctx's error, without ending the turn, when ctx is
+// [Options.MaxFrameBytes], or for a tool call's arguments or a refusal
+// text over [Options.MaxBufferedBytes] (path /event/input or
+// /event/message); ctx's error, without ending the turn, when ctx is
 // done (the host cancels the turn); and the Sink's error, unchanged, the
 // moment the Sink returns one.
 func Read(ctx context.Context, kind Kind, body io.Reader, sink Sink, opts *Options) error {

@@ -35,7 +35,8 @@ type Sink interface {
 	// terminal call; it is not called when the provider sent none.
 	Usage(ctx context.Context, u chatprotocol.Usage) error
 	// Complete ends the turn normally; reason is the provider's stop
-	// reason ("stop", "end_turn", "max_output_tokens" …), "" for none.
+	// reason ("stop", "end_turn", "max_output_tokens" …), "" for none, of
+	// any length ([ProducerSink] cuts it to [turn.MaxEndTextBytes]).
 	Complete(ctx context.Context, reason string) error
 	// Fail ends the turn with an error event (code one of the Code…
 	// constants) and lifecycle failed; retryable follows the rule of
@@ -117,7 +118,18 @@ type Options struct {
 	// 0 means [DefaultMaxFrameBytes]. Read refuses a larger frame (the turn
 	// fails with [CodeInvalidStream]).
 	MaxFrameBytes int
+	// MaxBufferedBytes bounds what a reader holds across frames, in bytes:
+	// the arguments of one tool call and the refusal text, each; 0 means
+	// [DefaultMaxBufferedBytes]. Past it the turn fails with
+	// [CodeInvalidStream] and the reader returns a [*refusal.Error] of code
+	// frame-too-large, path /event/input or /event/message.
+	MaxBufferedBytes int
 }
+
+// DefaultMaxBufferedBytes is the default of [Options.MaxBufferedBytes]:
+// 1 MiB, the frame limit of docs/contract.md section 5.2, since an event
+// holding more would not fit a frame.
+const DefaultMaxBufferedBytes = chatprotocol.DefaultMaxFrameBytes
 
 // DefaultMaxFrameBytes is the default bound of one provider frame: 32 MiB,
 // since a Responses stream repeats the whole output in its last frame.

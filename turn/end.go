@@ -63,7 +63,9 @@ func (p *Producer) Complete(ctx context.Context) error { return p.End(ctx, nil) 
 func (p *Producer) Fail(ctx context.Context, f Failure) error { return p.End(ctx, &f) }
 
 // End ends the turn with its one terminal lifecycle, carrying the usage
-// set (docs/contract.md sections 16.1, 16.4 and 16.5). The status is
+// set (docs/contract.md sections 16.1, 16.4 and 16.5). The reason set and
+// the error event's message are cut to fit (see [MaxEndTextBytes]), so
+// that a turn can always end. The status is
 // cancelled when the turn's cancellation committed (Context ended with
 // [ErrCancelled], or Recovery holds the turn cancelled); completed when err
 // is nil; failed otherwise, after an error event: a [*Failure] in err
@@ -110,11 +112,20 @@ func (p *Producer) End(ctx context.Context, err error) error {
 			ms := f.RetryAfter.Milliseconds()
 			ev.RetryAfterMs = &ms
 		}
-		if err := p.put(ctx, p.envelope(p.latest+1, ev)); err != nil {
+		env := p.envelope(p.latest+1, ev)
+		if err := p.fit(env, &ev.Message); err != nil {
+			return err
+		}
+		if err := p.put(ctx, env); err != nil {
 			return err
 		}
 	}
-	if err := p.put(ctx, p.envelope(p.latest+1, &chatprotocol.LifecycleEvent{Status: status, Reason: p.reason, Usage: p.usage})); err != nil {
+	end := &chatprotocol.LifecycleEvent{Status: status, Reason: p.reason, Usage: p.usage}
+	env := p.envelope(p.latest+1, end)
+	if err := p.fit(env, &end.Reason); err != nil {
+		return err
+	}
+	if err := p.put(ctx, env); err != nil {
 		return err
 	}
 	p.release()

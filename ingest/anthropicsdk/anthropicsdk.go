@@ -5,7 +5,7 @@
 //
 //	stream := client.Messages.NewStreaming(ctx, params)
 //	defer stream.Close()
-//	err := anthropicsdk.Read(ctx, stream, producer, nil)
+//	err := anthropicsdk.Read(ctx, stream, ingest.ProducerSink(producer), nil)
 //
 // Each event's raw JSON goes through the same [ingest.Mapper] as [ingest.Read]
 // reads a raw body with, so a stream makes the same turn either way. The

@@ -5,7 +5,7 @@
 //
 //	stream := client.Chat.Completions.NewStreaming(ctx, params)
 //	defer stream.Close()
-//	err := openaisdk.ReadChat(ctx, stream, producer, nil)
+//	err := openaisdk.ReadChat(ctx, stream, ingest.ProducerSink(producer), nil)
 //
 // Each event's raw JSON goes through the same [ingest.Mapper] as [ingest.Read]
 // reads a raw body with, so a stream makes the same turn either way. An

@@ -1,5 +1,7 @@
 // Package readme checks that a README's Go snippet is an example's code,
-// verbatim, so that the example's output is what the README's code does.
+// verbatim, so that the example's output is what the README's code does,
+// and that every Go block of the README is the marked code of some test
+// file ([GoBlocks], [Regions]), so that every one is compiled.
 package readme
 
 import (
