@@ -17,10 +17,10 @@ import (
 // window timeout far longer, a stall of stallFor; the slack allows for a
 // loaded machine and the race detector.
 const (
-	stallInterval      = 50 * time.Millisecond
-	stallWindowTimeout = time.Second
-	stallFor           = 2 * time.Second
-	stallMaxGap        = 400 * time.Millisecond
+	stallInterval      = 100 * time.Millisecond
+	stallWindowTimeout = 4 * time.Second
+	stallFor           = 3 * time.Second
+	stallMaxGap        = 1500 * time.Millisecond
 )
 
 // HeartbeatsDuringStall checks that a live stream keeps sending heartbeat
