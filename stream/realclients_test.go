@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,6 +205,32 @@ func TestRealClientFetchEventSourceBasicUsageThroughRandomByteCuts(t *testing.T)
 			t.Log(turn.Figures(len(run.Messages), run.Took))
 		})
 	}
+}
+
+// fetch-event-source's basic usage at a 204, from a server that answers
+// nothing else: its default onopen refuses the response (no event-stream
+// content type) and, without onerror, it asks again after its retry
+// interval (1s by default), for ever; the script gives up on the third.
+func TestRealClientFetchEventSourceBasicUsageRetriesA204(t *testing.T) {
+	t.Parallel()
+	node := realclient.Node(t, realclient.FetchEventSourceBasicScript)
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+	defer cancel()
+	run := realclient.FollowWithNode(ctx, t, node, realclient.FetchEventSourceBasicScript, srv.URL, rcTimeout)
+	require.Equal(t, 4, run.Exit, "the script gave up on the third 204; stderr:\n%s", strings.Join(run.Lines, "\n"))
+	var done rcFetchDone
+	run.Last(t, &done)
+	require.Equal(t, 3, done.Done.NoContent)
+	require.False(t, done.Done.Resolved, "a 204 never resolves its promise")
+	require.Empty(t, run.Messages)
+	require.Equal(t, int32(3), asked.Load(), "it asked three times")
+	t.Logf("three requests, each answered 204, took %s", run.Took.Round(time.Millisecond))
 }
 
 // rcFollowBasic runs fetch-event-source's basic usage on turn's stream and
