@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,9 +21,11 @@ import (
 )
 
 // The real-client tests follow one turn's stream from the Handler with
-// clients nobody here wrote, the npm eventsource package and the npm
-// @microsoft/fetch-event-source package under Node, and Chromium's own
-// EventSource, through a proxy that cuts their connections (docs/contract.md
+// clients nobody here wrote, the npm eventsource package (its 4.x and 5.x
+// lines), the npm @microsoft/fetch-event-source package (its README's
+// advanced and basic usages), and the npm eventsource-parser package in a
+// hand-written reconnect loop under Node, and Chromium's own EventSource,
+// through a proxy that cuts their connections (docs/contract.md
 // section 14), or across a graceful shutdown of the instance serving them.
 // The Go clients, and a compression middleware, are in the nested module
 // internal/realclients. They need the clients installed (`bash .ci/clients`);
@@ -49,7 +54,10 @@ const (
 var (
 	rcNodeSeeds      = []uint64{1, 2, 3}
 	rcNodeByteSeeds  = []uint64{7, 8}
+	rcParserSeeds    = []uint64{61}
+	rcParserBytes    = []uint64{62, 63}
 	rcFetchSeeds     = []uint64{11, 12, 13}
+	rcFetchBasic     = []uint64{14, 15}
 	rcChromiumSeeds  = []uint64{4, 5}
 	rcShutdownAfter  = int64(20) // the seq after which the first instance shuts down
 	rcFetchIDLineCut = 5         // the id line fetch-event-source's pinned cut follows
@@ -73,24 +81,75 @@ func rcFollow(t *testing.T, turn *realclient.Turn, node, script string) realclie
 	return run
 }
 
+// The npm eventsource package, its 4.x line and its 5.x line, each through
+// cuts right after id lines and at random byte offsets: it applies an id at
+// dispatch, reconnects after a cut and after a clean end, and stops on the
+// 204 after the turn's end.
 func TestRealClientNodeEventSourceThroughCuts(t *testing.T) {
 	t.Parallel()
-	node := realclient.Node(t, realclient.EventSourceScript)
 	plans := map[string]func(uint64) cutproxy.Options{
 		"mixed": func(seed uint64) cutproxy.Options { return realclient.Cuts(seed, rcMaxCuts) },
 		"bytes": func(seed uint64) cutproxy.Options { return realclient.ByteCuts(seed, rcMaxCuts, rcMaxBytes, false) },
 	}
 	seeds := map[string][]uint64{"mixed": rcNodeSeeds, "bytes": rcNodeByteSeeds}
-	for _, name := range []string{"mixed", "bytes"} {
-		for _, seed := range seeds[name] {
-			t.Run(fmt.Sprintf("cuts=%s/seed=%d", name, seed), func(t *testing.T) {
+	for _, script := range []string{realclient.EventSourceScript, realclient.EventSource5Script} {
+		node := realclient.Node(t, script)
+		for _, name := range []string{"mixed", "bytes"} {
+			for _, seed := range seeds[name] {
+				t.Run(fmt.Sprintf("%s/cuts=%s/seed=%d", realclient.ScriptName(script), name, seed), func(t *testing.T) {
+					t.Parallel()
+					turn := realclient.Serve(t, rcKey(realclient.ScriptName(script)+"-"+name, seed),
+						&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: plans[name](seed)})
+					run := rcFollow(t, turn, node, script)
+					require.Contains(t, run.Lines[len(run.Lines)-1], `"code":204`, "the last error event is the 204")
+					realclient.RequireCutAndQuiet(t, turn.Proxy, name == "mixed", rcQuiet, func() int { return len(turn.Requests()) })
+					t.Log(turn.Figures(len(run.Messages), run.Took))
+				})
+			}
+		}
+	}
+}
+
+// rcParserDone is parser-follow.mjs's summary line.
+type rcParserDone struct {
+	Done struct {
+		Exit      int `json:"exit"`
+		Opens     int `json:"opens"`
+		CleanEnds int `json:"cleanEnds"`
+		Errors    int `json:"errors"`
+		RetryMs   int `json:"retryMs"`
+	} `json:"done"`
+}
+
+// eventsource-parser's EventSourceParserStream over Node's fetch, in the
+// reconnect loop a user writes around it (parser-follow.mjs), through cuts
+// right after id lines and at random byte offsets: it emits an event only
+// at its blank line, so the loop's last id is that of a whole frame, and
+// every frame arrives once; the loop waits the stream's retry.
+func TestRealClientEventSourceParserThroughCuts(t *testing.T) {
+	t.Parallel()
+	node := realclient.Node(t, realclient.ParserScript)
+	plans := []struct {
+		name  string
+		seeds []uint64
+		plan  func(uint64) cutproxy.Options
+	}{
+		{"mixed", rcParserSeeds, func(seed uint64) cutproxy.Options { return realclient.Cuts(seed, rcMaxCuts) }},
+		{"bytes", rcParserBytes, func(seed uint64) cutproxy.Options { return realclient.ByteCuts(seed, rcMaxCuts, rcMaxBytes, false) }},
+	}
+	for _, p := range plans {
+		for _, seed := range p.seeds {
+			t.Run(fmt.Sprintf("cuts=%s/seed=%d", p.name, seed), func(t *testing.T) {
 				t.Parallel()
-				turn := realclient.Serve(t, rcKey("node-"+name, seed),
-					&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: plans[name](seed)})
-				run := rcFollow(t, turn, node, realclient.EventSourceScript)
-				require.Contains(t, run.Lines[len(run.Lines)-1], `"code":204`, "the last error event is the 204")
-				realclient.RequireCutAndQuiet(t, turn.Proxy, name == "mixed", rcQuiet, func() int { return len(turn.Requests()) })
-				t.Log(turn.Figures(len(run.Messages), run.Took))
+				turn := realclient.Serve(t, rcKey("parser-"+p.name, seed),
+					&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: p.plan(seed)})
+				run := rcFollow(t, turn, node, realclient.ParserScript)
+				var done rcParserDone
+				run.Last(t, &done)
+				require.Equal(t, int(rcRetry.Milliseconds()), done.Done.RetryMs, "the loop took the stream's retry")
+				require.Equal(t, len(turn.Requests())-1, done.Done.CleanEnds+done.Done.Errors, "every request but the 204's ended, cleanly or not")
+				realclient.RequireCutAndQuiet(t, turn.Proxy, p.name == "mixed", rcQuiet, func() int { return len(turn.Requests()) })
+				t.Logf("%s; clean ends %d, errors %d", turn.Figures(len(run.Messages), run.Took), done.Done.CleanEnds, done.Done.Errors)
 			})
 		}
 	}
@@ -99,10 +158,12 @@ func TestRealClientNodeEventSourceThroughCuts(t *testing.T) {
 // rcFetchDone is fetch-follow.mjs's summary line.
 type rcFetchDone struct {
 	Done struct {
-		Exit   int `json:"exit"`
-		Opens  int `json:"opens"`
-		Empty  int `json:"empty"`
-		Errors int `json:"errors"`
+		Exit      int  `json:"exit"`
+		Opens     int  `json:"opens"`
+		Empty     int  `json:"empty"`
+		Errors    int  `json:"errors"`
+		NoContent int  `json:"noContent"`
+		Resolved  bool `json:"resolved"`
 	} `json:"done"`
 }
 
@@ -124,6 +185,87 @@ func TestRealClientFetchEventSourceThroughRandomByteCuts(t *testing.T) {
 			t.Log(turn.Figures(len(run.Messages), run.Took))
 		})
 	}
+}
+
+// fetch-event-source as its README's basic usage shows (onmessage alone,
+// openWhenHidden under Node) through cuts at random byte offsets, sparing
+// the end of id lines: a cut is an error, which it retries with the id it
+// holds; the turn's clean end resolves its promise, and it stops there,
+// having every frame once, without asking for the 204.
+func TestRealClientFetchEventSourceBasicUsageThroughRandomByteCuts(t *testing.T) {
+	t.Parallel()
+	node := realclient.Node(t, realclient.FetchEventSourceBasicScript)
+	for _, seed := range rcFetchBasic {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			turn := realclient.Serve(t, rcKey("fetch-basic", seed), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
+				Proxy: realclient.ByteCuts(seed, rcMaxCuts, rcMaxBytes, true)})
+			run := rcFollowBasic(t, turn, node)
+			realclient.RequireCutAndQuiet(t, turn.Proxy, false, rcQuiet, func() int { return len(turn.Requests()) })
+			t.Log(turn.Figures(len(run.Messages), run.Took))
+		})
+	}
+}
+
+// fetch-event-source's basic usage at a 204, from a server that answers
+// nothing else: its default onopen refuses the response (no event-stream
+// content type) and, without onerror, it asks again after its retry
+// interval (1s by default), for ever; the script gives up on the third.
+func TestRealClientFetchEventSourceBasicUsageRetriesA204(t *testing.T) {
+	t.Parallel()
+	node := realclient.Node(t, realclient.FetchEventSourceBasicScript)
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+	defer cancel()
+	run := realclient.FollowWithNode(ctx, t, node, realclient.FetchEventSourceBasicScript, srv.URL, rcTimeout)
+	require.Equal(t, 4, run.Exit, "the script gave up on the third 204; stderr:\n%s", strings.Join(run.Lines, "\n"))
+	var done rcFetchDone
+	run.Last(t, &done)
+	require.Equal(t, 3, done.Done.NoContent)
+	require.False(t, done.Done.Resolved, "a 204 never resolves its promise")
+	require.Empty(t, run.Messages)
+	require.Equal(t, int32(3), asked.Load(), "it asked three times")
+	t.Logf("three requests, each answered 204, took %s", run.Took.Round(time.Millisecond))
+}
+
+// rcFollowBasic runs fetch-event-source's basic usage on turn's stream and
+// checks that it got every frame once, resuming by Last-Event-ID, and
+// ended as that usage ends: on the turn's clean end (its promise resolves;
+// it never asks again, so never meets the 204), or, when a cut fell between
+// the last frame and the clean end, retrying the 204 (the script gives up
+// on the third).
+func rcFollowBasic(t *testing.T, turn *realclient.Turn, node string) realclient.NodeRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+	defer cancel()
+	run := realclient.FollowWithNode(ctx, t, node, realclient.FetchEventSourceBasicScript, turn.StreamURL(), rcTimeout)
+	var done rcFetchDone
+	run.Last(t, &done)
+	turn.RequireEveryFrameOnce(t, run.Messages)
+	latest := strconv.Itoa(len(turn.Frames(t)))
+	reqs := turn.Requests()
+	switch run.Exit {
+	case 0:
+		require.True(t, done.Done.Resolved, "the promise resolved")
+		require.Zero(t, done.Done.NoContent)
+		t.Logf("the promise resolved on the turn's clean end")
+		turn.RequireResumedWithLastEventID(t, false)
+		for i, r := range reqs {
+			require.NotEqual(t, latest, r.LastEventID, "request %d: no request after the end", i+1)
+		}
+	case 4:
+		require.Equal(t, 3, done.Done.NoContent, "it retried the 204")
+		turn.RequireResumedWithLastEventID(t, true)
+		t.Logf("a cut fell between the last frame and the clean end: it retried the 204")
+	default:
+		t.Fatalf("exit %d; stderr:\n%s", run.Exit, strings.Join(run.Lines, "\n"))
+	}
+	return run
 }
 
 // fetch-event-source cut right after an id line, before the blank line:
@@ -154,20 +296,27 @@ func TestRealClientFetchEventSourceLosesTheFrameOfAnIDLineCut(t *testing.T) {
 	t.Log(turn.Figures(len(run.Messages), run.Took))
 }
 
-// Both Node clients across a graceful shutdown mid-turn: the instance
+// The Node clients across a graceful shutdown mid-turn: the instance
 // serving them shuts down (http.Server.Shutdown with Handler.Close
 // registered, then Handler.Shutdown); its streams are aborted, never ended
-// cleanly, so each client resumes on the second instance, over the same
+// cleanly, so each client, fetch-event-source's basic usage too (for which
+// a clean end is final), resumes on the second instance, over the same
 // window, and gets every frame once.
 func TestRealClientNodeClientsAcrossAGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	for _, script := range []string{realclient.EventSourceScript, realclient.FetchEventSourceScript} {
-		t.Run(script, func(t *testing.T) {
+	for _, script := range []string{realclient.EventSourceScript, realclient.EventSource5Script, realclient.FetchEventSourceScript,
+		realclient.FetchEventSourceBasicScript, realclient.ParserScript} {
+		t.Run(realclient.ScriptName(script), func(t *testing.T) {
 			t.Parallel()
 			node := realclient.Node(t, script)
-			turn := realclient.Serve(t, rcKey("shutdown-"+strings.TrimSuffix(script, ".mjs"), 0), &realclient.Options{
+			turn := realclient.Serve(t, rcKey("shutdown-"+realclient.ScriptName(script), 0), &realclient.Options{
 				Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Instances: 2, ShutdownAfter: rcShutdownAfter})
-			run := rcFollow(t, turn, node, script)
+			var run realclient.NodeRun
+			if script == realclient.FetchEventSourceBasicScript {
+				run = rcFollowBasic(t, turn, node)
+			} else {
+				run = rcFollow(t, turn, node, script)
+			}
 			turn.RequireResumedOnSecond(t)
 			t.Log(turn.Figures(len(run.Messages), run.Took))
 		})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	ldes "github.com/launchdarkly/eventsource"
 	r3sse "github.com/r3labs/sse/v2"
 	gosse "github.com/tmaxmax/go-sse"
 	"gopkg.in/cenkalti/backoff.v1"
@@ -159,6 +160,94 @@ func followR3labs(ctx context.Context, t *testing.T, url string, retry time.Dura
 		r.Conn = append(r.Conn, rec.count()-1)
 		r.At = append(r.At, time.Now())
 	})
+	r.Took = time.Since(start)
+	r.Requests = rec.requests()
+	return r
+}
+
+// followLaunchDarkly follows url with a launchdarkly/eventsource Stream, as
+// its docs show: SubscribeWithRequestAndOptions (SubscribeWithURL with a
+// request of its own, here bound to ctx), then reading stream.Events and
+// stream.Errors, which must be drained (the stream blocks on an unread
+// error). Options: the recording client, and StreamOptionCanRetryFirstConnection,
+// so that a first connection cut before its headers end is retried as later
+// ones are (by default it fails the subscription). The stream applies an
+// id at dispatch, never dispatches an incomplete frame, takes the stream's
+// retry, and reconnects after any end of a response, clean or not. A 204 is
+// reported as a SubscriptionError of code 204 and retried like any other
+// failure: the reader closes the stream on the second such error (see
+// ldNoContents), so that the tests see the first retried. The opening heartbeat
+// (event: heartbeat, with the retry line) is dispatched as an event and
+// dropped here, as every heartbeat.
+// ldNoContents is the count of 204s on which followLaunchDarkly's reader
+// closes the stream.
+const ldNoContents = 2
+
+func followLaunchDarkly(ctx context.Context, t *testing.T, url string) run {
+	t.Helper()
+	rec := newConns(nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r run
+	start := time.Now()
+	stream, err := ldes.SubscribeWithRequestAndOptions(req,
+		ldes.StreamOptionHTTPClient(&http.Client{Transport: rec}),
+		ldes.StreamOptionCanRetryFirstConnection(rcTimeout))
+	if err != nil {
+		r.Err = err
+		r.Took = time.Since(start)
+		r.Requests = rec.requests()
+		return r
+	}
+	events, errs := stream.Events, stream.Errors
+	noContents := 0
+	for r.Err == nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				r.Err = errors.New("the stream closed its events")
+				break
+			}
+			if ev.Event() == sse.EventHeartbeat {
+				continue
+			}
+			event := ev.Event()
+			if event == "" {
+				event = sse.EventMessage
+			}
+			r.Messages = append(r.Messages, realclient.Message{ID: ev.(ldes.EventWithLastID).LastEventID(), Event: event, Data: ev.Data()})
+			r.Conn = append(r.Conn, rec.count()-1)
+			r.At = append(r.At, time.Now())
+		case err, ok := <-errs:
+			if !ok {
+				r.Err = errors.New("the stream closed its errors")
+				break
+			}
+			r.Retries++
+			if se, ok := errors.AsType[ldes.SubscriptionError](err); ok && se.Code == http.StatusNoContent {
+				if noContents++; noContents == ldNoContents {
+					r.Err = errTurnEnded
+				}
+			}
+		case <-ctx.Done():
+			r.Err = ctx.Err()
+		}
+	}
+	stream.Close()
+	for events != nil || errs != nil { // until the stream's goroutine is done
+		select {
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+			}
+		}
+	}
 	r.Took = time.Since(start)
 	r.Requests = rec.requests()
 	return r

@@ -7,6 +7,7 @@ replace github.com/Papercusp/chat-protocol-go => ../..
 require (
 	github.com/Papercusp/chat-protocol-go v0.0.0-00010101000000-000000000000
 	github.com/klauspost/compress v1.20.4
+	github.com/launchdarkly/eventsource v1.11.0
 	github.com/r3labs/sse/v2 v2.10.0
 	github.com/stretchr/testify v1.12.1
 	github.com/tmaxmax/go-sse v0.12.0

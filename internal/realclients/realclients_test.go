@@ -74,6 +74,44 @@ func TestRealClientGoSSEThroughCuts(t *testing.T) {
 	}
 }
 
+// launchdarkly/eventsource applies an id when it dispatches the frame and
+// never dispatches an incomplete one: a cut anywhere, at random byte
+// offsets and right after id lines, loses nothing. It reconnects after
+// every end of a response, clean or not, after the stream's retry; the 204
+// after the turn's end reaches the reader as a SubscriptionError, and is
+// retried after the stream's retry until the reader closes the stream (on
+// the second).
+func TestRealClientLaunchDarklyThroughCuts(t *testing.T) {
+	t.Parallel()
+	plans := []struct {
+		name  string
+		seeds []uint64
+		plan  func(uint64) cutproxy.Options
+	}{
+		{"bytes", []uint64{51, 52}, func(s uint64) cutproxy.Options { return realclient.ByteCuts(s, rcMaxCuts, rcMaxBytes, false) }},
+		{"mixed", []uint64{53}, func(s uint64) cutproxy.Options { return realclient.Cuts(s, rcMaxCuts) }},
+	}
+	for _, p := range plans {
+		for _, seed := range p.seeds {
+			t.Run(fmt.Sprintf("cuts=%s/seed=%d", p.name, seed), func(t *testing.T) {
+				t.Parallel()
+				turn := realclient.Serve(t, rcKey("launchdarkly-"+p.name, seed), rcOptions(p.plan(seed)))
+				ctx, cancel := context.WithTimeout(t.Context(), rcTimeout)
+				defer cancel()
+				r := followLaunchDarkly(ctx, t, turn.StreamURL())
+				require.ErrorIs(t, r.Err, errTurnEnded, "the reader stops on the 204s after the end")
+				turn.RequireEveryFrameOnce(t, r.Messages)
+				turn.RequireResumedWithLastEventID(t, true)
+				reqs := turn.Requests()
+				latest := strconv.Itoa(len(r.Messages))
+				require.Equal(t, latest, reqs[len(reqs)-ldNoContents].LastEventID, "it retried the 204")
+				realclient.RequireCutAndQuiet(t, turn.Proxy, p.name == "mixed", rcQuiet, func() int { return len(turn.Requests()) })
+				t.Logf("%s, errors reported %d", turn.Figures(len(r.Messages), r.Took), r.Retries)
+			})
+		}
+	}
+}
+
 // r3labs cut right after an id line: at the broken connection it hands
 // over what it read since the last blank line as an event, which there is
 // the whole frame with its id; every frame arrives once. Its turn's clean
@@ -207,7 +245,7 @@ func r3labsTornTails(t *testing.T, turn *realclient.Turn, r run) r3labsTally {
 
 // The Go clients across a graceful shutdown mid-turn: the instance serving
 // them shuts down; its streams are aborted after a whole frame, never ended
-// cleanly, so each client, r3labs too (which takes a clean end as final),
+// cleanly, so each client (go-sse, r3labs, launchdarkly), r3labs too (which takes a clean end as final),
 // resumes on the second instance and gets every frame once. Plain, the
 // stream is parked on a connection the Handler took over, which Close
 // closes without the last chunk; under gzhttp it waits on its request's
@@ -216,10 +254,11 @@ func r3labsTornTails(t *testing.T, turn *realclient.Turn, r run) r3labsTally {
 func TestRealClientGoClientsAcrossAGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	clients := map[string]func(context.Context, *testing.T, string) run{
-		"go-sse": func(ctx context.Context, t *testing.T, u string) run { return followGoSSE(ctx, t, u, nil) },
-		"r3labs": func(ctx context.Context, t *testing.T, u string) run { return followR3labs(ctx, t, u, rcRetry) },
+		"go-sse":       func(ctx context.Context, t *testing.T, u string) run { return followGoSSE(ctx, t, u, nil) },
+		"r3labs":       func(ctx context.Context, t *testing.T, u string) run { return followR3labs(ctx, t, u, rcRetry) },
+		"launchdarkly": followLaunchDarkly,
 	}
-	for _, name := range []string{"go-sse", "r3labs", "go-sse/gzhttp", "r3labs/gzhttp"} {
+	for _, name := range []string{"go-sse", "r3labs", "launchdarkly", "go-sse/gzhttp", "r3labs/gzhttp", "launchdarkly/gzhttp"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			client, wrapped := strings.CutSuffix(name, "/gzhttp")
@@ -231,7 +270,7 @@ func TestRealClientGoClientsAcrossAGracefulShutdown(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), rcTimeout)
 			defer cancel()
 			r := clients[client](ctx, t, turn.StreamURL())
-			if client == "go-sse" || r.Err != nil {
+			if client != "r3labs" || r.Err != nil {
 				require.ErrorIs(t, r.Err, errTurnEnded)
 			}
 			turn.RequireEveryFrameOnce(t, r.Messages)

@@ -2,9 +2,12 @@
 // EventSource and prints every message it dispatches as one JSON line,
 // {"id","event","data"}, to stdout, in the order dispatched.
 //
-//   node follow.mjs --url URL [--timeout-ms N]
+//   node follow.mjs --url URL [--package NAME] [--timeout-ms N]
 //
-// It listens with onmessage alone: a version-1 stream names no event, so
+// --package names the installed package to import EventSource from:
+// eventsource (the 4.x line, the default) or eventsource5 (the 5.x line,
+// installed under that alias). It listens as both lines' READMEs show, with
+// addEventListener('message') alone: a version-1 stream names no event, so
 // every envelope dispatches as a message, and heartbeat events, which are
 // named, do not. Every error event is reported on stderr as one JSON line.
 //
@@ -13,7 +16,6 @@
 // code 204); 2 when the connection fails for good any other way (another
 // status, another content type); 3 on the timeout (default 60000 ms); 64 on
 // bad arguments.
-import { EventSource } from 'eventsource';
 import { parseArgs } from 'node:util';
 
 let args;
@@ -21,6 +23,7 @@ try {
   args = parseArgs({
     options: {
       url: { type: 'string' },
+      package: { type: 'string', default: 'eventsource' },
       'timeout-ms': { type: 'string', default: '60000' },
     },
   }).values;
@@ -29,10 +32,11 @@ try {
   process.exit(64);
 }
 const timeoutMs = Number(args['timeout-ms']);
-if (!args.url || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-  process.stderr.write('usage: node follow.mjs --url URL [--timeout-ms N]\n');
+if (!args.url || !['eventsource', 'eventsource5'].includes(args.package) || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+  process.stderr.write('usage: node follow.mjs --url URL [--package eventsource|eventsource5] [--timeout-ms N]\n');
   process.exit(64);
 }
+const { EventSource } = await import(args.package);
 
 const es = new EventSource(args.url);
 let finished = false;
@@ -51,10 +55,10 @@ const timer = setTimeout(() => {
   finish(3);
 }, timeoutMs);
 
-es.onmessage = (ev) => {
+es.addEventListener('message', (ev) => {
   if (finished) return;
   process.stdout.write(JSON.stringify({ id: ev.lastEventId, event: ev.type, data: ev.data }) + '\n');
-};
+});
 
 es.addEventListener('error', (ev) => {
   const closed = es.readyState === EventSource.CLOSED;

@@ -45,22 +45,46 @@ func HarnessDir(t testing.TB) string {
 	return dir
 }
 
-// The npm packages of the Node harness, by the script that uses them.
+// The Node harness's clients: a script of the harness, then its arguments,
+// separated by spaces ([FollowWithNode] adds --url and --timeout-ms).
 const (
-	// EventSourceScript follows a stream with the npm eventsource package.
+	// EventSourceScript follows a stream with the npm eventsource package,
+	// its 4.x line.
 	EventSourceScript = "follow.mjs"
+	// EventSource5Script follows a stream with the npm eventsource
+	// package's 5.x line, installed under the alias eventsource5.
+	EventSource5Script = "follow.mjs --package eventsource5"
 	// FetchEventSourceScript follows a stream with the npm
-	// @microsoft/fetch-event-source package over Node's fetch.
+	// @microsoft/fetch-event-source package over Node's fetch, as its
+	// README's advanced usage advises.
 	FetchEventSourceScript = "fetch-follow.mjs"
+	// FetchEventSourceBasicScript follows a stream with the npm
+	// @microsoft/fetch-event-source package as its README's basic usage
+	// shows (onmessage alone).
+	FetchEventSourceBasicScript = "fetch-follow.mjs --usage basic"
+	// ParserScript follows a stream with Node's fetch, the npm
+	// eventsource-parser package's EventSourceParserStream, and a minimal
+	// reconnect loop that resends the last id and honours retry.
+	ParserScript = "parser-follow.mjs"
 )
 
 var scriptPackages = map[string]string{
-	EventSourceScript:      "eventsource",
-	FetchEventSourceScript: "@microsoft/fetch-event-source",
+	EventSourceScript:           "eventsource",
+	EventSource5Script:          "eventsource5",
+	FetchEventSourceScript:      "@microsoft/fetch-event-source",
+	FetchEventSourceBasicScript: "@microsoft/fetch-event-source",
+	ParserScript:                "eventsource-parser",
+}
+
+// ScriptName returns a name of script fit for a test's or a turn's name:
+// its file without .mjs, then its arguments without their dashes, joined
+// by dashes ("follow-package-eventsource5").
+func ScriptName(script string) string {
+	return strings.Join(strings.Fields(strings.NewReplacer(".mjs", "", "--", "").Replace(script)), "-")
 }
 
 // Node returns the node binary, after checking that the npm package script
-// uses is installed in the harness (npm ci).
+// (one of the scripts above) uses is installed in the harness (npm ci).
 func Node(t testing.TB, script string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
@@ -93,13 +117,13 @@ func (run NodeRun) Last(t testing.TB, v any) {
 	require.NoError(t, json.Unmarshal([]byte(run.Lines[len(run.Lines)-1]), v), "the last stderr line %q", run.Lines[len(run.Lines)-1])
 }
 
-// FollowWithNode runs script of the harness on url until it exits (or ctx
-// ends, which kills it) and returns what it printed: one JSON message per
-// stdout line.
+// FollowWithNode runs script of the harness (one of the scripts above, with
+// its arguments) on url until it exits (or ctx ends, which kills it) and
+// returns what it printed: one JSON message per stdout line.
 func FollowWithNode(ctx context.Context, t testing.TB, node, script, url string, timeout time.Duration) NodeRun {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, node, script, "--url", url,
-		"--timeout-ms", strconv.FormatInt(timeout.Milliseconds(), 10))
+	args := append(strings.Fields(script), "--url", url, "--timeout-ms", strconv.FormatInt(timeout.Milliseconds(), 10))
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = HarnessDir(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
