@@ -1,0 +1,179 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/serve"
+)
+
+// connServer serves the version-1 stream of key's turn of w at /stream
+// through e, and echoes a request's method, path and body at /echo, on a
+// loopback HTTP/1.1 server; tls serves it over TLS.
+func connServer(t *testing.T, e *serve.Engine, key replay.Key, overTLS bool) *httptest.Server {
+	t.Helper()
+	m := http.NewServeMux()
+	m.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		e.Serve(w, r, &serve.Stream{Key: key})
+	})
+	m.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		tlsOn := "plain"
+		if r.TLS != nil {
+			tlsOn = "tls"
+		}
+		io.WriteString(w, r.Method+" "+r.URL.Path+" "+tlsOn+" "+string(b))
+	})
+	srv := httptest.NewUnstartedServer(m)
+	if overTLS {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// started returns a window holding key's turn started, and the rest of
+// its envelopes.
+func started(t *testing.T, key replay.Key) (*replay.Memory, []*chatprotocol.ChatEventEnvelope) {
+	t.Helper()
+	w := replay.NewMemory(nil)
+	envs := turnscript.Envelopes(key, turnscript.Events(key, false))
+	_, err := w.Append(context.Background(), key, envs[0])
+	require.NoError(t, err)
+	return w, envs[1:]
+}
+
+func appendRest(t *testing.T, w *replay.Memory, key replay.Key, envs []*chatprotocol.ChatEventEnvelope) {
+	t.Helper()
+	for _, env := range envs {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+}
+
+// readResponse reads one response to a request of method from br, its
+// body whole.
+func readResponse(t *testing.T, br *bufio.Reader, method string) (*http.Response, string, error) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b), err
+}
+
+// TestAPipelinedRequestIsNeverLost: a client that pipelines its next
+// request behind a stream's gets that request answered, or the connection
+// closed after the stream's clean end (so that it retries it), never a
+// connection that lost the request's first bytes.
+func TestAPipelinedRequestIsNeverLost(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	w, rest := started(t, key)
+	srv := connServer(t, engine(t, w, nil), key, false)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(conn, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // caught up: parked
+	appendRest(t, w, key, rest)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "a clean end")
+	assert.Equal(t, len(rest)+1, strings.Count(string(b), "\nid: "))
+	next, body, err := readResponse(t, br, http.MethodPost)
+	if err != nil {
+		assert.ErrorIs(t, err, io.EOF, "closed after the stream, never a broken request")
+		return
+	}
+	assert.Equal(t, http.StatusOK, next.StatusCode, body)
+	assert.Equal(t, "POST /echo plain hello", body)
+}
+
+// TestAConnectionTheServerWouldCloseIsClosed: a parked stream that ends
+// cleanly gives its connection back only when the server would have kept
+// it: never when the client asked to close it, nor when the rest of a body
+// nothing read is still on it, which the server would read as a request.
+func TestAConnectionTheServerWouldCloseIsClosed(t *testing.T) {
+	for _, c := range []struct{ name, request string }{
+		{"Connection: close", "GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"},
+		{"an unread body", "GET /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" +
+			strings.Repeat("GET /echo HTTP/1.1\r\nHost: x\r\n\r\n", 300000/34) + strings.Repeat("\n", 300000%34)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := replay.Key{ConversationID: "c", TurnID: "t"}
+			w, rest := started(t, key)
+			srv := connServer(t, engine(t, w, nil), key, false)
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+			go io.WriteString(conn, c.request) // the server does not read all of it
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+			require.NoError(t, err)
+			assert.True(t, resp.Close, "the server said it closes the connection")
+			time.Sleep(50 * time.Millisecond) // caught up: parked
+			appendRest(t, w, key, rest)
+			_, err = io.ReadAll(resp.Body)
+			require.NoError(t, err, "a clean end")
+			require.NoError(t, conn.SetDeadline(time.Now().Add(2*time.Second)))
+			next, body, err := readResponse(t, br, http.MethodGet)
+			if !assert.Error(t, err, "the connection was given back") {
+				t.Logf("served: %d %q", next.StatusCode, body)
+				return
+			}
+			assert.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the connection was given back")
+		})
+	}
+}
+
+// TestAConnectionOverTLSIsGivenBack: over TLS (HTTP/1.1), a parked stream
+// that ends cleanly gives the connection back, and the next request on it
+// is served as one over TLS.
+func TestAConnectionOverTLSIsGivenBack(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	w, rest := started(t, key)
+	srv := connServer(t, engine(t, w, nil), key, true)
+	conn, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(conn, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond)
+	appendRest(t, w, key, rest)
+	_, err = io.ReadAll(resp.Body)
+	require.NoError(t, err, "a clean end")
+	_, err = io.WriteString(conn, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+	require.NoError(t, err)
+	next, body, err := readResponse(t, br, http.MethodPost)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, next.StatusCode)
+	assert.Equal(t, "POST /echo tls hello", body)
+}
