@@ -93,11 +93,17 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 			if parkable {
 				// Nothing writes to w from here on, so the connection is the
 				// parked stream's alone; the bufio.ReadWriter Hijack returns
-				// is dropped: every write so far was flushed.
-				if conn, _, err := out.rc.Hijack(); err == nil {
+				// is dropped: every write so far was flushed, and what the
+				// client sent beyond r (a pipelined request) is only ever
+				// lost with the connection, which is then not given back:
+				// the client retries what it was not answered.
+				keep := reusable(w, r)
+				if conn, rw, err := out.rc.Hijack(); err == nil {
 					handedOff = true
 					s.conn, s.epilogue, s.rep = conn, st.Epilogue, s.rep.handOver()
-					s.server, _ = r.Context().Value(http.ServerContextKey).(*http.Server)
+					if keep && rw != nil && rw.Reader != nil && rw.Reader.Buffered() == 0 {
+						s.server, _ = r.Context().Value(http.ServerContextKey).(*http.Server)
+					}
 					e.run(s, false, nil)
 					return
 				}

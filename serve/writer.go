@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -36,6 +38,38 @@ func takesOver(w http.ResponseWriter, r *http.Request) bool {
 	}
 	_, ok := w.(http.Hijacker)
 	return ok
+}
+
+// reusable reports whether r's connection may serve the client's next
+// request once r's stream ended cleanly, as net/http would decide it: the
+// client did not ask to close it, the response does not say it closes, and
+// r's body was read to its end, since the server would read what is left
+// of a body as a request. A chunked body nothing says was read is taken as
+// unread: only a read that may block would tell.
+func reusable(w http.ResponseWriter, r *http.Request) bool {
+	if r.Close || saysClose(w.Header()) {
+		return false
+	}
+	switch {
+	case r.Body == nil || r.Body == http.NoBody:
+		return true
+	case r.ContentLength <= 0:
+		return false
+	}
+	_, err := r.Body.Read(nil) // the rest of a body of known length: never blocks
+	return err == io.EOF
+}
+
+// saysClose reports whether h holds the Connection option close.
+func saysClose(h http.Header) bool {
+	for _, v := range h.Values("Connection") {
+		for opt := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(opt), "close") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // response writes a stream on its request's goroutine: each write within
