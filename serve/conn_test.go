@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,4 +178,68 @@ func TestAConnectionOverTLSIsGivenBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, next.StatusCode)
 	assert.Equal(t, "POST /echo tls hello", body)
+}
+
+// TestShutdownReturnsOnceGivenBackConnectionsAreTheServers: once
+// Engine.Shutdown returned, every connection a stream gave back is the
+// server's (its ConnState hook saw it new), so that a host that then
+// closes the server, counting its connections by that hook, cannot miss
+// one; the server's BaseContext and ConnContext apply to it as to one it
+// accepted.
+func TestShutdownReturnsOnceGivenBackConnectionsAreTheServers(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	w, rest := started(t, key)
+	e := engine(t, w, nil)
+	type ctxKey struct{}
+	var mu sync.Mutex
+	var news, bases int
+	m := http.NewServeMux()
+	m.HandleFunc("/stream", func(rw http.ResponseWriter, r *http.Request) {
+		e.Serve(rw, r, &serve.Stream{Key: key})
+	})
+	m.HandleFunc("/echo", func(rw http.ResponseWriter, r *http.Request) {
+		io.WriteString(rw, r.Context().Value(ctxKey{}).(string))
+	})
+	srv := httptest.NewUnstartedServer(m)
+	srv.Config.BaseContext = func(net.Listener) context.Context {
+		mu.Lock()
+		bases++
+		slow := bases > 1
+		mu.Unlock()
+		if slow {
+			time.Sleep(100 * time.Millisecond) // a host's hook that takes its time
+		}
+		return context.Background()
+	}
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, ctxKey{}, "conn")
+	}
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			news++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL + "/stream")
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // caught up: parked
+	appendRest(t, w, key, rest)
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err, "a clean end")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, e.Shutdown(ctx))
+	mu.Lock()
+	assert.Equal(t, 2, news, "the connection given back is the server's")
+	mu.Unlock()
+	next, err := srv.Client().Get(srv.URL + "/echo")
+	require.NoError(t, err)
+	b, err := io.ReadAll(next.Body)
+	next.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "conn", string(b))
 }
