@@ -47,6 +47,7 @@ func connServer(t *testing.T, e *serve.Engine, key replay.Key, overTLS bool) *ht
 		srv.Start()
 	}
 	t.Cleanup(srv.Close)
+	shutdownFirst(t, e)
 	return srv
 }
 

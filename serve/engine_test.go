@@ -52,7 +52,19 @@ func serveTurn(t *testing.T, e *serve.Engine, key replay.Key, calls *atomic.Int6
 			Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")})
 	}))
 	t.Cleanup(srv.Close)
+	shutdownFirst(t, e)
 	return srv
+}
+
+// shutdownFirst shuts e down when t ends, before the servers started
+// earlier close: a stream that ended has then given its connection back.
+func shutdownFirst(t *testing.T, e *serve.Engine) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, e.Shutdown(ctx))
+	})
 }
 
 // want is what a stream of n frames reads whole.
@@ -82,17 +94,20 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 	var calls atomic.Int64
 	srv := serveTurn(t, engine(t, w, nil), key, &calls)
 	const streams = 50
-	var wg sync.WaitGroup
+	var wg, connected sync.WaitGroup
 	bodies := make([]string, streams)
 	for i := range streams {
 		if i == streams/2 { // half join before the first frame, half midway
+			connected.Wait()
 			for _, env := range envs[:len(envs)/2] {
 				_, err := w.Append(context.Background(), key, env)
 				require.NoError(t, err)
 			}
 		}
+		connected.Add(1)
 		wg.Go(func() {
 			resp, err := http.Get(srv.URL)
+			connected.Done() // the stream holds the turn's entry before its headers
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -101,7 +116,7 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 			bodies[i] = string(b)
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	connected.Wait() // every stream shares the entry before the turn ends
 	for _, env := range envs[len(envs)/2:] {
 		_, err := w.Append(context.Background(), key, env)
 		require.NoError(t, err)
