@@ -202,45 +202,73 @@ func TestShutdownReturnsOnceGivenBackConnectionsAreTheServers(t *testing.T) {
 		io.WriteString(rw, r.Context().Value(ctxKey{}).(string))
 	})
 	srv := httptest.NewUnstartedServer(m)
+	givingBack, goOn := make(chan struct{}), make(chan struct{})
 	srv.Config.BaseContext = func(net.Listener) context.Context {
 		mu.Lock()
 		bases++
-		slow := bases > 1
+		again := bases == 2
 		mu.Unlock()
-		if slow {
-			time.Sleep(100 * time.Millisecond) // a host's hook that takes its time
+		if again { // the connection given back: a host's hook that takes its time
+			close(givingBack)
+			<-goOn
 		}
 		return context.Background()
 	}
 	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
 		return context.WithValue(ctx, ctxKey{}, "conn")
 	}
+	hijacked := make(chan struct{})
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
+		switch s {
+		case http.StateNew:
 			mu.Lock()
 			news++
 			mu.Unlock()
+		case http.StateHijacked:
+			close(hijacked)
 		}
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	resp, err := srv.Client().Get(srv.URL + "/stream")
 	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond) // caught up: parked
+	waitFor(t, hijacked) // caught up: parked
 	appendRest(t, w, key, rest)
 	_, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.NoError(t, err, "a clean end")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, e.Shutdown(ctx))
-	mu.Lock()
-	assert.Equal(t, 2, news, "the connection given back is the server's")
-	mu.Unlock()
+	waitFor(t, givingBack)
+	shutdown := make(chan int)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		assert.NoError(t, e.Shutdown(ctx))
+		mu.Lock()
+		defer mu.Unlock()
+		shutdown <- news
+	}()
+	time.Sleep(50 * time.Millisecond) // time for a Shutdown that would not wait to return
+	close(goOn)
+	select {
+	case n := <-shutdown:
+		assert.Equal(t, 2, n, "the connection given back is the server's")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return")
+	}
 	next, err := srv.Client().Get(srv.URL + "/echo")
 	require.NoError(t, err)
 	b, err := io.ReadAll(next.Body)
 	next.Body.Close()
 	require.NoError(t, err)
 	assert.Equal(t, "conn", string(b))
+}
+
+// waitFor waits until ch is closed, 5 seconds at most.
+func waitFor(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out")
+	}
 }
