@@ -31,9 +31,10 @@ func (c *cache) init(limit int) {
 }
 
 // entry is one turn's Codec and the outputs of its most recent frames:
-// outs[i] is the output of seq base+i, the Codec has read every frame
-// through seq, and the outputs kept add up to at most the cache's limit
-// but for the newest.
+// outs[i] is the output of seq base+i and prints[i] the fingerprint of
+// that frame's stored bytes, the Codec has read every frame through seq,
+// and the outputs kept add up to at most the cache's limit but for the
+// newest.
 type entry struct {
 	key     cacheKey
 	holders int // the streams holding it; guarded by cache.mu
@@ -44,6 +45,7 @@ type entry struct {
 	seq    int64
 	base   int64
 	outs   [][]byte
+	prints []uint64
 	bytes  int
 	doneAt int64 // the seq whose output ended the stream; 0 while none has
 	broken error
@@ -79,17 +81,18 @@ var errBehind = errors.New("serve: the shared output is not at this frame")
 
 // errForeign tells a stream that the entry was made for another turn of
 // the same key (a window that forgot a turn, then saw a new one under its
-// key): its first frame differs.
+// key): a frame it read differs from the stream's.
 var errForeign = errors.New("serve: the shared output is another turn's")
 
 // output returns the output of f and whether it ends the stream, computed
 // once for every stream: f is the next frame of a stream that got every
-// frame before it.
+// frame before it. A kept output is returned only for the very frame it
+// was made from: the same stored bytes, by their fingerprint.
 func (en *entry) output(e *Engine, f replay.Frame) ([]byte, bool, error) {
 	en.mu.Lock()
 	defer en.mu.Unlock()
+	fp := maphash.Bytes(e.seed, f.Data) | 1 // never 0, the fingerprint of none
 	if f.Seq == 1 {
-		fp := maphash.Bytes(e.seed, f.Data) | 1 // never 0, the fingerprint of none
 		switch {
 		case en.first == 0:
 			en.first = fp
@@ -98,6 +101,8 @@ func (en *entry) output(e *Engine, f replay.Frame) ([]byte, bool, error) {
 		}
 	}
 	switch {
+	case f.Seq <= en.seq && f.Seq >= en.base && en.prints[f.Seq-en.base] != fp:
+		return nil, false, errForeign
 	case en.broken != nil:
 		return nil, false, en.broken
 	case en.doneAt != 0 && f.Seq > en.doneAt:
@@ -117,11 +122,13 @@ func (en *entry) output(e *Engine, f replay.Frame) ([]byte, bool, error) {
 	}
 	en.seq = f.Seq
 	en.outs = append(en.outs, out)
+	en.prints = append(en.prints, fp)
 	en.bytes += len(out)
 	for len(en.outs) > 1 && en.bytes > e.cache.limit {
 		en.bytes -= len(en.outs[0])
 		en.outs[0] = nil
 		en.outs = en.outs[1:]
+		en.prints = en.prints[1:]
 		en.base++
 	}
 	if en.doneAt == 0 && en.codec.Done() {

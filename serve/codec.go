@@ -74,7 +74,9 @@ func (o *output) appendFrame(ctx context.Context, e *Engine, key replay.Key, dst
 		out, done, err := o.shared.output(e, f)
 		if errors.Is(err, errForeign) {
 			// The entry was made for an earlier turn of the same key: this
-			// stream starts one of its own for the turn it reads.
+			// stream starts one of its own for the turn it reads (past
+			// frame 1, that one is behind it: the stream rebuilds its own
+			// Codec from the window).
 			e.cache.release(o.shared)
 			o.shared = e.cache.acquire(key, o.variant, o.newCodec, true)
 			out, done, err = o.shared.output(e, f)

@@ -86,6 +86,7 @@ func TestAReusedKeyNeverGetsTheEarlierTurnsOutput(t *testing.T) {
 		e.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &texts{} }})
 	}))
 	t.Cleanup(srv.Close)
+	shutdownFirst(t, e)
 	earlier, err := http.Get(srv.URL) // holds the turn's output while it waits
 	require.NoError(t, err)
 	defer earlier.Body.Close()
