@@ -41,7 +41,7 @@ type swapped struct {
 	m  *replay.Memory
 }
 
-func (s *swapped) get() *replay.Memory { s.mu.Lock(); defer s.mu.Unlock(); return s.m }
+func (s *swapped) get() *replay.Memory  { s.mu.Lock(); defer s.mu.Unlock(); return s.m }
 func (s *swapped) set(m *replay.Memory) { s.mu.Lock(); defer s.mu.Unlock(); s.m = m }
 
 func (s *swapped) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
