@@ -150,3 +150,64 @@ func TestEveryWayAParkedStreamEndsFreesItsTurn(t *testing.T) {
 		})
 	}
 }
+
+// big is a Codec that writes each delta's text whole, done at the turn's
+// end.
+type big struct{ done bool }
+
+func (c *big) Maps(string) bool { return true }
+func (c *big) Done() bool       { return c.done }
+
+func (c *big) Append(dst []byte, _ replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
+	switch ev := env.Event.(type) {
+	case *chatprotocol.DeltaEvent:
+		dst = append(append(append(dst, "data: "...), ev.Text...), "\n\n"...)
+	case *chatprotocol.LifecycleEvent:
+		c.done = ev.Status == chatprotocol.LifecycleCompleted
+	}
+	return dst, nil
+}
+
+// TestAFrameOverTheCacheBoundReachesEveryParkedStream: a frame of about
+// 1 MB, over the bound of the kept output, and the frames after it are
+// transcoded once for every parked stream of the turn, however far one
+// stream got ahead of the others, and nothing is kept once they ended.
+func TestAFrameOverTheCacheBoundReachesEveryParkedStream(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	w := replay.NewMemory(&replay.MemoryOptions{MaxFrameBytes: 2 << 20})
+	_, err := w.Append(context.Background(), key, turnscript.Envelope(key, 1, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted}))
+	require.NoError(t, err)
+	e, err := NewEngine(w, nil)
+	require.NoError(t, err)
+	var transcoded atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		e.Serve(rw, r, &Stream{Key: key, NewCodec: func() Codec { transcoded.Add(1); return &big{} }})
+	}))
+	defer srv.Close()
+	const streams = 20
+	var bodies []io.ReadCloser
+	for range streams {
+		resp, err := srv.Client().Get(srv.URL)
+		require.NoError(t, err)
+		bodies = append(bodies, resp.Body)
+	}
+	time.Sleep(30 * time.Millisecond) // caught up: parked
+	text := make([]byte, 1<<20-1<<10) // a frame of about 1 MB, within the envelope limit
+	for i := range text {
+		text[i] = 'a' + byte(i%26)
+	}
+	for i, ev := range []chatprotocol.Event{&chatprotocol.DeltaEvent{Text: string(text)}, &chatprotocol.DeltaEvent{Text: "end"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}} {
+		_, err := w.Append(context.Background(), key, turnscript.Envelope(key, int64(i+2), ev))
+		require.NoError(t, err)
+	}
+	for _, b := range bodies {
+		got, err := io.ReadAll(b)
+		b.Close()
+		require.NoError(t, err)
+		assert.Equal(t, "data: "+string(text)+"\n\ndata: end\n\n", string(got))
+	}
+	settled(t, e)
+	assert.Equal(t, int64(1), transcoded.Load(), "one Codec for every stream")
+	e.Close()
+}
