@@ -184,7 +184,7 @@ func TestAFrameOverTheCacheBoundReachesEveryParkedStream(t *testing.T) {
 		e.Serve(rw, r, &Stream{Key: key, NewCodec: func() Codec { transcoded.Add(1); return &big{} }})
 	}))
 	defer srv.Close()
-	const streams = 20
+	const streams = 10
 	var bodies []io.ReadCloser
 	for range streams {
 		resp, err := srv.Client().Get(srv.URL)
