@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,4 +273,67 @@ func waitFor(t *testing.T, ch <-chan struct{}) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("timed out")
 	}
+}
+
+// hijacking is a middleware's wrapper that offers Hijack, delegating it,
+// and Unwrap, as a logging or tracing middleware's does.
+type hijacking struct {
+	http.ResponseWriter
+	hijacked *atomic.Bool
+}
+
+func (h hijacking) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h.hijacked.Store(true)
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+func (h hijacking) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// TestAWrapperThatOffersHijackParksAndGivesBack: a stream behind a wrapper
+// that offers Hijack by delegating it parks through it, ends cleanly, and
+// the client's next request, a POST, goes through on its connection.
+func TestAWrapperThatOffersHijackParksAndGivesBack(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	w, rest := started(t, key)
+	e := engine(t, w, nil)
+	var hijacked atomic.Bool
+	m := http.NewServeMux()
+	m.HandleFunc("/stream", func(rw http.ResponseWriter, r *http.Request) {
+		e.Serve(hijacking{rw, &hijacked}, r, &serve.Stream{Key: key})
+	})
+	m.HandleFunc("POST /echo", func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rw.Write(b)
+	})
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	shutdownFirst(t, e)
+	var conns atomic.Int32
+	client := srv.Client()
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if !info.Reused {
+			conns.Add(1)
+		}
+	}}
+	ctx := httptrace.WithClientTrace(context.Background(), trace)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/stream", nil)
+	require.NoError(t, err)
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // caught up: parked
+	appendRest(t, w, key, rest)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err, "a clean end")
+	assert.Equal(t, len(rest)+1, strings.Count(string(b), "\nid: "))
+	assert.True(t, hijacked.Load(), "parked through the wrapper")
+	req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/echo", strings.NewReader("after"))
+	require.NoError(t, err)
+	next, err := client.Do(req)
+	require.NoError(t, err)
+	b, err = io.ReadAll(next.Body)
+	next.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "after", string(b))
+	assert.Equal(t, int32(1), conns.Load(), "one connection")
 }
