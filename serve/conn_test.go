@@ -289,51 +289,65 @@ func (h hijacking) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func (h hijacking) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
-// TestAWrapperThatOffersHijackParksAndGivesBack: a stream behind a wrapper
-// that offers Hijack by delegating it parks through it, ends cleanly, and
-// the client's next request, a POST, goes through on its connection.
-func TestAWrapperThatOffersHijackParksAndGivesBack(t *testing.T) {
-	key := replay.Key{ConversationID: "c", TurnID: "t"}
-	w, rest := started(t, key)
-	e := engine(t, w, nil)
-	var hijacked atomic.Bool
-	m := http.NewServeMux()
-	m.HandleFunc("/stream", func(rw http.ResponseWriter, r *http.Request) {
-		e.Serve(hijacking{rw, &hijacked}, r, &serve.Stream{Key: key})
-	})
-	m.HandleFunc("POST /echo", func(rw http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rw.Write(b)
-	})
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	shutdownFirst(t, e)
-	var conns atomic.Int32
-	client := srv.Client()
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		if !info.Reused {
-			conns.Add(1)
-		}
-	}}
-	ctx := httptrace.WithClientTrace(context.Background(), trace)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/stream", nil)
-	require.NoError(t, err)
-	resp, err := client.Do(req)
-	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond) // caught up: parked
-	appendRest(t, w, key, rest)
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err, "a clean end")
-	assert.Equal(t, len(rest)+1, strings.Count(string(b), "\nid: "))
-	assert.True(t, hijacked.Load(), "parked through the wrapper")
-	req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/echo", strings.NewReader("after"))
-	require.NoError(t, err)
-	next, err := client.Do(req)
-	require.NoError(t, err)
-	b, err = io.ReadAll(next.Body)
-	next.Body.Close()
-	require.NoError(t, err)
-	assert.Equal(t, "after", string(b))
-	assert.Equal(t, int32(1), conns.Load(), "one connection")
+// TestAStreamGivesItsConnectionBack: a stream behind a wrapper that offers
+// Hijack by delegating it parks through it, and a stream posted with a body
+// its handler read parks too; each ends cleanly and the client's next
+// request, a POST, goes through on its connection.
+func TestAStreamGivesItsConnectionBack(t *testing.T) {
+	for _, posted := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a wrapper's GET", true: "a POST"}[posted], func(t *testing.T) {
+			key := replay.Key{ConversationID: "c", TurnID: "t"}
+			w, rest := started(t, key)
+			e := engine(t, w, nil)
+			var hijacked atomic.Bool
+			m := http.NewServeMux()
+			m.HandleFunc("/stream", func(rw http.ResponseWriter, r *http.Request) {
+				if posted {
+					b, err := io.ReadAll(r.Body)
+					assert.NoError(t, err)
+					assert.Equal(t, `{"run":1}`, string(b))
+				} else {
+					rw = hijacking{rw, &hijacked}
+				}
+				e.Serve(rw, r, &serve.Stream{Key: key})
+			})
+			m.HandleFunc("POST /echo", func(rw http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				rw.Write(b)
+			})
+			srv := httptest.NewServer(m)
+			t.Cleanup(srv.Close)
+			shutdownFirst(t, e)
+			var conns atomic.Int32
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if !info.Reused {
+					conns.Add(1)
+				}
+			}}
+			ctx := httptrace.WithClientTrace(context.Background(), trace)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/stream", nil)
+			if posted {
+				req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/stream", strings.NewReader(`{"run":1}`))
+			}
+			require.NoError(t, err)
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			time.Sleep(50 * time.Millisecond) // caught up: parked
+			appendRest(t, w, key, rest)
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err, "a clean end")
+			assert.Equal(t, len(rest)+1, strings.Count(string(b), "\nid: "))
+			assert.Equal(t, !posted, hijacked.Load(), "parked through the wrapper")
+			req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/echo", strings.NewReader("after"))
+			require.NoError(t, err)
+			next, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			b, err = io.ReadAll(next.Body)
+			next.Body.Close()
+			require.NoError(t, err)
+			assert.Equal(t, "after", string(b))
+			assert.Equal(t, int32(1), conns.Load(), "one connection")
+		})
+	}
 }
