@@ -46,6 +46,10 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
+	parkable := e.set.parking && takesOver(w, r)
+	// Before the headers: net/http closes the body once they are written,
+	// whether it read it to its end or not.
+	keep := parkable && reusable(w, r)
 	w.WriteHeader(http.StatusOK)
 	out := &response{w: w, rc: http.NewResponseController(w), timeout: e.set.write}
 	if r.Method == http.MethodHead {
@@ -55,7 +59,6 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	if failed = out.write(st.Prologue); failed != nil {
 		return
 	}
-	parkable := e.set.parking && takesOver(w, r)
 	beat := func() error { return out.write(heartbeat) }
 	var buf []byte
 	for {
@@ -97,7 +100,6 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 				// client sent beyond r (a pipelined request) is only ever
 				// lost with the connection, which is then not given back:
 				// the client retries what it was not answered.
-				keep := reusable(w, r)
 				if conn, rw, err := out.rc.Hijack(); err == nil {
 					handedOff = true
 					s.conn, s.epilogue, s.rep = conn, st.Epilogue, s.rep.handOver()

@@ -45,7 +45,8 @@ func takesOver(w http.ResponseWriter, r *http.Request) bool {
 // client did not ask to close it, the response does not say it closes, and
 // r's body was read to its end, since the server would read what is left
 // of a body as a request. A chunked body nothing says was read is taken as
-// unread: only a read that may block would tell.
+// unread: only a read that may block would tell. It is asked before the
+// response's headers are written, after which net/http closes the body.
 func reusable(w http.ResponseWriter, r *http.Request) bool {
 	if r.Close || saysClose(w.Header()) {
 		return false
