@@ -291,17 +291,25 @@ func (h hijacking) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // TestAStreamGivesItsConnectionBack: a stream behind a wrapper that offers
 // Hijack by delegating it parks through it, and a stream posted with a body
-// its handler read parks too; each ends cleanly and the client's next
-// request, a POST, goes through on its connection.
+// its handler read parks too, also behind http.MaxBytesHandler or sent
+// chunked; each ends
+// cleanly and the client's next request, a POST, goes through on its
+// connection.
 func TestAStreamGivesItsConnectionBack(t *testing.T) {
-	for _, posted := range []bool{false, true} {
-		t.Run(map[bool]string{false: "a wrapper's GET", true: "a POST"}[posted], func(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		posted, bound bool
+		chunked       bool
+	}{{"a wrapper's GET", false, false, false}, {"a POST", true, false, false},
+		{"a POST behind MaxBytesHandler", true, true, false}, {"a chunked POST", true, false, true}} {
+		posted := c.posted
+		t.Run(c.name, func(t *testing.T) {
 			key := replay.Key{ConversationID: "c", TurnID: "t"}
 			w, rest := started(t, key)
 			e := engine(t, w, nil)
 			var hijacked atomic.Bool
 			m := http.NewServeMux()
-			m.HandleFunc("/stream", func(rw http.ResponseWriter, r *http.Request) {
+			var h http.Handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				if posted {
 					b, err := io.ReadAll(r.Body)
 					assert.NoError(t, err)
@@ -311,6 +319,10 @@ func TestAStreamGivesItsConnectionBack(t *testing.T) {
 				}
 				e.Serve(rw, r, &serve.Stream{Key: key})
 			})
+			if c.bound {
+				h = http.MaxBytesHandler(h, 1<<20)
+			}
+			m.Handle("/stream", h)
 			m.HandleFunc("POST /echo", func(rw http.ResponseWriter, r *http.Request) {
 				b, _ := io.ReadAll(r.Body)
 				rw.Write(b)
@@ -327,7 +339,11 @@ func TestAStreamGivesItsConnectionBack(t *testing.T) {
 			ctx := httptrace.WithClientTrace(context.Background(), trace)
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/stream", nil)
 			if posted {
-				req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/stream", strings.NewReader(`{"run":1}`))
+				var body io.Reader = strings.NewReader(`{"run":1}`)
+				if c.chunked {
+					body = io.MultiReader(body) // of unknown length: sent chunked
+				}
+				req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/stream", body)
 			}
 			require.NoError(t, err)
 			resp, err := srv.Client().Do(req)
