@@ -44,21 +44,26 @@ func takesOver(w http.ResponseWriter, r *http.Request) bool {
 // request once r's stream ended cleanly, as net/http would decide it: the
 // client did not ask to close it, the response does not say it closes, and
 // r's body was read to its end, since the server would read what is left
-// of a body as a request. A chunked body nothing says was read is taken as
-// unread: only a read that may block would tell. It is asked before the
-// response's headers are written, after which net/http closes the body.
+// of a body as a request. It is asked before the response's headers are
+// written, after which net/http has closed the body, and reads it: io.EOF
+// at once for a body read whole. Of one that was not, a body of known
+// length is read nothing (an empty read never blocks) and a chunked one a
+// byte, which may wait for it as the server's own discarding of its rest
+// would.
 func reusable(w http.ResponseWriter, r *http.Request) bool {
 	if r.Close || saysClose(w.Header()) {
 		return false
 	}
-	switch {
-	case r.Body == nil || r.Body == http.NoBody:
+	if r.Body == nil || r.Body == http.NoBody {
 		return true
-	case r.ContentLength <= 0:
-		return false
 	}
-	_, err := r.Body.Read(nil) // the rest of a body of known length: never blocks
-	return err == io.EOF
+	var one [1]byte
+	p := one[:0]
+	if r.ContentLength < 0 {
+		p = one[:]
+	}
+	n, err := r.Body.Read(p)
+	return n == 0 && err == io.EOF
 }
 
 // saysClose reports whether h holds the Connection option close.
