@@ -367,3 +367,28 @@ func TestAStreamGivesItsConnectionBack(t *testing.T) {
 		})
 	}
 }
+
+// TestAStreamIsChunkedWhateverItsHeaders: a Stream's Header naming a
+// framing of its own (Transfer-Encoding: identity) does not change the
+// framing a parked stream writes in.
+func TestAStreamIsChunkedWhateverItsHeaders(t *testing.T) {
+	key := replay.Key{ConversationID: "c", TurnID: "t"}
+	w, rest := started(t, key)
+	e := engine(t, w, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		e.Serve(rw, r, &serve.Stream{Key: key, Header: http.Header{"Transfer-Encoding": {"identity"}}})
+	}))
+	t.Cleanup(srv.Close)
+	shutdownFirst(t, e)
+	client := srv.Client()
+	client.Timeout = 5 * time.Second
+	resp, err := client.Get(srv.URL)
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // caught up: parked
+	appendRest(t, w, key, rest)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, len(rest)+1, strings.Count(string(b), "\nid: "))
+	assert.NotContains(t, string(b), "\r\n", "no chunk framing in the body")
+}
