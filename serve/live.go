@@ -46,6 +46,7 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
+	h.Del("Transfer-Encoding") // net/http's own chunks, which parked writes continue
 	parkable := e.set.parking && takesOver(w, r)
 	// Before the headers: net/http closes the body once they are written,
 	// whether it read it to its end or not.
