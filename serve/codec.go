@@ -71,19 +71,21 @@ func (o *output) appendFrame(ctx context.Context, e *Engine, key replay.Key, dst
 		return dst, nil
 	}
 	if o.private == nil {
-		out, done, err := o.shared.output(e, f)
+		out, done, err := o.shared.output(e, o, f)
 		if errors.Is(err, errForeign) {
 			// The entry was made for an earlier turn of the same key: this
-			// stream starts one of its own for the turn it reads.
-			e.cache.release(o.shared)
+			// stream starts one of its own for the turn it reads (past
+			// frame 1, that one is behind it: the stream rebuilds its own
+			// Codec from the window).
+			e.cache.release(o.shared, o)
 			o.shared = e.cache.acquire(key, o.variant, o.newCodec, true)
-			out, done, err = o.shared.output(e, f)
+			out, done, err = o.shared.output(e, o, f)
 		}
 		if !errors.Is(err, errBehind) {
 			o.done = done
 			return append(dst, out...), err
 		}
-		e.cache.release(o.shared)
+		e.cache.release(o.shared, o)
 		o.shared = nil
 		if o.private, err = e.rebuild(ctx, key, f.Seq-1, o.newCodec); err != nil {
 			return dst, err
@@ -107,7 +109,7 @@ func (o *output) finished(b replay.Bounds, cursor int64) bool {
 // leave lets go of the stream's share of its turn's entry.
 func (o *output) leave(e *Engine) {
 	if o.shared != nil {
-		e.cache.release(o.shared)
+		e.cache.release(o.shared, o)
 		o.shared = nil
 	}
 }

@@ -53,7 +53,19 @@ func serveTurn(t *testing.T, e *serve.Engine, key replay.Key, calls *atomic.Int6
 			Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")})
 	}))
 	t.Cleanup(srv.Close)
+	shutdownFirst(t, e)
 	return srv
+}
+
+// shutdownFirst shuts e down when t ends, before the servers started
+// earlier close: a stream that ended has then given its connection back.
+func shutdownFirst(t *testing.T, e *serve.Engine) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, e.Shutdown(ctx))
+	})
 }
 
 // want is what a stream of n frames reads whole.
@@ -84,18 +96,19 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 	srv := serveTurn(t, engine(t, w, nil), key, &calls)
 	const streams = 50
 	var wg, connected sync.WaitGroup
-	connected.Add(streams)
 	bodies := make([]string, streams)
 	for i := range streams {
 		if i == streams/2 { // half join before the first frame, half midway
+			connected.Wait()
 			for _, env := range envs[:len(envs)/2] {
 				_, err := w.Append(context.Background(), key, env)
 				require.NoError(t, err)
 			}
 		}
+		connected.Add(1)
 		wg.Go(func() {
 			resp, err := http.Get(srv.URL)
-			connected.Done() // its headers came: it holds the turn's shared output
+			connected.Done() // the stream holds the turn's entry before its headers
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -104,7 +117,7 @@ func TestEveryFrameIsTranscodedOnceForAllStreams(t *testing.T) {
 			bodies[i] = string(b)
 		})
 	}
-	connected.Wait() // every stream began before the turn can end
+	connected.Wait() // every stream shares the entry before the turn ends
 	for _, env := range envs[len(envs)/2:] {
 		_, err := w.Append(context.Background(), key, env)
 		require.NoError(t, err)
@@ -305,22 +318,6 @@ func TestATurnWithoutItsFirstFrameIsNotAnOutage(t *testing.T) {
 	}
 }
 
-// swapped is a window that reads through whichever window it holds now:
-// a window that forgot a turn and saw a new one under its key.
-type swapped struct {
-	mu sync.Mutex
-	replay.Window
-}
-
-func (s *swapped) now() replay.Window  { s.mu.Lock(); defer s.mu.Unlock(); return s.Window }
-func (s *swapped) set(w replay.Window) { s.mu.Lock(); defer s.mu.Unlock(); s.Window = w }
-func (s *swapped) Read(ctx context.Context, key replay.Key, after int64, limit int) (replay.Bounds, []replay.Frame, error) {
-	return s.now().Read(ctx, key, after, limit)
-}
-func (s *swapped) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
-	return s.now().Wait(ctx, key, after)
-}
-
 // TestAReusedKeyNeverServesTheEarlierTurn: while a stream of a turn holds
 // the turn's shared output, the window forgets the turn and a new one
 // takes its key; a stream of the new turn gets the new turn's output,
@@ -340,7 +337,7 @@ func TestAReusedKeyNeverServesTheEarlierTurn(t *testing.T) {
 	later := fill(&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted, Reason: "later"},
 		&chatprotocol.StateEvent{Snapshot: json.RawMessage(`{}`)}, &chatprotocol.SessionEvent{SessionID: "s"},
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
-	w := &swapped{Window: earlier}
+	w := &swapped{m: earlier}
 	e := engine(t, w, &serve.Options{HeartbeatInterval: time.Hour})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		e.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &typed{terminalOnly: true} }})

@@ -46,6 +46,11 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
+	h.Del("Transfer-Encoding") // net/http's own chunks, which parked writes continue
+	parkable := e.set.parking && takesOver(w, r)
+	// Before the headers: net/http closes the body once they are written,
+	// whether it read it to its end or not.
+	keep := parkable && reusable(w, r)
 	w.WriteHeader(http.StatusOK)
 	out := &response{w: w, rc: http.NewResponseController(w), timeout: e.set.write}
 	if r.Method == http.MethodHead {
@@ -55,7 +60,6 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	if failed = out.write(st.Prologue); failed != nil {
 		return
 	}
-	parkable := e.set.parking && takesOver(w, r)
 	beat := func() error { return out.write(heartbeat) }
 	var buf []byte
 	for {
@@ -96,11 +100,16 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 			if parkable {
 				// Nothing writes to w from here on, so the connection is the
 				// parked stream's alone; the bufio.ReadWriter Hijack returns
-				// is dropped: every write so far was flushed.
-				if conn, _, err := out.rc.Hijack(); err == nil {
+				// is dropped: every write so far was flushed, and what the
+				// client sent beyond r (a pipelined request) is only ever
+				// lost with the connection, which is then not given back:
+				// the client retries what it was not answered.
+				if conn, rw, err := out.rc.Hijack(); err == nil {
 					handedOff = true
 					s.conn, s.epilogue, s.rep = conn, st.Epilogue, s.rep.handOver()
-					s.server, _ = r.Context().Value(http.ServerContextKey).(*http.Server)
+					if keep && rw != nil && rw.Reader != nil && rw.Reader.Buffered() == 0 {
+						s.server, _ = r.Context().Value(http.ServerContextKey).(*http.Server)
+					}
 					e.run(s, false, nil)
 					return
 				}

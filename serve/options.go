@@ -68,7 +68,9 @@ type Options struct {
 
 	// CacheBytes bounds the transcoded output kept for one turn's streams
 	// to share, in bytes; the newest output is kept whatever its size, and
-	// the whole is freed when the turn's last stream ends. 0 means
+	// so is one a stream of the turn has still to write, up to 8 times
+	// CacheBytes, so that streams woken together never fall behind one
+	// another. The whole is freed when the turn's last stream ends. 0 means
 	// [DefaultCacheBytes]. The version-1 stream keeps none.
 	CacheBytes int
 

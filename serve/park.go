@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -243,31 +244,41 @@ func (e *Engine) finish(s *subscriber, clean bool) {
 }
 
 // giveBack hands conn to srv, which serves its next requests as those of
-// a connection it accepted, or closes it when srv is shutting down.
+// a connection it accepted, or closes it when srv is shutting down. It
+// returns once srv holds conn (its ConnState hook saw it new) or closed it,
+// so that a stream is counted out only after its connection is the
+// server's: a host that waits for Shutdown, then closes its server, cannot
+// miss it.
 func giveBack(srv *http.Server, conn net.Conn) {
+	l := &oneConn{conn: conn, held: make(chan struct{})}
 	go func() {
-		l := &oneConn{conn: conn}
 		if srv.Serve(l); !l.taken {
 			conn.Close() // the server was shutting down: it took nothing
 		}
+		l.release()
 	}()
+	<-l.held
 }
 
 // oneConn is a net.Listener that accepts conn once, then reports itself
 // closed, so that http.Server.Serve returns after handing conn to its own
-// goroutine.
+// goroutine. Serve's second Accept, or its return, closes held.
 type oneConn struct {
 	conn  net.Conn
-	taken bool
+	taken bool // read and written by Serve's goroutine only
+	held  chan struct{}
+	once  sync.Once
 }
 
 func (l *oneConn) Accept() (net.Conn, error) {
 	if l.taken {
+		l.release() // Serve set conn's state and started serving it
 		return nil, net.ErrClosed
 	}
 	l.taken = true
 	return l.conn, nil
 }
 
+func (l *oneConn) release()       { l.once.Do(func() { close(l.held) }) }
 func (l *oneConn) Close() error   { return nil }
 func (l *oneConn) Addr() net.Addr { return l.conn.LocalAddr() }

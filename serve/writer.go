@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -38,6 +40,44 @@ func takesOver(w http.ResponseWriter, r *http.Request) bool {
 	}
 	_, ok := w.(http.Hijacker)
 	return ok
+}
+
+// reusable reports whether r's connection may serve the client's next
+// request once r's stream ended cleanly, as net/http would decide it: the
+// client did not ask to close it, the response does not say it closes, and
+// r's body was read to its end, since the server would read what is left
+// of a body as a request. It is asked before the response's headers are
+// written, after which net/http has closed the body, and reads it: io.EOF
+// at once for a body read whole. Of one that was not, a body of known
+// length is read nothing (an empty read never blocks) and a chunked one a
+// byte, which may wait for it as the server's own discarding of its rest
+// would.
+func reusable(w http.ResponseWriter, r *http.Request) bool {
+	if r.Close || saysClose(w.Header()) {
+		return false
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return true
+	}
+	var one [1]byte
+	p := one[:0]
+	if r.ContentLength < 0 {
+		p = one[:]
+	}
+	n, err := r.Body.Read(p)
+	return n == 0 && err == io.EOF
+}
+
+// saysClose reports whether h holds the Connection option close.
+func saysClose(h http.Header) bool {
+	for _, v := range h.Values("Connection") {
+		for opt := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(opt), "close") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // response writes a stream on its request's goroutine: each write within
