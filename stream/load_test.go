@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -221,10 +222,17 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	assert.Less(t, n, int64(1<<20), "dropped after %d bytes", n)
 
 	// The slow stream's end is reported as a drop; the reading client's
-	// stream ended normally.
-	require.NoError(t, obs.Await(ctx, func(events []observetest.Recorded) bool { return len(observetest.Ends(events)) == 2 }),
-		"both streams' ends are reported within %v; ends so far %v", slowReaderDeadline, observetest.Ends(obs.Events()))
-	assert.ElementsMatch(t, []observe.Kind{observe.StreamDrop, observe.StreamEnd}, observetest.Ends(obs.Events()))
+	// stream ended normally (on a loaded machine it may have been dropped
+	// too, at the same write timeout, and resumed: Follow got the whole
+	// turn all the same).
+	has := func(ends []observe.Kind, k observe.Kind) bool { return slices.Contains(ends, k) }
+	require.NoError(t, obs.Await(ctx, func(events []observetest.Recorded) bool {
+		ends := observetest.Ends(events)
+		return has(ends, observe.StreamDrop) && has(ends, observe.StreamEnd)
+	}), "both streams' ends are reported within %v; ends so far %v", slowReaderDeadline, observetest.Ends(obs.Events()))
+	for _, k := range observetest.Ends(obs.Events()) {
+		assert.Contains(t, []observe.Kind{observe.StreamDrop, observe.StreamEnd}, k)
+	}
 	assert.Empty(t, obs.Faults())
 }
 
