@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -185,6 +184,3 @@ func (w *Window) boundsTTL() int64 {
 	}
 	return max(w.tombstoneTTL, w.maxAge, w.endedTTL).Milliseconds()
 }
-
-// itoa formats n in base 10.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
