@@ -101,7 +101,8 @@ return {1, lower, latest, ended and 1 or 0}
 // latest seq, adds the frame's canonical bytes as the stream entry
 // "<seq>-0", applies the count and byte retention and the expiries, and
 // publishes the seq to every instance waiting on the turn
-// (docs/contract.md section 11.9). Refusals are [*replay.AppendError] with
+// (docs/contract.md section 11.9); the appends of a Window that wait at
+// the same moment share one pipeline. Refusals are [*replay.AppendError] with
 // the turn's bounds and nothing stored, with the codes [replay.CheckAppend]
 // and [replay.EncodeFrame] give; the seq and end rules are checked by the
 // script against the bounds it holds, so that two writers, or a writer
@@ -110,7 +111,9 @@ return {1, lower, latest, ended and 1 or 0}
 // unknown when the connection broke after the script was sent: the frame
 // may have been stored, and the writer learns it from [Window.Bounds] or
 // from the sequence-reordered refusal of its retry (as turn.Producer
-// does). A done ctx returns its error.
+// does). While the script waits for a pipeline, the end of ctx takes it
+// off the queue and Append returns ctx's error, nothing sent; once sent,
+// Append returns ctx's error as soon as ctx ends, the outcome unknown.
 func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Frame{}, err
@@ -136,13 +139,14 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	}
 	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
 	k := keysOf(w.prefix, key)
-	res, err := appendScript.Run(ctx, w.client, []string{k.frames, k.meta},
+	r := &appendRequest{keys: []string{k.frames, k.meta}, args: []any{
 		f.Seq, f.Type, f.Data, flag(replay.EndsTurn(env)), flag(toolResult),
-		w.maxFrames, w.maxBytes, w.liveTTL(), w.boundsTTL(), k.channel, max(w.endedTTL.Milliseconds(), 1)).Int64Slice()
+		w.maxFrames, w.maxBytes, w.liveTTL(), w.boundsTTL(), k.channel, max(w.endedTTL.Milliseconds(), 1)}}
+	if err := w.batch.submit(ctx, r); err != nil {
+		return replay.Frame{}, err
+	}
+	res, err := r.res, r.err
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return replay.Frame{}, ctxErr
-		}
 		return replay.Frame{}, fmt.Errorf("redisstore: append of seq %d: %w", f.Seq, err)
 	}
 	if len(res) != 4 {

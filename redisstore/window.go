@@ -123,7 +123,8 @@ type Window struct {
 	idleUnsubscribe time.Duration
 	log             *slog.Logger
 
-	sub *subscriber
+	sub   *subscriber
+	batch batcher
 
 	ctx    context.Context // done on Close
 	cancel context.CancelFunc
@@ -164,6 +165,7 @@ func NewWindow(client redis.UniversalClient, opts *WindowOptions) (*Window, erro
 		w.prefix = DefaultPrefix
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.batch.w = w
 	w.sub = newSubscriber(w)
 	w.wg.Go(w.sub.receive)
 	w.wg.Go(w.sub.send)
