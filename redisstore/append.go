@@ -110,7 +110,7 @@ return {1, lower, latest, ended and 1 or 0}
 // a gap nor store a seq twice. Any other error is Redis's, the outcome
 // unknown when the connection broke after the script was sent: the frame
 // may have been stored, and the writer learns it from [Window.Bounds] or
-// from the sequence-reordered refusal of its retry (as turn.Producer
+// from the sequence-reordered refusal of its retry (as a turn producer
 // does). While the script waits for a pipeline, the end of ctx takes it
 // off the queue and Append returns ctx's error, nothing sent; once sent,
 // Append returns ctx's error as soon as ctx ends, the outcome unknown.
