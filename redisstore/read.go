@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,7 +103,8 @@ func (w *Window) query(ctx context.Context, key replay.Key, after int64, limit i
 // after: the frames after+1, after+2, … that fit in limit bytes of data,
 // at least one below Latest (see [replay.Window.Read]), from one script:
 // every frame whose Append returned before the call, on any instance, is
-// within reach. Refusals are [*replay.CursorError] with the bounds
+// within reach. The readers of one page of a turn in this process share
+// one script call that started after they asked. Refusals are [*replay.CursorError] with the bounds
 // (stale-cursor, cursor-ahead). While Redis cannot be reached or is
 // loading, Read retries for [WindowOptions.Patience], then returns the
 // error; it returns ctx's error as soon as ctx is done, even while Redis
@@ -111,22 +113,14 @@ func (w *Window) Read(ctx context.Context, key replay.Key, after int64, limit in
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, nil, err
 	}
-	p, err := prompt(ctx, func() (page, error) {
-		var p page
-		err := w.patient(ctx, func() error {
-			var err error
-			p.b, p.frames, err = w.query(ctx, key, max(after, 0), limit)
-			return err
-		})
-		return p, err
-	})
+	p, err := w.fetch(ctx, fetchKey{key: key, after: max(after, 0), limit: max(limit, 1)})
 	if err != nil {
 		return p.b, nil, err
 	}
 	if err := replay.CheckCursor(p.b, after); err != nil {
 		return p.b, nil, err
 	}
-	return p.b, p.frames, nil
+	return p.b, slices.Clone(p.frames), nil
 }
 
 // page is a read's result.
@@ -143,38 +137,8 @@ func (w *Window) Bounds(ctx context.Context, key replay.Key) (replay.Bounds, err
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	return prompt(ctx, func() (replay.Bounds, error) {
-		var b replay.Bounds
-		err := w.patient(ctx, func() error {
-			var err error
-			b, _, err = w.query(ctx, key, -1, 1)
-			return err
-		})
-		return b, err
-	})
-}
-
-// prompt runs op in a goroutine of its own and returns its results; when
-// ctx ends first it returns ctx's error at once, op finishing in the
-// background, so that a read returns promptly while Redis stalls,
-// whatever the client's timeouts (docs/contract.md section 14.2).
-func prompt[T any](ctx context.Context, op func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := op()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
+	p, err := w.fetch(ctx, fetchKey{key: key, after: -1, limit: 1})
+	return p.b, err
 }
 
 // unreachable reports whether err says Redis could not be reached, or is

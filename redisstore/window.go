@@ -123,8 +123,9 @@ type Window struct {
 	idleUnsubscribe time.Duration
 	log             *slog.Logger
 
-	sub   *subscriber
-	batch batcher
+	sub     *subscriber
+	batch   batcher
+	fetches fetches
 
 	ctx    context.Context // done on Close
 	cancel context.CancelFunc
