@@ -272,3 +272,40 @@ func TestOneSubscriberConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseEndsWaits closes a Window while readers wait on it: each Wait
+// returns an error at once, and the Window reads no more.
+func TestCloseEndsWaits(t *testing.T) {
+	addr := needRedis(t)
+	c := newClient(addr)
+	defer c.Close()
+	w, err := NewWindow(c, &WindowOptions{Prefix: testPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	key := randomKey("t-close")
+	errs := make(chan error, 10)
+	for range cap(errs) {
+		go func() {
+			_, err := w.Wait(ctx, key, 0)
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // the Waits are waiting
+	w.Close()
+	for range cap(errs) {
+		select {
+		case err := <-errs:
+			if err == nil || ctx.Err() != nil {
+				t.Fatalf("a Wait returned %v on Close", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("a Wait outlived Close")
+		}
+	}
+	if _, _, err := w.Read(ctx, key, 0, 1); err == nil {
+		t.Fatal("a closed Window read")
+	}
+}
