@@ -309,3 +309,49 @@ func TestCloseEndsWaits(t *testing.T) {
 		t.Fatal("a closed Window read")
 	}
 }
+
+// TestIdleUnsubscribe waits on a turn until the Wait's context ends: the
+// Window stays subscribed to the turn's channel for a while, then
+// unsubscribes, and a later Wait subscribes again and wakes on an append.
+func TestIdleUnsubscribe(t *testing.T) {
+	addr := needRedis(t)
+	w, c := newTestWindow(t, addr, WindowOptions{IdleUnsubscribe: 50 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	key := randomKey("t-idle")
+	channel := keysOf(testPrefix, key).channel
+	numsub := func() int64 {
+		n, err := c.PubSubNumSub(ctx, channel).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n[channel]
+	}
+	waitFor := func(want int64) {
+		for numsub() != want {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the channel's subscribers did not reach %d", want)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	if _, err := w.Wait(wctx, key, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait on an empty turn: %v", err)
+	}
+	wcancel()
+	waitFor(0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Wait(ctx, key, 0)
+		done <- err
+	}()
+	waitFor(1)
+	if _, err := w.Append(ctx, key, envelope(key, 1, "", false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -177,7 +177,7 @@ func (s *subscriber) receive() {
 	if tick <= 0 {
 		tick = time.Second
 	}
-	lastCatchUp := time.Now()
+	lastCatchUp, lastSweep := time.Now(), time.Now()
 	for pause := 20 * time.Millisecond; s.w.ctx.Err() == nil; {
 		msg, err := s.ps.ReceiveTimeout(s.w.ctx, tick)
 		now := time.Now()
@@ -185,7 +185,10 @@ func (s *subscriber) receive() {
 			lastCatchUp = now
 			s.wake("")
 		}
-		s.sweep(now)
+		if now.Sub(lastSweep) >= time.Second { // the sweep walks every watch
+			lastSweep = now
+			s.sweep(now)
+		}
 		if err != nil {
 			if s.w.ctx.Err() != nil || errors.Is(err, redis.ErrClosed) {
 				return
