@@ -112,8 +112,12 @@ return {1, lower, latest, ended and 1 or 0}
 // may have been stored, and the writer learns it from [Window.Bounds] or
 // from the sequence-reordered refusal of its retry (as a turn producer
 // does). While the script waits for a pipeline, the end of ctx takes it
-// off the queue and Append returns ctx's error, nothing sent; once sent,
-// Append returns ctx's error as soon as ctx ends, the outcome unknown.
+// off the queue and Append returns ctx's error, nothing sent. An Append
+// that finds a lane free sends its pipeline itself, without a goroutine
+// hop, and waits for Redis's answer, bounded by the client's read timeout
+// (go-redis: ReadTimeout, 3 s by default), before it sees ctx's end; any
+// other Append returns ctx's error as soon as ctx ends, the outcome
+// unknown.
 func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Frame{}, err
