@@ -18,7 +18,9 @@
 // writer settles an unknown outcome with [Window.Bounds], as a turn producer
 // does; the appends of a Window that wait at the same moment share a
 // pipeline. [Window.Read] is one script too: the bounds and a page of at
-// most the asked bytes, at least one frame.
+// most the asked bytes, at least one frame; the readers of one page of a
+// turn in a process share one call, so that a frame is read once per
+// instance however many follow it.
 //
 // Retention is by count and bytes (the append drops the oldest entries,
 // XTRIM MINID, and moves Lower, never the newest frame) and by time: the
