@@ -1,0 +1,224 @@
+package redisstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// The benchmarks are measured by hand against the server of REDIS_ADDR
+// (.ci/redis start), for example
+//
+//	go test -run '^$' -bench 'AppendVersusXADD|DeliveryLatency' -benchtime 20000x .
+//
+// BenchmarkAppendVersusXADD appends with 1, 4 and 16 concurrent producers
+// (a turn each), then runs as many bare XADDs of the same bytes on streams
+// of their own, and reports both rates and their ratio measured in the
+// same run: window-appends/s, xadds/s, and ratio (the window's rate over
+// XADD's; the target is 0.8 or more). BenchmarkAppend is the window alone,
+// for its allocations. BenchmarkDeliveryLatency measures append to
+// delivery through three Windows to many readers.
+
+var benchProducers = []int{1, 4, 16}
+
+// benchText is a delta's text, the size of a few words of a model.
+const benchText = "the quick brown fox jumps over "
+
+// parallel runs n operations over len(next) goroutines, goroutine g doing
+// op(g, i) for i = next[g]+1, next[g]+2, …, and returns the elapsed time;
+// next[g] is left at the last i.
+func parallel(b *testing.B, next []int, n int, op func(g, i int) error) time.Duration {
+	b.Helper()
+	p := len(next)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := range p {
+		count := n / p
+		if g < n%p {
+			count++
+		}
+		wg.Go(func() {
+			for range count {
+				next[g]++
+				if err := op(g, next[g]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// benchKeys returns p fresh turns.
+func benchKeys(p int) []replay.Key {
+	keys := make([]replay.Key, p)
+	for g := range keys {
+		keys[g] = randomKey("t-bench-" + strconv.Itoa(g))
+	}
+	return keys
+}
+
+// appendOps returns the operation that appends frame i of producer g's
+// turn through w.
+func appendOps(ctx context.Context, w *Window, keys []replay.Key) func(g, i int) error {
+	return func(g, i int) error {
+		_, err := w.Append(ctx, keys[g], envelope(keys[g], int64(i)+1, benchText, false))
+		return err
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	addr := needRedis(b)
+	for _, p := range benchProducers {
+		b.Run("producers="+strconv.Itoa(p), func(b *testing.B) {
+			w, _ := newTestWindow(b, addr, WindowOptions{})
+			ctx := b.Context()
+			keys := benchKeys(p)
+			op := appendOps(ctx, w, keys)
+			for g := range keys { // seq 1 is started, not a delta
+				if err := op(g, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			elapsed := parallel(b, make([]int, p), b.N, op)
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
+		})
+	}
+}
+
+func BenchmarkAppendVersusXADD(b *testing.B) {
+	addr := needRedis(b)
+	for _, p := range benchProducers {
+		b.Run("producers="+strconv.Itoa(p), func(b *testing.B) {
+			w, c := newTestWindow(b, addr, WindowOptions{})
+			ctx := b.Context()
+			keys := benchKeys(p)
+			op := appendOps(ctx, w, keys)
+			streams := make([]string, p)
+			for g := range keys {
+				if err := op(g, 0); err != nil {
+					b.Fatal(err)
+				}
+				streams[g] = testPrefix + "bare:" + keys[g].ConversationID
+			}
+			b.Cleanup(func() { c.Del(context.Background(), streams...) })
+			frame, err := replay.EncodeFrame(envelope(keys[0], 2, benchText, false), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			xadd := func(g, i int) error {
+				return c.XAdd(ctx, &redis.XAddArgs{Stream: streams[g], ID: strconv.Itoa(i+1) + "-0",
+					Values: []any{"t", frame.Type, "d", frame.Data}}).Err()
+			}
+			// Ten rounds of each, alternating, so that a change of the
+			// machine's load weighs on both alike.
+			const rounds = 10
+			nextAppend, nextXADD := make([]int, p), make([]int, p)
+			var window, bare time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for r := range rounds {
+				n := b.N / rounds
+				if r < b.N%rounds {
+					n++
+				}
+				window += parallel(b, nextAppend, n, op)
+				bare += parallel(b, nextXADD, n, xadd)
+			}
+			b.ReportMetric(float64(b.N)/window.Seconds(), "window-appends/s")
+			b.ReportMetric(float64(b.N)/bare.Seconds(), "xadds/s")
+			b.ReportMetric(bare.Seconds()/window.Seconds(), "ratio")
+		})
+	}
+}
+
+// BenchmarkDeliveryLatency appends frames through one of three Windows,
+// each on a client of its own, while readers on all three follow the
+// turn with the reader loop of package replay; it reports the delay from
+// an append's start to each reader's receipt of the frame, p50 and p99,
+// over b.N frames, 2 ms apart.
+func BenchmarkDeliveryLatency(b *testing.B) {
+	addr := needRedis(b)
+	const readers = 300
+	var w [3]*Window
+	for i := range w {
+		w[i], _ = newTestWindow(b, addr, WindowOptions{})
+	}
+	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
+	defer cancel()
+	key := randomKey("t-latency")
+	n := int64(b.N) + 2
+	sent := make([]time.Time, n+1)
+	var mu sync.Mutex
+	var delays []time.Duration
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Go(func() {
+			win := w[r%3]
+			var mine []time.Duration
+			defer func() {
+				mu.Lock()
+				delays = append(delays, mine...)
+				mu.Unlock()
+			}()
+			for c := int64(0); ; {
+				bd, frames, err := win.Read(ctx, key, c, replay.DefaultPageBytes)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				now := time.Now()
+				for _, f := range frames {
+					c = f.Seq
+					mu.Lock()
+					at := sent[f.Seq]
+					mu.Unlock()
+					mine = append(mine, now.Sub(at))
+				}
+				if bd.Ended && c == bd.Latest {
+					return
+				}
+				if c < bd.Latest {
+					continue
+				}
+				if _, err := win.Wait(ctx, key, c); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the readers wait for seq 1
+	b.ResetTimer()
+	for seq := int64(1); seq <= n; seq++ {
+		mu.Lock()
+		sent[seq] = time.Now()
+		mu.Unlock()
+		var env *chatprotocol.ChatEventEnvelope = envelope(key, seq, benchText, seq == n)
+		if _, err := w[0].Append(ctx, key, env); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	wg.Wait()
+	b.StopTimer()
+	if len(delays) == 0 {
+		b.Fatal("no frame delivered")
+	}
+	slices.Sort(delays)
+	b.ReportMetric(float64(delays[len(delays)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(len(delays))/float64(readers*int(n)), "delivered-share")
+}

@@ -1,0 +1,70 @@
+// Package redisstore is a replay window on Redis: [Window], a
+// [replay.Window] that the instances of a host share, so that a client's
+// reconnect may land on any of them (docs/contract.md sections 11 and
+// 11.9). It is a module of its own, so that the root module links no
+// Redis client; it uses github.com/redis/go-redis/v9 and takes any
+// [redis.UniversalClient].
+//
+// # What it keeps
+//
+// Each turn is one Redis stream, <prefix>{<conversation>:<turn>}:f, whose
+// entry ids are the frames' seqs ("<seq>-0", so that XADD refuses an id
+// not above the last), beside a hash of the turn's bounds (latest, lower,
+// ended, bytes), <prefix>{…}:m; the ids are escaped, and the braces keep
+// a turn's keys in one Redis Cluster slot. [Window.Append] is one Lua
+// script: the frame is stored only as the turn's next seq and not after
+// its end, so that two writers, or a writer that lost an acknowledgement
+// and appends again, can neither leave a gap nor store a seq twice; the
+// writer settles an unknown outcome with [Window.Bounds], as a turn producer
+// does; the appends of a Window that wait at the same moment share a
+// pipeline. [Window.Read] is one script too: the bounds and a page of at
+// most the asked bytes, at least one frame; the readers of one page of a
+// turn in a process share one call, so that a frame is read once per
+// instance however many follow it.
+//
+// Retention is by count and bytes (the append drops the oldest entries,
+// XTRIM MINID, and moves Lower, never the newest frame) and by time: the
+// stream expires [WindowOptions.MaxAge] after a live turn's newest frame
+// and [WindowOptions.EndedTTL] after an ended turn's; its bounds stay for
+// [WindowOptions.TombstoneTTL], with Lower = Latest, so that a reader
+// resuming from an older cursor is told stale-cursor ([*replay.CursorError]
+// with the bounds) rather than cursor-ahead.
+//
+// # Waiting
+//
+// Every append publishes its seq on the turn's channel, <prefix>{…}:n. A
+// Window holds one Pub/Sub connection, whatever the number of its
+// waiters: it subscribes to the channel of each turn it waits on (and
+// unsubscribes after [WindowOptions.IdleUnsubscribe] without waiters).
+// Waiters read the bounds again on every message, on every confirmation
+// of the subscription (the first, and those after go-redis reconnects) and
+// every [WindowOptions.CatchUpInterval], so that no frame stored before
+// the subscription took effect, or while the connection was down, is
+// missed. No waiter holds a connection of its own.
+//
+// # What it does not promise
+//
+// Redis is not a durable compare-and-swap: what an acknowledged append
+// stored survives a restart only as far as the append-only file was
+// synced (appendfsync everysec loses up to a second; always costs a sync
+// per write), and a replica promoted on failover may lack the newest
+// frames, so that a turn's latest seq may go back. After such a loss a
+// reader is refused (cursor-ahead) or reads the frames again, and the
+// producer learns the turn's bounds anew; an interrupted turn is not
+// recovered from the window. Keep the recovery store and the answer store
+// on PostgreSQL or another durable store (pgstore): a host with this
+// window declares connectionReplay, and interruptedTurnRecovery only with
+// recovery on such a store ([Window.Capabilities]).
+//
+// Reads and waits retry for [WindowOptions.Patience] while Redis cannot
+// be reached or is loading, and return as soon as their context ends.
+//
+// # Measuring
+//
+// With a server in REDIS_ADDR (.ci/redis start), BenchmarkAppendVersusXADD
+// compares Append with a bare XADD of the same bytes at 1, 4 and 16
+// producers in alternating rounds of one run (its ratio metric), and
+// BenchmarkDeliveryLatency measures append to delivery over three Windows:
+//
+//	go test -run '^$' -bench 'AppendVersusXADD|DeliveryLatency' -benchtime 20000x .
+package redisstore

@@ -1,0 +1,31 @@
+package redisstore
+
+import (
+	"strings"
+
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// DefaultPrefix starts every key and channel name a Window uses:
+// "chatprotocol:replay:".
+const DefaultPrefix = "chatprotocol:replay:"
+
+// turnKeys are the names of one turn's Redis keys and channel.
+type turnKeys struct {
+	frames  string // the stream: one entry per frame, id "<seq>-0"
+	meta    string // the hash: latest, lower, ended, bytes
+	channel string // the Pub/Sub channel the append script publishes on
+}
+
+// escaper makes a conversation or turn id safe inside a key: the
+// separator ':' and the hash tag's braces cannot occur, so that two
+// different keys never share names and every key of a turn hashes to the
+// same Redis Cluster slot.
+var escaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D")
+
+// keysOf returns the names of key's turn under prefix:
+// <prefix>{<conversation>:<turn>}:f, :m and :n, the ids escaped.
+func keysOf(prefix string, key replay.Key) turnKeys {
+	tag := prefix + "{" + escaper.Replace(key.ConversationID) + ":" + escaper.Replace(key.TurnID) + "}:"
+	return turnKeys{frames: tag + "f", meta: tag + "m", channel: tag + "n"}
+}

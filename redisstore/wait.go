@@ -1,0 +1,260 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/Papercusp/chat-protocol-go/replay"
+)
+
+// subscriber is a Window's one Pub/Sub connection: it holds a watch per
+// turn channel it waits on, subscribes to a turn's channel when the first
+// waiter comes and unsubscribes once it has had no waiter for
+// idleUnsubscribe. Every message on a channel, every confirmation of its
+// subscription (the first, and those go-redis resends after reconnecting)
+// and every catch-up tick wakes the channel's waiters, who read the
+// bounds again: a frame appended before the subscription took effect, or
+// while the connection was down, is found by that read.
+type subscriber struct {
+	w  *Window
+	ps *redis.PubSub
+
+	mu      sync.Mutex
+	watches map[string]*watch
+	ops     []subOp       // subscriptions and unsubscriptions to send, in order
+	kick    chan struct{} // tells send that ops is not empty
+}
+
+// watch is one channel's waiters.
+type watch struct {
+	wake    chan struct{} // closed and replaced on every wakeup
+	waiters int
+	idle    time.Time // when waiters fell to 0
+}
+
+// subOp is a subscription (sub) or an unsubscription to send.
+type subOp struct {
+	channel string
+	sub     bool
+}
+
+func newSubscriber(w *Window) *subscriber {
+	return &subscriber{
+		w:       w,
+		ps:      w.client.Subscribe(w.ctx),
+		watches: make(map[string]*watch),
+		kick:    make(chan struct{}, 1),
+	}
+}
+
+// close closes the Pub/Sub connection, which ends receive.
+func (s *subscriber) close() { _ = s.ps.Close() }
+
+// enter counts a waiter on channel, subscribing to it when it has no
+// watch yet, and returns the watch.
+func (s *subscriber) enter(channel string) *watch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wt := s.watches[channel]
+	if wt == nil {
+		wt = &watch{wake: make(chan struct{})}
+		s.watches[channel] = wt
+		s.queue(subOp{channel: channel, sub: true})
+	}
+	wt.waiters++
+	return wt
+}
+
+// leave uncounts a waiter of wt.
+func (s *subscriber) leave(wt *watch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if wt.waiters--; wt.waiters == 0 {
+		wt.idle = time.Now()
+	}
+}
+
+// current returns wt's wake channel.
+func (s *subscriber) current(wt *watch) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return wt.wake
+}
+
+// queue adds op for send. s.mu is held.
+func (s *subscriber) queue(op subOp) {
+	s.ops = append(s.ops, op)
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// wakeLocked wakes wt's waiters. s.mu is held.
+func wakeLocked(wt *watch) {
+	close(wt.wake)
+	wt.wake = make(chan struct{})
+}
+
+// wake wakes the waiters of channel, or of every channel when channel is
+// "".
+func (s *subscriber) wake(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if channel != "" {
+		if wt := s.watches[channel]; wt != nil {
+			wakeLocked(wt)
+		}
+		return
+	}
+	for _, wt := range s.watches {
+		wakeLocked(wt)
+	}
+}
+
+// sweep unsubscribes from the channels idle for longer than
+// idleUnsubscribe.
+func (s *subscriber) sweep(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch, wt := range s.watches {
+		if wt.waiters == 0 && now.Sub(wt.idle) >= s.w.idleUnsubscribe {
+			delete(s.watches, ch)
+			s.queue(subOp{channel: ch})
+		}
+	}
+}
+
+// send sends the queued subscriptions and unsubscriptions, in order, on
+// the Pub/Sub connection, apart from the waiters so that none blocks on
+// the network. A failed send is logged: go-redis keeps the subscription
+// set and sends it again when it reconnects, whose confirmations wake the
+// waiters.
+func (s *subscriber) send() {
+	for {
+		select {
+		case <-s.w.ctx.Done():
+			return
+		case <-s.kick:
+		}
+		s.mu.Lock()
+		ops := s.ops
+		s.ops = nil
+		s.mu.Unlock()
+		for i := 0; i < len(ops); {
+			j := i + 1
+			for j < len(ops) && ops[j].sub == ops[i].sub {
+				j++
+			}
+			names := make([]string, 0, j-i)
+			for _, op := range ops[i:j] {
+				names = append(names, op.channel)
+			}
+			var err error
+			if ops[i].sub {
+				err = s.ps.Subscribe(s.w.ctx, names...)
+			} else {
+				err = s.ps.Unsubscribe(s.w.ctx, names...)
+			}
+			if err != nil && s.w.ctx.Err() == nil && s.w.log != nil {
+				s.w.log.Warn("redisstore: subscribing", "error", err)
+			}
+			i = j
+		}
+	}
+}
+
+// receive reads the Pub/Sub connection until the Window closes, waking
+// waiters on messages and subscription confirmations, every waiter on
+// each catch-up tick, and unsubscribing idle channels. go-redis
+// reconnects after a read error, resubscribing to every channel.
+func (s *subscriber) receive() {
+	tick := s.w.catchUp
+	if tick <= 0 {
+		tick = time.Second
+	}
+	lastCatchUp, lastSweep := time.Now(), time.Now()
+	for pause := 20 * time.Millisecond; s.w.ctx.Err() == nil; {
+		msg, err := s.ps.ReceiveTimeout(s.w.ctx, tick)
+		now := time.Now()
+		if s.w.catchUp > 0 && now.Sub(lastCatchUp) >= s.w.catchUp {
+			lastCatchUp = now
+			s.wake("")
+		}
+		if now.Sub(lastSweep) >= time.Second { // the sweep walks every watch
+			lastSweep = now
+			s.sweep(now)
+		}
+		if err != nil {
+			if s.w.ctx.Err() != nil || errors.Is(err, redis.ErrClosed) {
+				return
+			}
+			if isTimeout(err) {
+				_ = s.ps.Ping(s.w.ctx) // a dead connection shows on the next read
+				continue
+			}
+			if s.w.log != nil {
+				s.w.log.Warn("redisstore: the subscriber's connection failed", "error", err)
+			}
+			if sleepCtx(s.w.ctx, s.w.ctx, pause) != nil {
+				return
+			}
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 20 * time.Millisecond
+		switch m := msg.(type) {
+		case *redis.Message:
+			s.wake(m.Channel)
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				s.wake(m.Channel)
+			}
+		}
+	}
+}
+
+// isTimeout reports whether err is a read timeout of ReceiveTimeout.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// Wait blocks until key's turn holds a frame after cursor after, or has
+// ended, or ctx is done (see [replay.Window.Wait]), and returns the bounds
+// then, with ctx's error in the last case. It subscribes the Window's
+// connection to the turn's channel unless it already is, then reads the
+// bounds on every wakeup: a message of the turn, a (re)subscription, a
+// catch-up tick. A frame appended before the call is found by the first
+// read. While Redis cannot be reached the reads retry for
+// [WindowOptions.Patience]; a closed Window returns an error.
+func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
+	if err := ctx.Err(); err != nil {
+		return replay.Bounds{}, err
+	}
+	wt := w.sub.enter(keysOf(w.prefix, key).channel)
+	defer w.sub.leave(wt)
+	var last replay.Bounds
+	for {
+		wake := w.sub.current(wt)
+		b, err := w.Bounds(ctx, key)
+		if err != nil {
+			return last, err
+		}
+		last = b
+		if b.Latest > after || b.Ended {
+			return b, nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case <-w.ctx.Done():
+			return last, errClosed
+		}
+	}
+}
