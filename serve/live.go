@@ -94,10 +94,7 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 			return
 		}
 		if s.cursor >= b.Latest {
-			if parkable && w.Header().Get("Content-Encoding") != "" {
-				parkable = false // a compressor that offers Hijack all the same: the bare connection would bypass it
-			}
-			if parkable {
+			if parkable && !encoded(w.Header()) {
 				// Nothing writes to w from here on, so the connection is the
 				// parked stream's alone; the bufio.ReadWriter Hijack returns
 				// is dropped: every write so far was flushed, and what the

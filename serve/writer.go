@@ -31,9 +31,9 @@ func flushes(w http.ResponseWriter) bool {
 // ResponseWriter does; a middleware's wrapper, which may transform or count
 // the body, offers it only if it says the connection may be taken), and the
 // response is an HTTP/1.1 chunked body, the framing the parked writes
-// continue. A POST's body was read whole before its stream began. A
-// response that a middleware encodes (Content-Encoding, once the first
-// bytes were flushed) is never taken over, whatever its writer offers.
+// continue. A POST's body was read whole before its stream began. What
+// the writer offers is known at once; whether a middleware encodes the
+// body is known only once the first bytes were flushed ([encoded]).
 func takesOver(w http.ResponseWriter, r *http.Request) bool {
 	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method == http.MethodHead {
 		return false
@@ -41,6 +41,12 @@ func takesOver(w http.ResponseWriter, r *http.Request) bool {
 	_, ok := w.(http.Hijacker)
 	return ok
 }
+
+// encoded reports whether a middleware encodes the response whose headers
+// are h (a compressor such as gzhttp offers Hijack for upgrades): its
+// connection is then never taken over, since writing to it bare would
+// bypass the encoding.
+func encoded(h http.Header) bool { return h.Get("Content-Encoding") != "" }
 
 // reusable reports whether r's connection may serve the client's next
 // request once r's stream ended cleanly, as net/http would decide it: the
