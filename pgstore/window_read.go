@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/Papercusp/chat-protocol-go/internal/patience"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -222,36 +223,7 @@ func unreachable(err error) bool {
 // to w.patience, with a growing pause; it returns op's last error, or
 // ctx's.
 func (w *Window) patient(ctx context.Context, op func() error) error {
-	var since time.Time
-	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		err := op()
-		if err == nil || ctx.Err() != nil || !unreachable(err) || w.patience < 0 {
-			return err
-		}
-		if since.IsZero() {
-			since = time.Now()
-		} else if time.Since(since) > w.patience {
-			return err
-		}
-		if err := sleepCtx(ctx, w.ctx, pause); err != nil {
-			return err
-		}
-	}
-}
-
-// sleepCtx waits d, or until ctx (its error) or the window (errClosed)
-// ends.
-func sleepCtx(ctx, window context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-window.Done():
-		return errClosed
-	case <-t.C:
-		return nil
-	}
+	return patience.Retry(ctx, w.ctx, errClosed, w.patience, unreachable, op)
 }
 
 // Read returns key's bounds and one page of the retained suffix after

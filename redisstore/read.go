@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/Papercusp/chat-protocol-go/internal/patience"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -168,37 +168,9 @@ func unreachable(err error) bool {
 // patient retries op while it fails with an unreachable Redis, for up to
 // w.patience, with a growing pause; it returns op's last error, or ctx's.
 func (w *Window) patient(ctx context.Context, op func() error) error {
-	var since time.Time
-	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		err := op()
-		if err != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err == nil || !unreachable(err) || w.patience < 0 {
-			return err
-		}
-		if since.IsZero() {
-			since = time.Now()
-		} else if time.Since(since) > w.patience {
-			return err
-		}
-		if err := sleepCtx(ctx, w.ctx, pause); err != nil {
-			return err
-		}
-	}
-}
-
-// sleepCtx waits d, or until ctx (its error) or the window (errClosed)
-// ends.
-func sleepCtx(ctx, window context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	err := patience.Retry(ctx, w.ctx, errClosed, w.patience, unreachable, op)
+	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
-	case <-window.Done():
-		return errClosed
-	case <-t.C:
-		return nil
 	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/Papercusp/chat-protocol-go/internal/patience"
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
@@ -200,7 +201,7 @@ func (s *subscriber) receive() {
 			if s.w.log != nil {
 				s.w.log.Warn("redisstore: the subscriber's connection failed", "error", err)
 			}
-			if sleepCtx(s.w.ctx, s.w.ctx, pause) != nil {
+			if patience.Sleep(s.w.ctx, s.w.ctx, errClosed, pause) != nil {
 				return
 			}
 			pause = min(2*pause, time.Second)
