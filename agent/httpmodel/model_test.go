@@ -64,7 +64,7 @@ type stepSink struct {
 }
 
 func (s *stepSink) Provenance(context.Context, string, string, string) error { return nil }
-func (s *stepSink) Delta(_ context.Context, text string) error             { s.text += text; return nil }
+func (s *stepSink) Delta(_ context.Context, text string) error               { s.text += text; return nil }
 func (s *stepSink) AnnounceToolCall(_ context.Context, id, name string, in json.RawMessage) error {
 	s.calls = append(s.calls, agent.Call{ID: id, Name: name, Input: in})
 	return nil
