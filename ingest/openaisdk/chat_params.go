@@ -59,9 +59,11 @@ func ChatParams(req *agent.Request, base openai.ChatCompletionNewParams) openai.
 
 // chatMessages is how many messages the request of req has, at most.
 func chatMessages(req *agent.Request) int {
-	n := 1 + len(req.Messages)
+	n := 1
 	for _, m := range req.Messages {
-		n += len(m.Calls)
+		if m.Role != agent.RoleTool {
+			n += 1 + len(m.Calls)
+		}
 	}
 	return n
 }

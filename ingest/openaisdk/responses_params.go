@@ -1,12 +1,12 @@
 package openaisdk
 
 import (
-	"encoding/json"
 	"slices"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/tidwall/gjson"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
@@ -30,7 +30,7 @@ func ResponsesParams(req *agent.Request, base responses.ResponseNewParams) respo
 	if req.System != "" {
 		p.Instructions = openai.String(req.System)
 	}
-	items := make(responses.ResponseInputParam, 0, chatMessages(req)*2)
+	items := make(responses.ResponseInputParam, 0, inputItems(req))
 	for i, m := range req.Messages {
 		switch m.Role {
 		case agent.RoleUser:
@@ -56,10 +56,18 @@ func ResponsesParams(req *agent.Request, base responses.ResponseNewParams) respo
 	return p
 }
 
-// itemHead is what the builder reads of a kept output item.
-type itemHead struct {
-	Type   string `json:"type"`
-	CallID string `json:"call_id"`
+// inputItems is how many input items the request of req has, at most.
+func inputItems(req *agent.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		switch m.Role {
+		case agent.RoleUser:
+			n++
+		case agent.RoleAssistant:
+			n += 1 + len(m.Reasoning) + 2*len(m.Calls)
+		}
+	}
+	return n
 }
 
 // appendStep appends the items of assistant message m to items.
@@ -70,13 +78,13 @@ func appendStep(items responses.ResponseInputParam, m agent.Message) responses.R
 		if len(r.Item) == 0 {
 			continue
 		}
-		var h itemHead
-		if json.Unmarshal(r.Item, &h) != nil {
+		if !gjson.ValidBytes(r.Item) {
 			continue
 		}
-		switch h.Type {
+		switch gjson.GetBytes(r.Item, "type").Str {
 		case "function_call":
-			k := slices.IndexFunc(m.Calls, func(c agent.Call) bool { return c.ID == h.CallID })
+			id := gjson.GetBytes(r.Item, "call_id").Str
+			k := slices.IndexFunc(m.Calls, func(c agent.Call) bool { return c.ID == id })
 			if k < 0 {
 				continue // not a call of the step as the conversation has it
 			}
