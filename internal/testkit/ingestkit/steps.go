@@ -49,7 +49,7 @@ func ServeSteps(t testing.TB, steps ...[]byte) (string, *Requests) {
 	return srv.URL, reqs
 }
 
-// Step is an ingest.Sink that records one step: its text, its calls and
+// Step is an [ingest.Sink] that records one step: its text, its calls and
 // how it ended.
 type Step struct {
 	Text  string
@@ -59,7 +59,7 @@ type Step struct {
 }
 
 func (s *Step) Provenance(context.Context, string, string, string) error { return nil }
-func (s *Step) Delta(_ context.Context, text string) error              { s.Text += text; return nil }
+func (s *Step) Delta(_ context.Context, text string) error               { s.Text += text; return nil }
 func (s *Step) AnnounceToolCall(_ context.Context, id, name string, input json.RawMessage) error {
 	s.Calls = append(s.Calls, agent.Call{ID: id, Name: name, Input: input})
 	return nil
