@@ -1,8 +1,10 @@
 // Package ingestkit holds what the tests of the SDK bindings of package
 // ingest share (ingest/openaisdk, ingest/anthropicsdk): a loopback server
-// replaying a recorded body, a sink that writes a turn's envelopes as
-// chatwire ingest prints them, a sink that only counts, and the per-delta
-// figures of their benchmarks.
+// replaying a recorded body, one answering each request with the next
+// recorded step and keeping the requests, a sink that writes a turn's
+// envelopes as chatwire ingest prints them, one that records a step, one
+// that only counts, a long conversation, and the per-delta figures of
+// their benchmarks.
 package ingestkit
 
 import (
