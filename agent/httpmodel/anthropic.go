@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // The Messages request (docs/contract.md section 19.3).
@@ -23,17 +24,17 @@ type (
 	// anthropicBlock is one content block; its type says which members
 	// it has.
 	anthropicBlock struct {
-		Type      string          `json:"type"`
-		Text      *string         `json:"text,omitempty"`
-		Thinking  *string         `json:"thinking,omitempty"`
-		Signature string          `json:"signature,omitempty"`
-		Data      string          `json:"data,omitempty"`
-		ID        string          `json:"id,omitempty"`
-		Name      string          `json:"name,omitempty"`
-		Input     json.RawMessage `json:"input,omitempty"`
-		ToolUseID string          `json:"tool_use_id,omitempty"`
-		Content   *string         `json:"content,omitempty"`
-		IsError   bool            `json:"is_error,omitempty"`
+		Type      string           `json:"type"`
+		Text      *string          `json:"text,omitempty"`
+		Thinking  *string          `json:"thinking,omitempty"`
+		Signature string           `json:"signature,omitempty"`
+		Data      string           `json:"data,omitempty"`
+		ID        string           `json:"id,omitempty"`
+		Name      string           `json:"name,omitempty"`
+		Input     json.RawMessage  `json:"input,omitempty"`
+		ToolUseID string           `json:"tool_use_id,omitempty"`
+		Content   []anthropicBlock `json:"content,omitempty"`
+		IsError   bool             `json:"is_error,omitempty"`
 	}
 	anthropicTool struct {
 		Name        string          `json:"name"`
@@ -45,8 +46,9 @@ type (
 // anthropicBody writes the Messages request of req: the system text, a user
 // message per user text, an assistant message per step (its thinking
 // blocks with their signatures, redacted thinking, its text, its tool_use
-// blocks), and the step's results as tool_result blocks at the head of the
-// next user message, which the API requires of every tool_use. Messages of
+// blocks), and a tool_result block per call (modelstep.Results: its output's
+// JSON text as a text block) at the head of the next user message, which
+// the API requires of every tool_use. Messages of
 // one role in a row are merged into one, and a message left empty is
 // dropped, since the API refuses both.
 func anthropicBody(model string, maxTokens int, req *agent.Request) ([]byte, error) {
@@ -76,7 +78,7 @@ func anthropicBody(model string, maxTokens int, req *agent.Request) ([]byte, err
 				switch {
 				case r.Redacted != "":
 					blocks = append(blocks, anthropicBlock{Type: "redacted_thinking", Data: r.Redacted})
-				case r.Signature != "":
+				case r.Signature != "" || r.Text != "":
 					blocks = append(blocks, anthropicBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
 				}
 			}
@@ -84,19 +86,22 @@ func anthropicBody(model string, maxTokens int, req *agent.Request) ([]byte, err
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: &m.Text})
 			}
 			for _, c := range m.Calls {
-				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input(c)})
+				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: modelstep.Input(c)})
 			}
 			push("assistant", blocks)
-		case agent.RoleTool:
-			for _, r := range m.Results {
-				content := string(r.Output)
-				blocks = append(blocks, anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, Content: &content, IsError: r.IsError})
+			var results []anthropicBlock
+			for _, r := range modelstep.Results(req.Messages, i) {
+				b := anthropicBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
+				if len(r.Output) > 0 {
+					b.Content = []anthropicBlock{{Type: "text", Text: new(string(r.Output))}}
+				}
+				results = append(results, b)
 			}
-			push("user", blocks)
+			push("user", results)
 		}
 	}
 	for _, t := range req.Tools {
-		out.Tools = append(out.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema(t)})
+		out.Tools = append(out.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: modelstep.Schema(t)})
 	}
 	return json.Marshal(&out)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // The Chat Completions request (docs/contract.md section 19.3).
@@ -20,7 +21,7 @@ type (
 	}
 	chatMessage struct {
 		Role       string         `json:"role"`
-		Content    *string        `json:"content"`
+		Content    *string        `json:"content,omitempty"`
 		ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 		ToolCallID string         `json:"tool_call_id,omitempty"`
 	}
@@ -44,8 +45,9 @@ type (
 )
 
 // chatBody writes the Chat Completions request of req: the system
-// message, user messages, an assistant message per step (its text, null
-// when it has none, and its tool_calls), and a tool message per result.
+// message, user messages, an assistant message per step (its text, none
+// when it has none but calls, and its tool_calls), and a tool message per call right
+// after it (modelstep.Results: a call without a result answered as an error).
 func chatBody(model string, maxTokens int, req *agent.Request) ([]byte, error) {
 	out := chatRequest{Model: model, MaxCompletionTokens: maxTokens, Stream: true}
 	out.StreamOptions.IncludeUsage = true
@@ -65,22 +67,18 @@ func chatBody(model string, maxTokens int, req *agent.Request) ([]byte, error) {
 			for _, c := range m.Calls {
 				tc := chatToolCall{ID: c.ID, Type: "function"}
 				tc.Function.Name = c.Name
-				tc.Function.Arguments = string(input(c))
+				tc.Function.Arguments = string(modelstep.Input(c))
 				am.ToolCalls = append(am.ToolCalls, tc)
 			}
 			out.Messages = append(out.Messages, am)
-		case agent.RoleTool:
-			for _, r := range m.Results {
-				text, err := outputText(r)
-				if err != nil {
-					return nil, err
-				}
+			for _, r := range modelstep.Results(req.Messages, i) {
+				text := modelstep.Content(r)
 				out.Messages = append(out.Messages, chatMessage{Role: "tool", Content: &text, ToolCallID: r.CallID})
 			}
 		}
 	}
 	for _, t := range req.Tools {
-		out.Tools = append(out.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: schema(t)}})
+		out.Tools = append(out.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: modelstep.Schema(t)}})
 	}
 	return json.Marshal(&out)
 }

@@ -164,7 +164,7 @@ func TestResponsesSecondRequestCarriesCallsAndResults(t *testing.T) {
 	assert.Equal(t, "/v1/responses", r.path)
 	assert.Equal(t, "Be brief.", r.body["instructions"])
 	in := r.body["input"].([]any)
-	want := []any{map[string]any{"type": "message", "role": "user", "content": "Weather in Paris?"}}
+	want := []any{map[string]any{"role": "user", "content": "Weather in Paris?"}}
 	for _, c := range calls {
 		want = append(want, map[string]any{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": string(c.Input)})
 	}
@@ -212,7 +212,7 @@ func TestAnthropicSecondRequestAnswersEveryToolUse(t *testing.T) {
 		assert.Equal(t, "tool_result", b["type"])
 		assert.Equal(t, c.ID, b["tool_use_id"])
 	}
-	assert.Equal(t, `{"temp":21}`, blocks[0].(map[string]any)["content"])
+	assert.Equal(t, []any{map[string]any{"type": "text", "text": `{"temp":21}`}}, blocks[0].(map[string]any)["content"])
 	assert.Nil(t, blocks[0].(map[string]any)["is_error"])
 	assert.Equal(t, true, blocks[1].(map[string]any)["is_error"])
 }
@@ -244,7 +244,7 @@ func TestAnthropicMergesRolesAndKeepsThinking(t *testing.T) {
 	assert.JSONEq(t, `{"model":"m","max_tokens":100,"stream":true,"messages":[
 		{"role":"user","content":[{"type":"text","text":"a"}]},
 		{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig-1"},{"type":"redacted_thinking","data":"opaque"},{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]},
-		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":""},{"type":"text","text":"b"}]}]}`, string(b))
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1"},{"type":"text","text":"b"}]}]}`, string(b))
 }
 
 func TestNewRefuses(t *testing.T) {

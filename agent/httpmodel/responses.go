@@ -2,8 +2,10 @@ package httpmodel
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // The Responses request (docs/contract.md section 19.3).
@@ -17,7 +19,6 @@ type (
 		Stream          bool              `json:"stream"`
 	}
 	responsesMessage struct {
-		Type    string `json:"type"`
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	}
@@ -42,9 +43,10 @@ type (
 )
 
 // responsesBody writes the Responses request of req: the system text as
-// instructions, and the input items: user messages; per step its reasoning
-// items as received, its text as an assistant message, its function_call
-// items; a function_call_output item per result.
+// instructions, and the input items: user messages; per step the items
+// of modelstep.Items (kept output items as received, its text as an
+// assistant message, its function_call items), then a function_call_output
+// item per call (modelstep.Results).
 func responsesBody(model string, maxTokens int, req *agent.Request) ([]byte, error) {
 	out := responsesRequest{Model: model, Instructions: req.System, MaxOutputTokens: maxTokens, Stream: true, Input: []json.RawMessage{}}
 	add := func(v any) error {
@@ -56,39 +58,28 @@ func responsesBody(model string, maxTokens int, req *agent.Request) ([]byte, err
 		m := &req.Messages[i]
 		switch m.Role {
 		case agent.RoleUser:
-			if err := add(responsesMessage{Type: "message", Role: "user", Content: m.Text}); err != nil {
+			if err := add(responsesMessage{Role: "user", Content: m.Text}); err != nil {
 				return nil, err
 			}
 		case agent.RoleAssistant:
-			for _, r := range m.Reasoning {
-				if len(r.Item) > 0 {
-					out.Input = append(out.Input, r.Item)
-				}
+			var err error
+			modelstep.Items(m, func(item json.RawMessage) {
+				out.Input = append(out.Input, item)
+			}, func(text string) {
+				err = errors.Join(err, add(responsesMessage{Role: "assistant", Content: text}))
+			}, func(c agent.Call) {
+				err = errors.Join(err, add(responsesCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: string(modelstep.Input(c))}))
+			})
+			for _, r := range modelstep.Results(req.Messages, i) {
+				err = errors.Join(err, add(responsesOutput{Type: "function_call_output", CallID: r.CallID, Output: modelstep.Content(r)}))
 			}
-			if m.Text != "" {
-				if err := add(responsesMessage{Type: "message", Role: "assistant", Content: m.Text}); err != nil {
-					return nil, err
-				}
-			}
-			for _, c := range m.Calls {
-				if err := add(responsesCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: string(input(c))}); err != nil {
-					return nil, err
-				}
-			}
-		case agent.RoleTool:
-			for _, r := range m.Results {
-				text, err := outputText(r)
-				if err != nil {
-					return nil, err
-				}
-				if err := add(responsesOutput{Type: "function_call_output", CallID: r.CallID, Output: text}); err != nil {
-					return nil, err
-				}
+			if err != nil {
+				return nil, err
 			}
 		}
 	}
 	for _, t := range req.Tools {
-		out.Tools = append(out.Tools, responsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema(t)})
+		out.Tools = append(out.Tools, responsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: modelstep.Schema(t)})
 	}
 	return json.Marshal(&out)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/ingest"
-	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // MessagesModel is an [agent.Model] on the Messages API of the official SDK
@@ -50,7 +50,7 @@ func (m *MessagesModel) Step(ctx context.Context, req *agent.Request, sink inges
 			onEvent(ev)
 		}
 	}
-	guard := sdkmodel.Guard(sink)
+	guard := modelstep.Guard(sink)
 	stream := m.Client.Messages.NewStreaming(ctx, params)
 	err := Read(ctx, stream, guard, &o)
 	stream.Close()

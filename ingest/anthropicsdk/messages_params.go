@@ -7,7 +7,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
-	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // MessagesParams returns the Messages request of req (docs/contract.md
@@ -42,7 +42,7 @@ func MessagesParams(req *agent.Request, base anthropic.MessageNewParams) anthrop
 			if blocks := assistantBlocks(m); len(blocks) > 0 {
 				b.add(true, blocks...)
 			}
-			if results := sdkmodel.Results(req.Messages, i); len(results) > 0 {
+			if results := modelstep.Results(req.Messages, i); len(results) > 0 {
 				b.add(false, resultBlocks(results)...)
 			}
 		}
@@ -51,7 +51,7 @@ func MessagesParams(req *agent.Request, base anthropic.MessageNewParams) anthrop
 	if len(req.Tools) > 0 {
 		tools := slices.Grow(slices.Clip(base.Tools), len(req.Tools))
 		for _, t := range req.Tools {
-			tool := &anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](sdkmodel.Schema(t))}
+			tool := &anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](modelstep.Schema(t))}
 			if t.Description != "" {
 				tool.Description = anthropic.String(t.Description)
 			}
@@ -107,7 +107,7 @@ func assistantBlocks(m agent.Message) []anthropic.ContentBlockParamUnion {
 		blocks = append(blocks, anthropic.NewTextBlock(m.Text))
 	}
 	for _, c := range m.Calls {
-		blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, sdkmodel.Input(c), c.Name))
+		blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, modelstep.Input(c), c.Name))
 	}
 	return blocks
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/ingest"
-	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // ChatModel is an [agent.Model] on the Chat Completions API of the official
@@ -32,7 +32,7 @@ type ChatModel struct {
 func (m *ChatModel) Step(ctx context.Context, req *agent.Request, sink ingest.Sink) (agent.Reply, error) {
 	params := ChatParams(req, m.Params)
 	opts := readerOptions(m.Options, params.Model)
-	guard := sdkmodel.Guard(sink)
+	guard := modelstep.Guard(sink)
 	stream := m.Client.Chat.Completions.NewStreaming(ctx, params)
 	err := ReadChat(ctx, stream, guard, opts)
 	stream.Close()

@@ -9,7 +9,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
-	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // ChatParams returns the Chat Completions request of req (docs/contract.md
@@ -39,8 +39,8 @@ func ChatParams(req *agent.Request, base openai.ChatCompletionNewParams) openai.
 				continue
 			}
 			msgs = append(msgs, chatAssistant(m))
-			for _, r := range sdkmodel.Results(req.Messages, i) {
-				msgs = append(msgs, openai.ToolMessage(sdkmodel.Content(r), r.CallID))
+			for _, r := range modelstep.Results(req.Messages, i) {
+				msgs = append(msgs, openai.ToolMessage(modelstep.Content(r), r.CallID))
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func chatAssistant(m agent.Message) openai.ChatCompletionMessageParamUnion {
 		for k, c := range m.Calls {
 			a.ToolCalls[k].OfFunction = &openai.ChatCompletionMessageFunctionToolCallParam{
 				ID:       c.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(sdkmodel.Input(c))},
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(modelstep.Input(c))},
 			}
 		}
 	}
@@ -101,7 +101,7 @@ type functionJSON struct {
 // strict mode's rules), else a Chat function definition. A schema that is
 // not JSON goes as a JSON string, which the provider refuses.
 func function(t agent.ToolSpec, responses bool) json.RawMessage {
-	f := functionJSON{Name: t.Name, Description: t.Description, Parameters: sdkmodel.Schema(t)}
+	f := functionJSON{Name: t.Name, Description: t.Description, Parameters: modelstep.Schema(t)}
 	if responses {
 		strict := false
 		f.Type, f.Strict = "function", &strict

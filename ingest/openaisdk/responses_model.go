@@ -9,7 +9,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/ingest"
-	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // ResponsesModel is an [agent.Model] on the Responses API of the official
@@ -48,7 +48,7 @@ func (m *ResponsesModel) Step(ctx context.Context, req *agent.Request, sink inge
 			onEvent(ev)
 		}
 	}
-	guard := sdkmodel.Guard(sink)
+	guard := modelstep.Guard(sink)
 	stream := m.Client.Responses.NewStreaming(ctx, params)
 	err := ReadResponses(ctx, stream, guard, opts)
 	stream.Close()

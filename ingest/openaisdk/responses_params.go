@@ -1,15 +1,15 @@
 package openaisdk
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
-	"github.com/tidwall/gjson"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
-	"github.com/Papercusp/chat-protocol-go/internal/sdkmodel"
+	"github.com/Papercusp/chat-protocol-go/internal/modelstep"
 )
 
 // ResponsesParams returns the Responses request of req (docs/contract.md
@@ -37,10 +37,10 @@ func ResponsesParams(req *agent.Request, base responses.ResponseNewParams) respo
 			items = append(items, responses.ResponseInputItemParamOfMessage(m.Text, responses.EasyInputMessageRoleUser))
 		case agent.RoleAssistant:
 			items = appendStep(items, m)
-			for _, r := range sdkmodel.Results(req.Messages, i) {
+			for _, r := range modelstep.Results(req.Messages, i) {
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
 					CallID: openai.String(r.CallID),
-					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(sdkmodel.Content(r))},
+					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(modelstep.Content(r))},
 				}})
 			}
 		}
@@ -70,40 +70,15 @@ func inputItems(req *agent.Request) int {
 	return n
 }
 
-// appendStep appends the items of assistant message m to items.
+// appendStep appends the items of assistant message m to items
+// (modelstep.Items).
 func appendStep(items responses.ResponseInputParam, m agent.Message) responses.ResponseInputParam {
-	var sent []bool // the calls a kept item carries
-	text := m.Text != ""
-	for _, r := range m.Reasoning {
-		if len(r.Item) == 0 {
-			continue
-		}
-		if !gjson.ValidBytes(r.Item) {
-			continue
-		}
-		switch gjson.GetBytes(r.Item, "type").Str {
-		case "function_call":
-			id := gjson.GetBytes(r.Item, "call_id").Str
-			k := slices.IndexFunc(m.Calls, func(c agent.Call) bool { return c.ID == id })
-			if k < 0 {
-				continue // not a call of the step as the conversation has it
-			}
-			if sent == nil {
-				sent = make([]bool, len(m.Calls))
-			}
-			sent[k] = true
-		case "message":
-			text = false
-		}
-		items = append(items, param.Override[responses.ResponseInputItemUnionParam](r.Item))
-	}
-	if text {
-		items = append(items, responses.ResponseInputItemParamOfMessage(m.Text, responses.EasyInputMessageRoleAssistant))
-	}
-	for k, c := range m.Calls {
-		if sent == nil || !sent[k] {
-			items = append(items, responses.ResponseInputItemParamOfFunctionCall(string(sdkmodel.Input(c)), c.ID, c.Name))
-		}
-	}
+	modelstep.Items(&m, func(item json.RawMessage) {
+		items = append(items, param.Override[responses.ResponseInputItemUnionParam](item))
+	}, func(text string) {
+		items = append(items, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleAssistant))
+	}, func(c agent.Call) {
+		items = append(items, responses.ResponseInputItemParamOfFunctionCall(string(modelstep.Input(c)), c.ID, c.Name))
+	})
 	return items
 }

@@ -1,4 +1,4 @@
-package sdkmodel
+package modelstep
 
 import (
 	"encoding/json"
