@@ -49,8 +49,9 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
-	h.Del("Transfer-Encoding")                                     // net/http's own chunks, which parked writes continue
-	parkable := e.set.parking && st.Gone == nil && takesOver(w, r) // a parked stream learns of its client's leaving late
+	h.Del("Transfer-Encoding") // net/http's own chunks, which parked writes continue
+	// A parked stream would learn of its client's leaving at its next write.
+	parkable := e.set.parking && st.Gone == nil && takesOver(w, r)
 	// Before the headers: net/http closes the body once they are written,
 	// whether it read it to its end or not.
 	keep := parkable && reusable(w, r)
