@@ -13,8 +13,8 @@ import (
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnhost"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
-	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
+	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
 // rcRun is what agrun.mjs printed.
