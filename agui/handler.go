@@ -89,7 +89,9 @@ type HandlerOptions struct {
 // Handler serves turns of a replay window as AG-UI 1.x runs
 // (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
 // resume entries, starts a turn through [HandlerOptions.StartRun] and streams it as
-// AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
+// AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last; a
+// run whose client goes away before its end cancels its turn through
+// [HandlerOptions.Cancel], unless [HandlerOptions.KeepRunOnDisconnect].
 // Mount it under a pattern without a method, so that another method gets
 // its JSON 405 (method-not-allowed, Allow: POST) rather than
 // [http.ServeMux]'s plain text. Every run's events are transcoded once per

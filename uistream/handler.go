@@ -106,8 +106,9 @@ type HandlerOptions struct {
 // Handler serves turns of a replay window as AI SDK UI message streams
 // (docs/contract.md section 18.1): POST {api} starts a turn through
 // [HandlerOptions.StartTurn] and streams it, GET {api}/{chatId}/stream resumes the
-// chat's running turn from its first chunk (204 when none), DELETE
-// {api}/{chatId}/stream cancels it. Mount it with Register. Every stream's
+// chat's running turn from its first chunk (204 when none), POST
+// {api}/{chatId}/stop and DELETE {api}/{chatId}/stream cancel it
+// ([Handler.ServeStop]). Mount it with Register. Every stream's
 // chunks are transcoded once per frame for all its readers. Safe for
 // concurrent use; make one with [NewHandler].
 type Handler struct {

@@ -1,5 +1,5 @@
 // Package turnhost is a test kit: a host that produces turnscript's turn
-// (text, a tool call and its result, more text) through a turn.Producer,
+// (text, a tool call and its result, more text) through a [turn.Producer],
 // with recovery on its memory store and the registry of running turns, so
 // that a cancel goes the way of docs/contract.md section 16.4: recovery
 // commits it, the abort hook ends the model loop's context, and the
