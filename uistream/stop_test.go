@@ -171,8 +171,8 @@ func TestAStopByTheRecipeCancelsTheTurn(t *testing.T) {
 
 // TestAStaleStopStopsNothing: a stop whose activeStreamId names another
 // stream than the running turn (one that ended before it) answers success
-// and leaves the turn to complete; so does a stop of a chat with no
-// running turn.
+// and leaves the turn to complete; so do a stop of a chat with no running
+// turn and a stop by a caller without the right to cancel the turn.
 func TestAStaleStopStopsNothing(t *testing.T) {
 	f := newStopFixture(t, 20*time.Millisecond)
 	status, body := readStop(t, f.send(t, http.MethodPost, "/api/chat/chat-1/stop", http.Header{"Content-Type": {"application/json"}}, `{}`))
@@ -180,6 +180,15 @@ func TestAStaleStopStopsNothing(t *testing.T) {
 	assert.JSONEq(t, `{"success":true}`, body)
 	key, sc, resp := f.start(t)
 	status, body = readStop(t, f.send(t, http.MethodPost, "/api/chat/chat-1/stop", http.Header{"Content-Type": {"application/json"}}, `{"activeStreamId":"t-0"}`))
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"success":true}`, body)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.srv.URL+"/api/chat/chat-1/stop", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User", "mallory")
+	stranger, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	status, body = readStop(t, stranger)
 	assert.Equal(t, http.StatusOK, status)
 	assert.JSONEq(t, `{"success":true}`, body)
 	got := rest(t, sc, resp)
