@@ -13,12 +13,17 @@
 //
 //	h, err := agui.NewHandler(window, &agui.HandlerOptions{
 //		StartRun: func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) { … },
+//		Cancel:   cancels.Cancel, // a run's disconnect cancels its turn
 //		Resolver: resolver, Caller: callerOf,
 //	})
 //	mux.Handle("/agent", h) // no method: another one gets the JSON 405
 //	srv.RegisterOnShutdown(h.Close)
 //
-// AG-UI has no resume of a stream: a reconnect is a POST again, and a host
-// whose StartRun maps a run id it has seen to that run's turn replays the
-// run whole.
+// AG-UI has no resume of a stream: its servers take a run's disconnect,
+// such as HttpAgent's abortRun(), for the run's end. So, given
+// [HandlerOptions.Cancel] (turn's CancelHandler.Cancel, say), a run whose
+// client goes away before the run ended cancels its turn, with the
+// caller of the run's request; [HandlerOptions.KeepRunOnDisconnect] opts
+// out, for a host whose StartRun maps a run id it has seen to that run's
+// turn, so that a reconnect, a POST again, replays the run whole.
 package agui

@@ -56,6 +56,21 @@ type HandlerOptions struct {
 	// (answered 404 turn-not-found alike), invalid-input (400), or any
 	// other error (503).
 	StartRun func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error)
+	// Cancel cancels key's turn when its run's client goes away before
+	// the run ended (section 18.2): AG-UI has no resume, and its servers
+	// take a disconnect, such as HttpAgent's abortRun, for the run's end.
+	// It is called with the run's request, whose session names the caller
+	// whose right to cancel the host checks (turn's
+	// CancelHandler.Cancel, the cancel endpoint's own, is such a hook),
+	// on a context that outlives the request, bounded by WindowTimeout;
+	// a denial or a turn no longer running is no failure, any other error
+	// is logged. nil: a disconnect cancels nothing.
+	Cancel func(ctx context.Context, r *http.Request, key replay.Key) error
+	// KeepRunOnDisconnect keeps a run's turn going when its client goes
+	// away, as without Cancel: for a host whose StartRun maps a run id it
+	// has seen to that run's turn, so that a client that reconnects gets
+	// the run replayed whole.
+	KeepRunOnDisconnect bool
 	// Resolver and Caller land the answers of a run's resume entries: the
 	// caller from the host's session, never from the body. Nil refuses a
 	// run that carries resume entries (400). When set, Caller is asked
@@ -74,7 +89,9 @@ type HandlerOptions struct {
 // Handler serves turns of a replay window as AG-UI 1.x runs
 // (docs/contract.md section 18.2): a POST of a RunAgentInput lands its
 // resume entries, starts a turn through [HandlerOptions.StartRun] and streams it as
-// AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last.
+// AG-UI events, RUN_STARTED first and RUN_FINISHED or RUN_ERROR last; a
+// run whose client goes away before its end cancels its turn through
+// [HandlerOptions.Cancel], unless [HandlerOptions.KeepRunOnDisconnect].
 // Mount it under a pattern without a method, so that another method gets
 // its JSON 405 (method-not-allowed, Allow: POST) rather than
 // [http.ServeMux]'s plain text. Every run's events are transcoded once per
@@ -126,12 +143,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	started := bridge.Str(bridge.Str(bridge.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
 	thread, run := in.ThreadID, in.RunID // not in: a parked stream keeps its Codec's maker, not the request body
-	h.engine.Serve(w, r, &serve.Stream{
+	st := &serve.Stream{
 		Key:      key,
 		Variant:  thread + "\x00" + run,
 		NewCodec: func() serve.Codec { return &codec{threadID: thread, runID: run} },
 		Prologue: bridge.End(started),
-	})
+	}
+	if h.opts.Cancel != nil && !h.opts.KeepRunOnDisconnect {
+		st.Gone = func() { h.cancel(r, key) }
+	}
+	h.engine.Serve(w, r, st)
+}
+
+// cancel cancels key's turn through [HandlerOptions.Cancel] after its
+// run's client went away, with r's caller, on a context that outlives r.
+func (h *Handler) cancel(r *http.Request, key replay.Key) {
+	ctx, cancel := h.engine.Bounded(context.WithoutCancel(r.Context()))
+	defer cancel()
+	if err := h.opts.Cancel(ctx, r, key); err != nil && !bridge.Denied(err) && refusal.CodeOf(err) != refusal.CodeTurnNotRunning {
+		h.engine.Logger().WarnContext(ctx, "agui: cancelling the turn of a run whose client went away failed",
+			"conversation", key.ConversationID, "turn", key.TurnID, "err", err)
+	}
 }
 
 // resume lands in's resume entries through a, or answers the request and

@@ -9,9 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/interactions"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnhost"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
+	"github.com/Papercusp/chat-protocol-go/recovery"
 )
 
 // rcRun is what agrun.mjs printed.
@@ -76,4 +79,27 @@ func TestRealClientHttpAgentRunsTheTurn(t *testing.T) {
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// TestRealClientAbortRunCancelsTheTurn: @ag-ui/client's HttpAgent.abortRun()
+// at the run's first text ends the server's turn cancelled, through
+// recovery with the cancel endpoint's caller, within a second of the
+// client's exit, long before the script would have completed the turn.
+func TestRealClientAbortRunCancelsTheTurn(t *testing.T) {
+	f := newStopFixture(t, 300*time.Millisecond, false)
+	out := uiclients.Run(t, 60*time.Second, "agabort.mjs", f.srv.URL, "thread-1", `{"X-User":"`+turnhost.User+`"}`)
+	var run struct {
+		Events  []map[string]any
+		Aborted bool
+		Error   *string
+	}
+	require.NoError(t, json.Unmarshal(out, &run), string(out))
+	require.True(t, run.Aborted, "the run saw no text to abort at: %s", out)
+	assert.Equal(t, "RUN_STARTED", run.Events[0]["type"])
+	for _, ev := range run.Events {
+		assert.NotEqual(t, "RUN_FINISHED", ev["type"], "the run finished before its abort")
+	}
+	status, lifecycle := f.ended(t, <-f.keys, time.Second)
+	assert.Equal(t, recovery.TurnCancelled, status)
+	assert.Equal(t, chatprotocol.LifecycleCancelled, lifecycle)
 }

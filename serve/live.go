@@ -31,6 +31,9 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 		s.rep.close(failed)
 		s.out.leave(e)
 		e.end()
+		if !clean && r.Context().Err() != nil && st.Gone != nil {
+			st.Gone()
+		}
 		if !clean && r.Context().Err() == nil {
 			panic(http.ErrAbortHandler) // never a clean end of body: the client resumes
 		}
@@ -47,7 +50,8 @@ func (e *Engine) serve(w http.ResponseWriter, r *http.Request, st *Stream, s *su
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
 	h.Del("Transfer-Encoding") // net/http's own chunks, which parked writes continue
-	parkable := e.set.parking && takesOver(w, r)
+	// A parked stream would learn of its client's leaving at its next write.
+	parkable := e.set.parking && st.Gone == nil && takesOver(w, r)
 	// Before the headers: net/http closes the body once they are written,
 	// whether it read it to its end or not.
 	keep := parkable && reusable(w, r)

@@ -45,6 +45,16 @@ type Stream struct {
 	// Prologue is written before the first frame, Epilogue after the
 	// output that ends the stream.
 	Prologue, Epilogue []byte
+	// Gone, when set, is called once, on the request's goroutine before
+	// Serve returns, when the client went away (the request's context
+	// ended) after Serve began to read the window and before the output
+	// that ends the stream: never for the Engine's Close, a window failure
+	// or a slow reader's drop. A stream with Gone is never parked, so
+	// that it learns of its client's leaving at once, not at its next
+	// write. The agui bridge cancels its run's turn so (docs/contract.md
+	// section 18.2); the version-1 and UI streams set none: their clients
+	// resume.
+	Gone func()
 }
 
 // The Engine's words for the codes it answers (docs/contract.md section
@@ -124,6 +134,9 @@ func (e *Engine) Serve(w http.ResponseWriter, r *http.Request, st *Stream) {
 			rep.refuse(refusal.CodeStoreUnavailable, err, cursor, nil)
 			e.set.log.WarnContext(r.Context(), "serve: reading the window failed", "err", err)
 			e.Unavailable(w, msgUnavailable)
+		}
+		if r.Context().Err() != nil && st.Gone != nil {
+			st.Gone()
 		}
 		rep.close(err) // the client went away
 		return

@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // CancelHandlerOptions configures [NewCancelHandler]. The endpoint asks
@@ -111,6 +113,23 @@ func (h *CancelHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// Cancel cancels key's turn for the caller the endpoint's Caller reads
+// from r, through [recovery.TurnRecovery.Cancel] as ServeHTTP does (the
+// commit, then the abort hook), without reading r's body or checking its
+// Content-Type, which the endpoint that calls it checks: it is the Cancel
+// hook of the front-end bridges, packages uistream and agui
+// (docs/contract.md sections 16.4 and 18). Errors: turn-not-found when
+// Caller fails; recovery's refusals (unauthorized for a caller without
+// the right to cancel; turn-not-running for a turn that is not running,
+// ended or unknown); the store's.
+func (h *CancelHandler) Cancel(ctx context.Context, r *http.Request, key replay.Key) error {
+	caller, err := h.caller(r)
+	if err != nil {
+		return refusal.Wrap(refusal.CodeTurnNotFound, "", "no session", err)
+	}
+	return h.rec.Cancel(ctx, caller, recovery.TurnRef{Conversation: key.ConversationID, Turn: key.TurnID})
 }
 
 // refuse answers err by its code, logging the cause.

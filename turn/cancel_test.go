@@ -396,3 +396,45 @@ func TestCancelWhenTheStoreFails(t *testing.T) {
 		assert.Equal(t, string(refusal.CodeStoreUnavailable), codeOf(t, body))
 	}
 }
+
+// The bridges' Cancel hook, CancelHandler.Cancel, cancels as the endpoint
+// does, with the caller the endpoint's Caller reads from the request:
+// recovery commits the cancellation and the turn's Context ends. No
+// session is turn-not-found, a stranger unauthorized, and a turn that
+// ended turn-not-running, each changing nothing.
+func TestCancelHandlerCancelIsTheEndpointsCancel(t *testing.T) {
+	ctx := t.Context()
+	h := newHost(t)
+	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelHandlerOptions{Caller: func(r *http.Request) (string, error) {
+		if u := r.Header.Get("X-User"); u != "" {
+			return u, nil
+		}
+		return "", errors.New("no session")
+	}})
+	require.NoError(t, err)
+	as := func(who string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		if who != "" {
+			r.Header.Set("X-User", who)
+		}
+		return r
+	}
+	p := h.start("t-1")
+	k := replay.Key{ConversationID: conversation, TurnID: "t-1"}
+	assert.Equal(t, refusal.CodeTurnNotFound, refusal.CodeOf(cancel.Cancel(ctx, as(""), k)))
+	assert.ErrorIs(t, cancel.Cancel(ctx, as("mallory"), k), refusal.ErrUnauthorized)
+	assert.Nil(t, p.Context().Err(), "nothing cancelled")
+
+	require.NoError(t, cancel.Cancel(ctx, as(alice), k))
+	assert.ErrorIs(t, context.Cause(p.Context()), turn.ErrCancelled)
+	require.NoError(t, p.End(ctx, context.Cause(p.Context())))
+	rec, err := h.rec.Load(ctx, worker, refOf("t-1"))
+	require.NoError(t, err)
+	assert.Equal(t, recovery.TurnCancelled, rec.Status)
+	envs := h.envelopes("t-1")
+	assert.Equal(t, chatprotocol.LifecycleCancelled, envs[len(envs)-1].Event.(*chatprotocol.LifecycleEvent).Status)
+
+	p2 := h.start("t-2")
+	require.NoError(t, p2.Complete(ctx))
+	assert.ErrorIs(t, cancel.Cancel(ctx, as(alice), replay.Key{ConversationID: conversation, TurnID: "t-2"}), refusal.ErrTurnNotRunning)
+}

@@ -66,5 +66,8 @@
 // form can send: recovery commits the cancellation, then calls
 // [Runs.Abort], which ends the Context of the turn's Producer, so the model
 // loop and the tools stop; End then writes lifecycle cancelled. A client
-// that disconnects is never a cancellation.
+// that disconnects is never a cancellation, but an AG-UI run's
+// (docs/contract.md section 18.2). [CancelHandler.Cancel] is the same
+// cancel for the caller of a request that another endpoint checked: the
+// bridges' Cancel hook.
 package turn

@@ -1,6 +1,7 @@
 package uistream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,8 +74,14 @@ type HandlerOptions struct {
 	// ok false when it has none. A denial (turn-not-found, unauthorized)
 	// is answered as a chat without a running turn.
 	ActiveTurn func(ctx context.Context, r *http.Request, chatID string) (key replay.Key, ok bool, err error)
-	// Cancel cancels key's turn for a stop (section 13.1); nil refuses
-	// stops with 405.
+	// Cancel cancels key's turn for a stop (sections 13.1 and 18.1): POST
+	// {api}/{chatId}/stop, the request of the ai documentation's recipe
+	// for stopping a resumable stream, or DELETE {api}/{chatId}/stream;
+	// never for a client that goes away, which resumes. turn's
+	// CancelHandler.Cancel, the cancel endpoint's own, is such a hook. A
+	// denial (turn-not-found, unauthorized) or a turn no longer running
+	// (turn-not-running) is answered as nothing to stop. nil refuses stops
+	// with 405.
 	Cancel func(ctx context.Context, r *http.Request, key replay.Key) error
 	// Resolver and Caller land a POST's card answer: the caller from the
 	// host's session, never from the body. Nil refuses answers (400). When
@@ -99,8 +106,9 @@ type HandlerOptions struct {
 // Handler serves turns of a replay window as AI SDK UI message streams
 // (docs/contract.md section 18.1): POST {api} starts a turn through
 // [HandlerOptions.StartTurn] and streams it, GET {api}/{chatId}/stream resumes the
-// chat's running turn from its first chunk (204 when none), DELETE
-// {api}/{chatId}/stream cancels it. Mount it with Register. Every stream's
+// chat's running turn from its first chunk (204 when none), POST
+// {api}/{chatId}/stop and DELETE {api}/{chatId}/stream cancel it
+// ([Handler.ServeStop]). Mount it with Register. Every stream's
 // chunks are transcoded once per frame for all its readers. Safe for
 // concurrent use; make one with [NewHandler].
 type Handler struct {
@@ -131,22 +139,24 @@ func NewHandler(window replay.Window, opts *HandlerOptions) (*Handler, error) {
 }
 
 // Register mounts the Handler's endpoints on mux under api (such as
-// "/api/chat"): POST api, GET (and HEAD) and DELETE api/{chatId}/stream.
-// Its patterns carry no method, so that every other method gets the JSON
-// 405 of docs/contract.md section 12.5 (method-not-allowed with Allow)
-// rather than [http.ServeMux]'s plain text.
+// "/api/chat"): POST api, GET (and HEAD) and DELETE api/{chatId}/stream,
+// POST api/{chatId}/stop. Its patterns carry no method, so that every
+// other method gets the JSON 405 of docs/contract.md section 12.5
+// (method-not-allowed with Allow) rather than [http.ServeMux]'s plain
+// text.
 func (h *Handler) Register(mux *http.ServeMux, api string) {
 	mux.HandleFunc(api, h.ServeStart)
 	mux.HandleFunc(api+"/{chatId}/stream", h.serveStream)
+	mux.HandleFunc(api+"/{chatId}/stop", h.ServeStop)
 }
 
 // serveStream answers api/{chatId}/stream: a resume or a stop, by method.
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodDelete {
+	if r.Method == http.MethodDelete && h.opts.Cancel != nil {
 		h.ServeStop(w, r)
 		return
 	}
-	h.ServeResume(w, r)
+	h.ServeResume(w, r) // its 405 names the methods of the stream
 }
 
 // methodOK reports whether r's method is one of allowed, or answers the
@@ -199,25 +209,58 @@ func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
 	if !h.methodOK(w, r, true, http.MethodGet, http.MethodHead) {
 		return
 	}
-	if key, ok := h.active(w, r); ok {
+	if key, ok := h.active(w, r, noContent); ok {
 		h.serve(w, r, key, true)
 	}
 }
 
-// ServeStop answers DELETE {api}/{chatId}/stream: it cancels the chat's
-// running turn through [HandlerOptions.Cancel] and answers 204, also when there was
-// nothing to stop; another method, or any without Cancel, gets the JSON
-// 405.
+// ServeStop answers a stop of the request's chat ({chatId}) and cancels
+// its running turn through [HandlerOptions.Cancel] (docs/contract.md
+// section 18.1). POST {api}/{chatId}/stop is the request of the ai
+// documentation's recipe for stopping a resumable stream: sent as
+// application/json (or without a body and with X-Requested-With, as the
+// cancel endpoint takes it), its body empty or {"activeStreamId"?,
+// "assistantMessage"?}, read strictly; an activeStreamId other than the
+// running turn's id is a stale stop, which stops nothing; the assistant
+// message is passed over (the turn's frames are its record). It answers
+// 200 {"success":true}, also when there was nothing to stop. DELETE
+// answers 204 so. Refusals: 415 for what a cross-site page could send (a
+// POST without Content-Type and without X-Requested-With included), 413
+// and 400 for the body, 503 when the hooks fail, and 405 for another
+// method, or for any without Cancel.
 func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
-	stop := []string{http.MethodDelete}
-	if h.opts.Cancel == nil {
-		stop = nil // no method stops a turn
-	}
-	if !h.methodOK(w, r, true, stop...) {
+	if h.opts.Cancel == nil || (r.Method != http.MethodPost && r.Method != http.MethodDelete) {
+		allow, message := "POST, DELETE", "a chat's turn is stopped with POST"
+		if h.opts.Cancel == nil {
+			allow, message = "", "a chat's turn cannot be stopped here"
+		}
+		w.Header().Set("Allow", allow)
+		serve.Refuse(w, refusal.CodeMethodNotAllowed, message)
 		return
 	}
-	key, ok := h.active(w, r)
+	done, stale := noContent, ""
+	if r.Method == http.MethodPost {
+		done = stopped
+		if !reqbody.SameSite(r.Header, reqbody.RequestedWith) {
+			serve.Refuse(w, refusal.CodeUnsupportedMediaType, "a stop is sent as application/json, or without a body and with X-Requested-With")
+			return
+		}
+		body, err := reqbody.Read(w, r, reqbody.Limits{MaxBytes: h.opts.MaxBodyBytes, Timeout: h.opts.BodyTimeout})
+		if err != nil {
+			bridge.RefuseBody(w, err)
+			return
+		}
+		if stale, err = parseStop(body); err != nil {
+			serve.Refuse(w, refusal.CodeInvalidInput, err.Error())
+			return
+		}
+	}
+	key, ok := h.active(w, r, done)
 	if !ok {
+		return
+	}
+	if stale != "" && stale != key.TurnID {
+		done(w) // a stop of an earlier stream: a newer turn runs
 		return
 	}
 	ctx, cancel := h.engine.Bounded(r.Context())
@@ -227,19 +270,54 @@ func (h *Handler) ServeStop(w http.ResponseWriter, r *http.Request) {
 		bridge.RefuseHook(h.engine, w, r, "Cancel", err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	done(w)
+}
+
+// noContent answers 204: a resume or a DELETE with nothing to answer.
+func noContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
+
+// stopped answers a POST stop as the recipe's endpoint does: 200
+// {"success":true}.
+func stopped(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(`{"success":true}` + "\n"))
+}
+
+// parseStop reads a POST stop's body strictly (reqbody.Unmarshal): empty,
+// or {"activeStreamId"?: string|null, "assistantMessage"?: object} and any
+// other member; it returns the activeStreamId, "" when absent or null.
+func parseStop(body []byte) (string, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "", nil
+	}
+	var in struct {
+		ActiveStreamID   *string        `json:"activeStreamId"`
+		AssistantMessage jsontext.Value `json:"assistantMessage"`
+	}
+	if err := reqbody.Unmarshal(body, &in); err != nil {
+		return "", errors.New("the body is not the stop request's JSON object")
+	}
+	if m := in.AssistantMessage; len(m) > 0 && m[0] != '{' && string(m) != "null" {
+		return "", errors.New("the body's assistantMessage is not a message object")
+	}
+	if in.ActiveStreamID == nil {
+		return "", nil
+	}
+	return *in.ActiveStreamID, nil
 }
 
 // active returns the running turn of the request's chat, or answers the
-// request (204, 503) and reports false.
-func (h *Handler) active(w http.ResponseWriter, r *http.Request) (replay.Key, bool) {
+// request (none when it has none, 503) and reports false.
+func (h *Handler) active(w http.ResponseWriter, r *http.Request, none func(http.ResponseWriter)) (replay.Key, bool) {
 	if h.engine.Closed() {
 		h.engine.Unavailable(w, "the server is shutting down; retry later")
 		return replay.Key{}, false
 	}
 	chatID := r.PathValue("chatId")
 	if !bridge.ValidID(chatID) {
-		w.WriteHeader(http.StatusNoContent) // no chat can have that id
+		none(w) // no chat can have that id
 		return replay.Key{}, false
 	}
 	ctx, cancel := h.engine.Bounded(r.Context())
@@ -250,7 +328,7 @@ func (h *Handler) active(w http.ResponseWriter, r *http.Request) (replay.Key, bo
 		bridge.RefuseHook(h.engine, w, r, "ActiveTurn", err)
 		return replay.Key{}, false
 	case err != nil || !ok:
-		w.WriteHeader(http.StatusNoContent) // a denial looks like no running turn
+		none(w) // a denial looks like no running turn
 		return replay.Key{}, false
 	}
 	return key, true

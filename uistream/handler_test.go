@@ -249,6 +249,9 @@ func TestEveryWrongMethodIsTheJSON405(t *testing.T) {
 		{true, http.MethodPatch, "/api/chat/chat-1/stream", "GET, HEAD, DELETE"},
 		{false, http.MethodDelete, "/api/chat/chat-1/stream", "GET, HEAD"},
 		{false, http.MethodPut, "/api/chat/chat-1/stream", "GET, HEAD"},
+		{true, http.MethodGet, "/api/chat/chat-1/stop", "POST, DELETE"},
+		{true, http.MethodPut, "/api/chat/chat-1/stop", "POST, DELETE"},
+		{false, http.MethodPost, "/api/chat/chat-1/stop", ""},
 	} {
 		f := newFixture(t, time.Millisecond, false, nil)
 		var h http.Handler = f.srv.Config.Handler

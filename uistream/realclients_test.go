@@ -10,26 +10,51 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/cutproxy"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnhost"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
+	"github.com/Papercusp/chat-protocol-go/recovery"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// rcRun is what uichat.mjs printed: the Chat's status and messages.
+// rcRun is what uichat.mjs printed: the Chat's status and messages, and
+// the reloaded Chat's of the modes stop and abort.
 type rcRun struct {
-	Status   string
-	Error    *string
-	Errors   []string
-	Messages []struct {
-		ID    string
-		Role  string
-		Parts []map[string]any
-	}
+	rcChatState
+	Errors []string
+	Reload *rcChatState
 }
 
-func rcChat(t *testing.T, pkg, api, chat, mode string) rcRun {
+// rcChatState is one Chat's status and messages.
+type rcChatState struct {
+	Status   string
+	Error    *string
+	Messages []rcMessage
+}
+
+// rcMessage is a UIMessage.
+type rcMessage struct {
+	ID    string
+	Role  string
+	Parts []map[string]any
+}
+
+// text is the message's text parts, joined.
+func (m rcMessage) text() string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p["type"] == "text" {
+			b.WriteString(p["text"].(string))
+		}
+	}
+	return b.String()
+}
+
+func rcChat(t *testing.T, pkg, api, chat, mode string, headers ...string) rcRun {
 	t.Helper()
-	out := uiclients.Run(t, 60*time.Second, "uichat.mjs", pkg, api, chat, mode)
+	out := uiclients.Run(t, 60*time.Second, "uichat.mjs", append([]string{pkg, api, chat, mode}, headers...)...)
 	var run rcRun
 	require.NoError(t, json.Unmarshal(out, &run), string(out))
 	return run
@@ -118,6 +143,63 @@ func TestRealClientChatResumesOnReload(t *testing.T) {
 			after := f.get(t, "chat-1")
 			after.Body.Close()
 			assert.Equal(t, http.StatusNoContent, after.StatusCode)
+		})
+	}
+}
+
+// TestRealClientChatStopsTheTurnByTheRecipe: the ai documentation's stop
+// of a resumable stream, a POST {api}/{chatId}/stop with the partial
+// assistant message and the active stream's id, then chat.stop(), ends the
+// server's turn cancelled through recovery, as the cancel endpoint does;
+// the Chat keeps the partial message, and a reload finds nothing to
+// resume.
+func TestRealClientChatStopsTheTurnByTheRecipe(t *testing.T) {
+	for _, line := range uiclients.Lines {
+		t.Run("ai@"+line.Version, func(t *testing.T) {
+			t.Parallel()
+			f := newStopFixture(t, 300*time.Millisecond)
+			run := rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "stop", `{"X-User":"`+turnhost.User+`"}`)
+			require.Empty(t, run.Errors)
+			assert.Equal(t, "ready", run.Status)
+			require.Len(t, run.Messages, 2)
+			text := run.Messages[1].text()
+			assert.NotEmpty(t, text)
+			assert.True(t, strings.HasPrefix(turnscript.Text(), text), "%q", text)
+			assert.NotEqual(t, turnscript.Text(), text, "the turn was not stopped")
+
+			status, lifecycle := f.ended(t, replay.Key{ConversationID: "chat-1", TurnID: "t-1"})
+			assert.Equal(t, recovery.TurnCancelled, status)
+			assert.Equal(t, chatprotocol.LifecycleCancelled, lifecycle)
+			require.NotNil(t, run.Reload)
+			assert.Len(t, run.Reload.Messages, 1, "a reload resumed a stopped turn")
+			want := "ready"
+			if line.Version == "5.0.0" {
+				want = "submitted" // 5.0.0 returns from a resume that finds no stream (204) before it resets the status
+			}
+			assert.Equal(t, want, run.Reload.Status)
+		})
+	}
+}
+
+// TestRealClientChatStopAloneStopsNothing: chat.stop() alone only closes
+// the request, as the ai documentation says of a resumable stream: the
+// server's turn goes on to complete, and a reload resumes it whole.
+func TestRealClientChatStopAloneStopsNothing(t *testing.T) {
+	for _, line := range uiclients.Lines {
+		t.Run("ai@"+line.Version, func(t *testing.T) {
+			t.Parallel()
+			f := newStopFixture(t, 300*time.Millisecond)
+			run := rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "abort", `{"X-User":"`+turnhost.User+`"}`)
+			require.Empty(t, run.Errors)
+			require.NotNil(t, run.Reload)
+			assert.Equal(t, "ready", run.Reload.Status, "error %v", run.Reload.Error)
+			require.Len(t, run.Reload.Messages, 2)
+			assert.Equal(t, "t-1", run.Reload.Messages[1].ID)
+			assert.Equal(t, turnscript.Text(), run.Reload.Messages[1].text())
+
+			status, lifecycle := f.ended(t, replay.Key{ConversationID: "chat-1", TurnID: "t-1"})
+			assert.Equal(t, recovery.TurnCompleted, status)
+			assert.Equal(t, chatprotocol.LifecycleCompleted, lifecycle)
 		})
 	}
 }

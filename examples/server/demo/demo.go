@@ -299,7 +299,7 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	mux.Handle("/conversations/{conversation}/turns/{turn}/events", events)  // GET, HEAD
 	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", cancel)  // POST
 	mux.Handle("/conversations/{conversation}/cards/{card}/answer", answers) // POST
-	ui.Register(mux, "/api/chat")                                            // POST; GET and DELETE {chatId}/stream
+	ui.Register(mux, "/api/chat")                                            // POST; GET and DELETE {chatId}/stream; POST {chatId}/stop
 	mux.Handle("/api/ag-ui", ag)                                             // POST
 	return mux, []streams{events, ui, ag}, nil
 }
