@@ -11,7 +11,7 @@ const (
 	// message, a second part. Answers come in a POST's answer member.
 	// Every ai line reads it.
 	CardsData CardMode = iota
-	// CardsInPlace is CardsData where a POST that continues the client's
+	// CardsInPlace is [CardsData] where a POST that continues the client's
 	// last assistant message (its messages end with one, as ai 5's
 	// sendMessage() without a message sends) streams under that message's
 	// id, and a POST that lands an answer closes the card's part in its
@@ -27,7 +27,7 @@ const (
 	// answered with addToolOutput. The answers are read from the tool
 	// parts of the last assistant message the client sends and landed
 	// like the answer member's; a POST continues the message as under
-	// CardsInPlace. ai 5 refuses the approval chunk: ai 6 and 7 only.
+	// [CardsInPlace]. ai 5 refuses the approval chunk: ai 6 and 7 only.
 	CardsTools
 )
 

@@ -352,7 +352,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, a *bridge.Answe
 	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
 	res, ok := bridge.Land(h.engine, w, r, a, keys, subs)
 	if ok {
-		req.Answer.Result, req.Answer.Repeated = res[0], res[0].Transition == nil
+		req.Answer.Result, req.Answer.Repeated = res[0], repeated(res[0])
 	}
 	return ok
 }

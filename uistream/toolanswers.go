@@ -138,7 +138,7 @@ func (h *Handler) landReplies(w http.ResponseWriter, r *http.Request, a *bridge.
 	}
 	req.ToolAnswers = make([]Answer, len(res))
 	for i := range res {
-		req.ToolAnswers[i] = Answer{SubmissionID: subs[i].ID, Response: subs[i].Response, Result: res[i], Repeated: res[i].Transition == nil}
+		req.ToolAnswers[i] = Answer{SubmissionID: subs[i].ID, Response: subs[i].Response, Result: res[i], Repeated: repeated(res[i])}
 	}
 	return true
 }
@@ -168,3 +168,9 @@ func responseOf(rep cardReply, spec cards.CardSpec) (cards.CardResponse, error) 
 	}
 	return resp, nil
 }
+
+// repeated reports whether res is a repeat's: [bridge.Land] returns the
+// record stored before, without a transition, for a submission the
+// Resolver refused with [refusal.ErrDuplicateAnswer]; a stored answer
+// always has one.
+func repeated(res interactions.Result) bool { return res.Transition == nil }
