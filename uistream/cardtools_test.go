@@ -101,3 +101,36 @@ func TestCardToolsLandApprovalsWithTheSessionsCallerOnly(t *testing.T) {
 	assert.Equal(t, 2, h.turns(), "a replayed approval started a turn")
 	assert.Equal(t, interactions.StatusAnswered, h.status(t, "card-t-1"))
 }
+
+// TestCardToolsMapEachAnswer: under CardsTools a refused approval of a
+// confirm card that allows a decline lands as a decline and closes the
+// part with tool-output-denied; an asking card answered by an approval is
+// invalid-answer, and by addToolOutput's output-error lands as a cancel,
+// its part closed with tool-output-error.
+func TestCardToolsMapEachAnswer(t *testing.T) {
+	h := newCardHost(t, uistream.CardsTools)
+	chunks(t, h.post(t, "alice", submit))
+	denied := chunks(t, h.post(t, "alice", approval("card-t-1", "card-t-1", false)))
+	assert.Equal(t, `{"type":"tool-output-denied","toolCallId":"card-t-1"}`, denied[1])
+	assert.Equal(t, interactions.StatusDeclined, h.status(t, "card-t-1"))
+	assert.Equal(t, cards.CardActionDecline, h.request(2).ToolAnswers[0].Response.Action)
+
+	ask := func(part string) string {
+		return `{"id":"chat-1","trigger":"submit-message","messages":[{"id":"t-1","role":"assistant","parts":[` +
+			`{"type":"tool-card","toolCallId":"card-t-1","state":"output-denied","input":{},"approval":{"id":"card-t-1","approved":false}},` +
+			`{"type":"step-start"},{"type":"tool-card","toolCallId":"card-t-2","input":{},` + part + `}]}]}`
+	}
+	status, code := codeOf(t, h.post(t, "alice", ask(`"state":"approval-responded","approval":{"id":"card-t-2","approved":true}`)))
+	assert.Equal(t, http.StatusUnprocessableEntity, status)
+	assert.Equal(t, refusal.CodeInvalidAnswer, code)
+	assert.Equal(t, interactions.StatusPending, h.status(t, "card-t-2"))
+
+	cancelled := chunks(t, h.post(t, "alice", ask(`"state":"output-error","errorText":"the form was closed"`)))
+	assert.Equal(t, []string{`{"type":"start","messageId":"t-1"}`, `{"type":"tool-output-denied","toolCallId":"card-t-1"}`,
+		`{"type":"tool-output-error","toolCallId":"card-t-2","errorText":"the card was cancelled"}`, `{"type":"start-step"}`}, cancelled[:4])
+	assert.Equal(t, interactions.StatusCancelled, h.status(t, "card-t-2"))
+	third := h.request(3).ToolAnswers
+	require.Len(t, third, 2)
+	assert.True(t, third[0].Repeated)
+	assert.Equal(t, cards.CardActionCancel, third[1].Response.Action)
+}
