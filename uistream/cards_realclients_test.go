@@ -46,6 +46,9 @@ func partsOf(parts []map[string]any, typ string) []map[string]any {
 	return out
 }
 
+// The tests of this file run their clients one at a time, before the
+// parallel tests, whose resumes after a cut are sensitive to timing.
+
 // TestRealClientAnswersCardsInItsOwnShapes: ai 7 and 6's Chat, under
 // CardsTools, approves the confirm card's tool approval request with
 // addToolApprovalResponse and answers the next card, a client-side tool
@@ -59,7 +62,6 @@ func TestRealClientAnswersCardsInItsOwnShapes(t *testing.T) {
 			continue // no tool approvals before 6.0
 		}
 		t.Run("ai@"+line.Version, func(t *testing.T) {
-			t.Parallel()
 			h := newCardHost(t, uistream.CardsTools)
 			run := rcCardsRun(t, line.Package, h.srv.URL+"/api/chat", "tools")
 			assert.Equal(t, 3, h.turns(), "the repeated send started a turn")
@@ -111,7 +113,6 @@ func TestRealClientUpdatesTheCardPartInPlace(t *testing.T) {
 			continue
 		}
 		t.Run("ai@"+line.Version, func(t *testing.T) {
-			t.Parallel()
 			h := newCardHost(t, uistream.CardsInPlace)
 			run := rcCardsRun(t, line.Package, h.srv.URL+"/api/chat", "inplace")
 			assert.Equal(t, 2, h.turns(), "the repeated answer started a turn")
