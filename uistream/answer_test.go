@@ -126,7 +126,15 @@ func TestACardAnswerLandsThroughTheResolverOnly(t *testing.T) {
 	require.Len(t, answers, 3)
 	require.NotNil(t, answers[2])
 	assert.Equal(t, "s-1", answers[2].Result.Record.Answer.SubmissionID)
-	chunks(t, post("alice", answer(`{"optionId":"yes"}`))) // the same submission again: a duplicate, the turn starts
+	assert.False(t, answers[2].Repeated)
+	// The same submission again: a repeat, which starts no turn and names
+	// no message, so that the client adds none.
+	assert.Equal(t, []string{`{"type":"start"}`, `{"type":"finish"}`, "[DONE]"}, chunks(t, post("alice", answer(`{"optionId":"yes"}`))))
+	require.Len(t, answers, 3, "a repeated answer started a turn")
+	// With a user message it is a new turn, the answer a repeat.
+	repeatAndAsk := `{"id":"chat-1","trigger":"submit-message","messages":[{"id":"u2","role":"user","parts":[{"type":"text","text":"and now?"}]}],"answer":{"submissionId":"s-1","response":{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}}}`
+	assert.Contains(t, strings.Join(chunks(t, post("alice", repeatAndAsk)), "\n"), `"type":"start","messageId":"t-4"`)
 	require.Len(t, answers, 4)
+	assert.True(t, answers[3].Repeated)
 	assert.Equal(t, interactions.StatusAnswered, answers[3].Result.Record.Status)
 }

@@ -15,16 +15,18 @@ import (
 // lines since, unless finishReason adds finish's member that 5.0.0 lacks.
 type codec struct {
 	finishReason bool
+	mode         CardMode // how cards are written (codec_cards.go)
 
 	step   bool                       // a start-step was written and no finish-step yet
 	text   string                     // the id of the open text part, "" when none
 	cards  map[string]json.RawMessage // the open cards by correlation id, their canonical JSON
+	asks   map[string]bool            // under CardsTools, the open cards that are not confirm cards
 	failed string                     // the errorText of the turn's first error event
 	done   bool
 }
 
-func newCodec(finishReason bool) *codec {
-	return &codec{finishReason: finishReason, cards: make(map[string]json.RawMessage)}
+func newCodec(finishReason bool, mode CardMode) *codec {
+	return &codec{finishReason: finishReason, mode: mode, cards: make(map[string]json.RawMessage), asks: make(map[string]bool)}
 }
 
 // Done reports whether the chunks so far end the message.
@@ -45,9 +47,7 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		}
 		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
 	case *chatprotocol.ToolCallEvent:
-		dst = c.endText(c.startStep(dst))
-		dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
-		return bridge.End(bridge.Raw(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", orNull(ev.Input))), nil
+		return toolInput(c.endText(c.startStep(dst)), ev.CallID, ev.Name, ev.Input), nil
 	case *chatprotocol.ToolResultEvent:
 		dst = c.endText(c.startStep(dst))
 		if ev.Status == chatprotocol.ToolResultOK {
@@ -55,16 +55,9 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		}
 		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-output-error"), "toolCallId", ev.CallID), "errorText", toolErrorText(ev))), nil
 	case *chatprotocol.CardEvent:
-		card, err := ev.CardJSON() // as stored: unknown members kept, no HTML escape
-		if err != nil {
-			return dst, err
-		}
-		c.cards[ev.Card.CorrelationID] = card
-		return cardPart(c.startStep(dst), ev.Card.CorrelationID, "open", card, ""), nil
+		return c.card(dst, ev)
 	case *chatprotocol.CardClosedEvent:
-		card := c.cards[ev.CorrelationID]
-		delete(c.cards, ev.CorrelationID)
-		return cardPart(c.startStep(dst), ev.CorrelationID, "closed", card, ev.Outcome), nil
+		return c.cardClosed(dst, ev), nil
 	case *chatprotocol.ErrorEvent:
 		if c.failed == "" {
 			c.failed = string(ev.Code) + ": " + ev.Message
@@ -118,7 +111,13 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		dst = bridge.End(bridge.Begin(dst, "finish-step"))
 		c.step = false
 	}
-	if c.finishReason {
+	return finish(dst, c.finishReason)
+}
+
+// finish appends the finish chunk, with finishReason "stop" when
+// finishReason (which ai 5.0.0's strict schema refuses).
+func finish(dst []byte, finishReason bool) []byte {
+	if finishReason {
 		return bridge.End(bridge.Str(bridge.Begin(dst, "finish"), "finishReason", "stop"))
 	}
 	return bridge.End(bridge.Begin(dst, "finish"))

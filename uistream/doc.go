@@ -31,5 +31,12 @@
 // then calls chat.stop(). Cards reach the client as data-card parts;
 // their answers come back in a POST's answer member and land through an
 // [interactions.Resolver], with the caller the host's [HandlerOptions.Caller] reads
-// from its session. The contract lists what each direction loses.
+// from its session. [HandlerOptions.Cards] chooses otherwise:
+// [CardsInPlace] closes a card's part in place in the message the answer
+// continues, and [CardsTools] sends cards in ai 6 and 7's own
+// human-in-the-loop shapes, a tool approval request for a confirm card and
+// a client-side tool call for any other, answered with
+// addToolApprovalResponse and addToolOutput and landed the same way. A POST
+// that only repeats stored answers starts no turn. The contract lists what
+// each direction loses.
 package uistream

@@ -46,6 +46,36 @@ type Request struct {
 	Answer *Answer
 	// Body is the whole body, for members a host's transport adds.
 	Body json.RawMessage
+	// Continues is the id of the assistant message the POST continues:
+	// the last of Messages when it is an assistant message and the trigger
+	// submit-message, "" otherwise. Under [CardsInPlace] and [CardsTools]
+	// the stream's start chunk names it instead of the turn's message id.
+	Continues string
+	// ToolAnswers are, under [CardsTools], the card answers of the tool
+	// parts of the last assistant message in Messages (approval responses,
+	// tool outputs), landed through the Resolver; nil when none.
+	ToolAnswers []Answer
+
+	replies []cardReply // the card replies ToolAnswers lands
+	user    bool        // the last message is a user message
+}
+
+// repeatOnly reports whether req answers cards, every answer a repeat of
+// one stored before, and brings no user message: it starts no turn
+// (docs/contract.md section 18.1).
+func (req *Request) repeatOnly() bool {
+	if req.user || (req.Answer == nil && len(req.ToolAnswers) == 0) {
+		return false
+	}
+	if req.Answer != nil && !req.Answer.Repeated {
+		return false
+	}
+	for _, a := range req.ToolAnswers {
+		if !a.Repeated {
+			return false
+		}
+	}
+	return true
 }
 
 // Answer is a card answer a POST carried, as the Resolver stored it.
@@ -59,6 +89,9 @@ type Answer struct {
 	// Result is the Resolver's, also for a repeated submission
 	// ([refusal.ErrDuplicateAnswer]: the record stored before).
 	Result interactions.Result
+	// Repeated is true when this very submission was stored before
+	// ([refusal.ErrDuplicateAnswer]): a POST of repeats only starts no turn.
+	Repeated bool
 }
 
 // HandlerOptions configures a Handler. StartTurn and ActiveTurn are
@@ -92,6 +125,9 @@ type HandlerOptions struct {
 	// MessageID is the assistant message id of a turn's start chunk; nil
 	// means the turn id.
 	MessageID func(key replay.Key) string
+	// Cards is how cards go out and their answers come back: [CardsData]
+	// (the zero value), [CardsInPlace] or [CardsTools] (section 18.1).
+	Cards CardMode
 	// FinishReason adds finishReason "stop" to the finish chunk, which ai
 	// 5.0.0's strict schema refuses (section 18.1).
 	FinishReason bool
@@ -193,12 +229,31 @@ func (h *Handler) ServeStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := bridge.Answers{Resolver: h.opts.Resolver, Caller: h.opts.Caller}
-	key, _, ok := bridge.Start(h.engine, w, r, h.opts.BodyLimits, a.Authenticate, parseRequest,
-		func(req *Request) bool { return req.Answer == nil || h.answer(w, r, &a, req) },
+	parse := func(body []byte) (*Request, error) { return parseRequest(body, h.opts.Cards == CardsTools) }
+	key, req, ok := bridge.Start(h.engine, w, r, h.opts.BodyLimits, a.Authenticate, parse,
+		func(req *Request) bool { return h.land(w, r, &a, req) },
 		func(ctx context.Context, req *Request) (replay.Key, error) { return h.opts.StartTurn(ctx, r, req) })
 	if ok {
-		h.serve(w, r, key, false)
+		h.serve(w, r, key, false, req)
 	}
+}
+
+// land lands the card answers req carries, the answer member's and the
+// tool parts', or answers the request and reports false: with a refusal,
+// or, when every answer is a repeat and no user message comes with them,
+// with the stream that closes their cards and starts no turn.
+func (h *Handler) land(w http.ResponseWriter, r *http.Request, a *bridge.Answers, req *Request) bool {
+	if req.Answer != nil && !h.answer(w, r, a, req) {
+		return false
+	}
+	if len(req.replies) > 0 && !h.landReplies(w, r, a, req, req.replies) {
+		return false
+	}
+	if !req.repeatOnly() {
+		return true
+	}
+	h.writeRepeat(w, r, req)
+	return false
 }
 
 // ServeResume answers GET (or HEAD) {api}/{chatId}/stream: the chat's
@@ -210,7 +265,7 @@ func (h *Handler) ServeResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if key, ok := h.active(w, r, noContent); ok {
-		h.serve(w, r, key, true)
+		h.serve(w, r, key, true, nil)
 	}
 }
 
@@ -334,24 +389,39 @@ func (h *Handler) active(w http.ResponseWriter, r *http.Request, none func(http.
 	return key, true
 }
 
-// serve streams key's turn from its first chunk.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, resume bool) {
-	start := bridge.Str(bridge.Begin(nil, "start"), "messageId", h.opts.MessageID(key))
+// serve streams key's turn from its first chunk, for req's POST (nil for
+// a resume): under its start, the chunks that close the cards req
+// answered in the client's message (closing).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, key replay.Key, resume bool, req *Request) {
+	id := h.continues(req)
+	if id == "" {
+		id = h.opts.MessageID(key)
+	}
+	prologue := bridge.End(bridge.Str(bridge.Begin(nil, "start"), "messageId", id))
 	h.engine.Serve(w, r, &serve.Stream{
 		Key:      key,
 		Resume:   resume,
 		NewCodec: h.newCodec,
 		Header:   h.header,
-		Prologue: bridge.End(start),
+		Prologue: h.closing(r, prologue, req, true),
 		Epilogue: []byte(doneChunk),
 	})
+}
+
+// continues is the id of the message req's stream continues: req's
+// Continues under CardsInPlace and CardsTools, "" otherwise.
+func (h *Handler) continues(req *Request) string {
+	if req == nil || h.opts.Cards == CardsData {
+		return ""
+	}
+	return req.Continues
 }
 
 // doneChunk is the chunk that ends every stream.
 const doneChunk = "data: [DONE]\n\n"
 
 // newCodec returns the Codec of one turn's stream.
-func (h *Handler) newCodec() serve.Codec { return newCodec(h.opts.FinishReason) }
+func (h *Handler) newCodec() serve.Codec { return newCodec(h.opts.FinishReason, h.opts.Cards) }
 
 // answer lands req.Answer through a, or answers the request and reports
 // false.
@@ -360,15 +430,16 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, a *bridge.Answe
 	subs := []interactions.Submission{{ID: req.Answer.SubmissionID, Response: req.Answer.Response}}
 	res, ok := bridge.Land(h.engine, w, r, a, keys, subs)
 	if ok {
-		req.Answer.Result = res[0]
+		req.Answer.Result, req.Answer.Repeated = res[0], repeated(res[0])
 	}
 	return ok
 }
 
 // parseRequest reads a POST's body strictly (reqbody.Unmarshal): {id,
 // messages, trigger, messageId?, answer?: {submissionId, response}} and
-// any other member.
-func parseRequest(body []byte) (*Request, error) {
+// any other member; with replies, also the card replies of the messages'
+// tool parts (readMessages).
+func parseRequest(body []byte, replies bool) (*Request, error) {
 	var in struct {
 		ID        *string        `json:"id"`
 		Messages  jsontext.Value `json:"messages"`
@@ -391,6 +462,14 @@ func parseRequest(body []byte) (*Request, error) {
 		return nil, errors.New("the body's trigger is neither submit-message nor regenerate-message")
 	}
 	req := &Request{ChatID: *in.ID, Trigger: in.Trigger, MessageID: in.MessageID, Messages: json.RawMessage(in.Messages), Body: body}
+	continues, user, rs, err := readMessages(in.Messages, replies)
+	if err != nil {
+		return nil, err
+	}
+	req.user, req.replies = user, rs
+	if in.Trigger == "submit-message" {
+		req.Continues = continues
+	}
 	if in.Answer != nil {
 		resp, err := chatprotocol.ParseCardResponse(in.Answer.Response)
 		if err != nil || !bridge.ValidID(in.Answer.SubmissionID) {

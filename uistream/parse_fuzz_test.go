@@ -19,14 +19,20 @@ func FuzzParseRequest(f *testing.F) {
 		"{\"id\":\"\xff\",\"messages\":[],\"trigger\":\"submit-message\"}",
 		`{"id":"a","messages":{},"trigger":"submit-message"}`,
 		`{"id":"a","messages":[],"trigger":"submit-message"} {}`,
+		`{"id":"chat-1","messages":[{"id":"a1","role":"assistant","parts":[{"type":"tool-card","toolCallId":"k","state":"approval-responded","approval":{"id":"k","approved":true}}]}],"trigger":"submit-message"}`,
 		`[]`, `null`, ``, `{"id":"\ud800","messages":[],"trigger":"submit-message"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := parseRequest(body)
+		req, err := parseRequest(body, true)
 		if err != nil {
 			return
+		}
+		for _, r := range req.replies {
+			if r.id == "" || !utf8.ValidString(r.id) {
+				t.Fatalf("accepted the card reply %+v of %q", r, body)
+			}
 		}
 		if req.ChatID == "" || !utf8.ValidString(req.ChatID) || string(req.Body) != string(body) {
 			t.Fatalf("accepted %q as chat %q", body, req.ChatID)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/turnscript"
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -66,5 +67,71 @@ func TestRealClientSchemasAcceptEveryChunk(t *testing.T) {
 			assert.Contains(t, string(body), `data: {"type":"data-card","id":"`+turnscript.EarlierCard+`","data":{"status":"closed","card":null,"outcome":"expired"}}`+"\n\n",
 				"a card the turn never saw open closes with card null, which the schemas accept")
 		})
+	}
+}
+
+// TestRealClientSchemasAcceptEveryCardToolChunk: under CardsTools, a turn
+// that opens confirm and asking cards and closes each way, and the POST
+// that lands an approval and a tool output, stream chunks that the chunk
+// schemas of ai 7 and 6 accept (docs/contract.md section 18.1).
+func TestRealClientSchemasAcceptEveryCardToolChunk(t *testing.T) {
+	h := newCardHost(t, uistream.CardsTools)
+	chunks(t, h.post(t, "alice", submit))
+	landed := h.post(t, "alice", approval("card-t-1", "card-t-1", true))
+	require.Equal(t, http.StatusOK, landed.StatusCode)
+	posted, err := io.ReadAll(landed.Body)
+	landed.Body.Close()
+	require.NoError(t, err)
+
+	w := replay.NewMemory(nil)
+	key := replay.Key{ConversationID: "chat-1", TurnID: "t-1"}
+	confirm := func(id string) *chatprotocol.CardEvent {
+		return &chatprotocol.CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: id, CreatedAt: 1_700_000_000_000, CardSpec: cards.CardSpec{Prompt: "Go?"}}}
+	}
+	ask := func(id string) *chatprotocol.CardEvent {
+		c := turnscript.Card(key)
+		c.Card.CorrelationID = id
+		return c
+	}
+	evs := []chatprotocol.Event{&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
+		&chatprotocol.DeltaEvent{Text: "Two questions."}, confirm("c1"), ask("c2"), confirm("c3"), ask("c4"),
+		&chatprotocol.CardClosedEvent{CorrelationID: "c1", Outcome: "answered"},
+		&chatprotocol.CardClosedEvent{CorrelationID: "c2", Outcome: "declined"},
+		&chatprotocol.CardClosedEvent{CorrelationID: "c3", Outcome: "declined"},
+		&chatprotocol.CardClosedEvent{CorrelationID: "c4", Outcome: "expired"},
+		&chatprotocol.CardClosedEvent{CorrelationID: turnscript.EarlierCard, Outcome: "expired"},
+		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted}}
+	for _, env := range turnscript.Envelopes(key, evs) {
+		_, err := w.Append(context.Background(), key, env)
+		require.NoError(t, err)
+	}
+	handler, err := uistream.NewHandler(w, &uistream.HandlerOptions{Cards: uistream.CardsTools,
+		StartTurn:  func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) { return key, nil },
+		ActiveTurn: func(context.Context, *http.Request, string) (replay.Key, bool, error) { return key, true, nil },
+	})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	handler.Register(mux, "/api/chat")
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/api/chat", "application/json", strings.NewReader(submit))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.NotContains(t, string(body), turnscript.EarlierCard, "a close of a card the stream never saw open")
+	assert.Contains(t, string(body), `{"type":"tool-output-denied","toolCallId":"c3"}`)
+	assert.Contains(t, string(body), `{"type":"tool-output-error","toolCallId":"c2","errorText":"the card was declined"}`)
+	assert.Contains(t, string(body), `{"type":"tool-output-available","toolCallId":"c1","output":{"outcome":"answered"}}`)
+
+	var out struct {
+		Checked int
+		Types   []string
+		Errors  []string
+	}
+	require.NoError(t, json.Unmarshal(uiclients.RunWith(t, 30*time.Second, append(posted, body...), "schemas.mjs", "ui", "ai,ai6"), &out))
+	assert.Empty(t, out.Errors)
+	for _, typ := range []string{"tool-input-available", "tool-approval-request", "tool-output-available", "tool-output-denied", "tool-output-error"} {
+		assert.Contains(t, out.Types, typ)
 	}
 }

@@ -47,30 +47,70 @@ func (a *Answers) Authenticate(w http.ResponseWriter, r *http.Request) bool {
 // Authenticate kept, else Caller's. The caller checks the whole request
 // first (docs/contract.md section 18.2).
 func Land(e *serve.Engine, w http.ResponseWriter, r *http.Request, a *Answers, keys []interactions.Key, subs []interactions.Submission) ([]interactions.Result, bool) {
-	if a.Resolver == nil || a.Caller == nil {
-		serve.Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
+	caller, ok := a.session(w, r)
+	if !ok {
 		return nil, false
 	}
-	if a.caller == nil && !a.Authenticate(w, r) {
-		return nil, false
-	}
-	caller := *a.caller
 	ctx, cancel := e.Bounded(r.Context())
 	defer cancel()
 	results := make([]interactions.Result, len(subs))
 	for i, sub := range subs {
 		res, err := a.Resolver.Answer(ctx, caller, keys[i], sub)
 		if err != nil && !errors.Is(err, refusal.ErrDuplicateAnswer) {
-			code := refusal.CodeOf(err)
-			if code == "" {
-				code = refusal.CodeStoreUnavailable
-			}
-			serve.Refuse(w, code, "the card answer was refused")
+			refuseAnswer(w, err)
 			return nil, false
 		}
 		results[i] = res
 	}
 	return results, true
+}
+
+// Read reads each card under keys for the caller Authenticate kept (else
+// Caller's), as [interactions.Resolver.Read] does: the card is returned only
+// to the caller it is bound to. On a refusal it answers w as Land does
+// (card-not-found for a missing or foreign card alike) and reports false.
+// A bridge reads the cards that answers in a request's messages name, to
+// learn their kind, before it lands them (docs/contract.md section 18.1).
+func Read(e *serve.Engine, w http.ResponseWriter, r *http.Request, a *Answers, keys []interactions.Key) ([]interactions.View, bool) {
+	caller, ok := a.session(w, r)
+	if !ok {
+		return nil, false
+	}
+	ctx, cancel := e.Bounded(r.Context())
+	defer cancel()
+	views := make([]interactions.View, len(keys))
+	for i, key := range keys {
+		view, err := a.Resolver.Read(ctx, caller, key)
+		if err != nil {
+			refuseAnswer(w, err)
+			return nil, false
+		}
+		views[i] = view
+	}
+	return views, true
+}
+
+// session returns the caller Authenticate kept, else Caller's, or answers
+// w (400 without a Resolver, 401 for a Caller error) and reports false.
+func (a *Answers) session(w http.ResponseWriter, r *http.Request) (interactions.Caller, bool) {
+	if a.Resolver == nil || a.Caller == nil {
+		serve.Refuse(w, refusal.CodeInvalidInput, "this endpoint takes no card answers")
+		return interactions.Caller{}, false
+	}
+	if a.caller == nil && !a.Authenticate(w, r) {
+		return interactions.Caller{}, false
+	}
+	return *a.caller, true
+}
+
+// refuseAnswer answers a Resolver's refusal with its code (the status of
+// [refusal.HTTPStatus]), store-unavailable for an error without one.
+func refuseAnswer(w http.ResponseWriter, err error) {
+	code := refusal.CodeOf(err)
+	if code == "" {
+		code = refusal.CodeStoreUnavailable
+	}
+	serve.Refuse(w, code, "the card answer was refused")
 }
 
 // Start is a bridge's POST up to its stream (docs/contract.md section

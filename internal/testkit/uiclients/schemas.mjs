@@ -2,7 +2,8 @@
 // from stdin) against the clients' own schemas (uistream/schemas_test.go,
 // agui/schemas_test.go).
 //
-//   node schemas.mjs ui     the uiMessageChunkSchema of ai 7, 6 and 5.x
+//   node schemas.mjs ui [PKGS]  the uiMessageChunkSchema of ai 7, 6 and 5.x,
+//                           or of the installed lines PKGS names (ai,ai6)
 //   node schemas.mjs agui   @ag-ui/core 1.x's event schemas, every member
 //                           one the schema names (metadata and the values
 //                           the schema leaves open excepted)
@@ -18,7 +19,7 @@ let checked = 0;
 
 if (mode === "ui") {
   const validators = [];
-  for (const pkg of ["ai", "ai6", "ai5"]) {
+  for (const pkg of (process.argv[3] ?? "ai,ai6,ai5").split(",")) {
     validators.push([pkg, (await import(pkg)).uiMessageChunkSchema()]);
   }
   for (const line of lines) {
