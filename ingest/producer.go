@@ -13,9 +13,14 @@ import (
 // [turn.Producer.Delta], each tool call announced with
 // [turn.Producer.AnnounceToolCall] (the host runs it with
 // [turn.Producer.RunToolCall] and the same id), usage and the stop reason on the terminal lifecycle,
-// and the end through [turn.Producer.Complete] or [turn.Producer.Fail].
+// and the end through [turn.Producer.Complete] or [turn.Producer.Fail]:
+// it drives a whole turn that is one provider response, and writes no step
+// event. A model loop of several steps reads each response with
+// [StepSink] instead.
 func ProducerSink(p *turn.Producer) Sink { return producerSink{p} }
 
+// producerSink writes a provider stream into a turn; [Step] shares its
+// provenance, text and tool calls.
 type producerSink struct{ p *turn.Producer }
 
 func (s producerSink) Provenance(ctx context.Context, provider, model, responseID string) error {
