@@ -48,6 +48,7 @@ const (
 	ruleNonNegative           // an integer >= 0, when present
 	ruleFinite                // a non-negative finite number, when present
 	ruleSet                   // not nil: required, though read as optional (a state's snapshot)
+	ruleOrdinal               // an integer in 1..MaxSeq (a step's number)
 )
 
 // memberSpec describes one member of an object: its wire name, the Go
@@ -441,6 +442,8 @@ func (m *memberSpec) check(f reflect.Value, path string) error {
 		return refusef(code, path+"/"+m.name, "must be a non-negative finite number")
 	case m.rule == ruleSet && f.IsNil():
 		return refusef(code, path+"/"+m.name, "missing")
+	case m.rule == ruleOrdinal && (f.Int() < 1 || f.Int() > MaxSeq):
+		return refusef(code, path+"/"+m.name, "%d is outside 1..2^53-1", f.Int())
 	}
 	switch m.kind {
 	case kindObject:

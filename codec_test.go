@@ -14,7 +14,7 @@ import (
 )
 
 func TestEventSpecsDescribeEveryEventType(t *testing.T) {
-	require.Len(t, eventSpecs, 13)
+	require.Len(t, eventSpecs, 14)
 	for _, s := range eventSpecs {
 		ev, ok := reflect.New(s.obj.typ).Interface().(Event)
 		require.True(t, ok, "%v is an Event", s.obj.typ)

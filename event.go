@@ -11,7 +11,7 @@ import (
 // Event is one version-1 event, the payload of a [ChatEventEnvelope]
 // (docs/contract.md section 6): a [*SessionEvent], [*LifecycleEvent],
 // [*DeltaEvent], [*ToolCallEvent], [*ToolResultEvent], [*ResultEvent],
-// [*ProvenanceEvent], [*ErrorEvent], [*CardEvent], [*CardClosedEvent],
+// [*ProvenanceEvent], [*ErrorEvent], [*StepEvent], [*CardEvent], [*CardClosedEvent],
 // [*StateEvent], [*CapabilitiesEvent], [*NavigateEvent], or an [*AppEvent] for
 // a product type the host registered. The set is sealed: no other type
 // implements Event.
@@ -33,6 +33,7 @@ const (
 	EventTypeResult       = "result"
 	EventTypeProvenance   = "provenance"
 	EventTypeError        = "error"
+	EventTypeStep         = "step"
 	EventTypeCard         = "card"
 	EventTypeCardClosed   = "card_closed"
 	EventTypeState        = "state"
@@ -40,7 +41,7 @@ const (
 	EventTypeNavigate     = "navigate"
 )
 
-// EventTypes returns the thirteen event types of version 1 in the order of
+// EventTypes returns the fourteen event types of version 1 in the order of
 // docs/contract.md section 6; the slice is new on each call.
 func EventTypes() []string {
 	types := make([]string, len(eventSpecs))
@@ -52,7 +53,7 @@ func EventTypes() []string {
 
 // EventChannel returns the channel of a version-1 event type
 // (docs/contract.md section 6): EVENT for session, lifecycle, delta,
-// tool_call, tool_result, result, provenance and error; STATE for card,
+// tool_call, tool_result, result, provenance, error and step; STATE for card,
 // card_closed, state and capabilities; TRANSIENT for navigate. For any
 // other type it returns ok == false; a host's product types have the
 // channel their Registry gives.
@@ -337,6 +338,9 @@ func (*ProvenanceEvent) EventType() string { return EventTypeProvenance }
 // EventType returns "error".
 func (*ErrorEvent) EventType() string { return EventTypeError }
 
+// EventType returns "step".
+func (*StepEvent) EventType() string { return EventTypeStep }
+
 // EventType returns "card".
 func (*CardEvent) EventType() string { return EventTypeCard }
 
@@ -363,6 +367,7 @@ func (*ToolResultEvent) isEvent()   {}
 func (*ResultEvent) isEvent()       {}
 func (*ProvenanceEvent) isEvent()   {}
 func (*ErrorEvent) isEvent()        {}
+func (*StepEvent) isEvent()         {}
 func (*CardEvent) isEvent()         {}
 func (*CardClosedEvent) isEvent()   {}
 func (*StateEvent) isEvent()        {}

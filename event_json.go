@@ -18,7 +18,7 @@ type eventSpec struct {
 	obj     *objectSpec
 }
 
-// eventSpecs describes the thirteen event types of version 1, in the order
+// eventSpecs describes the fourteen event types of version 1, in the order
 // of docs/contract.md section 6: for each member its wire name, the Go field
 // that holds it, its kind, whether it is required (need), its value rule
 // (is, oneOf) and its refusal code when not invalid-event (coded). The
@@ -53,6 +53,11 @@ var eventSpecs = [...]eventSpec{
 		member("message", "Message", kindString).need(),
 		member("retryable", "Retryable", kindBool).need(),
 		member("retryAfterMs", "RetryAfterMs", kindInteger).is(ruleNonNegative))},
+	{EventTypeStep, ChannelEvent, eventOf[StepEvent](
+		member("step", "Step", kindInteger).need().is(ruleOrdinal),
+		member("status", "Status", kindString).need().oneOf(isStepStatus),
+		member("reason", "Reason", kindString),
+		member("usage", "Usage", kindObject).of(usageSpec))},
 	{EventTypeCard, ChannelState, eventOf[CardEvent](
 		member("card", "Card", kindCard).need())},
 	{EventTypeCardClosed, ChannelState, eventOf[CardClosedEvent](

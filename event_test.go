@@ -30,6 +30,7 @@ func sampleEvents() map[string]Event {
 		}},
 		EventTypeProvenance: &ProvenanceEvent{Provider: "anthropic", Model: "claude-sonnet-4-5", RequestID: "req_01"},
 		EventTypeError:      &ErrorEvent{Code: "rate-limited", Message: "slow down", Retryable: true, RetryAfterMs: &after},
+		EventTypeStep:       &StepEvent{Step: 2, Status: StepFinished, Reason: "tool_use", Usage: &Usage{TotalTokens: &tokens, CostUSD: &cost}},
 		EventTypeCard: &CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: "corr-91", CreatedAt: 1764500001000, CardSpec: cards.CardSpec{
 			Prompt: "Which size?", AllowDecline: true, Presentation: &cards.CardPresentation{Kind: cards.CardKindRadio, Options: []cards.CardOption{{ID: "s42", Label: "EU 42"}}},
 		}}},
@@ -68,7 +69,7 @@ func TestEveryEventTypeHasANameAChannelAndARoundTrip(t *testing.T) {
 			assert.JSONEq(t, string(first[len(`{"schemaVersion":1,"conversationId":"c-1","turnId":"t-1","eventId":"e-1","seq":1,"event":`):len(first)-1]), string(alone))
 		})
 	}
-	assert.Equal(t, map[Channel]int{ChannelEvent: 8, ChannelState: 4, ChannelTransient: 1}, counts)
+	assert.Equal(t, map[Channel]int{ChannelEvent: 9, ChannelState: 4, ChannelTransient: 1}, counts)
 	_, ok := EventChannel("products")
 	assert.False(t, ok)
 	_, ok = EventChannel("token")

@@ -17,7 +17,7 @@ import (
 //
 // Refusals ([*refusal.Error]): unsupported-event for an event without a
 // legacy form (lifecycle other than completed, at /event/status; result,
-// provenance, capabilities, a Scout tool_result, a Papercusp tool_result
+// provenance, step, capabilities, a Scout tool_result, a Papercusp tool_result
 // with blocks, at /event/type or /event/blocks) and for an integer beyond
 // 2^53-1, at its path; unsupported-version for an invalid d;
 // invalid-envelope for an envelope without event; and the codes of the

@@ -51,6 +51,7 @@ func TestEncodeTable(t *testing.T) {
 		{"product", `{"type":"products","products":[1],"x":{}}`, `{"type":"products","products":[1],"x":{}}`, `{"type":"products","products":[1],"x":{}}`},
 		{"result", `{"type":"result","blocks":[]}`, "unsupported-event /event/type", "unsupported-event /event/type"},
 		{"provenance", `{"type":"provenance","provider":"anthropic"}`, "unsupported-event /event/type", "unsupported-event /event/type"},
+		{"step", `{"type":"step","step":1,"status":"started"}`, "unsupported-event /event/type", "unsupported-event /event/type"},
 		{"capabilities", `{"type":"capabilities","capabilities":{"connectionReplay":true,"persistedHistory":false,"persistedDecisions":false,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}}`,
 			"unsupported-event /event/type", "unsupported-event /event/type"},
 		{"unknown members dropped", `{"type":"delta","text":"x","future":1}`, `{"type":"token","content":"x"}`, `{"type":"delta","text":"x"}`},

@@ -177,6 +177,8 @@ func (p *Producer) landed(env *chatprotocol.ChatEventEnvelope) {
 		if ev.Status.Terminal() {
 			p.status = ev.Status
 		}
+	case *chatprotocol.StepEvent:
+		p.landedStep(ev)
 	case *chatprotocol.ToolCallEvent:
 		if len(p.slab) == cap(p.slab) { // the turn's calls, a slotful at a time
 			p.slab = make([]call, 0, len(p.slotIDs))
@@ -215,7 +217,8 @@ func (p *Producer) noteCard(id string, st cardState) {
 }
 
 // resume reads the retained frames of a turn that has some, page by page,
-// and records its tool calls, cards and end as if it had appended them.
+// and records its steps, tool calls, cards and end as if it had appended
+// them.
 // p is not shared yet.
 func (p *Producer) resume(ctx context.Context, b replay.Bounds) error {
 	p.pruned = b.Lower > 0
@@ -245,7 +248,7 @@ func (p *Producer) resume(ctx context.Context, b replay.Bounds) error {
 // change what the Producer keeps are parsed, the others only counted.
 func (p *Producer) replayFrame(f replay.Frame) error {
 	switch f.Type {
-	case chatprotocol.EventTypeLifecycle, chatprotocol.EventTypeToolCall, chatprotocol.EventTypeToolResult,
+	case chatprotocol.EventTypeLifecycle, chatprotocol.EventTypeStep, chatprotocol.EventTypeToolCall, chatprotocol.EventTypeToolResult,
 		chatprotocol.EventTypeCard, chatprotocol.EventTypeCardClosed:
 		env, err := p.parser.Parse(f.Data)
 		if err != nil {

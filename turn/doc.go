@@ -29,6 +29,17 @@
 // the usage set with SetUsage. After it only a late tool_result is
 // appended; every other call is refused with turn-terminated.
 //
+// # Steps
+//
+// A turn is a sequence of model steps, one provider response each:
+// [Producer.StartStep] appends step started with the next number,
+// [Producer.FinishStep] the open step's end (finished, failed or
+// interrupted) with its stop reason and usage, which add up to the turn's.
+// One step is open at a time; End ends an open one interrupted. A resumed
+// Producer learns its open and last step from the retained frames
+// ([Producer.OpenStep], [Producer.Steps]). A turn without step events is
+// valid: a turn that is one provider response needs none.
+//
 // # Uncertain appends
 //
 // An append refused by the window stored nothing. An append that failed

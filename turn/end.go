@@ -63,7 +63,9 @@ func (p *Producer) Complete(ctx context.Context) error { return p.End(ctx, nil) 
 func (p *Producer) Fail(ctx context.Context, f Failure) error { return p.End(ctx, &f) }
 
 // End ends the turn with its one terminal lifecycle, carrying the usage
-// set (docs/contract.md sections 16.1, 16.4 and 16.5). The reason set and
+// set (docs/contract.md sections 16.1, 16.4 and 16.5). A step still open
+// is ended first, interrupted, its reason the turn's status (section
+// 16.7). The reason set and
 // the error event's message are cut to fit (see [MaxEndTextBytes]), so
 // that a turn can always end. The status is
 // cancelled when the turn's cancellation committed (Context ended with
@@ -99,6 +101,11 @@ func (p *Producer) End(ctx context.Context, err error) error {
 	defer p.mu.Unlock()
 	if err := p.settlePending(ctx); err != nil || p.status.Terminal() {
 		return err // another End ended it meanwhile
+	}
+	if p.openStep != 0 {
+		if err := p.endStep(ctx, StepEnd{Status: chatprotocol.StepInterrupted, Reason: string(status)}); err != nil {
+			return err
+		}
 	}
 	for _, rec := range closed {
 		if err := p.appendClosed(ctx, rec); err != nil {

@@ -116,6 +116,8 @@ type Producer struct {
 	unknown   map[string]bool      // calls whose needs-reconciliation is on the stream
 	usage     *chatprotocol.Usage
 	reason    string // the terminal lifecycle's reason
+	lastStep  int64  // the last step's number, 0 before the first
+	openStep  int64  // the open step's number, 0 when none is open
 	maxFrame  int
 	overhead  int    // bytes of a delta envelope around its text, at most
 	idBuf     []byte // "<turnId>:" then the seq
@@ -128,8 +130,8 @@ type Producer struct {
 // the effect slots ([recovery.TurnRecovery.Start], idempotent). A turn the
 // window has never seen gets lifecycle started as seq 1; a turn with
 // frames that has not ended is resumed: the Producer reads its retained
-// frames to learn its tool calls and cards, and goes on at the window's
-// latest seq plus one.
+// frames to learn its steps, tool calls and cards, and goes on at the
+// window's latest seq plus one.
 //
 // Refusals: turn-terminated for a turn that ended; invalid-envelope for an
 // empty or over-long id ([MaxTurnIDBytes]); those of
@@ -323,8 +325,9 @@ func (p *Producer) Provenance(ctx context.Context, provider, model, requestID st
 }
 
 // SetUsage records what the turn consumed; the terminal lifecycle
-// [Producer.End] writes carries the last usage set (docs/contract.md
-// sections 6.1 and 16.5). It appends nothing.
+// [Producer.End] writes carries the last usage set, to which the usage of
+// each step ended after it adds ([Producer.FinishStep]; docs/contract.md
+// sections 6.1, 16.5 and 16.7). It appends nothing.
 func (p *Producer) SetUsage(u chatprotocol.Usage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -342,14 +345,14 @@ func (p *Producer) SetReason(reason string) {
 
 // Emit appends an event the Producer keeps no account of: result, state,
 // session, capabilities, navigate, error (one that does not end the turn)
-// or a product event. A delta goes through Delta. Lifecycle, tool and card
-// events are refused with invalid-event (/event/type): their methods keep
-// the turn's rules.
+// or a product event. A delta goes through Delta. Lifecycle, step, tool
+// and card events are refused with invalid-event (/event/type): their
+// methods keep the turn's rules.
 func (p *Producer) Emit(ctx context.Context, ev chatprotocol.Event) error {
 	switch e := ev.(type) {
 	case *chatprotocol.DeltaEvent:
 		return p.Delta(ctx, e.Text)
-	case *chatprotocol.LifecycleEvent, *chatprotocol.ToolCallEvent, *chatprotocol.ToolResultEvent,
+	case *chatprotocol.LifecycleEvent, *chatprotocol.StepEvent, *chatprotocol.ToolCallEvent, *chatprotocol.ToolResultEvent,
 		*chatprotocol.CardEvent, *chatprotocol.CardClosedEvent:
 		return refusal.New(refusal.CodeInvalidEvent, "/event/type", "a "+ev.EventType()+" event is written by its Producer method")
 	}

@@ -20,9 +20,9 @@ func (c *codec) card(dst []byte, ev *chatprotocol.CardEvent) ([]byte, error) {
 	id := ev.Card.CorrelationID
 	c.cards[id] = card
 	if c.mode != CardsTools {
-		return cardPart(c.startStep(dst), id, "open", card, ""), nil
+		return cardPart(c.part(dst), id, "open", card, ""), nil
 	}
-	dst = toolInput(c.endText(c.startStep(dst)), id, CardToolName, card)
+	dst = toolInput(c.endText(c.part(dst)), id, CardToolName, card)
 	if ev.Card.Presentation != nil {
 		c.asks[id] = true // a client-side tool: addToolOutput answers it
 		return dst, nil
@@ -44,14 +44,14 @@ func (c *codec) cardClosed(dst []byte, ev *chatprotocol.CardClosedEvent) []byte 
 	delete(c.asks, id)
 	switch {
 	case c.mode == CardsData:
-		return cardPart(c.startStep(dst), id, "closed", card, ev.Outcome)
+		return cardPart(c.part(dst), id, "closed", card, ev.Outcome)
 	case !seen:
 		return dst
 	case c.mode == CardsInPlace:
-		return cardPart(c.startStep(dst), id, "closed", card, ev.Outcome)
+		return cardPart(c.part(dst), id, "closed", card, ev.Outcome)
 	}
 	output := append(bridge.Str([]byte("{"), "outcome", ev.Outcome), '}')
-	return toolClose(c.endText(c.startStep(dst)), id, !ask && ev.Outcome == string(interactions.StatusDeclined), ev.Outcome, output)
+	return toolClose(c.endText(c.part(dst)), id, !ask && ev.Outcome == string(interactions.StatusDeclined), ev.Outcome, output)
 }
 
 // toolInput appends the tool-input-start and tool-input-available chunks
