@@ -1,0 +1,15 @@
+package conversation_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/Papercusp/chat-protocol-go/conversation"
+	"github.com/Papercusp/chat-protocol-go/conversation/conversationtest"
+)
+
+func TestMemoryStoreConforms(t *testing.T) {
+	conversationtest.TestStore(t, conversationtest.Config{NewSubject: func(context.Context) (conversationtest.Subject, error) {
+		return conversationtest.Subject{Store: conversation.NewMemoryStore()}, nil
+	}})
+}
