@@ -33,8 +33,8 @@ type Conversation struct {
 // Turn is one turn of a conversation (docs/contract.md section 20.1):
 // Position counts from 1 in start order; UserText is the user's message
 // that started it; State is the turn's reduced state, the JSON form of a
-// [chatprotocol.TurnState] as [chatprotocol.TurnState.MarshalJSON] writes
-// it, stored when the turn ended, nil while it runs.
+// turn of the version-1 state as the root package's TurnState writes it
+// (its MarshalJSON), stored when the turn ended, nil while it runs.
 type Turn struct {
 	ID       string
 	Position int

@@ -58,8 +58,8 @@ func (g *Gate) allowTurn(ctx context.Context, caller Principal, conversationID, 
 	return nil
 }
 
-// AuthorizeStream is stream.HandlerOptions.Authorize: the request's caller
-// may read key's turn, which exists in its conversation.
+// AuthorizeStream is the version-1 stream handler's Authorize option: the
+// request's caller may read key's turn, which exists in its conversation.
 func (g *Gate) AuthorizeStream(r *http.Request, key replay.Key) error {
 	caller, err := g.Access.Caller(r)
 	if err != nil {
@@ -87,7 +87,7 @@ func (g *Gate) Authorize(ctx context.Context, caller string, turn recovery.TurnR
 	return g.allowTurn(ctx, p, turn.Conversation, turn.Turn, a)
 }
 
-// CallerString is turn.CancelHandlerOptions.Caller: the request's caller
+// CallerString is the cancel endpoint's Caller option: the request's caller
 // as recovery's caller string ([Principal.String]).
 func (g *Gate) CallerString(r *http.Request) (string, error) {
 	p, err := g.Access.Caller(r)
@@ -97,8 +97,8 @@ func (g *Gate) CallerString(r *http.Request) (string, error) {
 	return p.String(), nil
 }
 
-// CardCaller is the Caller of answerhttp.HandlerOptions and of the
-// bridges' HandlerOptions: the request's caller as a card's answerer, its
+// CardCaller is the Caller option of the answer endpoint and of the
+// bridges: the request's caller as a card's answerer, its
 // Principal and Tenant. A card the host opens in a conversation binds
 // [CardAnswerer] of its owner, so the card store's scope is the same rule.
 func (g *Gate) CardCaller(r *http.Request) (interactions.Caller, error) {
@@ -115,7 +115,7 @@ func CardAnswerer(p Principal) interactions.Caller {
 	return interactions.Caller{Principal: p.ID, Tenant: p.Tenant}
 }
 
-// ActiveTurn is uistream.HandlerOptions.ActiveTurn: the chat's running
+// ActiveTurn is the UI stream bridge's ActiveTurn option: the chat's running
 // turn, for a caller the rule lets read the conversation; ok false when it
 // has none. A denial is turn-not-found, which the bridge answers as a chat
 // without a running turn.
@@ -137,7 +137,7 @@ func (g *Gate) ActiveTurn(ctx context.Context, r *http.Request, chatID string) (
 	return replay.Key{ConversationID: c.ID, TurnID: c.Running}, true, nil
 }
 
-// Cancel is uistream.HandlerOptions.Cancel: it cancels key's turn in
+// Cancel is the UI stream bridge's Cancel option: it cancels key's turn in
 // recovery in the request caller's name, which recovery authorizes through
 // the Gate for [ActionCancel]. The producer then ends the turn, and the
 // host stores its state ([Store.EndTurn]). Without Recovery it is

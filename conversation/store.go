@@ -23,8 +23,8 @@ type Store interface {
 	// it. A conversation that has a running turn is refused turn-running
 	// and nothing is written; of concurrent starts exactly one wins.
 	StartTurn(ctx context.Context, id, userText string) (Turn, error)
-	// EndTurn stores the turn's reduced state (the JSON form
-	// [chatprotocol.TurnState.MarshalJSON] writes, kept byte for byte) and
+	// EndTurn stores the turn's reduced state (the JSON form the root
+	// package's TurnState writes, kept byte for byte) and
 	// clears the running turn. Ending a turn whose state is stored with the
 	// same bytes is nil (a retry after a lost acknowledgement); an unknown
 	// turn, or one ended with other bytes, is turn-not-running. state must
