@@ -6,6 +6,7 @@ import (
 
 	"github.com/Papercusp/chat-protocol-go/conversation"
 	"github.com/Papercusp/chat-protocol-go/conversation/conversationtest"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 )
 
 func TestMemoryStoreConforms(t *testing.T) {
