@@ -105,31 +105,17 @@ func (h *StartHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = reqbody.Unmarshal(body, &req)
 	}
-	if err == nil {
-		err = CheckUserText(req.Text)
-	}
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
-	c, err := h.gate.Store.Get(ctx, h.opts.Conversation(r))
-	if err == nil {
-		err = h.gate.Access.Allow(ctx, caller, c, ActionStart)
-	}
-	if err != nil {
-		h.refuse(w, r, verdict(err))
-		return
-	}
-	t, err := h.gate.Store.StartTurn(ctx, c.ID, req.Text)
+	c, t, err := h.gate.StartTurn(ctx, caller, h.opts.Conversation(r), req.Text, false)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
 	if err := h.opts.Run(ctx, r, c, t); err != nil {
-		if eerr := h.gate.Store.EndTurn(context.WithoutCancel(ctx), c.ID, t.ID, notStarted(c.ID, t.ID)); eerr != nil {
-			err = errors.Join(err, eerr)
-		}
-		h.refuse(w, r, refusal.Wrap(refusal.CodeStoreUnavailable, "", "the turn could not start", err))
+		h.refuse(w, r, NotStarted(ctx, h.gate.Store, c.ID, t.ID, err))
 		return
 	}
 	out, _ := json.Marshal(startAnswer{ConversationID: c.ID, TurnID: t.ID, Position: t.Position}) // strings and an int always encode
@@ -137,6 +123,18 @@ func (h *StartHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(out)
+}
+
+// NotStarted ends, in store, a turn whose producer did not start, with the
+// reduced state of a turn that started and failed with the reason "the
+// turn could not start", so that the conversation has no running turn
+// that nothing runs. It returns a store-unavailable refusal wrapping
+// cause and any error of the end, for the caller to answer.
+func NotStarted(ctx context.Context, store Store, conversationID, turnID string, cause error) error {
+	if err := store.EndTurn(context.WithoutCancel(ctx), conversationID, turnID, notStarted(conversationID, turnID)); err != nil {
+		cause = errors.Join(cause, err)
+	}
+	return refusal.Wrap(refusal.CodeStoreUnavailable, "", "the turn could not start", cause)
 }
 
 // notStarted is the reduced state of a turn whose producer did not start:
