@@ -1,7 +1,8 @@
 // Package pgstore holds the PostgreSQL stores of the chat protocol's
 // reliability components and replay windows: [RecoveryStore], a
 // [recovery.Store], [recovery.Admitter] and [recovery.Dispatcher];
-// [InteractionStore], an [interactions.Store]; and [Window], a
+// [InteractionStore], an [interactions.Store]; [ConversationStore], a
+// conversation store (docs/contract.md section 20); and [Window], a
 // [replay.Window] that every instance of a host shares. Any number of
 // workers, in any number of processes, coordinate through one PostgreSQL
 // primary. The package is a module of its own, so that the core module

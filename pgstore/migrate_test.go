@@ -26,7 +26,7 @@ func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 	schema := freshSchema(t) // already migrated once
 	pool := newPool(t, poolOpts{searchPath: schema})
 	ctx := t.Context()
-	_, err := pool.Exec(ctx, "DROP TABLE pgstore_replay_frames, pgstore_replay_turns, pgstore_card_transitions, pgstore_cards, pgstore_effects, pgstore_turns, pgstore_schema_migrations")
+	_, err := pool.Exec(ctx, "DROP TABLE pgstore_conversation_turns, pgstore_conversations, pgstore_replay_frames, pgstore_replay_turns, pgstore_card_transitions, pgstore_cards, pgstore_effects, pgstore_turns, pgstore_schema_migrations")
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)

@@ -302,7 +302,7 @@ func TestMigration6BacksFillOffsets(t *testing.T) {
 	schema := freshSchema(t)
 	pool := newPool(t, poolOpts{searchPath: schema})
 	ctx := t.Context()
-	_, err := pool.Exec(ctx, "ALTER TABLE pgstore_replay_frames DROP COLUMN byte_offset; DELETE FROM pgstore_schema_migrations WHERE version = 6")
+	_, err := pool.Exec(ctx, "ALTER TABLE pgstore_replay_frames DROP COLUMN byte_offset; DELETE FROM pgstore_schema_migrations WHERE version >= 6")
 	require.NoError(t, err)
 	lens := map[string][]int{"a": {10, 250, 7}, "b": {4000}}
 	for turn, ls := range lens {

@@ -166,6 +166,19 @@ const (
 	// CodeInternal: an error without a code; its text goes to the log
 	// only.
 	CodeInternal Code = "internal"
+
+	// Codes of conversation/ (docs/contract.md section 20).
+
+	// CodeTurnRunning: the conversation already has a running turn, so
+	// another does not start (409).
+	CodeTurnRunning Code = "turn-running"
+	// CodeConversationNotFound: no conversation under the id (404); the
+	// HTTP surfaces answer it, and a caller the access rule refuses, as
+	// turn-not-found.
+	CodeConversationNotFound Code = "conversation-not-found"
+	// CodeConversationExists: a conversation is already stored under the
+	// id a create names (409).
+	CodeConversationExists Code = "conversation-exists"
 )
 
 // The sentinels, one per code, for [errors.Is]: ErrX matches every [*Error] of
@@ -219,6 +232,9 @@ const (
 	ErrMethodNotAllowed      Sentinel = Sentinel(CodeMethodNotAllowed)
 	ErrUnsupportedMediaType  Sentinel = Sentinel(CodeUnsupportedMediaType)
 	ErrInternal              Sentinel = Sentinel(CodeInternal)
+	ErrTurnRunning           Sentinel = Sentinel(CodeTurnRunning)
+	ErrConversationNotFound  Sentinel = Sentinel(CodeConversationNotFound)
+	ErrConversationExists    Sentinel = Sentinel(CodeConversationExists)
 )
 
 // Codes returns every code of the module in a fixed order; the slice is new
@@ -273,5 +289,8 @@ func Codes() []Code {
 		CodeMethodNotAllowed,
 		CodeUnsupportedMediaType,
 		CodeInternal,
+		CodeTurnRunning,
+		CodeConversationNotFound,
+		CodeConversationExists,
 	}
 }

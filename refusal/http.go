@@ -22,14 +22,15 @@ func HTTPStatus(code Code) int {
 		return http.StatusUnauthorized
 	case CodeUnauthorized:
 		return http.StatusForbidden
-	case CodeCardNotFound, CodeTurnNotFound:
+	case CodeCardNotFound, CodeTurnNotFound, CodeConversationNotFound:
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
 	case CodeForeignFrame, CodeSequenceGap, CodeSequenceReordered, CodeUnknownCall,
 		CodeTurnTerminated, CodeCursorAhead, CodeTurnNotRunning, CodeClaimConflict,
 		CodeCardExists, CodeAlreadyAnswered, CodeAnswerExpired, CodeCardCancelled,
-		CodeCardSuperseded, CodeStaleRevision, CodeSchemaMismatch, CodeNotExpired:
+		CodeCardSuperseded, CodeStaleRevision, CodeSchemaMismatch, CodeNotExpired,
+		CodeTurnRunning, CodeConversationExists:
 		return http.StatusConflict
 	case CodeStaleCursor:
 		return http.StatusGone

@@ -29,7 +29,7 @@ func TestHTTPStatusOfEveryCode(t *testing.T) {
 
 		refusal.CodeUnauthenticated: 401,
 		refusal.CodeUnauthorized:    403,
-		refusal.CodeCardNotFound:    404, refusal.CodeTurnNotFound: 404,
+		refusal.CodeCardNotFound:    404, refusal.CodeTurnNotFound: 404, refusal.CodeConversationNotFound: 404,
 		refusal.CodeMethodNotAllowed: 405,
 
 		refusal.CodeForeignFrame: 409, refusal.CodeSequenceGap: 409, refusal.CodeSequenceReordered: 409,
@@ -37,7 +37,7 @@ func TestHTTPStatusOfEveryCode(t *testing.T) {
 		refusal.CodeTurnNotRunning: 409, refusal.CodeClaimConflict: 409, refusal.CodeCardExists: 409,
 		refusal.CodeAlreadyAnswered: 409, refusal.CodeAnswerExpired: 409, refusal.CodeCardCancelled: 409,
 		refusal.CodeCardSuperseded: 409, refusal.CodeStaleRevision: 409, refusal.CodeSchemaMismatch: 409,
-		refusal.CodeNotExpired: 409,
+		refusal.CodeNotExpired: 409, refusal.CodeTurnRunning: 409, refusal.CodeConversationExists: 409,
 
 		refusal.CodeStaleCursor:          410,
 		refusal.CodeFrameTooLarge:        413,

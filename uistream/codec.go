@@ -198,12 +198,17 @@ func orNull(v json.RawMessage) json.RawMessage {
 // toolErrorText is the errorText of a tool_result that is not ok: its
 // output when a string, else its JSON, else the status.
 func toolErrorText(ev *chatprotocol.ToolResultEvent) string {
-	if ev.Output == nil {
-		return "the tool call " + string(ev.Status)
+	return errorText(string(ev.Status), ev.Output)
+}
+
+// errorText is the errorText of a tool call of status with output.
+func errorText(status string, output json.RawMessage) string {
+	if output == nil {
+		return "the tool call " + status
 	}
 	var s string
-	if json.Unmarshal(ev.Output, &s) == nil {
+	if json.Unmarshal(output, &s) == nil {
 		return s
 	}
-	return string(ev.Output)
+	return string(output)
 }

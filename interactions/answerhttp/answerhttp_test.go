@@ -340,6 +340,7 @@ func TestEveryCode(t *testing.T) {
 		refusal.CodeAdmissionUnavailable: true, refusal.CodeUnknownEffect: true, refusal.CodeInvalidTurn: true,
 		refusal.CodeInvalidFrame: true, refusal.CodeCardExists: true, refusal.CodeNotExpired: true,
 		refusal.CodeInvalidCursor: true, refusal.CodeTurnNotFound: true, refusal.CodeInternal: true,
+		refusal.CodeTurnRunning: true, refusal.CodeConversationNotFound: true, refusal.CodeConversationExists: true,
 	}
 	for _, code := range refusal.Codes() {
 		assert.True(t, seen[code] != notAnswerCodes[code], "%s: provoked by a case above, or listed as not an answer's", code)

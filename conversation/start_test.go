@@ -1,0 +1,122 @@
+package conversation_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/conversation"
+)
+
+// post sends body to h as user with contentType and returns the answer.
+func post(t *testing.T, h http.Handler, path, user, contentType, body string) answer {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	if user != "" {
+		r.Header.Set("X-User", user)
+	}
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	res := w.Result()
+	res.Header.Del("Date")
+	return answer{status: res.StatusCode, header: res.Header, body: w.Body.String()}
+}
+
+func codeOf(t *testing.T, a answer) string {
+	t.Helper()
+	var b struct {
+		Code string `json:"code"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(a.body), &b), a.body)
+	return b.Code
+}
+
+func TestStartHandler(t *testing.T) {
+	s := conversation.NewMemoryStore()
+	ctx := t.Context()
+	c, err := s.Create(ctx, "c1", alice)
+	require.NoError(t, err)
+	failRun := false
+	var ran []conversation.Turn
+	g := &conversation.Gate{Store: s, Access: conversation.OwnerOnly(session)}
+	h, err := conversation.NewStartHandler(g, &conversation.StartHandlerOptions{
+		Run: func(_ context.Context, _ *http.Request, _ conversation.Conversation, tu conversation.Turn) error {
+			if failRun {
+				return errors.New("no worker")
+			}
+			ran = append(ran, tu)
+			return nil
+		}})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/conversations/{conversation}/turns", h)
+	const path = "/conversations/c1/turns"
+	const js = "application/json"
+
+	ok := post(t, mux, path, "alice", js, `{"text":"hello"}`)
+	require.Equal(t, http.StatusCreated, ok.status, ok.body)
+	require.Len(t, ran, 1)
+	require.JSONEq(t, `{"conversationId":"c1","turnId":"`+ran[0].ID+`","position":1}`, ok.body)
+	run, running, err := s.Running(ctx, c.ID)
+	require.NoError(t, err)
+	require.True(t, running)
+	require.Equal(t, "hello", run.UserText)
+
+	again := post(t, mux, path, "alice", js, `{"text":"again"}`)
+	require.Equal(t, http.StatusConflict, again.status)
+	require.Equal(t, "turn-running", codeOf(t, again))
+
+	forbidden := post(t, mux, path, "bob", js, `{"text":"x"}`)
+	require.Equal(t, http.StatusNotFound, forbidden.status)
+	require.Equal(t, "turn-not-found", codeOf(t, forbidden))
+	require.Equal(t, forbidden, post(t, mux, "/conversations/no-such/turns", "alice", js, `{"text":"x"}`))
+
+	for _, c := range []struct {
+		user, contentType, body string
+		status                  int
+		code                    string
+	}{
+		{"", js, `{"text":"x"}`, 401, "unauthenticated"},
+		{"alice", "text/plain", `{"text":"x"}`, 415, "unsupported-media-type"},
+		{"alice", "", `{"text":"x"}`, 415, "unsupported-media-type"},
+		{"alice", js, `{"text":"x","Text":"y"}`, 400, "invalid-input"},
+		{"alice", js, `{"text":1}`, 400, "invalid-input"},
+		{"alice", js, `{"text":"a\u0000b"}`, 400, "invalid-input"},
+		{"alice", js, `{"text":"` + strings.Repeat("x", 70<<10) + `"}`, 413, "frame-too-large"},
+	} {
+		a := post(t, mux, path, c.user, c.contentType, c.body)
+		require.Equal(t, c.status, a.status, "%+v: %s", c, a.body)
+		require.Equal(t, c.code, codeOf(t, a))
+	}
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	require.Equal(t, http.StatusMethodNotAllowed, w.Code)
+	require.Equal(t, "POST", w.Header().Get("Allow"))
+
+	// A producer that does not start: 503, and the turn ends failed.
+	require.NoError(t, s.EndTurn(ctx, c.ID, ran[0].ID, []byte(`{}`)))
+	failRun = true
+	failed := post(t, mux, path, "alice", js, `{"text":"third"}`)
+	require.Equal(t, http.StatusServiceUnavailable, failed.status)
+	require.Equal(t, "store-unavailable", codeOf(t, failed))
+	_, running, err = s.Running(ctx, c.ID)
+	require.NoError(t, err)
+	require.False(t, running)
+	hist, err := s.History(ctx, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hist.Turns, 2)
+	red, err := hist.Turns[1].Reduce()
+	require.NoError(t, err)
+	require.Equal(t, "failed", red.Status)
+	require.Equal(t, "the turn could not start", red.Reason)
+}
