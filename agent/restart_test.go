@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/agent"
+	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -67,18 +68,33 @@ func restartScript() *script {
 	}}
 }
 
+// retryScript is restartScript whose second step fails once, transiently,
+// before any output, and is retried.
+func retryScript() *script {
+	sc := restartScript()
+	sc.steps[1] = failOnce(ingest.CodeOverloaded, "", sc.steps[1])
+	return sc
+}
+
 // A process dies after each of the turn's appends in turn; another process
 // resumes the turn and runs the loop again. Each time the turn is one
 // consistent turn: every seq once, steps in order, one end, every call
 // with one result, and no tool launched twice.
 func TestRestartAtEveryPoint(t *testing.T) {
+	for name, turnScript := range map[string]func() *script{"plain": restartScript, "retried": retryScript} {
+		t.Run(name, func(t *testing.T) { restartAtEveryPoint(t, turnScript) })
+	}
+}
+
+// restartAtEveryPoint is TestRestartAtEveryPoint for one turn.
+func restartAtEveryPoint(t *testing.T, turnScript func() *script) {
 	total := func() int64 { // the appends of a turn that nothing interrupts
 		s := newStores(t)
 		d := &dying{Window: s.window, appends: -1}
 		var tools counter
 		p, err := s.process().start(d, "t-1")
 		require.NoError(t, err)
-		out, err := (&agent.Loop{Model: restartScript().model(), Tools: []agent.Tool{searchTool(tools.run)}}).Run(t.Context(), p, history)
+		out, err := (&agent.Loop{Model: turnScript().model(), Tools: []agent.Tool{searchTool(tools.run)}, Retry: fast}).Run(t.Context(), p, history)
 		require.NoError(t, err)
 		require.Equal(t, chatprotocol.LifecycleCompleted, out.Status)
 		return d.n.Load()
@@ -88,7 +104,7 @@ func TestRestartAtEveryPoint(t *testing.T) {
 		t.Run(fmt.Sprintf("after append %d", crash), func(t *testing.T) {
 			s := newStores(t)
 			var tools counter
-			loop := &agent.Loop{Model: restartScript().model(), Tools: []agent.Tool{searchTool(tools.run)}, Retry: fast}
+			loop := &agent.Loop{Model: turnScript().model(), Tools: []agent.Tool{searchTool(tools.run)}, Retry: fast}
 			d := &dying{Window: s.window, appends: crash}
 			p1, err := s.process().start(d, "t-1")
 			require.NoError(t, err)
@@ -184,4 +200,52 @@ func TestTurnMessages(t *testing.T) {
 	msgs, err := agent.TurnMessages(t.Context(), s.window, replay.Key{ConversationID: conversation, TurnID: "t-1"})
 	require.NoError(t, err)
 	assert.Equal(t, out.Messages, msgs)
+}
+
+// A host that stops the loop (its ctx ends) mid-step leaves the turn
+// interrupted, the open step ended interrupted with its partial text; a
+// Run on the resumed turn reads that text as the step's message and goes
+// on with the next step.
+func TestHostStopsMidStep(t *testing.T) {
+	s := newStores(t)
+	streaming := make(chan struct{})
+	partial := func(ctx context.Context, _ *agent.Request, sink ingest.Sink) error {
+		if err := sink.Delta(ctx, "Refunds take "); err != nil {
+			return err
+		}
+		close(streaming)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	sc := &script{steps: []stepFunc{partial, say("5 days.", 2)}}
+	loop := &agent.Loop{Model: sc.model()}
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan agent.Outcome, 1)
+	go func() {
+		out, err := loop.Run(ctx, s.process().mustStart("t-1"), history)
+		assert.NoError(t, err)
+		done <- out
+	}()
+	within(t, streaming)
+	stop()
+	out := within(t, done)
+	assert.Equal(t, chatprotocol.LifecycleInterrupted, out.Status)
+	steps := of[*chatprotocol.StepEvent](s.envelopes("t-1"))
+	require.Len(t, steps, 2)
+	assert.Equal(t, chatprotocol.StepInterrupted, steps[1].Status)
+
+	out, err := loop.Run(t.Context(), s.process().mustStart("t-1"), history)
+	require.NoError(t, err)
+	assert.Equal(t, chatprotocol.LifecycleCompleted, out.Status)
+	assert.Equal(t, 2, out.Steps)
+	reqs := sc.requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, agent.Message{Role: agent.RoleAssistant, Text: "Refunds take "}, reqs[1].Messages[len(reqs[1].Messages)-1])
+	assert.Equal(t, "Refunds take 5 days.", s.state("t-1").Turns[0].Text())
+	var status []chatprotocol.StepStatus
+	for _, e := range of[*chatprotocol.StepEvent](s.envelopes("t-1")) {
+		status = append(status, e.Status)
+	}
+	assert.Equal(t, []chatprotocol.StepStatus{chatprotocol.StepStarted, chatprotocol.StepInterrupted,
+		chatprotocol.StepStarted, chatprotocol.StepFinished}, status)
 }
