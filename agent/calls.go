@@ -20,7 +20,7 @@ import (
 // once the step's other calls are done.
 func (r *run) answer(calls []Call) ([]string, error) {
 	res := make([]Result, len(calls))
-	jobs := make([]turn.Tool, len(calls))
+	jobs := make([]job, len(calls))
 	var cards []string
 	work := 0
 	for i, c := range calls {
@@ -29,7 +29,7 @@ func (r *run) answer(calls []Call) ([]string, error) {
 			res[i] = known
 			continue
 		}
-		job, card, err := r.prepare(c)
+		tool, card, err := r.prepare(c)
 		if err != nil {
 			return nil, err
 		}
@@ -37,31 +37,30 @@ func (r *run) answer(calls []Call) ([]string, error) {
 			cards = append(cards, card)
 			continue
 		}
-		jobs[i] = job
+		jobs[i].tool = tool
 		work++
 	}
-	errs := make([]error, len(calls))
-	runOne := func(i int) {
-		c := calls[i]
-		// The turn's Context: a tool stops with the turn's cancellation, not
-		// with the host's ctx, so that its outcome is stored.
-		tr, err := r.p.RunToolCall(r.p.Context(), turn.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input}, jobs[i])
-		res[i], errs[i] = Result{CallID: c.ID, Name: c.Name, Output: tr.Output, IsError: tr.Status != chatprotocol.ToolResultOK}, err
-	}
-	if work == 1 {
+	switch {
+	case work == 1:
 		for i := range jobs {
-			if jobs[i] != nil {
-				runOne(i)
+			if jobs[i].tool != nil {
+				r.runCall(calls[i], &jobs[i], &res[i])
 			}
 		}
-	} else if work > 1 {
+	case work > 1:
 		var wg sync.WaitGroup
 		for i := range jobs {
-			if jobs[i] != nil {
-				wg.Go(func() { runOne(i) })
+			if jobs[i].tool != nil {
+				wg.Go(func() { r.runCall(calls[i], &jobs[i], &res[i]) })
 			}
 		}
 		wg.Wait()
+	}
+	var errs []error
+	for _, j := range jobs {
+		if j.err != nil {
+			errs = append(errs, j.err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -72,6 +71,21 @@ func (r *run) answer(calls []Call) ([]string, error) {
 	r.msgs = append(r.msgs, Message{Role: RoleTool, Results: res})
 	r.open = nil
 	return nil, nil
+}
+
+// runCall runs call c with j's tool through [turn.Producer.RunToolCall]
+// under the turn's Context (a tool stops with the turn's cancellation, not
+// with the host's ctx, so that its outcome is stored), and sets *res and
+// j's error.
+func (r *run) runCall(c Call, j *job, res *Result) {
+	tr, err := r.p.RunToolCall(r.p.Context(), turn.ToolCall(c), j.tool)
+	*res, j.err = Result{CallID: c.ID, Name: c.Name, Output: tr.Output, IsError: tr.Status != chatprotocol.ToolResultOK}, err
+}
+
+// job is one call of a step to run: its tool, then its error.
+type job struct {
+	tool turn.Tool
+	err  error
 }
 
 // prepare decides how call c is answered: the tool it runs, or the

@@ -75,7 +75,8 @@ type Outcome struct {
 
 // Run runs the turn p produces (docs/contract.md section 19.2): history
 // is the conversation before it (earlier turns and this turn's user
-// message, oldest first). Each step opens with [turn.Producer.StartStep],
+// message, oldest first). A step's [Request] is the run's own, read by the
+// model during its Step only. Each step opens with [turn.Producer.StartStep],
 // streams through [ingest.StepSink], and the calls it announced run through
 // [turn.Producer.RunToolCall] with the same call ids, those of one step
 // concurrently, their results read by the next step in call order. The
@@ -102,13 +103,14 @@ func (l *Loop) Run(ctx context.Context, p *turn.Producer, history []Message) (Ou
 	if l.Model == nil || p == nil {
 		return Outcome{}, errors.New("agent: Run needs a Model and a Producer")
 	}
-	work, cancel := context.WithCancelCause(p.Context())
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	defer func() { stop(); cancel(nil) }()
-	r := &run{l: l, p: p, ctx: ctx, work: work, history: len(history), log: l.Logger,
-		msgs: append(make([]Message, 0, len(history)+8), history...)}
-	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
+	work := p.Context()
+	if ctx.Done() != nil { // the steps end with ctx too
+		var cancel context.CancelCauseFunc
+		work, cancel = context.WithCancelCause(work)
+		stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+		defer func() { stop(); cancel(nil) }()
 	}
+	r := &run{l: l, p: p, ctx: ctx, work: work, history: len(history),
+		msgs: append(make([]Message, 0, len(history)+8), history...)}
 	return r.loop()
 }

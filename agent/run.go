@@ -18,10 +18,9 @@ type run struct {
 	p       *turn.Producer
 	ctx     context.Context // the host's
 	work    context.Context // ends with p's Context or ctx: the model steps run under it
-	log     *slog.Logger
-	history int       // the messages before the turn's
-	msgs    []Message // history, then the turn's
-	specs   []ToolSpec
+	history int             // the messages before the turn's
+	msgs    []Message       // history, then the turn's
+	req     Request         // the steps' request, its Messages set before each
 
 	steps    int               // the turn's model steps, retried ones not counted
 	failures int               // the steps that failed in a row
@@ -76,14 +75,15 @@ func (r *run) step() error {
 	if err != nil {
 		return err
 	}
-	if r.specs == nil {
-		r.specs = make([]ToolSpec, len(r.l.Tools))
+	if r.req.Tools == nil && len(r.l.Tools) > 0 {
+		r.req.Tools = make([]ToolSpec, len(r.l.Tools))
 		for i, t := range r.l.Tools {
-			r.specs[i] = t.Spec
+			r.req.Tools[i] = t.Spec
 		}
 	}
+	r.req.System, r.req.Messages = r.l.System, r.msgs
 	sink := ingest.StepSink(p)
-	reply, err := r.l.Model.Step(r.work, &Request{System: r.l.System, Messages: r.msgs, Tools: r.specs}, sink)
+	reply, err := r.l.Model.Step(r.work, &r.req, sink)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (r *run) step() error {
 		}
 		r.failures++
 		delay := r.l.Retry.delay(r.failures)
-		r.log.LogAttrs(r.work, slog.LevelInfo, "agent: model step retried", slog.Int64("step", n),
+		r.logf(r.work, slog.LevelInfo, "agent: model step retried", slog.Int64("step", n),
 			slog.String("code", string(f.Code)), slog.Int("retry", r.failures), slog.Duration("after", delay))
 		return sleep(r.work, delay)
 	}
@@ -110,7 +110,7 @@ func (r *run) step() error {
 	if tcs := sink.Calls(); len(tcs) > 0 {
 		calls = make([]Call, len(tcs))
 		for i, tc := range tcs {
-			calls[i] = Call{ID: tc.ID, Name: tc.Name, Input: tc.Input}
+			calls[i] = Call(tc)
 		}
 	}
 	r.msgs = append(r.msgs, Message{Role: RoleAssistant, Text: sink.Text(), Calls: calls, Reasoning: reply.Reasoning})
@@ -202,7 +202,7 @@ func (r *run) stop(err error) (Outcome, error) {
 	cause := context.Cause(r.p.Context())
 	switch {
 	case errors.Is(err, turn.ErrAnotherWriter), errors.Is(cause, turn.ErrAnotherWriter):
-		r.log.LogAttrs(r.ctx, slog.LevelWarn, "agent: another writer took the turn over", slog.Any("err", err))
+		r.logf(r.ctx, slog.LevelWarn, "agent: another writer took the turn over", slog.Any("err", err))
 		return r.outcome(""), err
 	case errors.Is(cause, turn.ErrCancelled):
 		return r.end(nil)
@@ -225,8 +225,8 @@ func (r *run) stop(err error) (Outcome, error) {
 func (r *run) end(cause error) (Outcome, error) {
 	p := r.p
 	p.SetReason(r.reason)
-	if err := p.End(context.WithoutCancel(r.ctx), cause); err != nil {
-		r.log.LogAttrs(r.ctx, slog.LevelError, "agent: the turn's end failed", slog.Any("err", err), slog.Any("cause", cause))
+	if err := p.End(r.lasting(), cause); err != nil {
+		r.logf(r.ctx, slog.LevelError, "agent: the turn's end failed", slog.Any("err", err), slog.Any("cause", cause))
 		return r.outcome(""), err
 	}
 	switch {
@@ -243,7 +243,7 @@ func (r *run) end(cause error) (Outcome, error) {
 // pause leaves the turn interrupted, its open step ended interrupted:
 // cards wait for a person, or the host stopped the run.
 func (r *run) pause(cards []string, reason string) (Outcome, error) {
-	ctx := context.WithoutCancel(r.ctx)
+	ctx := r.lasting()
 	if r.p.OpenStep() != 0 {
 		if err := r.p.FinishStep(ctx, turn.StepEnd{Status: chatprotocol.StepInterrupted, Reason: reason}); err != nil {
 			return r.outcome(""), err
@@ -255,6 +255,22 @@ func (r *run) pause(cards []string, reason string) (Outcome, error) {
 	o := r.outcome(chatprotocol.LifecycleInterrupted)
 	o.Cards = cards
 	return o, nil
+}
+
+// lasting is the host's ctx without its end: the turn's end and pause
+// are written also after ctx ended.
+func (r *run) lasting() context.Context {
+	if r.ctx.Done() == nil {
+		return r.ctx
+	}
+	return context.WithoutCancel(r.ctx)
+}
+
+// logf logs a record to the Loop's Logger, if any.
+func (r *run) logf(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if r.l.Logger != nil {
+		r.l.Logger.LogAttrs(ctx, level, msg, attrs...)
+	}
 }
 
 // outcome is the run's Outcome with status.
