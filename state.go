@@ -56,7 +56,8 @@ type ChatStateV1 struct {
 // JSON form is
 //
 //	{"turnId", "status", "lastSeq", "text", "toolCalls":[ToolCallState…],
-//	 "results":[ResultBlock…], "error"?, "provenance":[Provenance…], "usage"?, "reason"?}
+//	 "results":[ResultBlock…], "error"?, "provenance":[Provenance…], "steps":[StepState…],
+//	 "usage"?, "reason"?}
 type TurnState struct {
 	// TurnID is the turn's id.
 	TurnID string
@@ -73,6 +74,8 @@ type TurnState struct {
 	Error *ErrorState
 	// Provenance lists the turn's provenance events, in order.
 	Provenance []Provenance
+	// Steps lists the turn's model steps in order: Steps[i] is step i+1.
+	Steps []StepState
 	// Usage is the usage of the last lifecycle event that had one, or nil.
 	Usage *Usage
 	// Reason is the reason of the last lifecycle event that had one, or "".
@@ -138,6 +141,16 @@ type Provenance struct {
 	RequestID string
 }
 
+// StepState is one model step of a turn (docs/contract.md section 7.1):
+// {"step", "status", "reason"?, "usage"?}. Status is started while the
+// step is open, then its end's; Reason and Usage are its end's.
+type StepState struct {
+	Step   int64
+	Status StepStatus
+	Reason string
+	Usage  *Usage
+}
+
 // HostState is the host's last state snapshot: {"version", "snapshot"}.
 type HostState struct {
 	Version  int64
@@ -176,7 +189,10 @@ func (s *ChatStateV1) Turn(id string) (*TurnState, bool) {
 //   - unknown-call (/event/callId): a tool_result whose call no tool_call
 //     of the turn opened;
 //   - invalid-event (/event/callId): a tool_call reusing a call id of the
-//     turn, or a second tool_result for one call.
+//     turn, or a second tool_result for one call;
+//   - invalid-event (/event/step): a step started whose number is not the
+//     turn's last step plus one, or while a step is open; a step end that
+//     is not of the open step.
 func (s *ChatStateV1) Apply(env ChatEventEnvelope) error {
 	form, err := env.appendForm(s.scratch[:0], true)
 	if err != nil {
@@ -261,6 +277,26 @@ func (t *TurnState) admit(ev Event) error {
 	if call, ok := ev.(*ToolCallEvent); ok && t.calls[call.CallID] != nil {
 		return refusef(refusal.CodeInvalidEvent, "/event/callId", "call id %q is already used in turn %q", call.CallID, t.TurnID)
 	}
+	if step, ok := ev.(*StepEvent); ok {
+		return t.admitStep(step)
+	}
+	return nil
+}
+
+// admitStep checks a step event against the turn's steps (docs/contract.md
+// section 7.2): a start numbers the next step while none is open, an end
+// ends the open one.
+func (t *TurnState) admitStep(ev *StepEvent) error {
+	last := int64(len(t.Steps))
+	open := last > 0 && t.Steps[last-1].Status == StepStarted
+	switch {
+	case ev.Status == StepStarted && open:
+		return refusef(refusal.CodeInvalidEvent, "/event/step", "step %d starts while step %d is open in turn %q", ev.Step, last, t.TurnID)
+	case ev.Status == StepStarted && ev.Step != last+1:
+		return refusef(refusal.CodeInvalidEvent, "/event/step", "step %d starts after step %d in turn %q", ev.Step, last, t.TurnID)
+	case ev.Status != StepStarted && (!open || ev.Step != last):
+		return refusef(refusal.CodeInvalidEvent, "/event/step", "step %d ends but is not the open step of turn %q", ev.Step, t.TurnID)
+	}
 	return nil
 }
 
@@ -304,6 +340,13 @@ func (s *ChatStateV1) fold(t *TurnState, ev Event) {
 		t.Provenance = append(t.Provenance, Provenance{
 			Provider: strings.Clone(e.Provider), Model: strings.Clone(e.Model), RequestID: strings.Clone(e.RequestID),
 		})
+	case *StepEvent:
+		if e.Status == StepStarted {
+			t.Steps = append(t.Steps, StepState{Step: e.Step, Status: StepStarted})
+			break
+		}
+		st := &t.Steps[len(t.Steps)-1]
+		st.Status, st.Reason, st.Usage = e.Status, strings.Clone(e.Reason), e.Usage
 	case *ErrorEvent:
 		t.Error = &ErrorState{Code: ErrorCode(strings.Clone(string(e.Code))), Message: strings.Clone(e.Message), Retryable: e.Retryable, RetryAfterMs: e.RetryAfterMs}
 	case *CardEvent:
@@ -413,7 +456,7 @@ func (s *ChatStateV1) sizeHint() int {
 		n += len(s.State.Snapshot)
 	}
 	for _, t := range s.Turns {
-		n += t.text.Len() + t.text.Len()/16 + 256*(1+len(t.ToolCalls)+len(t.Results)+len(t.Provenance))
+		n += t.text.Len() + t.text.Len()/16 + 256*(1+len(t.ToolCalls)+len(t.Results)+len(t.Provenance)+len(t.Steps))
 	}
 	return n
 }
@@ -447,6 +490,19 @@ func (w *writer) turn(t *TurnState) {
 		p := &t.Provenance[i]
 		w.punct('{')
 		w.provenance(p.Provider, p.Model, p.RequestID)
+		w.punct('}')
+	})
+	w.name("steps")
+	w.list(len(t.Steps), func(i int) {
+		st := &t.Steps[i]
+		w.punct('{')
+		w.int("step", st.Step)
+		w.str("status", string(st.Status))
+		w.optStr("reason", st.Reason)
+		if st.Usage != nil {
+			w.name("usage")
+			w.usage(st.Usage)
+		}
 		w.punct('}')
 	})
 	if t.Usage != nil {

@@ -9,8 +9,9 @@ import "slices"
 // check).
 //
 // Everything Apply changes or appends to is copied: the turns, each turn's
-// text, tool calls, results, provenance and error, the open cards and the
-// indexes over them, the capabilities and the state snapshot's record. The
+// text, tool calls, results, provenance, steps and error, the open cards
+// and the indexes over them, the capabilities and the state snapshot's
+// record. The
 // values Apply takes from the envelopes it applies and never modifies are
 // shared with s, as they are already shared with those envelopes: JSON
 // values (tool inputs and outputs, the snapshot, kept unknown members),
@@ -56,6 +57,7 @@ func (t *TurnState) clone() *TurnState {
 		LastSeq:    t.LastSeq,
 		Results:    slices.Clone(t.Results),
 		Provenance: slices.Clone(t.Provenance),
+		Steps:      slices.Clone(t.Steps),
 		Usage:      t.Usage,
 		Reason:     t.Reason,
 		digests:    slices.Clone(t.digests),

@@ -67,7 +67,7 @@ func TestApplyFoldsATurn(t *testing.T) {
 			"toolCalls":[{"callId":"call-1","name":"search","input":{"q":"x"},"status":"ok","output":{"hits":2}}],
 			"results":[{"kind":"text","text":"Refunds are accepted.","sources":[{"ref":"doc:1"}]}],
 			"error":{"code":"late","message":"slow","retryable":true},
-			"provenance":[{"provider":"anthropic","model":"m"}],
+			"provenance":[{"provider":"anthropic","model":"m"}],"steps":[],
 			"usage":{"totalTokens":431},"reason":"end"}],
 		"openCards":[{"correlationId":"k-1","createdAt":7,"prompt":"Really sure?"}],
 		"state":{"version":3,"snapshot":{"inbox":2}}}`, stateJSON(t, s))

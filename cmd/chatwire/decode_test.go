@@ -35,7 +35,7 @@ func TestDecodeCommandState(t *testing.T) {
 		code, stdout, stderr := runCmd(args, in)
 		assert.Equal(t, exitOK, code, "%q", args)
 		assert.Empty(t, stderr)
-		assert.JSONEq(t, `{"schemaVersion":1,"conversationId":"c-1","turns":[{"turnId":"t-1","status":"started","lastSeq":2,"text":"Hello","toolCalls":[],"results":[],"provenance":[]}],"openCards":[]}`, stdout)
+		assert.JSONEq(t, `{"schemaVersion":1,"conversationId":"c-1","turns":[{"turnId":"t-1","status":"started","lastSeq":2,"text":"Hello","toolCalls":[],"results":[],"provenance":[],"steps":[]}],"openCards":[]}`, stdout)
 		assert.Equal(t, 1, strings.Count(stdout, "\n"))
 	}
 }
