@@ -68,6 +68,11 @@ func TestModelToolModel(t *testing.T) {
 	assert.Equal(t, int64(30), *end.Usage.TotalTokens)
 	st := s.state("t-1")
 	assert.Equal(t, "Let me look. Refunds take 5 days.", st.Turns[0].Text())
+	ten, twenty := int64(10), int64(20)
+	assert.Equal(t, []chatprotocol.StepState{
+		{Step: 1, Status: chatprotocol.StepFinished, Reason: "tool_use", Usage: &chatprotocol.Usage{TotalTokens: &ten}},
+		{Step: 2, Status: chatprotocol.StepFinished, Reason: "end_turn", Usage: &chatprotocol.Usage{TotalTokens: &twenty}},
+	}, st.Turns[0].Steps)
 }
 
 // The calls of one step run concurrently, each under its own call id and
@@ -245,7 +250,12 @@ func TestStepRetry(t *testing.T) {
 		assert.Equal(t, chatprotocol.LifecycleCompleted, out.Status)
 		assert.Equal(t, 1, out.Steps)
 		assert.Len(t, sc.requests(), 2)
-		assert.Equal(t, "Hello.", s.state("t-1").Turns[0].Text())
+		st := s.state("t-1")
+		assert.Equal(t, "Hello.", st.Turns[0].Text())
+		require.Len(t, st.Turns[0].Steps, 2, "the failed step, then its retry")
+		assert.Equal(t, chatprotocol.StepFailed, st.Turns[0].Steps[0].Status)
+		assert.Equal(t, string(ingest.CodeOverloaded), st.Turns[0].Steps[0].Reason)
+		assert.Equal(t, chatprotocol.StepFinished, st.Turns[0].Steps[1].Status)
 	})
 	t.Run("after output", func(t *testing.T) {
 		s := newStores(t)
