@@ -278,6 +278,33 @@ func TestStepRetry(t *testing.T) {
 		assert.Equal(t, ingest.CodeRefusal, out.Failure.Code)
 		assert.Len(t, sc.requests(), 1)
 	})
+	t.Run("step left open", func(t *testing.T) { // the model returned without ending its step
+		s := newStores(t)
+		var once atomic.Bool
+		sc := &script{steps: []stepFunc{func(ctx context.Context, req *agent.Request, sink ingest.Sink) error {
+			if once.CompareAndSwap(false, true) {
+				return sink.Provenance(ctx, "test", "m-1", "")
+			}
+			return say("Hello.", 5)(ctx, req, sink)
+		}}}
+		out, err := (&agent.Loop{Model: sc.model(), Retry: fast}).Run(t.Context(), s.process().mustStart("t-1"), history)
+		require.NoError(t, err)
+		assert.Equal(t, chatprotocol.LifecycleCompleted, out.Status)
+		steps := s.state("t-1").Turns[0].Steps
+		require.Len(t, steps, 2)
+		assert.Equal(t, chatprotocol.StepState{Step: 1, Status: chatprotocol.StepFailed, Reason: string(ingest.CodeStreamCut)}, steps[0])
+	})
+	t.Run("model error", func(t *testing.T) { // not a provider's failure: the turn fails, internal
+		s := newStores(t)
+		sc := &script{steps: []stepFunc{func(context.Context, *agent.Request, ingest.Sink) error { return errors.New("bug") }}}
+		out, err := (&agent.Loop{Model: sc.model(), Retry: fast}).Run(t.Context(), s.process().mustStart("t-1"), history)
+		require.NoError(t, err)
+		assert.Equal(t, chatprotocol.LifecycleFailed, out.Status)
+		assert.Equal(t, chatprotocol.ErrorCode("internal"), out.Failure.Code)
+		assert.Len(t, sc.requests(), 1)
+		st := s.state("t-1").Turns[0]
+		assert.Equal(t, chatprotocol.StepInterrupted, st.Steps[0].Status, "End ends the open step")
+	})
 	t.Run("bounded", func(t *testing.T) {
 		s := newStores(t)
 		var calls atomic.Int64
