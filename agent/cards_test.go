@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -125,4 +127,82 @@ func TestCardID(t *testing.T) {
 	long := agent.CardID("t-1", string(make([]byte, 300)))
 	assert.Len(t, long, len("call-")+64)
 	assert.Equal(t, long, agent.CardID("t-1", string(make([]byte, 300))))
+}
+
+// A turn with an approval card, crashed after each of its appends, across
+// all its runs: the first (to the card), and the one after the answer.
+// Each crash is followed by a process that resumes the turn and runs the
+// loop again, the person answering whenever the turn waits for the card.
+// Each time the turn is one consistent turn: the card opened once and
+// closed once, every call with one result, no tool launched twice, and the
+// approved call run once.
+func TestCardTurnRestartAtEveryPoint(t *testing.T) {
+	cardScript := func() *script {
+		return &script{byResults: true, steps: []stepFunc{
+			ask("Checking. ", 1, call("a", "search", "order-7"), call("b", "refund", "order-7")),
+			say("Refunded.", 1),
+		}}
+	}
+	// host runs the turn to its end over views of the shared window that die
+	// at append crash (counted across the turn's processes), answering the
+	// card when the turn waits for it; it returns the appends made.
+	host := func(t *testing.T, crash int64) (*stores, *counter, *counter, int64) {
+		s := newStores(t)
+		var searches, refunds counter
+		loop := &agent.Loop{Model: cardScript().model(), Retry: fast, Tools: []agent.Tool{searchTool(searches.run),
+			{Spec: agent.ToolSpec{Name: "refund"}, Run: refunds.run, Card: confirmCard}}}
+		var n atomic.Int64
+		answered := false
+		for range 8 {
+			p, err := s.process().start(newDying(s.window, crash, &n), "t-1")
+			if err != nil {
+				continue // died while starting
+			}
+			out, err := loop.Run(t.Context(), p, history)
+			switch {
+			case err != nil: // died: the next process resumes
+			case out.Status == chatprotocol.LifecycleInterrupted:
+				require.Equal(t, []string{agent.CardID("t-1", "b")}, out.Cards)
+				if !answered {
+					s.answerCard(agent.CardID("t-1", "b"), cards.CardActionSubmit, `{}`)
+					answered = true
+				}
+			default:
+				require.Equal(t, chatprotocol.LifecycleCompleted, out.Status)
+				return s, &searches, &refunds, n.Load()
+			}
+		}
+		t.Fatal("the turn never ended")
+		return nil, nil, nil, 0
+	}
+	_, _, _, total := host(t, -1)
+	require.Greater(t, total, int64(10))
+	for crash := int64(1); crash < total; crash++ {
+		t.Run(fmt.Sprintf("after append %d", crash), func(t *testing.T) {
+			s, searches, refunds, _ := host(t, crash)
+			envs := s.envelopes("t-1")
+			st := s.state("t-1")
+			assert.Equal(t, chatprotocol.LifecycleCompleted, st.Turns[0].Status)
+			assert.Empty(t, st.OpenCards())
+			assert.Equal(t, 1, searches.max())
+			results := map[string]int{}
+			for _, r := range of[*chatprotocol.ToolResultEvent](envs) {
+				results[r.CallID]++
+				assert.Equal(t, chatprotocol.ToolResultOK, r.Status)
+			}
+			if len(of[*chatprotocol.ToolCallEvent](envs)) == 1 {
+				// The crash cut the step after its first call: the resumed
+				// loop ran that one, and the model went on without the other.
+				assert.Equal(t, map[string]int{"a": 1}, results)
+				assert.Zero(t, refunds.total.Load())
+				return
+			}
+			assert.Equal(t, map[string]int{"a": 1, "b": 1}, results)
+			assert.Equal(t, int64(1), refunds.total.Load(), "the approved call ran once")
+			assert.Len(t, of[*chatprotocol.CardEvent](envs), 1, "the card shown once")
+			closed := of[*chatprotocol.CardClosedEvent](envs)
+			require.Len(t, closed, 1)
+			assert.Equal(t, "answered", closed[0].Outcome)
+		})
+	}
 }

@@ -190,12 +190,14 @@ func of[T chatprotocol.Event](envs []chatprotocol.ChatEventEnvelope) []T {
 type stepFunc func(ctx context.Context, req *agent.Request, sink ingest.Sink) error
 
 // script is a scripted model: the step it plays is chosen by the number of
-// assistant messages in the request, so that a resumed turn goes on where
-// its stream stands; it records every request.
+// assistant messages in the request (of tool messages with byResults: a
+// step interrupted before its calls is played again), so that a resumed
+// turn goes on where its stream stands; it records every request.
 type script struct {
-	mu    sync.Mutex
-	steps []stepFunc
-	reqs  []agent.Request
+	mu        sync.Mutex
+	steps     []stepFunc
+	byResults bool
+	reqs      []agent.Request
 }
 
 // model is the script as an [agent.Model].
@@ -207,8 +209,12 @@ func (s *script) model() agent.Model {
 		s.reqs = append(s.reqs, cp)
 		s.mu.Unlock()
 		i := 0
+		counted := agent.RoleAssistant
+		if s.byResults {
+			counted = agent.RoleTool
+		}
 		for _, m := range req.Messages {
-			if m.Role == agent.RoleAssistant {
+			if m.Role == counted {
 				i++
 			}
 		}

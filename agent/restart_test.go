@@ -24,14 +24,24 @@ import (
 // errDead is what a dead process's window calls return.
 var errDead = errors.New("the process died")
 
-// dying is a process's view of the shared window that dies after its
-// appends-th append landed: from then on the process reaches nothing, as
-// if it had been killed.
+// dying is a process's view of the shared window that dies once the
+// appends-th append counted by n (its own, or shared by the processes of a
+// turn) landed: from then on the process reaches nothing, as if it had
+// been killed.
 type dying struct {
 	replay.Window
 	appends int64
-	n       atomic.Int64
+	n       *atomic.Int64
 	dead    atomic.Bool
+}
+
+// newDying is the view of w that dies after the appends-th append counted
+// by n; nil n counts its own.
+func newDying(w replay.Window, appends int64, n *atomic.Int64) *dying {
+	if n == nil {
+		n = &atomic.Int64{}
+	}
+	return &dying{Window: w, appends: appends, n: n}
 }
 
 func (d *dying) Append(ctx context.Context, k replay.Key, env *chatprotocol.ChatEventEnvelope) (replay.Frame, error) {
@@ -90,7 +100,7 @@ func TestRestartAtEveryPoint(t *testing.T) {
 func restartAtEveryPoint(t *testing.T, turnScript func() *script) {
 	total := func() int64 { // the appends of a turn that nothing interrupts
 		s := newStores(t)
-		d := &dying{Window: s.window, appends: -1}
+		d := newDying(s.window, -1, nil)
 		var tools counter
 		p, err := s.process().start(d, "t-1")
 		require.NoError(t, err)
@@ -105,7 +115,7 @@ func restartAtEveryPoint(t *testing.T, turnScript func() *script) {
 			s := newStores(t)
 			var tools counter
 			loop := &agent.Loop{Model: turnScript().model(), Tools: []agent.Tool{searchTool(tools.run)}, Retry: fast}
-			d := &dying{Window: s.window, appends: crash}
+			d := newDying(s.window, crash, nil)
 			p1, err := s.process().start(d, "t-1")
 			require.NoError(t, err)
 			out, err := loop.Run(t.Context(), p1, history)
@@ -160,7 +170,7 @@ func TestRestartInsideATool(t *testing.T) {
 	}
 	sc := &script{steps: []stepFunc{ask("", 1, call("a", "search", "1")), say("Found.", 1)}}
 	loop := &agent.Loop{Model: sc.model(), Tools: []agent.Tool{searchTool(hung)}}
-	d := &dying{Window: s.window, appends: -1}
+	d := newDying(s.window, -1, nil)
 	p1, err := s.process().start(d, "t-1")
 	require.NoError(t, err)
 	first := make(chan error, 1)
