@@ -75,30 +75,25 @@ type Outcome struct {
 
 // Run runs the turn p produces (docs/contract.md section 19.2): history
 // is the conversation before it (earlier turns and this turn's user
-// message, oldest first). A step's [Request] is the run's own, read by the
-// model during its Step only. Each step opens with [turn.Producer.StartStep],
-// streams through [ingest.StepSink], and the calls it announced run through
+// message, oldest first). Each step opens with [turn.Producer.StartStep]
+// and streams through [ingest.StepSink] (its [Request] is the run's own,
+// read during Step only); the calls it announced run through
 // [turn.Producer.RunToolCall] with the same call ids, those of one step
 // concurrently, their results read by the next step in call order. The
-// turn ends through [turn.Producer.End] with the steps' summed usage and
-// the last step's reason.
+// turn ends through [turn.Producer.End] with the last step's reason.
 //
-// On a resumed Producer (another process continued the turn) Run goes on
-// from the turn's stream (docs/contract.md section 19.4): an open step is
-// ended interrupted, the last step's calls without a result are finished
-// with their call ids (a stored result is reused, never launched again),
-// and the conversation is rebuilt from the stored frames.
+// On a resumed Producer Run goes on from the turn's stream (section 19.4):
+// an open step is ended interrupted, the last step's calls without a
+// result are finished under their call ids (a stored result reused, never
+// launched again), and the conversation is rebuilt from the stored frames.
 //
-// Model steps and tools run under p's Context, which the turn's
-// cancellation ends (the turn then ends cancelled), and under ctx: when
-// ctx ends, the open step ends interrupted and the turn is left
-// interrupted, to be resumed. Run returns a nil error whenever the
-// Outcome's Status is on the stream (a failed turn included: Outcome's
-// Failure says why), and otherwise the error that stopped it: the
-// window's, another writer ([turn.ErrAnotherWriter]), End's. A call
-// another worker claimed (claim-conflict, a restart within the dead
-// worker's lease) leaves the turn interrupted and returns that refusal:
-// Run again once the lease ended.
+// The steps run under p's Context (the turn's cancellation: the turn ends
+// cancelled) and ctx (its end leaves the turn interrupted). The error is
+// nil whenever the Outcome's Status is on the stream (a failed turn
+// included), and otherwise what stopped it: the window's, another writer
+// ([turn.ErrAnotherWriter]), End's. A call another worker still claims
+// leaves the turn interrupted and returns that claim-conflict: Run again
+// once the lease ended.
 func (l *Loop) Run(ctx context.Context, p *turn.Producer, history []Message) (Outcome, error) {
 	if l.Model == nil || p == nil {
 		return Outcome{}, errors.New("agent: Run needs a Model and a Producer")

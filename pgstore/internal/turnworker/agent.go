@@ -17,7 +17,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/turn"
 )
 
-// agentTurn runs, or resumes, the scripted agent turn with agent.Loop: -tools
+// agentTurn runs, or resumes, the scripted agent turn with [agent.Loop]: -tools
 // model steps, step k saying -deltas deltas then asking for tool call k,
 // then a last step that answers. The model plays the step after the tool
 // results its request holds, so that a resumed turn goes on where its

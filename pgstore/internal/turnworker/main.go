@@ -16,7 +16,7 @@
 // stores it), and a claim held by the dead worker is waited out (its
 // lease).
 //
-// In -mode agent it produces the same turn with agent.Loop and a scripted
+// In -mode agent it produces the same turn with the loop of package agent and a scripted
 // model: -tools steps of -deltas deltas and one tool call each, then a
 // last step that answers. Resumed, it settles the calls left without a
 // result as in -mode script, then runs the loop, which goes on from the
