@@ -20,6 +20,7 @@ type codec struct {
 	threadID, runID string
 
 	text   string      // the id of the open text message, "" when none
+	step   string      // the name of the open step, "" when none
 	cards  []cardState // the open cards, in the order opened
 	failed *chatprotocol.ErrorEvent
 	done   bool
@@ -82,6 +83,8 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		return custom(c.endText(dst), "card", card), nil
 	case *chatprotocol.CardClosedEvent:
 		c.closeCard(ev.CorrelationID)
+	case *chatprotocol.StepEvent:
+		return c.modelStep(c.endText(dst), ev), nil
 	}
 	value, err := eventJSON(env.Event)
 	if err != nil {
@@ -104,7 +107,7 @@ func eventJSON(ev chatprotocol.Event) (json.RawMessage, error) {
 // builtin reports whether t is an event type of docs/contract.md section 6.
 func builtin(t string) bool {
 	switch t {
-	case "session", "lifecycle", "delta", "tool_call", "tool_result", "result", "provenance", "error",
+	case "session", "lifecycle", "delta", "tool_call", "tool_result", "result", "provenance", "error", "step",
 		"card", "card_closed", "state", "capabilities", "navigate":
 		return true
 	}
@@ -168,9 +171,47 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 	return bridge.End(c.usage(append(dst, "]}"...), ev))
 }
 
-// finished opens a RUN_FINISHED event of the run.
+// finished opens a RUN_FINISHED event of the run, after the open step's
+// STEP_FINISHED: a client refuses a run that finishes with a step open.
 func (c *codec) finished(dst []byte) []byte {
+	dst = c.finishStep(dst, nil)
 	return bridge.Str(bridge.Str(bridge.Begin(dst, "RUN_FINISHED"), "threadId", c.threadID), "runId", c.runID)
+}
+
+// modelStep maps a step event (docs/contract.md section 18.2): started is
+// STEP_STARTED named step-<n>, after the STEP_FINISHED of a step still
+// open; an end is the open step's STEP_FINISHED, a status other than
+// finished and the reason under metadata.chatprotocol. A client refuses a
+// step started twice or finished unstarted, so an end finishes the step
+// the stream opened, whatever number it carries.
+func (c *codec) modelStep(dst []byte, ev *chatprotocol.StepEvent) []byte {
+	if ev.Status != chatprotocol.StepStarted {
+		return c.finishStep(dst, ev)
+	}
+	dst = c.finishStep(dst, nil)
+	c.step = "step-" + strconv.FormatInt(ev.Step, 10)
+	return bridge.End(bridge.Str(bridge.Begin(dst, "STEP_STARTED"), "stepName", c.step))
+}
+
+// finishStep appends the STEP_FINISHED of the open step, if any, with the
+// status and reason of end (nil: none).
+func (c *codec) finishStep(dst []byte, end *chatprotocol.StepEvent) []byte {
+	if c.step == "" {
+		return dst
+	}
+	dst = bridge.Str(bridge.Begin(dst, "STEP_FINISHED"), "stepName", c.step)
+	c.step = ""
+	if end != nil && (end.Status != chatprotocol.StepFinished || end.Reason != "") {
+		dst = append(dst, `,"metadata":{"chatprotocol":{`...)
+		if end.Status != chatprotocol.StepFinished {
+			dst = bridge.Str(dst, "status", string(end.Status))
+		}
+		if end.Reason != "" {
+			dst = bridge.Str(dst, "reason", end.Reason)
+		}
+		dst = append(dst, "}}"...)
+	}
+	return bridge.End(dst)
 }
 
 // usage adds the turn's token count, when it has one, as a usage entry.

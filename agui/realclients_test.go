@@ -3,6 +3,7 @@ package agui_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,4 +77,29 @@ func TestRealClientHttpAgentRunsTheTurn(t *testing.T) {
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// TestRealClientHttpAgentFollowsTheSteps: a turn of two model steps, the
+// second still open when the card ends the run, passes HttpAgent's
+// sequencing rules: each step started once and finished, the open one
+// before RUN_FINISHED (docs/contract.md section 18.2).
+func TestRealClientHttpAgentFollowsTheSteps(t *testing.T) {
+	f := newFixture(t, true)
+	f.host.Steps, f.host.OpenStep = true, true
+	out := uiclients.Run(t, 60*time.Second, "agrun.mjs", f.srv.URL, "thread-1", `{"X-User":"alice"}`, `null`)
+	var run rcRun
+	require.NoError(t, json.Unmarshal(out, &run), string(out))
+	require.Len(t, run.Runs, 1)
+	first := run.Runs[0]
+	require.Nil(t, first.Error)
+	var steps []string
+	for _, ev := range first.Events {
+		if typ := ev["type"].(string); strings.HasPrefix(typ, "STEP_") {
+			steps = append(steps, typ+" "+ev["stepName"].(string))
+		}
+	}
+	assert.Equal(t, []string{"STEP_STARTED step-1", "STEP_FINISHED step-1", "STEP_STARTED step-2", "STEP_FINISHED step-2"}, steps)
+	assert.Equal(t, "RUN_FINISHED", first.Events[len(first.Events)-1]["type"])
+	assert.Equal(t, "interrupt", first.Outcome["type"])
+	assert.Equal(t, turnscript.Text(), joined(first.Events, "TEXT_MESSAGE_CONTENT", "delta"))
 }

@@ -58,7 +58,7 @@ func TestRealClientSchemaAcceptsEveryEvent(t *testing.T) {
 			assert.Empty(t, out.Errors)
 			assert.Equal(t, "RUN_STARTED", out.Types[0])
 			assert.Equal(t, last, out.Types[len(out.Types)-1])
-			for _, typ := range []string{"TOOL_CALL_RESULT", "STATE_SNAPSHOT", "CUSTOM", "TEXT_MESSAGE_CONTENT"} {
+			for _, typ := range []string{"TOOL_CALL_RESULT", "STATE_SNAPSHOT", "CUSTOM", "TEXT_MESSAGE_CONTENT", "STEP_STARTED", "STEP_FINISHED"} {
 				assert.Contains(t, out.Types, typ)
 			}
 		})

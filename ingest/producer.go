@@ -23,26 +23,34 @@ func ProducerSink(p *turn.Producer) Sink { return producerSink{p} }
 // provenance, text and tool calls.
 type producerSink struct{ p *turn.Producer }
 
+// Provenance appends the provenance event of the model call
+// ([turn.Producer.Provenance]).
 func (s producerSink) Provenance(ctx context.Context, provider, model, responseID string) error {
 	return s.p.Provenance(ctx, provider, model, responseID)
 }
 
+// Delta appends text to the turn ([turn.Producer.Delta]).
 func (s producerSink) Delta(ctx context.Context, text string) error { return s.p.Delta(ctx, text) }
 
+// AnnounceToolCall appends the call's tool_call
+// ([turn.Producer.AnnounceToolCall]).
 func (s producerSink) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
 	return s.p.AnnounceToolCall(ctx, turn.ToolCall{ID: callID, Name: name, Input: input})
 }
 
+// Usage sets the turn's usage ([turn.Producer.SetUsage]).
 func (s producerSink) Usage(_ context.Context, u chatprotocol.Usage) error {
 	s.p.SetUsage(u)
 	return nil
 }
 
+// Complete ends the turn completed, with reason on its lifecycle.
 func (s producerSink) Complete(ctx context.Context, reason string) error {
 	s.p.SetReason(reason)
 	return s.p.Complete(ctx)
 }
 
+// Fail ends the turn failed, with the error event of code and message.
 func (s producerSink) Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error {
 	return s.p.Fail(ctx, turn.Failure{Code: code, Message: message, Retryable: retryable})
 }

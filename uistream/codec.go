@@ -17,6 +17,8 @@ type codec struct {
 	finishReason bool
 
 	step   bool                       // a start-step was written and no finish-step yet
+	used   bool                       // a part was written since the open step's start-step
+	steps  bool                       // the turn writes step events: they decide the message's steps
 	text   string                     // the id of the open text part, "" when none
 	cards  map[string]json.RawMessage // the open cards by correlation id, their canonical JSON
 	failed string                     // the errorText of the turn's first error event
@@ -38,18 +40,18 @@ func (c *codec) Maps(t string) bool { return mapped(t) }
 func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	switch ev := env.Event.(type) {
 	case *chatprotocol.DeltaEvent:
-		dst = c.startStep(dst)
+		dst = c.part(dst)
 		if c.text == "" {
 			c.text = "text-" + strconv.FormatInt(f.Seq, 10)
 			dst = bridge.End(bridge.Str(bridge.Begin(dst, "text-start"), "id", c.text))
 		}
 		return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "text-delta"), "id", c.text), "delta", ev.Text)), nil
 	case *chatprotocol.ToolCallEvent:
-		dst = c.endText(c.startStep(dst))
+		dst = c.endText(c.part(dst))
 		dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-input-start"), "toolCallId", ev.CallID), "toolName", ev.Name))
 		return bridge.End(bridge.Raw(bridge.Str(bridge.Str(bridge.Begin(dst, "tool-input-available"), "toolCallId", ev.CallID), "toolName", ev.Name), "input", orNull(ev.Input))), nil
 	case *chatprotocol.ToolResultEvent:
-		dst = c.endText(c.startStep(dst))
+		dst = c.endText(c.part(dst))
 		if ev.Status == chatprotocol.ToolResultOK {
 			return bridge.End(bridge.Raw(bridge.Str(bridge.Begin(dst, "tool-output-available"), "toolCallId", ev.CallID), "output", orNull(ev.Output))), nil
 		}
@@ -60,11 +62,11 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 			return dst, err
 		}
 		c.cards[ev.Card.CorrelationID] = card
-		return cardPart(c.startStep(dst), ev.Card.CorrelationID, "open", card, ""), nil
+		return cardPart(c.part(dst), ev.Card.CorrelationID, "open", card, ""), nil
 	case *chatprotocol.CardClosedEvent:
 		card := c.cards[ev.CorrelationID]
 		delete(c.cards, ev.CorrelationID)
-		return cardPart(c.startStep(dst), ev.CorrelationID, "closed", card, ev.Outcome), nil
+		return cardPart(c.part(dst), ev.CorrelationID, "closed", card, ev.Outcome), nil
 	case *chatprotocol.ErrorEvent:
 		if c.failed == "" {
 			c.failed = string(ev.Code) + ": " + ev.Message
@@ -72,6 +74,8 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 		return dst, nil
 	case *chatprotocol.LifecycleEvent:
 		return c.lifecycle(dst, ev), nil
+	case *chatprotocol.StepEvent:
+		return c.modelStep(dst, ev), nil
 	}
 	return dst, nil
 }
@@ -79,7 +83,7 @@ func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnv
 // mapped reports whether frames of type t may add a chunk.
 func mapped(t string) bool {
 	switch t {
-	case "delta", "tool_call", "tool_result", "card", "card_closed", "error", "lifecycle":
+	case "delta", "tool_call", "tool_result", "card", "card_closed", "error", "lifecycle", "step":
 		return true
 	}
 	return false
@@ -113,24 +117,58 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		return dst // needs-reconciliation: the turn goes on
 	}
 	c.done = true
-	dst = c.endText(dst)
-	if c.step {
-		dst = bridge.End(bridge.Begin(dst, "finish-step"))
-		c.step = false
-	}
+	dst = c.finishStep(dst)
 	if c.finishReason {
 		return bridge.End(bridge.Str(bridge.Begin(dst, "finish"), "finishReason", "stop"))
 	}
 	return bridge.End(bridge.Begin(dst, "finish"))
 }
 
-// startStep opens the message's step before its first part.
+// startStep opens a step of the message, unless one is open.
 func (c *codec) startStep(dst []byte) []byte {
 	if c.step {
 		return dst
 	}
-	c.step = true
+	c.step, c.used = true, false
 	return bridge.End(bridge.Begin(dst, "start-step"))
+}
+
+// finishStep closes the open step, if any, after its open text part:
+// the client starts its next text part afresh (docs/contract.md section
+// 18.1).
+func (c *codec) finishStep(dst []byte) []byte {
+	dst = c.endText(dst)
+	if !c.step {
+		return dst
+	}
+	c.step = false
+	return bridge.End(bridge.Begin(dst, "finish-step"))
+}
+
+// part precedes a part of the message: it opens the message's step before
+// its first part, unless the turn's step events decide the steps, and
+// marks the open step used.
+func (c *codec) part(dst []byte) []byte {
+	if !c.steps {
+		dst = c.startStep(dst)
+	}
+	c.used = true
+	return dst
+}
+
+// modelStep maps a step event (docs/contract.md section 18.1): started
+// opens a step, after closing the open one when it has parts (the step
+// opened at the turn's start, still empty, is the first model step's);
+// an end closes the open step.
+func (c *codec) modelStep(dst []byte, ev *chatprotocol.StepEvent) []byte {
+	c.steps = true
+	if ev.Status != chatprotocol.StepStarted {
+		return c.finishStep(dst)
+	}
+	if c.step && !c.used {
+		return dst
+	}
+	return c.startStep(c.finishStep(dst))
 }
 
 // endText closes the open text part, if any.

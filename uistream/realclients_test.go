@@ -121,3 +121,24 @@ func TestRealClientChatResumesOnReload(t *testing.T) {
 		})
 	}
 }
+
+// TestRealClientChatReadsTheSteps: a turn of two model steps reads whole in
+// every ai line: one step-start part per step, the texts of the two steps
+// apart, the tool part complete though its result came between the steps
+// (docs/contract.md section 18.1).
+func TestRealClientChatReadsTheSteps(t *testing.T) {
+	for _, line := range uiclients.Lines {
+		t.Run("ai@"+line.Version, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 5*time.Millisecond, true, nil)
+			f.host.Steps = true
+			run := rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "send")
+			requireWhole(t, run, "t-1", true)
+			var kinds []string
+			for _, p := range run.Messages[1].Parts {
+				kinds = append(kinds, p["type"].(string))
+			}
+			assert.Equal(t, []string{"step-start", "text", "tool-" + turnscript.ToolName, "step-start", "text", "data-card"}, kinds)
+		})
+	}
+}

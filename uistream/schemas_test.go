@@ -59,7 +59,7 @@ func TestRealClientSchemasAcceptEveryChunk(t *testing.T) {
 			require.NoError(t, json.Unmarshal(uiclients.RunWith(t, 30*time.Second, body, "schemas.mjs", "ui"), &out))
 			assert.Empty(t, out.Errors)
 			assert.Equal(t, last, out.Types[len(out.Types)-len(last):], "%v", out.Types)
-			for _, typ := range []string{"start", "text-delta", "tool-input-available", "tool-output-error", "tool-output-available", "data-card"} {
+			for _, typ := range []string{"start", "start-step", "finish-step", "text-delta", "tool-input-available", "tool-output-error", "tool-output-available", "data-card"} {
 				assert.Contains(t, out.Types, typ)
 			}
 			assert.True(t, strings.HasSuffix(string(body), "data: [DONE]\n\n"))

@@ -45,7 +45,7 @@ var scenarios = map[string]scenario{
 	"result": {event: `{"type":"result","blocks":[{"kind":"text","text":"grounded <&>","sources":[{"ref":"ref-1","label":"L & M"}]},{"kind":"ask","ask":{"question":"Which <one>?","zNew":1}}]}`,
 		alt: map[string]string{"blocks": `[]`}},
 	"provenance": {event: `{"type":"provenance","provider":"provider <&>","model":"model-1","requestId":"request-1"}`},
-	"step": {before: []string{`{"type":"step","step":1,"status":"started"}`},
+	"step": {before: []string{`{"type":"step","step":1,"status":"started"}`, `{"type":"delta","text":"step text"}`},
 		event: `{"type":"step","step":1,"status":"finished","reason":"reason <&> 2","usage":{"totalTokens":7304,"costUsd":0.5}}`},
 	"error": {event: `{"type":"error","code":"code-1","message":"message <&> 1","retryable":true,"retryAfterMs":7302}`, end: `{"type":"lifecycle","status":"failed"}`},
 	"card": {event: `{"type":"card","card":` + cardJSON + `}`,

@@ -60,6 +60,31 @@ func Events(key replay.Key, card bool) []chatprotocol.Event {
 	return append(evs, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted})
 }
 
+// Stepped returns evs, a turn of [Events], as two model steps: step 1
+// holds Before and the tool call, the tool's result comes between the
+// steps, step 2 holds After and ends finished before the card and the end,
+// or is still open at the end when open.
+func Stepped(evs []chatprotocol.Event, open bool) []chatprotocol.Event {
+	out := []chatprotocol.Event{evs[0], &chatprotocol.StepEvent{Step: 1, Status: chatprotocol.StepStarted}}
+	for _, ev := range evs[1:] {
+		switch ev.(type) {
+		case *chatprotocol.CardEvent, *chatprotocol.LifecycleEvent:
+			if !open {
+				out = append(out, &chatprotocol.StepEvent{Step: 2, Status: chatprotocol.StepFinished, Reason: "stop"})
+				open = true // once
+			}
+		}
+		out = append(out, ev)
+		switch ev.(type) {
+		case *chatprotocol.ToolCallEvent:
+			out = append(out, &chatprotocol.StepEvent{Step: 1, Status: chatprotocol.StepFinished, Reason: "tool_calls"})
+		case *chatprotocol.ToolResultEvent:
+			out = append(out, &chatprotocol.StepEvent{Step: 2, Status: chatprotocol.StepStarted})
+		}
+	}
+	return out
+}
+
 // Card is the turn's card: a radio card of two options.
 func Card(key replay.Key) *chatprotocol.CardEvent {
 	return &chatprotocol.CardEvent{Card: cards.OpenCardSnapshot{CorrelationID: CardID(key), CreatedAt: 1_700_000_000_000,
@@ -123,6 +148,9 @@ type Host struct {
 	Window replay.Window
 	Pace   time.Duration
 	Card   bool // the script opens a card before it completes
+	// Steps makes the script two model steps ([Stepped]), the second
+	// still open at the end when OpenStep is set.
+	Steps, OpenStep bool
 
 	mu     sync.Mutex
 	turns  int
@@ -145,7 +173,11 @@ func (h *Host) Start(chatID string) replay.Key {
 	stop := make(chan struct{})
 	h.cancel[key] = stop
 	h.mu.Unlock()
-	envs := Envelopes(key, Events(key, h.Card))
+	evs := Events(key, h.Card)
+	if h.Steps {
+		evs = Stepped(evs, h.OpenStep)
+	}
+	envs := Envelopes(key, evs)
 	h.Window.Append(context.Background(), key, envs[0])
 	h.done.Add(1)
 	go func() {
@@ -204,19 +236,27 @@ const EarlierCard = "card-of-an-earlier-turn"
 // Every returns a turn holding every event type of docs/contract.md section
 // 6 and each tool result status, ending with status end (completed, failed
 // or cancelled), for the bridges' schema checks; it closes a card of an
-// earlier turn ([EarlierCard]) too, one the turn never saw open.
+// earlier turn ([EarlierCard]) too, one the turn never saw open. Its model
+// steps end finished and failed, a tool result comes between two steps,
+// and the last step is still open at the end.
 func Every(key replay.Key, end chatprotocol.LifecycleStatus) []chatprotocol.Event {
-	total := int64(42)
+	total, step := int64(42), int64(20)
 	return []chatprotocol.Event{
 		&chatprotocol.SessionEvent{SessionID: "s-1"},
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
 		&chatprotocol.CardClosedEvent{CorrelationID: EarlierCard, Outcome: "expired"},
+		&chatprotocol.StepEvent{Step: 1, Status: chatprotocol.StepStarted},
 		&chatprotocol.ProvenanceEvent{Provider: "p", Model: "m"},
 		&chatprotocol.CapabilitiesEvent{},
 		&chatprotocol.DeltaEvent{Text: "line one\nand \"two\" \u2028 é"},
 		&chatprotocol.DeltaEvent{Text: ""},
 		&chatprotocol.ToolCallEvent{CallID: "c1", Name: "a"},
+		&chatprotocol.StepEvent{Step: 1, Status: chatprotocol.StepFinished, Reason: "tool_calls", Usage: &chatprotocol.Usage{TotalTokens: &step}},
 		&chatprotocol.ToolResultEvent{CallID: "c1", Status: chatprotocol.ToolResultError, Output: json.RawMessage(`"it broke"`)},
+		&chatprotocol.StepEvent{Step: 2, Status: chatprotocol.StepStarted},
+		&chatprotocol.DeltaEvent{Text: "step two"},
+		&chatprotocol.StepEvent{Step: 2, Status: chatprotocol.StepFailed, Reason: "provider-overloaded <&>"},
+		&chatprotocol.StepEvent{Step: 3, Status: chatprotocol.StepStarted},
 		&chatprotocol.ToolCallEvent{CallID: "c2", Name: "b", Input: json.RawMessage(`{"x":[1,2,{"y":null}]}`)},
 		&chatprotocol.ToolResultEvent{CallID: "c2", Status: chatprotocol.ToolResultCancelled},
 		&chatprotocol.ToolCallEvent{CallID: "c3", Name: "c", Input: json.RawMessage(`[]`)},
