@@ -16,6 +16,12 @@
 // stores it), and a claim held by the dead worker is waited out (its
 // lease).
 //
+// In -mode agent it produces the same turn with the loop of package agent and a scripted
+// model: -tools steps of -deltas deltas and one tool call each, then a
+// last step that answers. Resumed, it settles the calls left without a
+// result as in -mode script, then runs the loop, which goes on from the
+// turn's stream.
+//
 // In -mode cancel it runs an AbortListener carrying cancellations to its
 // [turn.Runs], watches its turn (WatchTurn) and streams until the turn is
 // cancelled: with -cancel-at tool, inside a tool call that runs until its
@@ -33,6 +39,7 @@
 //	listening                       (cancel) the AbortListener listens
 //	streaming                       (cancel) the model loop is under way
 //	aborted tool|loop NANOS CAUSE   (cancel) the tool's or the loop's context ended
+//	ready LATEST PENDING STEPS      (agent) the Producer started: its last step's number
 //	done STATUS                     the turn ended with lifecycle STATUS (ended-before:
 //	                                it had ended when this process started)
 //
@@ -83,7 +90,7 @@ func run() error {
 	dsn := flag.String("dsn", "", "PostgreSQL DSN")
 	flag.StringVar(&c.key.ConversationID, "conversation", "", "the turn's conversation")
 	flag.StringVar(&c.key.TurnID, "turn", "", "the turn")
-	flag.StringVar(&c.mode, "mode", "script", "script or cancel")
+	flag.StringVar(&c.mode, "mode", "script", "script, agent or cancel")
 	flag.StringVar(&c.sink, "sink", "", "the file every tool launch appends a line to (script)")
 	flag.StringVar(&c.boot, "boot", "", "this process's name, unique per process")
 	flag.IntVar(&c.tools, "tools", 4, "tool calls of the scripted turn")
@@ -123,8 +130,10 @@ func run() error {
 		return script(ctx, c, w, st, out)
 	case "cancel":
 		return cancel(ctx, c, pool, w, st, out)
+	case "agent":
+		return agentTurn(ctx, c, w, st, out)
 	}
-	return errors.New("-mode is script or cancel")
+	return errors.New("-mode is script, agent or cancel")
 }
 
 // allowAll authorizes every call: a test host.
