@@ -19,6 +19,12 @@
 //
 //	curl -X POST -H 'Authorization: Bearer demo' -H 'X-Requested-With: curl' http://ADDR/conversations/c-1/turns/t-1/cancel
 //
+// Run the first turn through the agent loop (a model step asking for a
+// tool, the tool, the model's answer) on a loopback provider of one API,
+// with no network, with
+//
+//	go run ./examples/server -model openai-chat   # or openai-responses, anthropic-messages
+//
 // The same service on PostgreSQL is pgstore/examples/server, in the pgstore
 // module: (cd pgstore && go run ./examples/server -store postgres DSN).
 package main

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -646,5 +647,34 @@ func TestServerReplaysRecordedProviderStreams(t *testing.T) {
 				assert.JSONEq(t, string(golden.State), string(got))
 			})
 		}
+	}
+}
+
+// With -model KIND the first turn runs through the agent loop on a
+// loopback provider of KIND's API: the turn, followed from the first
+// line's URL, is two model steps, the first asking for search_docs, its
+// result between them, then the model's answer, and it ends completed
+// with the two steps' usage; the tool launched once.
+func TestServerRunsTheAgentLoop(t *testing.T) {
+	for _, kind := range []string{"openai-chat", "openai-responses", "anthropic-messages"} {
+		t.Run(kind, func(t *testing.T) {
+			s := start(t, "-model", kind)
+			require.Len(t, s.turns, 1)
+			state, types := follow(t, s.turns[0], nil)
+			require.Len(t, state.Turns, 1)
+			tt := state.Turns[0]
+			assert.Equal(t, chatprotocol.LifecycleCompleted, tt.Status)
+			assert.Equal(t, "Let me look that up.Refunds are accepted within 30 days of delivery.", tt.Text())
+			require.Len(t, tt.ToolCalls, 1)
+			assert.Equal(t, "search_docs", tt.ToolCalls[0].Name)
+			assert.JSONEq(t, `{"hits":2}`, string(tt.ToolCalls[0].Output))
+			require.Len(t, tt.Steps, 2)
+			assert.Equal(t, int64(85), *tt.Steps[0].Usage.TotalTokens)
+			assert.Equal(t, int64(206), *tt.Usage.TotalTokens)
+			at := func(typ string) int { return slices.Index(types, typ) }
+			assert.Less(t, at("tool_call"), at("tool_result"))
+			assert.Less(t, at("tool_result"), slices.Index(types[at("tool_result"):], "delta")+at("tool_result"))
+			assert.Equal(t, 1, strings.Count(s.log.String(), `msg="tool launched" tool=search_docs`))
+		})
 	}
 }

@@ -19,6 +19,11 @@
 // -replay FILE -from KIND the model is instead a recorded provider stream
 // (docs/contract.md section 17), played through [ingest.ProducerSink], one
 // text or tool call every -pace; its end ends the turn (-turns is 1).
+// With -model KIND the first turn runs through the agent loop (package
+// agent) on a loopback provider of KIND's API that answers with recorded
+// steps (no network): the question "What is the refund policy?", the
+// model's call of search_docs, its result, then the model's answer; the
+// loop ends the turn completed (-turns is 1).
 //
 // Endpoints, for the one caller "demo" (Authorization: Bearer demo, or the
 // query parameter access_token=demo where a client cannot set headers, as
@@ -118,6 +123,7 @@ type config struct {
 	conversation string
 	store, dsn   string
 	replay, from string
+	model        string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -132,6 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.store, "store", "memory", "the stores: memory, or postgres with the DSN as operand")
 	fs.StringVar(&c.replay, "replay", "", "a recorded provider stream (raw SSE) to serve as the first turn, instead of the script")
 	fs.StringVar(&c.from, "from", "", "the kind of the -replay stream: "+strings.Join(kindNames(), ", "))
+	fs.StringVar(&c.model, "model", "", "run the first turn through the agent loop on a loopback provider of this API: "+strings.Join(kindNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -149,6 +156,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return c, fmt.Errorf("-from: %w", err)
 		}
 		c.turns = 1 // the provider's end ends the turn: no card, no next turn
+	}
+	if c.model != "" {
+		if c.from != "" {
+			return c, errors.New("-model and -replay exclude each other")
+		}
+		if _, err := ingest.ParseKind(c.model); err != nil {
+			return c, fmt.Errorf("-model: %w", err)
+		}
+		c.turns = 1 // the loop ends the turn: no card, no next turn
 	}
 	if err := (recovery.TurnRef{Conversation: c.conversation, Turn: "t-1"}).Validate(); err != nil {
 		return c, fmt.Errorf("-conversation: %w", err)
@@ -192,6 +208,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	if c.replay != "" {
 		kind, _ := ingest.ParseKind(c.from)
 		h.model = recorded{file: c.replay, kind: kind, pace: c.pace}.play
+	}
+	if c.model != "" {
+		kind, _ := ingest.ParseKind(c.model)
+		prov, err := startProvider(kind)
+		if err != nil {
+			return err
+		}
+		defer prov.Close()
+		a, err := newAgentic(kind, prov.url, log)
+		if err != nil {
+			return err
+		}
+		h.model = a.play
 	}
 	if err := h.freeChain(ctx, c.conversation, c.turns); err != nil {
 		return err

@@ -122,22 +122,28 @@ var articles = []string{
 func searchDocs(key replay.Key, input json.RawMessage, log *slog.Logger) turn.Tool {
 	return func(context.Context) (json.RawMessage, error) {
 		log.Info("tool launched", "conversation", key.ConversationID, "turn", key.TurnID, "tool", toolName)
-		var in struct{ Q string }
-		if err := json.Unmarshal(input, &in); err != nil {
-			return nil, &turn.ToolError{Status: chatprotocol.ToolResultError}
-		}
-		hits := 0
-		for _, a := range articles {
-			found := true
-			for _, w := range strings.Fields(strings.ToLower(in.Q)) {
-				found = found && strings.Contains(strings.ToLower(a), w)
-			}
-			if found {
-				hits++
-			}
-		}
-		return json.Marshal(map[string]int{"hits": hits})
+		return search(input)
 	}
+}
+
+// search answers a search_docs call: the number of articles holding every
+// word of the query q.
+func search(input json.RawMessage) (json.RawMessage, error) {
+	var in struct{ Q string }
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, &turn.ToolError{Status: chatprotocol.ToolResultError}
+	}
+	hits := 0
+	for _, a := range articles {
+		found := true
+		for _, w := range strings.Fields(strings.ToLower(in.Q)) {
+			found = found && strings.Contains(strings.ToLower(a), w)
+		}
+		if found {
+			hits++
+		}
+	}
+	return json.Marshal(map[string]int{"hits": hits})
 }
 
 // helpful is the schema of the demo card's answers.
