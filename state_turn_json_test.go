@@ -29,5 +29,5 @@ func TestTurnStateMarshalJSONIsTheStatesElement(t *testing.T) {
 	one, err := turn.MarshalJSON()
 	require.NoError(t, err)
 	require.True(t, bytes.Contains(whole, append(append([]byte(`"turns":[`), one...), ']')), "%s\n%s", whole, one)
-	require.JSONEq(t, `{"turnId":"t1","status":"completed","lastSeq":5,"text":"hello <b>","toolCalls":[{"callId":"k1","name":"search","input":{"q":"x"},"status":"ok","output":[1]}],"results":[],"provenance":[]}`, string(one))
+	require.JSONEq(t, `{"turnId":"t1","status":"completed","lastSeq":5,"text":"hello <b>","toolCalls":[{"callId":"k1","name":"search","input":{"q":"x"},"status":"ok","output":[1]}],"results":[],"provenance":[],"steps":[]}`, string(one))
 }

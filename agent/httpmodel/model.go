@@ -96,7 +96,7 @@ func Body(kind ingest.Kind, model string, maxTokens int, req *agent.Request) ([]
 
 // Step posts req's step and drives sink with the streamed answer
 // (agent.Model). An HTTP error status fails the step through the provider's
-// error mapping (ingest.Mapper.ProviderError); a transport error is a cut
+// error mapping ([ingest.Mapper.ProviderError]); a transport error is a cut
 // stream. It returns an error only for sink's, ctx's and a request it
 // could not write.
 func (m *Model) Step(ctx context.Context, req *agent.Request, sink ingest.Sink) (agent.Reply, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/agent/httpmodel"
 	"github.com/Papercusp/chat-protocol-go/ingest"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 )
 
 // provider is a loopback provider: it records every request and answers

@@ -16,6 +16,13 @@ func TestConformPassesOnTheModulesTestdata(t *testing.T) {
 	assert.Equal(t, exitOK, code, stdout)
 	assert.Empty(t, stderr)
 	assert.Regexp(t, `^[1-9][0-9]* passed, 0 failed\n$`, stdout)
+
+	// The README quotes this line: the figure is the command's, not typed.
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	quoted := regexp.MustCompile("`([0-9]+ passed, [0-9]+ failed)` on `testdata/`").FindSubmatch(readme)
+	require.NotNil(t, quoted, "the README quotes conform's line")
+	assert.Equal(t, strings.TrimSuffix(stdout, "\n"), string(quoted[1]), "README.md quotes another count than chatwire conform prints")
 }
 
 // copyDir copies the regular files of src into dst, recursively.
