@@ -34,7 +34,7 @@ type Options struct {
 	// MaxTokens is the output token limit of one step: 0 means
 	// [DefaultMaxTokens] for Anthropic and no limit sent for OpenAI.
 	MaxTokens int
-	// Client sends the requests; nil means http.DefaultClient.
+	// Client sends the requests; nil means [http.DefaultClient].
 	Client *http.Client
 	// Header, when set, adds its values to every request (an
 	// organization, a beta flag).
@@ -95,7 +95,7 @@ func Body(kind ingest.Kind, model string, maxTokens int, req *agent.Request) ([]
 }
 
 // Step posts req's step and drives sink with the streamed answer
-// (agent.Model). An HTTP error status fails the step through the provider's
+// ([agent.Model]). An HTTP error status fails the step through the provider's
 // error mapping ([ingest.Mapper.ProviderError]); a transport error is a cut
 // stream. It returns an error only for sink's, ctx's and a request it
 // could not write.
