@@ -20,8 +20,8 @@ import (
 type ChatModel struct {
 	// Client is the SDK's client: its base URL, key, retries.
 	Client *openai.Client
-	// Params holds the model and the settings of every request (set
-	// StreamOptions.IncludeUsage for the step's usage).
+	// Params holds the model and the settings of every request; its
+	// StreamOptions.IncludeUsage, when unset, is set (the step's usage).
 	Params openai.ChatCompletionNewParams
 	// Options are the reader's; nil means the defaults. Their
 	// RequestModel defaults to Params.Model.
@@ -31,6 +31,9 @@ type ChatModel struct {
 // Step streams one step of req into sink.
 func (m *ChatModel) Step(ctx context.Context, req *agent.Request, sink ingest.Sink) (agent.Reply, error) {
 	params := ChatParams(req, m.Params)
+	if !params.StreamOptions.IncludeUsage.Valid() {
+		params.StreamOptions.IncludeUsage = openai.Bool(true)
+	}
 	opts := readerOptions(m.Options, params.Model)
 	guard := modelstep.Guard(sink)
 	stream := m.Client.Chat.Completions.NewStreaming(ctx, params)

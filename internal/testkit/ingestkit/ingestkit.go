@@ -3,8 +3,8 @@
 // replaying a recorded body, one answering each request with the next
 // recorded step and keeping the requests, a sink that writes a turn's
 // envelopes as chatwire ingest prints them, one that records a step, one
-// that only counts, a long conversation, and the per-delta figures of
-// their benchmarks.
+// that only counts, a long conversation, the per-delta figures of their
+// benchmarks, and an agent loop's turn on memory stores (RunTurn).
 package ingestkit
 
 import (
