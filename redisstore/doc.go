@@ -9,8 +9,8 @@
 //
 // Each turn is one Redis stream, <prefix>{<conversation>:<turn>}:f, whose
 // entry ids are the frames' seqs ("<seq>-0", so that XADD refuses an id
-// not above the last), beside a hash of the turn's bounds (latest, lower,
-// ended, bytes), <prefix>{…}:m; the ids are escaped, and the braces keep
+// not above the last), beside a string of the turn's bounds, "<latest>
+// <lower> <ended> <bytes>", <prefix>{…}:m; the ids are escaped, and the braces keep
 // a turn's keys in one Redis Cluster slot. [Window.Append] is one Lua
 // script: the frame is stored only as the turn's next seq and not after
 // its end, so that two writers, or a writer that lost an acknowledgement

@@ -13,7 +13,7 @@ const DefaultPrefix = "chatprotocol:replay:"
 // turnKeys are the names of one turn's Redis keys and channel.
 type turnKeys struct {
 	frames  string // the stream: one entry per frame, id "<seq>-0"
-	meta    string // the hash: latest, lower, ended, bytes
+	meta    string // the bounds: "<latest> <lower> <ended> <bytes>"
 	channel string // the Pub/Sub channel the append script publishes on
 }
 

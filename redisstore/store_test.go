@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,8 +139,8 @@ func TestByteRetention(t *testing.T) {
 		t.Fatalf("read after Lower: %d frames, %v", len(frames), err)
 	}
 	k := keysOf(testPrefix, key)
-	if got, err := c.HGet(ctx, k.meta, "bytes").Int(); err != nil || got != 3*len(probe.Data) {
-		t.Fatalf("bytes %d (%v), want %d", got, err, 3*len(probe.Data))
+	if got, err := c.Get(ctx, k.meta).Result(); err != nil || got != fmt.Sprintf("%d %d 0 %d", n, n-3, 3*len(probe.Data)) {
+		t.Fatalf("bounds %q (%v), want %d bytes", got, err, 3*len(probe.Data))
 	}
 	if got, err := c.XLen(ctx, k.frames).Result(); err != nil || got != 3 {
 		t.Fatalf("XLEN %d (%v), want 3", got, err)

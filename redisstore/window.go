@@ -95,7 +95,7 @@ type WindowOptions struct {
 // Window is a [replay.Window] on Redis that every instance of a host
 // shares, so that a client's reconnect may land on any instance
 // (docs/contract.md sections 11 and 11.9). Each turn is one Redis stream
-// whose entry ids are the frames' seqs ("<seq>-0"), beside a small hash of
+// whose entry ids are the frames' seqs ("<seq>-0"), beside a small string of
 // its bounds; the frames' event types and canonical bytes are returned by
 // [Window.Read] as appended.
 //
@@ -123,9 +123,10 @@ type Window struct {
 	idleUnsubscribe time.Duration
 	log             *slog.Logger
 
-	sub     *subscriber
-	batch   batcher
-	fetches fetches
+	sub          *subscriber
+	batch        batcher
+	appendScript *redis.Script // appendSource with this Window's options
+	fetches      fetches
 
 	ctx    context.Context // done on Close
 	cancel context.CancelFunc
@@ -167,6 +168,7 @@ func NewWindow(client redis.UniversalClient, opts *WindowOptions) (*Window, erro
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.batch.w = w
+	w.appendScript = newAppendScript(w)
 	w.sub = newSubscriber(w)
 	w.wg.Go(w.sub.receive)
 	w.wg.Go(w.sub.send)
