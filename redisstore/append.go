@@ -29,7 +29,7 @@ import (
 // not above the stream's last; NOMKSTREAM finds a stream that expired
 // without a call of its own), drops the oldest entries that the count and
 // byte retention exclude (never the new one), sets the bounds with their
-// expiry and the stream's, publishes seq and returns 1.
+// expiry and the stream's, publishes the bounds (as stored) and returns 1.
 const appendSource = `
 local seq = tonumber(ARGV[1])
 local latest, lower, ended, bytes = 0, 0, '0', 0
@@ -102,7 +102,7 @@ if ttl > 0 then
 else
 	redis.call('PERSIST', KEYS[1])
 end
-redis.call('PUBLISH', ARGV[6], latest)
+redis.call('PUBLISH', ARGV[6], bounds)
 return 1
 `
 
@@ -117,7 +117,7 @@ func newAppendScript(w *Window) *redis.Script {
 // [replay.Window.Append]), in one script that checks and moves the turn's
 // latest seq, adds the frame's canonical bytes as the stream entry
 // "<seq>-0", applies the count and byte retention and the expiries, and
-// publishes the seq to every instance waiting on the turn
+// publishes the bounds to every instance waiting on the turn
 // (docs/contract.md section 11.9); the appends of a Window that wait at
 // the same moment share one pipeline. Refusals are [*replay.AppendError] with
 // the turn's bounds and nothing stored, with the codes [replay.CheckAppend]

@@ -145,13 +145,19 @@ func BenchmarkAppendVersusXADD(b *testing.B) {
 }
 
 // BenchmarkDeliveryLatency appends frames through one of three Windows,
-// each on a client of its own, while readers on all three follow the
-// turn with the reader loop of package replay; it reports the delay from
-// an append's start to each reader's receipt of the frame, p50 and p99,
-// over b.N frames, 2 ms apart.
+// each on a client of its own, while 300 or 1,000 readers spread over the
+// three follow the turn with the reader loop of package replay; it reports
+// the delay from an append's start to each reader's receipt of the frame,
+// p50 and p99, over b.N frames, 2 ms apart.
 func BenchmarkDeliveryLatency(b *testing.B) {
+	for _, readers := range []int{300, 1000} {
+		b.Run("readers="+strconv.Itoa(readers), func(b *testing.B) { deliveryLatency(b, readers) })
+	}
+}
+
+// deliveryLatency is BenchmarkDeliveryLatency with readers readers.
+func deliveryLatency(b *testing.B, readers int) {
 	addr := needRedis(b)
-	const readers = 300
 	var w [3]*Window
 	for i := range w {
 		w[i], _ = newTestWindow(b, addr, WindowOptions{})

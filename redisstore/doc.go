@@ -32,15 +32,16 @@
 //
 // # Waiting
 //
-// Every append publishes its seq on the turn's channel, <prefix>{…}:n. A
-// Window holds one Pub/Sub connection, whatever the number of its
-// waiters: it subscribes to the channel of each turn it waits on (and
-// unsubscribes after [WindowOptions.IdleUnsubscribe] without waiters).
-// Waiters read the bounds again on every message, on every confirmation
-// of the subscription (the first, and those after go-redis reconnects) and
-// every [WindowOptions.CatchUpInterval], so that no frame stored before
-// the subscription took effect, or while the connection was down, is
-// missed. No waiter holds a connection of its own.
+// Every append publishes the turn's bounds after it on the turn's channel,
+// <prefix>{…}:n. A Window holds one Pub/Sub connection, whatever the
+// number of its waiters: it subscribes to the channel of each turn it
+// waits on (and unsubscribes after [WindowOptions.IdleUnsubscribe] without
+// waiters). A message wakes the turn's waiters with its bounds, which they
+// return without a read of their own; on every confirmation of the
+// subscription (the first, and those after go-redis reconnects) and every
+// [WindowOptions.CatchUpInterval] they read the bounds instead, so that no
+// frame stored before the subscription took effect, or while the
+// connection was down, is missed. No waiter holds a connection of its own.
 //
 // # What it does not promise
 //

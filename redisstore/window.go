@@ -102,7 +102,7 @@ type WindowOptions struct {
 // [Window.Append] runs one Lua script: it checks that the turn's latest
 // seq is the frame's seq minus one and that the turn has not ended, adds
 // the entry, applies the count and byte retention, sets the expiries and
-// publishes the seq on the turn's channel, all atomically. [Window.Wait]
+// publishes the bounds on the turn's channel, all atomically. [Window.Wait]
 // costs one Pub/Sub connection per Window, whatever the number of
 // waiters: the Window subscribes to the channels of the turns it waits
 // on, and wakes their waiters on each message, on each (re)subscription
