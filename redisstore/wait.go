@@ -271,8 +271,9 @@ func isTimeout(err error) bool {
 // connection to the turn's channel unless it already is. Every append
 // publishes the turn's bounds after it: while the channel's messages are
 // known (from the first message after its subscription's confirmation),
-// Wait returns the newest message's bounds once they hold a frame after
-// after, without a read of its own; otherwise, and after each
+// Wait does not read the bounds when the newest message's end at after,
+// and returns the bounds of a message that wakes it once they hold a frame
+// after after, without a read of its own; otherwise, and after each
 // (re)subscription and catch-up tick, it reads the bounds. A frame
 // appended before the call is found by the first read, or told by a
 // message. While Redis cannot be reached the reads retry for
@@ -284,10 +285,13 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	wt := w.sub.enter(keysOf(w.prefix, key).channel)
 	defer w.sub.leave(wt)
 	var last replay.Bounds
-	for {
+	for woken := false; ; woken = true {
 		wake, told, known := w.sub.current(wt)
 		switch {
-		case known && (told.Latest > after || told.Ended):
+		case known && woken && (told.Latest > after || told.Ended):
+			// Only a message received during this call: one received
+			// before may predate a loss of the newest frames (a restart, a
+			// failover), which the read below finds.
 			return told, nil
 		case known && told.Latest == after:
 			last = told // the newest message is the turn's state: wait for the next
