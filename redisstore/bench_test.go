@@ -17,7 +17,8 @@ import (
 // The benchmarks are measured by hand against the server of REDIS_ADDR
 // (.ci/redis start), for example
 //
-//	go test -run '^$' -bench 'AppendVersusXADD|DeliveryLatency' -benchtime 20000x .
+//	go test -run '^$' -bench AppendVersusXADD -benchtime 20000x -count 3 .
+//	go test -run '^$' -bench DeliveryLatency -benchtime 1000x -count 3 .
 //
 // BenchmarkAppendVersusXADD appends with 1, 4 and 16 concurrent producers
 // (a turn each), then runs as many bare XADDs of the same bytes on streams

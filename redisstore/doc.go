@@ -64,8 +64,11 @@
 //
 // With a server in REDIS_ADDR (.ci/redis start), BenchmarkAppendVersusXADD
 // compares Append with a bare XADD of the same bytes at 1, 4 and 16
-// producers in alternating rounds of one run (its ratio metric), and
-// BenchmarkDeliveryLatency measures append to delivery over three Windows:
+// producers in alternating rounds of one run (its ratio and
+// median-round-ratio metrics), and BenchmarkDeliveryLatency measures
+// append to delivery over three Windows to 300 and 1,000 readers; the
+// comparison with the window on PostgreSQL is internal/bench's:
 //
-//	go test -run '^$' -bench 'AppendVersusXADD|DeliveryLatency' -benchtime 20000x .
+//	go test -run '^$' -bench AppendVersusXADD -benchtime 20000x -count 3 .
+//	go test -run '^$' -bench DeliveryLatency -benchtime 1000x -count 3 .
 package redisstore
