@@ -26,6 +26,15 @@ var escaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D"
 // keysOf returns the names of key's turn under prefix:
 // <prefix>{<conversation>:<turn>}:f, :m and :n, the ids escaped.
 func keysOf(prefix string, key replay.Key) turnKeys {
-	tag := prefix + "{" + escaper.Replace(key.ConversationID) + ":" + escaper.Replace(key.TurnID) + "}:"
-	return turnKeys{frames: tag + "f", meta: tag + "m", channel: tag + "n"}
+	return turnKeys{frames: nameOf(prefix, key, "f"), meta: nameOf(prefix, key, "m"), channel: channelOf(prefix, key)}
+}
+
+// channelOf returns the name of key's channel under prefix, which every
+// Wait names: keysOf(prefix, key).channel alone.
+func channelOf(prefix string, key replay.Key) string { return nameOf(prefix, key, "n") }
+
+// nameOf returns <prefix>{<conversation>:<turn>}:<kind>, the ids escaped,
+// in one allocation when they need no escaping.
+func nameOf(prefix string, key replay.Key, kind string) string {
+	return prefix + "{" + escaper.Replace(key.ConversationID) + ":" + escaper.Replace(key.TurnID) + "}:" + kind
 }

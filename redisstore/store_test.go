@@ -19,6 +19,9 @@ import (
 func TestKeysEscaped(t *testing.T) {
 	a := keysOf("p:", replay.Key{ConversationID: "a:b", TurnID: "c"})
 	b := keysOf("p:", replay.Key{ConversationID: "a", TurnID: "b:c"})
+	if a.channel != channelOf("p:", replay.Key{ConversationID: "a:b", TurnID: "c"}) {
+		t.Fatalf("channelOf differs from keysOf: %q", a.channel)
+	}
 	if a.frames == b.frames || a.meta == b.meta || a.channel == b.channel {
 		t.Fatalf("two turns share keys: %+v %+v", a, b)
 	}

@@ -282,7 +282,7 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	wt := w.sub.enter(keysOf(w.prefix, key).channel)
+	wt := w.sub.enter(channelOf(w.prefix, key))
 	defer w.sub.leave(wt)
 	var last replay.Bounds
 	for woken := false; ; woken = true {
