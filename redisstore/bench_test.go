@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,8 +174,11 @@ func deliveryLatency(b *testing.B, readers int) {
 	defer cancel()
 	key := randomKey("t-latency")
 	n := int64(b.N) + 2
-	sent := make([]time.Time, n+1)
-	var mu sync.Mutex
+	// sent[seq] is the append's start, as time since base: readers load
+	// it without a lock, which a thousand of them would contend for.
+	base := time.Now()
+	sent := make([]atomic.Int64, n+1)
+	var mu sync.Mutex // guards delays
 	var delays []time.Duration
 	var wg sync.WaitGroup
 	for r := range readers {
@@ -192,13 +196,10 @@ func deliveryLatency(b *testing.B, readers int) {
 					b.Error(err)
 					return
 				}
-				now := time.Now()
+				now := time.Since(base)
 				for _, f := range frames {
 					c = f.Seq
-					mu.Lock()
-					at := sent[f.Seq]
-					mu.Unlock()
-					mine = append(mine, now.Sub(at))
+					mine = append(mine, now-time.Duration(sent[f.Seq].Load()))
 				}
 				if bd.Ended && c == bd.Latest {
 					return
@@ -216,9 +217,7 @@ func deliveryLatency(b *testing.B, readers int) {
 	time.Sleep(200 * time.Millisecond) // the readers wait for seq 1
 	b.ResetTimer()
 	for seq := int64(1); seq <= n; seq++ {
-		mu.Lock()
-		sent[seq] = time.Now()
-		mu.Unlock()
+		sent[seq].Store(int64(time.Since(base)))
 		var env *chatprotocol.ChatEventEnvelope = envelope(key, seq, benchText, seq == n)
 		if _, err := w[0].Append(ctx, key, env); err != nil {
 			b.Fatal(err)
