@@ -184,6 +184,8 @@ func deliveryLatency(b *testing.B, readers int) {
 	for r := range readers {
 		wg.Go(func() {
 			win := w[r%3]
+			ctx, cancel := context.WithCancel(ctx) // its own, as a request's
+			defer cancel()
 			var mine []time.Duration
 			defer func() {
 				mu.Lock()
