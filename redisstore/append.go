@@ -11,43 +11,53 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// appendScript stores one frame as its turn's next, atomically.
+// appendSource is the script that stores one frame as its turn's next,
+// atomically; newAppendScript fills in a Window's retention (%[1]d frames
+// kept, 0: no bound; %[2]d bytes kept, -1: no bound) and expiries in ms
+// (%[3]d the stream's while the turn is live, 0: none; %[4]d once it has
+// ended; %[5]d the bounds', 0: none), so that an append sends only what
+// changes.
 //
-//	KEYS[1] the stream, KEYS[2] the bounds hash
+//	KEYS[1] the stream, KEYS[2] the bounds: "<latest> <lower> <ended> <bytes>"
 //	ARGV[1] seq, ARGV[2] type, ARGV[3] data, ARGV[4] "1": it ends the turn,
-//	ARGV[5] "1": it is a tool_result, ARGV[6] frames kept (0: no bound),
-//	ARGV[7] bytes kept (-1: no bound), ARGV[8] the stream's expiry in ms
-//	while the turn is live (0: none), ARGV[9] the hash's expiry in ms (0:
-//	none), ARGV[10] the channel, ARGV[11] the stream's expiry in ms once
-//	the turn has ended
+//	ARGV[5] "1": it is a tool_result, ARGV[6] the channel
 //
-// It refuses, storing nothing, unless the hash's latest is seq-1 and the
-// turn has not ended (a late tool_result excepted); a stream that expired
-// leaves its bounds, Lower = Latest. Otherwise it adds the entry (XADD
-// refuses an id not above the stream's last), drops the oldest entries
-// that the count and byte retention exclude (never the new one), updates
-// the hash, sets both expiries and publishes seq. It returns {stored (0 or
-// 1), lower, latest, ended (0 or 1)}.
-var appendScript = redis.NewScript(`
+// It refuses, storing nothing, unless the bounds' latest is seq-1 and the
+// turn has not ended (a late tool_result excepted), and returns the bounds
+// {lower, latest, ended (0 or 1)}; a stream that expired leaves its
+// bounds, Lower = Latest. Otherwise it adds the entry (XADD refuses an id
+// not above the stream's last; NOMKSTREAM finds a stream that expired
+// without a call of its own), drops the oldest entries that the count and
+// byte retention exclude (never the new one), sets the bounds with their
+// expiry and the stream's, publishes the bounds (as stored) and returns 1.
+const appendSource = `
 local seq = tonumber(ARGV[1])
-local m = redis.call('HMGET', KEYS[2], 'latest', 'lower', 'ended', 'bytes')
-local latest = tonumber(m[1]) or 0
-local lower = tonumber(m[2]) or 0
-local ended = m[3] == '1'
-local bytes = tonumber(m[4]) or 0
-if latest > lower and redis.call('EXISTS', KEYS[1]) == 0 then
-	lower = latest
-	bytes = 0
+local latest, lower, ended, bytes = 0, 0, '0', 0
+local m = redis.call('GET', KEYS[2])
+if m then
+	local a, b, e, d = string.match(m, '^(%%d+) (%%d+) ([01]) (%%d+)$')
+	latest, lower, ended, bytes = tonumber(a), tonumber(b), e, tonumber(d)
 end
-if seq ~= latest + 1 or (ended and ARGV[5] ~= '1') then
-	return {0, lower, latest, ended and 1 or 0}
+if seq ~= latest + 1 or (ended == '1' and ARGV[5] ~= '1') then
+	if latest > lower and redis.call('EXISTS', KEYS[1]) == 0 then
+		lower = latest
+	end
+	return {lower, latest, tonumber(ended)}
 end
-redis.call('XADD', KEYS[1], seq .. '-0', 't', ARGV[2], 'd', ARGV[3])
+local id = seq .. '-0'
+if latest == lower or not redis.call('XADD', KEYS[1], 'NOMKSTREAM', id, 't', ARGV[2], 'd', ARGV[3]) then
+	if latest > lower then
+		lower = latest
+		bytes = 0
+	end
+	redis.call('XADD', KEYS[1], id, 't', ARGV[2], 'd', ARGV[3])
+end
 latest = seq
 bytes = bytes + #ARGV[3]
-ended = ended or ARGV[4] == '1'
-local keep = tonumber(ARGV[6])
-local maxBytes = tonumber(ARGV[7])
+if ARGV[4] == '1' then
+	ended = '1'
+end
+local keep, maxBytes = %[1]d, %[2]d
 local target = lower
 if keep > 0 and latest - keep > target then
 	target = latest - keep
@@ -61,7 +71,7 @@ while cut < latest - 1 and (cut < target or (maxBytes >= 0 and bytes > maxBytes)
 	local batch = redis.call('XRANGE', KEYS[1], (cut + 1) .. '-0', '+', 'COUNT', n)
 	local moved = false
 	for _, e in ipairs(batch) do
-		local s = tonumber(string.match(e[1], '^%d+'))
+		local s = tonumber(string.match(e[1], '^%%d+'))
 		if s >= latest or not (s <= target or (maxBytes >= 0 and bytes > maxBytes)) then
 			break
 		end
@@ -77,30 +87,37 @@ if cut > lower then
 	redis.call('XTRIM', KEYS[1], 'MINID', (cut + 1) .. '-0')
 	lower = cut
 end
-redis.call('HSET', KEYS[2], 'latest', latest, 'lower', lower, 'ended', ended and '1' or '0', 'bytes', bytes)
-local ttl, keepBounds = tonumber(ARGV[8]), tonumber(ARGV[9])
-if ended then
-	ttl = tonumber(ARGV[11])
+local bounds = latest .. ' ' .. lower .. ' ' .. ended .. ' ' .. bytes
+if %[5]d > 0 then
+	redis.call('SET', KEYS[2], bounds, 'PX', %[5]d)
+else
+	redis.call('SET', KEYS[2], bounds)
+end
+local ttl = %[3]d
+if ended == '1' then
+	ttl = %[4]d
 end
 if ttl > 0 then
 	redis.call('PEXPIRE', KEYS[1], ttl)
 else
 	redis.call('PERSIST', KEYS[1])
 end
-if keepBounds > 0 then
-	redis.call('PEXPIRE', KEYS[2], keepBounds)
-else
-	redis.call('PERSIST', KEYS[2])
-end
-redis.call('PUBLISH', ARGV[10], latest)
-return {1, lower, latest, ended and 1 or 0}
-`)
+redis.call('PUBLISH', ARGV[6], bounds)
+return 1
+`
+
+// newAppendScript returns w's append script: appendSource with w's
+// retention and expiries.
+func newAppendScript(w *Window) *redis.Script {
+	return redis.NewScript(fmt.Sprintf(appendSource, w.maxFrames, w.maxBytes,
+		w.liveTTL(), max(w.endedTTL.Milliseconds(), 1), w.boundsTTL()))
+}
 
 // Append stores env as the next frame of key's turn and returns it (see
 // [replay.Window.Append]), in one script that checks and moves the turn's
 // latest seq, adds the frame's canonical bytes as the stream entry
 // "<seq>-0", applies the count and byte retention and the expiries, and
-// publishes the seq to every instance waiting on the turn
+// publishes the bounds to every instance waiting on the turn
 // (docs/contract.md section 11.9); the appends of a Window that wait at
 // the same moment share one pipeline. Refusals are [*replay.AppendError] with
 // the turn's bounds and nothing stored, with the codes [replay.CheckAppend]
@@ -144,27 +161,35 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	_, toolResult := env.Event.(*chatprotocol.ToolResultEvent)
 	k := keysOf(w.prefix, key)
 	r := &appendRequest{keys: []string{k.frames, k.meta}, args: []any{
-		f.Seq, f.Type, f.Data, flag(replay.EndsTurn(env)), flag(toolResult),
-		w.maxFrames, w.maxBytes, w.liveTTL(), w.boundsTTL(), k.channel, max(w.endedTTL.Milliseconds(), 1)}}
+		f.Seq, f.Type, f.Data, flag(replay.EndsTurn(env)), flag(toolResult), k.channel}}
 	if err := w.batch.submit(ctx, r); err != nil {
 		return replay.Frame{}, err
 	}
-	res, err := r.res, r.err
-	if err != nil {
-		return replay.Frame{}, fmt.Errorf("redisstore: append of seq %d: %w", f.Seq, err)
+	if r.err != nil {
+		return replay.Frame{}, fmt.Errorf("redisstore: append of seq %d: %w", f.Seq, r.err)
 	}
-	if len(res) != 4 {
-		return replay.Frame{}, fmt.Errorf("redisstore: append of seq %d: the script answered %d values", f.Seq, len(res))
+	switch res := r.res.(type) {
+	case int64:
+		if res == 1 {
+			return f, nil
+		}
+	case []any:
+		var n [3]int64
+		for i := range n {
+			if i < len(res) {
+				n[i], _ = res[i].(int64)
+			}
+		}
+		if len(res) == len(n) {
+			b := replay.Bounds{Lower: n[0], Latest: n[1], Ended: n[2] == 1}
+			if err := replay.CheckAppend(key, b, env); err != nil {
+				return replay.Frame{}, err
+			}
+			// The script and CheckAppend apply the same rules to the same bounds.
+			return replay.Frame{}, errors.New("redisstore: append refused by the script against bounds that allow it")
+		}
 	}
-	if res[0] == 1 {
-		return f, nil
-	}
-	b := replay.Bounds{Lower: res[1], Latest: res[2], Ended: res[3] == 1}
-	if err := replay.CheckAppend(key, b, env); err != nil {
-		return replay.Frame{}, err
-	}
-	// The script and CheckAppend apply the same rules to the same bounds.
-	return replay.Frame{}, errors.New("redisstore: append refused by the script against bounds that allow it")
+	return replay.Frame{}, fmt.Errorf("redisstore: append of seq %d: the script answered %v", f.Seq, r.res)
 }
 
 // flag is a script's boolean argument.
@@ -184,7 +209,7 @@ func (w *Window) liveTTL() int64 {
 	return max(w.maxAge.Milliseconds(), 1)
 }
 
-// boundsTTL is the bounds hash's expiry after an append, in milliseconds
+// boundsTTL is the bounds' expiry after an append, in milliseconds
 // (0: none): TombstoneTTL, at least as long as the frames.
 func (w *Window) boundsTTL() int64 {
 	if w.tombstoneTTL < 0 || w.maxAge < 0 {

@@ -11,7 +11,7 @@ import (
 type appendRequest struct {
 	keys []string
 	args []any
-	res  []int64
+	res  any // the script's answer: 1, or the bounds of a refusal
 	err  error
 	done chan struct{} // closed once res and err are set
 	lead chan struct{} // buffered: this request's caller sends the next batch
@@ -118,21 +118,21 @@ func (bt *batcher) run(batch []*appendRequest) {
 		return
 	case 1:
 		r := batch[0]
-		r.res, r.err = appendScript.Run(ctx, client, r.keys, r.args...).Int64Slice()
+		r.res, r.err = bt.w.appendScript.Run(ctx, client, r.keys, r.args...).Result()
 		return
 	}
 	cmds := make([]*redis.Cmd, len(batch))
 	_, _ = client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range batch {
-			cmds[i] = appendScript.EvalSha(ctx, p, r.keys, r.args...)
+			cmds[i] = bt.w.appendScript.EvalSha(ctx, p, r.keys, r.args...)
 		}
 		return nil
 	})
 	for i, r := range batch {
-		r.res, r.err = cmds[i].Int64Slice()
+		r.res, r.err = cmds[i].Result()
 		if r.err != nil && redis.HasErrorPrefix(r.err, "NOSCRIPT") {
 			// Not run: running it again stores the frame once.
-			r.res, r.err = appendScript.Run(ctx, client, r.keys, r.args...).Int64Slice()
+			r.res, r.err = bt.w.appendScript.Run(ctx, client, r.keys, r.args...).Result()
 		}
 	}
 }

@@ -13,7 +13,7 @@ const DefaultPrefix = "chatprotocol:replay:"
 // turnKeys are the names of one turn's Redis keys and channel.
 type turnKeys struct {
 	frames  string // the stream: one entry per frame, id "<seq>-0"
-	meta    string // the hash: latest, lower, ended, bytes
+	meta    string // the bounds: "<latest> <lower> <ended> <bytes>"
 	channel string // the Pub/Sub channel the append script publishes on
 }
 
@@ -26,6 +26,15 @@ var escaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D"
 // keysOf returns the names of key's turn under prefix:
 // <prefix>{<conversation>:<turn>}:f, :m and :n, the ids escaped.
 func keysOf(prefix string, key replay.Key) turnKeys {
-	tag := prefix + "{" + escaper.Replace(key.ConversationID) + ":" + escaper.Replace(key.TurnID) + "}:"
-	return turnKeys{frames: tag + "f", meta: tag + "m", channel: tag + "n"}
+	return turnKeys{frames: nameOf(prefix, key, "f"), meta: nameOf(prefix, key, "m"), channel: channelOf(prefix, key)}
+}
+
+// channelOf returns the name of key's channel under prefix, which every
+// Wait names: keysOf(prefix, key).channel alone.
+func channelOf(prefix string, key replay.Key) string { return nameOf(prefix, key, "n") }
+
+// nameOf returns <prefix>{<conversation>:<turn>}:<kind>, the ids escaped,
+// in one allocation when they need no escaping.
+func nameOf(prefix string, key replay.Key, kind string) string {
+	return prefix + "{" + escaper.Replace(key.ConversationID) + ":" + escaper.Replace(key.TurnID) + "}:" + kind
 }

@@ -17,7 +17,7 @@ import (
 // script: one snapshot, so that the frames are exactly those the bounds
 // promise.
 //
-//	KEYS[1] the stream, KEYS[2] the bounds hash
+//	KEYS[1] the stream, KEYS[2] the bounds (see appendSource)
 //	ARGV[1] the cursor (-1: the bounds alone), ARGV[2] the page's bytes
 //
 // It returns {lower, latest, ended (0 or 1), type, data, type, data, …}:
@@ -28,14 +28,16 @@ import (
 // batches sized by the turn's mean frame, so that a page of a few large
 // frames does not copy many.
 var readScript = redis.NewScript(`
-local m = redis.call('HMGET', KEYS[2], 'latest', 'lower', 'ended', 'bytes')
-local latest = tonumber(m[1]) or 0
-local lower = tonumber(m[2]) or 0
-local bytes = tonumber(m[4]) or 0
+local latest, lower, ended, bytes = 0, 0, 0, 0
+local m = redis.call('GET', KEYS[2])
+if m then
+	local a, b, e, d = string.match(m, '^(%d+) (%d+) ([01]) (%d+)$')
+	latest, lower, ended, bytes = tonumber(a), tonumber(b), tonumber(e), tonumber(d)
+end
 if latest > lower and redis.call('EXISTS', KEYS[1]) == 0 then
 	lower = latest
 end
-local out = {lower, latest, m[3] == '1' and 1 or 0}
+local out = {lower, latest, ended}
 local after = tonumber(ARGV[1])
 if after < lower or after >= latest then
 	return out

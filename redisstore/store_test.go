@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,9 @@ import (
 func TestKeysEscaped(t *testing.T) {
 	a := keysOf("p:", replay.Key{ConversationID: "a:b", TurnID: "c"})
 	b := keysOf("p:", replay.Key{ConversationID: "a", TurnID: "b:c"})
+	if a.channel != channelOf("p:", replay.Key{ConversationID: "a:b", TurnID: "c"}) {
+		t.Fatalf("channelOf differs from keysOf: %q", a.channel)
+	}
 	if a.frames == b.frames || a.meta == b.meta || a.channel == b.channel {
 		t.Fatalf("two turns share keys: %+v %+v", a, b)
 	}
@@ -138,8 +142,8 @@ func TestByteRetention(t *testing.T) {
 		t.Fatalf("read after Lower: %d frames, %v", len(frames), err)
 	}
 	k := keysOf(testPrefix, key)
-	if got, err := c.HGet(ctx, k.meta, "bytes").Int(); err != nil || got != 3*len(probe.Data) {
-		t.Fatalf("bytes %d (%v), want %d", got, err, 3*len(probe.Data))
+	if got, err := c.Get(ctx, k.meta).Result(); err != nil || got != fmt.Sprintf("%d %d 0 %d", n, n-3, 3*len(probe.Data)) {
+		t.Fatalf("bounds %q (%v), want %d bytes", got, err, 3*len(probe.Data))
 	}
 	if got, err := c.XLen(ctx, k.frames).Result(); err != nil || got != 3 {
 		t.Fatalf("XLEN %d (%v), want 3", got, err)

@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +37,11 @@ type watch struct {
 	wake    chan struct{} // closed and replaced on every wakeup
 	waiters int
 	idle    time.Time // when waiters fell to 0
+
+	// told are the bounds the newest message of the channel carried, since
+	// the last confirmation of its subscription; known says there is one.
+	told  replay.Bounds
+	known bool
 }
 
 // subOp is a subscription (sub) or an unsubscription to send.
@@ -79,11 +86,12 @@ func (s *subscriber) leave(wt *watch) {
 	}
 }
 
-// current returns wt's wake channel.
-func (s *subscriber) current(wt *watch) <-chan struct{} {
+// current returns wt's wake channel, and the bounds the channel's newest
+// message told when known.
+func (s *subscriber) current(wt *watch) (wake <-chan struct{}, told replay.Bounds, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return wt.wake
+	return wt.wake, wt.told, wt.known
 }
 
 // queue adds op for send. s.mu is held.
@@ -101,18 +109,50 @@ func wakeLocked(wt *watch) {
 	wt.wake = make(chan struct{})
 }
 
+// tell records the bounds a message of channel carried and wakes its
+// waiters; a payload that is no bounds only wakes them.
+func (s *subscriber) tell(channel, payload string) {
+	b, ok := parseBounds(payload)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if wt := s.watches[channel]; wt != nil {
+		wt.told, wt.known = b, ok
+		wakeLocked(wt)
+	}
+}
+
+// parseBounds reads the bounds the append script publishes and stores,
+// "<latest> <lower> <ended> <bytes>".
+func parseBounds(s string) (replay.Bounds, bool) {
+	f := strings.Fields(s)
+	if len(f) != 4 {
+		return replay.Bounds{}, false
+	}
+	latest, err1 := strconv.ParseInt(f[0], 10, 64)
+	lower, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || (f[2] != "0" && f[2] != "1") {
+		return replay.Bounds{}, false
+	}
+	return replay.Bounds{Lower: lower, Latest: latest, Ended: f[2] == "1"}, true
+}
+
 // wake wakes the waiters of channel, or of every channel when channel is
-// "".
+// "" (a catch-up tick). It forgets what the channels' messages told, so
+// that the waiters read the bounds: a confirmation of a subscription may
+// follow a lost connection, whose messages were lost, and the tick is the
+// net under a lost message.
 func (s *subscriber) wake(channel string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if channel != "" {
 		if wt := s.watches[channel]; wt != nil {
+			wt.known = false
 			wakeLocked(wt)
 		}
 		return
 	}
 	for _, wt := range s.watches {
+		wt.known = false
 		wakeLocked(wt)
 	}
 }
@@ -210,7 +250,7 @@ func (s *subscriber) receive() {
 		pause = 20 * time.Millisecond
 		switch m := msg.(type) {
 		case *redis.Message:
-			s.wake(m.Channel)
+			s.tell(m.Channel, m.Payload)
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
 				s.wake(m.Channel)
@@ -228,27 +268,42 @@ func isTimeout(err error) bool {
 // Wait blocks until key's turn holds a frame after cursor after, or has
 // ended, or ctx is done (see [replay.Window.Wait]), and returns the bounds
 // then, with ctx's error in the last case. It subscribes the Window's
-// connection to the turn's channel unless it already is, then reads the
-// bounds on every wakeup: a message of the turn, a (re)subscription, a
-// catch-up tick. A frame appended before the call is found by the first
-// read. While Redis cannot be reached the reads retry for
+// connection to the turn's channel unless it already is. Every append
+// publishes the turn's bounds after it: while the channel's messages are
+// known (from the first message after its subscription's confirmation),
+// Wait does not read the bounds when the newest message's end at after,
+// and returns the bounds of a message that wakes it once they hold a frame
+// after after, without a read of its own; otherwise, and after each
+// (re)subscription and catch-up tick, it reads the bounds. A frame
+// appended before the call is found by the first read, or told by a
+// message. While Redis cannot be reached the reads retry for
 // [WindowOptions.Patience]; a closed Window returns an error.
 func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.Bounds, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	wt := w.sub.enter(keysOf(w.prefix, key).channel)
+	wt := w.sub.enter(channelOf(w.prefix, key))
 	defer w.sub.leave(wt)
 	var last replay.Bounds
-	for {
-		wake := w.sub.current(wt)
-		b, err := w.Bounds(ctx, key)
-		if err != nil {
-			return last, err
-		}
-		last = b
-		if b.Latest > after || b.Ended {
-			return b, nil
+	for woken := false; ; woken = true {
+		wake, told, known := w.sub.current(wt)
+		switch {
+		case known && woken && (told.Latest > after || told.Ended):
+			// Only a message received during this call: one received
+			// before may predate a loss of the newest frames (a restart, a
+			// failover), which the read below finds.
+			return told, nil
+		case known && told.Latest == after:
+			last = told // the newest message is the turn's state: wait for the next
+		default:
+			b, err := w.Bounds(ctx, key)
+			if err != nil {
+				return last, err
+			}
+			last = b
+			if b.Latest > after || b.Ended {
+				return b, nil
+			}
 		}
 		select {
 		case <-wake:

@@ -95,14 +95,14 @@ type WindowOptions struct {
 // Window is a [replay.Window] on Redis that every instance of a host
 // shares, so that a client's reconnect may land on any instance
 // (docs/contract.md sections 11 and 11.9). Each turn is one Redis stream
-// whose entry ids are the frames' seqs ("<seq>-0"), beside a small hash of
+// whose entry ids are the frames' seqs ("<seq>-0"), beside a small string of
 // its bounds; the frames' event types and canonical bytes are returned by
 // [Window.Read] as appended.
 //
 // [Window.Append] runs one Lua script: it checks that the turn's latest
 // seq is the frame's seq minus one and that the turn has not ended, adds
 // the entry, applies the count and byte retention, sets the expiries and
-// publishes the seq on the turn's channel, all atomically. [Window.Wait]
+// publishes the bounds on the turn's channel, all atomically. [Window.Wait]
 // costs one Pub/Sub connection per Window, whatever the number of
 // waiters: the Window subscribes to the channels of the turns it waits
 // on, and wakes their waiters on each message, on each (re)subscription
@@ -123,9 +123,10 @@ type Window struct {
 	idleUnsubscribe time.Duration
 	log             *slog.Logger
 
-	sub     *subscriber
-	batch   batcher
-	fetches fetches
+	sub          *subscriber
+	batch        batcher
+	appendScript *redis.Script // appendSource with this Window's options
+	fetches      fetches
 
 	ctx    context.Context // done on Close
 	cancel context.CancelFunc
@@ -167,6 +168,7 @@ func NewWindow(client redis.UniversalClient, opts *WindowOptions) (*Window, erro
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.batch.w = w
+	w.appendScript = newAppendScript(w)
 	w.sub = newSubscriber(w)
 	w.wg.Go(w.sub.receive)
 	w.wg.Go(w.sub.send)

@@ -2,8 +2,11 @@
 // service with every part of the module a host wires, on stores the caller
 // of Run chooses. The command in examples/server runs it on the in-memory
 // stores; pgstore/examples/server, in the pgstore module, runs it on
-// PostgreSQL too (-store postgres DSN), so that this module links no
-// database driver.
+// PostgreSQL too (-store postgres DSN), and redisstore/examples/server, in
+// the redisstore module, with its replay window on Redis (-store redis
+// ADDR), so that this module links no database driver and no Redis client.
+// Instances sharing a window serve each other's turns: a stream, or a
+// useChat resume, of a turn another instance runs.
 //
 // The service runs conversation c-1 (-conversation) as a chain of -turns
 // turns (2 by default), each written by a [turn.Producer] on the replay
@@ -107,6 +110,8 @@ func Memory(_ context.Context, store, dsn string, authority interactions.Authori
 	switch {
 	case store == "postgres":
 		return Stores{}, errors.New("-store postgres: this command links no database driver; run (cd pgstore && go run ./examples/server -store postgres DSN)")
+	case store == "redis":
+		return Stores{}, errors.New("-store redis: this command links no Redis client; run (cd redisstore && go run ./examples/server -store redis ADDR)")
 	case store != "memory" || dsn != "":
 		return Stores{}, fmt.Errorf("-store %q: want -store memory, without operand", store)
 	}
@@ -135,7 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.pace, "pace", 20*time.Millisecond, "time between two frames of a turn")
 	fs.IntVar(&c.turns, "turns", 2, "turns of the chain: the answer to each one's card starts the next")
 	fs.StringVar(&c.conversation, "conversation", "c-1", "the chain's conversation id")
-	fs.StringVar(&c.store, "store", "memory", "the stores: memory, or postgres with the DSN as operand")
+	fs.StringVar(&c.store, "store", "memory", "the stores: memory, postgres with the DSN as operand, or redis with the address as operand")
 	fs.StringVar(&c.replay, "replay", "", "a recorded provider stream (raw SSE) to serve as the first turn, instead of the script")
 	fs.StringVar(&c.from, "from", "", "the kind of the -replay stream: "+strings.Join(kindNames(), ", "))
 	fs.StringVar(&c.model, "model", "", "run the first turn through the agent loop on a loopback provider of this API: "+strings.Join(kindNames(), ", "))
@@ -146,7 +151,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		c.dsn = fs.Arg(0)
 	}
 	if c.deltas < 2 || c.turns < 1 || c.pace < 0 || fs.NArg() > 1 || (fs.NArg() == 1) == (c.store == "memory") {
-		return c, errors.New("want -deltas 2 or more, -turns 1 or more, -pace 0 or more, and a DSN operand exactly with -store postgres")
+		return c, errors.New("want -deltas 2 or more, -turns 1 or more, -pace 0 or more, and an operand (a DSN, an address) exactly with a -store other than memory")
 	}
 	if (c.replay == "") != (c.from == "") {
 		return c, errors.New("-replay and -from go together")
@@ -294,7 +299,7 @@ type streams interface {
 // routes builds the endpoints of the package documentation.
 func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	events, err := stream.NewHandler(h.window, &stream.HandlerOptions{Authorize: func(r *http.Request, key replay.Key) error { // the window waits for any turn: deny unknown ones
-		if _, err := callerOf(r); err != nil || !h.exists(key) {
+		if _, err := callerOf(r); err != nil || !h.exists(r.Context(), key) {
 			return refusal.ErrTurnNotFound
 		}
 		return nil

@@ -80,23 +80,47 @@ func (h *host) reserve(conversation string, n int) {
 	c.next = max(c.next, n)
 }
 
-// exists reports whether key names a turn of the host, started or reserved.
-func (h *host) exists(key replay.Key) bool {
+// exists reports whether key names a turn of the host, started or
+// reserved, or a turn the window holds frames of: one that another
+// instance sharing the window started. It is false when the window cannot
+// be read.
+func (h *host) exists(ctx context.Context, key replay.Key) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c, ok := h.convs[key.ConversationID]
-	return ok && c.turns[key.TurnID]
+	known := ok && c.turns[key.TurnID]
+	h.mu.Unlock()
+	if known {
+		return true
+	}
+	b, err := h.window.Bounds(ctx, key)
+	return err == nil && b.Latest > 0
 }
 
-// active returns the latest running turn of conversation.
-func (h *host) active(conversation string) (replay.Key, bool) {
+// active returns the latest running turn of conversation: of this
+// instance, or else the conversation's latest turn in the window when it
+// has not ended, which another instance sharing the window runs.
+func (h *host) active(ctx context.Context, conversation string) (replay.Key, bool, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c, ok := h.convs[conversation]
-	if !ok || len(c.running) == 0 {
-		return replay.Key{}, false
+	if ok && len(c.running) > 0 {
+		defer h.mu.Unlock()
+		return replay.Key{ConversationID: conversation, TurnID: c.running[len(c.running)-1]}, true, nil
 	}
-	return replay.Key{ConversationID: conversation, TurnID: c.running[len(c.running)-1]}, true
+	h.mu.Unlock()
+	var last replay.Key
+	var ended bool
+	for n := 1; n <= 1000; n++ {
+		key := replay.Key{ConversationID: conversation, TurnID: turnID(n)}
+		b, err := h.window.Bounds(ctx, key)
+		if err != nil {
+			return replay.Key{}, false, err
+		}
+		if b.Latest == 0 && !b.Ended {
+			break
+		}
+		last, ended = key, b.Ended
+	}
+	return last, last.TurnID != "" && !ended, nil
 }
 
 // errShutdown refuses a turn asked for while the server shuts down.
@@ -277,12 +301,11 @@ func (h *host) startTurn(ctx context.Context, r *http.Request, req *uistream.Req
 
 // activeTurn is the UI message stream's ActiveTurn: the chat's latest
 // running turn.
-func (h *host) activeTurn(_ context.Context, r *http.Request, chatID string) (replay.Key, bool, error) {
+func (h *host) activeTurn(ctx context.Context, r *http.Request, chatID string) (replay.Key, bool, error) {
 	if _, err := callerOf(r); err != nil {
 		return replay.Key{}, false, refusal.ErrUnauthorized
 	}
-	key, ok := h.active(chatID)
-	return key, ok, nil
+	return h.active(ctx, chatID)
 }
 
 // cancelTurn is the UI message stream's Cancel: the demo caller's cancel

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/examples/server/demo"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/stream"
+)
+
+// redisAddr returns the Redis server of REDIS_ADDR (.ci/redis start); it
+// skips t without one, and fails it when CHATPROTOCOL_REDIS_REQUIRED=1.
+func redisAddr(t *testing.T) string {
+	t.Helper()
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		if os.Getenv("CHATPROTOCOL_REDIS_REQUIRED") == "1" {
+			t.Fatal("REDIS_ADDR is not set and CHATPROTOCOL_REDIS_REQUIRED=1")
+		}
+		t.Skip("SKIPPED: REDIS_ADDR is not set (run .ci/redis start and export its address)")
+	}
+	return addr
+}
+
+// fresh returns a conversation id no earlier run used.
+func fresh(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// instance is one running server: its printed lines by name ("" for the
+// stream URLs, in order) and its base URL.
+type instance struct {
+	turns     []string
+	endpoints map[string]string
+	base      string
+}
+
+// serve runs an instance with args, stopped when t ends.
+func serve(t *testing.T, args ...string) instance {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, stdout := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := demo.Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, io.Discard, open)
+		stdout.CloseWithError(err)
+		done <- err
+	}()
+	in := instance{endpoints: map[string]string{}}
+	for sc := bufio.NewScanner(out); sc.Scan(); {
+		name, u, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			in.turns = append(in.turns, sc.Text())
+			continue
+		}
+		in.endpoints[name] = u
+		if name == "ag-ui" {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	stop := sync.OnceValue(func() error { cancel(); return <-done })
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("instance stopped with %v", err)
+		}
+	})
+	if len(in.turns) == 0 || in.endpoints["ag-ui"] == "" {
+		t.Fatalf("the instance printed %v %v", in.turns, in.endpoints)
+	}
+	in.base = strings.TrimSuffix(in.endpoints["ag-ui"], "/api/ag-ui")
+	return in
+}
+
+// events is the version-1 stream URL of a turn on in.
+func (in instance) events(conversation, turn string) string {
+	return in.base + "/conversations/" + conversation + "/turns/" + turn + "/events?access_token=demo"
+}
+
+// post sends body to url as the demo caller and returns the status and the
+// data lines of the response.
+func post(t *testing.T, method, url, body string) (int, []string) {
+	t.Helper()
+	status, lines, err := request(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return status, lines
+}
+
+// request is post's request, for any goroutine.
+func request(method, url, body string) (int, []string, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			lines = append(lines, d)
+		}
+	}
+	return resp.StatusCode, lines, sc.Err()
+}
+
+// followOn follows url until the turn ends; while the instance does not
+// know the turn yet (another instance reserved it, and starts it after
+// an answer), it asks again.
+func followOn(ctx context.Context, t *testing.T, url string, state *chatprotocol.ChatStateV1) *chatprotocol.ChatStateV1 {
+	t.Helper()
+	for {
+		got, err := stream.Follow(ctx, url, &stream.FollowOptions{State: state})
+		if err == nil {
+			return got
+		}
+		if refusal.CodeOf(err) != refusal.CodeTurnNotFound || ctx.Err() != nil {
+			t.Fatalf("follow %s: %v", url, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("follow %s: %v", url, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestTwoInstancesOnRedis runs two instances on one Redis: a chain turn of
+// the first, followed through the second, has the script's frames, tool
+// call and card; the card's answer, given to the first (whose card store
+// holds it), starts the next turn, which the second streams too; a useChat
+// turn started by a POST to the first is resumed through the second from
+// its first chunk.
+func TestTwoInstancesOnRedis(t *testing.T) {
+	addr := redisAddr(t)
+	c1, c2, chat := fresh("c-a"), fresh("c-b"), fresh("chat-")
+	a := serve(t, "-deltas", "8", "-pace", "5ms", "-conversation", c1, "-store", "redis", addr)
+	b := serve(t, "-deltas", "8", "-pace", "5ms", "-conversation", c2, "-store", "redis", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	state := followOn(ctx, t, b.events(c1, "t-1"), nil)
+	t1 := state.Turns[0]
+	if t1.Status != chatprotocol.LifecycleCompleted || t1.LastSeq != 8+5 || len(t1.ToolCalls) != 1 ||
+		string(t1.ToolCalls[0].Output) != `{"hits":2}` || len(state.OpenCards()) != 1 {
+		t.Fatalf("t-1 through the second instance: %s, seq %d, %d tool calls, %d open cards",
+			t1.Status, t1.LastSeq, len(t1.ToolCalls), len(state.OpenCards()))
+	}
+	status, _ := post(t, http.MethodPost, a.endpoints["answer"],
+		`{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}`)
+	if status != http.StatusOK {
+		t.Fatalf("the answer: %d", status)
+	}
+	state = followOn(ctx, t, b.events(c1, "t-2"), state)
+	if t2, _ := state.Turn("t-2"); t2.Text() != "Glad it helped. " || len(state.OpenCards()) != 0 {
+		t.Fatalf("t-2 through the second instance: %q, %d open cards", t2.Text(), len(state.OpenCards()))
+	}
+
+	body := `{"id":"` + chat + `","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Hello?"}]}],"trigger":"submit-message"}`
+	type read struct {
+		status int
+		lines  []string
+		err    error
+	}
+	posted := make(chan read, 1)
+	go func() {
+		status, lines, err := request(http.MethodPost, a.endpoints["ui-message-stream"], body)
+		posted <- read{status, lines, err}
+	}()
+	var resumed read
+	for resumed.status != http.StatusOK { // 204 until the first instance has started the turn
+		if ctx.Err() != nil {
+			t.Fatal("the useChat turn never became active on the second instance")
+		}
+		resumed.status, resumed.lines = post(t, http.MethodGet, b.endpoints["ui-message-stream"]+"/"+chat+"/stream", "")
+		if resumed.status != http.StatusOK {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	got := <-posted
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.status != http.StatusOK || len(got.lines) < 3 || strings.Join(got.lines, "\n") != strings.Join(resumed.lines, "\n") {
+		t.Fatalf("the POST to the first instance (%d, %d chunks) and the resume through the second (%d chunks) differ",
+			got.status, len(got.lines), len(resumed.lines))
+	}
+	var first struct{ Type, MessageID string }
+	if err := json.Unmarshal([]byte(got.lines[0]), &first); err != nil || first.Type != "start" || first.MessageID != "t-1" {
+		t.Fatalf("first chunk %s (%v)", got.lines[0], err)
+	}
+	if got.lines[len(got.lines)-1] != "[DONE]" {
+		t.Fatalf("last chunk %s", got.lines[len(got.lines)-1])
+	}
+	v1 := followOn(ctx, t, b.events(chat, "t-1"), nil)
+	if v1.Turns[0].Status != chatprotocol.LifecycleCompleted || v1.Turns[0].Text() != t1.Text() {
+		t.Fatalf("the useChat turn's version-1 stream through the second instance: %s %q", v1.Turns[0].Status, v1.Turns[0].Text())
+	}
+}
