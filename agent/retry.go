@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"time"
 )
 
@@ -46,16 +45,4 @@ func (r Retry) delay(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, most)
-}
-
-// sleep waits d or until ctx ends, and returns ctx's cause then.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }

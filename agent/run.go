@@ -7,6 +7,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/ingest"
+	"github.com/Papercusp/chat-protocol-go/internal/patience"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/turn"
 )
@@ -103,7 +104,7 @@ func (r *run) step() error {
 		delay := r.l.Retry.delay(r.failures)
 		r.logf(r.work, slog.LevelInfo, "agent: model step retried", slog.Int64("step", n),
 			slog.String("code", string(f.Code)), slog.Int("retry", r.failures), slog.Duration("after", delay))
-		return sleep(r.work, delay)
+		return patience.Pause(r.work, delay)
 	}
 	r.failures = 0
 	var calls []Call

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/internal/patience"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/serve"
 	"github.com/Papercusp/chat-protocol-go/sse"
@@ -148,24 +149,12 @@ func newFollower(opts *FollowOptions) *follower {
 	f.o.MaxBackoff = cmp.Or(f.o.MaxBackoff, DefaultMaxBackoff)
 	f.sleep, f.rand = f.o.Sleep, f.o.Rand
 	if f.sleep == nil {
-		f.sleep = sleep
+		f.sleep = patience.Pause
 	}
 	if f.rand == nil {
 		f.rand = rand.Float64
 	}
 	return f
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // delay is the wait before the next attempt after failures consecutive
