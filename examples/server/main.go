@@ -30,20 +30,7 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/Papercusp/chat-protocol-go/examples/server/demo"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := demo.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, demo.Memory); err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main(demo.Memory) }

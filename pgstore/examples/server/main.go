@@ -16,10 +16,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,14 +25,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/pgstore"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := demo.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, open); err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main(open) }
 
 // open is the demo's Opener: the PostgreSQL stores for -store postgres,
 // the in-memory ones otherwise.

@@ -23,10 +23,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,14 +33,7 @@ import (
 	"github.com/Papercusp/chat-protocol-go/redisstore"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := demo.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, open); err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main(open) }
 
 // open is the demo's Opener: the window on Redis for -store redis, with the
 // recovery and card stores in memory; the in-memory stores otherwise.
