@@ -52,7 +52,7 @@ func Sleep(ctx, closed context.Context, closedErr error, d time.Duration) error 
 }
 
 // Pause waits d, or until ctx ends: then it returns ctx's cause
-// (context.Cause), so that a caller tells why (a turn's cancellation from
+// ([context.Cause]), so that a caller tells why (a turn's cancellation from
 // a host's stop). A model loop's and a follower's backoffs wait with it.
 func Pause(ctx context.Context, d time.Duration) error {
 	if err := Sleep(ctx, context.Background(), nil, d); err != nil {

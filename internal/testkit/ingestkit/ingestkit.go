@@ -4,7 +4,7 @@
 // recorded step and keeping the requests, a sink that writes a turn's
 // envelopes as chatwire ingest prints them, one that records a step, one
 // that only counts, a long conversation, the per-delta figures of their
-// benchmarks, and an agent loop's turn on memory stores (RunTurn).
+// benchmarks, and an agent loop's turn on memory stores ([RunTurn]).
 package ingestkit
 
 import (
