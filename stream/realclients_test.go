@@ -330,6 +330,9 @@ type rcPageResult struct {
 	Errors   int                  `json:"errors"`
 }
 
+// Chromium's own EventSource through cuts right after id lines and at
+// random byte counts: it applies an id at dispatch, reconnects after a cut
+// and after the turn's clean end, and stops on the 204.
 func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 	t.Parallel()
 	bin := rcChromium(t)
@@ -338,26 +341,49 @@ func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 			t.Parallel()
 			turn := realclient.Serve(t, rcKey("chromium", seed),
 				&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: realclient.Cuts(seed, rcMaxCuts)})
-
-			q := url.Values{"src": {realclient.Path(turn.Key)}, "result": {"/harness/result"}}
-			start := time.Now()
-			browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
-			var res rcPageResult
-			select {
-			case body := <-turn.Results:
-				require.NoError(t, json.Unmarshal(body, &res), "the page posted %q", body)
-			case <-browser.done:
-				t.Fatalf("chromium exited before the page posted its result")
-			case <-time.After(rcTimeout):
-				t.Fatalf("the page posted no result in %s; stream requests: %d, proxy: %+v", rcTimeout, len(turn.Requests()), turn.Proxy.Stats())
-			}
-			took := time.Since(start)
-
-			turn.RequireEveryFrameOnce(t, res.Messages)
-			turn.RequireResumedWithLastEventID(t, true)
+			res, took := rcFollowChromium(t, turn, bin)
 			require.Greater(t, res.Opens, 1, "the page's EventSource opened more than once")
 			realclient.RequireCutAndQuiet(t, turn.Proxy, true, rcQuiet, func() int { return len(turn.Requests()) })
 			t.Log(turn.Figures(len(res.Messages), took))
 		})
 	}
+}
+
+// Chromium's EventSource across a graceful shutdown mid-turn: the instance
+// serving the page and its stream shuts down; the stream is aborted, so
+// the EventSource resumes on the second instance with Last-Event-ID, gets
+// every frame once and stops on the 204 after the end.
+func TestRealClientChromiumEventSourceAcrossAGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	bin := rcChromium(t)
+	turn := realclient.Serve(t, rcKey("shutdown-chromium", 0), &realclient.Options{
+		Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Instances: 2, ShutdownAfter: rcShutdownAfter})
+	res, took := rcFollowChromium(t, turn, bin)
+	require.Greater(t, res.Opens, 1, "the page's EventSource opened again after the shutdown")
+	turn.RequireResumedOnSecond(t)
+	t.Log(turn.Figures(len(res.Messages), took))
+}
+
+// rcFollowChromium opens the harness page on turn's stream in headless
+// Chromium, waits for the result it posts once its EventSource is closed
+// for good, and checks it: every frame once, resumed by Last-Event-ID, the
+// last request the 204's.
+func rcFollowChromium(t *testing.T, turn *realclient.Turn, bin string) (rcPageResult, time.Duration) {
+	t.Helper()
+	q := url.Values{"src": {realclient.Path(turn.Key)}, "result": {"/harness/result"}}
+	start := time.Now()
+	browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
+	var res rcPageResult
+	select {
+	case body := <-turn.Results:
+		require.NoError(t, json.Unmarshal(body, &res), "the page posted %q", body)
+	case <-browser.done:
+		t.Fatalf("chromium exited before the page posted its result")
+	case <-time.After(rcTimeout):
+		t.Fatalf("the page posted no result in %s; stream requests: %d, proxy: %+v", rcTimeout, len(turn.Requests()), turn.Proxy.Stats())
+	}
+	took := time.Since(start)
+	turn.RequireEveryFrameOnce(t, res.Messages)
+	turn.RequireResumedWithLastEventID(t, true)
+	return res, took
 }
