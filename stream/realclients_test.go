@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,9 +214,14 @@ func TestRealClientFetchEventSourceBasicUsageThroughRandomByteCuts(t *testing.T)
 func TestRealClientFetchEventSourceBasicUsageRetriesA204(t *testing.T) {
 	t.Parallel()
 	node := realclient.Node(t, realclient.FetchEventSourceBasicScript)
-	var asked atomic.Int32
+	var (
+		mu    sync.Mutex
+		asked []time.Time
+	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
+		mu.Lock()
+		asked = append(asked, time.Now())
+		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
@@ -229,8 +234,14 @@ func TestRealClientFetchEventSourceBasicUsageRetriesA204(t *testing.T) {
 	require.Equal(t, 3, done.Done.NoContent)
 	require.False(t, done.Done.Resolved, "a 204 never resolves its promise")
 	require.Empty(t, run.Messages)
-	require.Equal(t, int32(3), asked.Load(), "it asked three times")
-	t.Logf("three requests, each answered 204, took %s", run.Took.Round(time.Millisecond))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, asked, 3, "it asked three times")
+	for i := 1; i < len(asked); i++ {
+		gap := asked[i].Sub(asked[i-1])
+		require.GreaterOrEqual(t, gap, 900*time.Millisecond, "request %d waited its retry interval, a second", i+1)
+		t.Logf("request %d after %s", i+1, gap.Round(time.Millisecond))
+	}
 }
 
 // rcFollowBasic runs fetch-event-source's basic usage on turn's stream and
@@ -269,31 +280,58 @@ func rcFollowBasic(t *testing.T, turn *realclient.Turn, node string) realclient.
 }
 
 // fetch-event-source cut right after an id line, before the blank line:
-// the one point no layout protects. It loses that frame, and only it: it
-// resumes with the id it read, and gets every other frame once.
+// the one point no layout protects. In both usages of its README it loses
+// that frame, and only it: it resumes with the id it read, and gets every
+// other frame once.
 func TestRealClientFetchEventSourceLosesTheFrameOfAnIDLineCut(t *testing.T) {
 	t.Parallel()
+	for _, script := range []string{realclient.FetchEventSourceScript, realclient.FetchEventSourceBasicScript} {
+		t.Run(realclient.ScriptName(script), func(t *testing.T) {
+			t.Parallel()
+			node := realclient.Node(t, script)
+			turn := realclient.Serve(t, rcKey("idline-"+realclient.ScriptName(script), 0), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
+				Proxy: cutproxy.Options{Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{IDLine: rcFetchIDLineCut})}})
+			ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+			defer cancel()
+			run := realclient.FollowWithNode(ctx, t, node, script, turn.StreamURL(), rcTimeout)
+			require.Equal(t, 0, run.Exit, "stderr:\n%s", strings.Join(run.Lines, "\n"))
+
+			lost := strconv.Itoa(rcFetchIDLineCut) // the first connection starts at seq 1: its k-th id line is seq k's
+			var want []realclient.Message
+			for _, m := range turn.Frames(t) {
+				if m.ID != lost {
+					want = append(want, m)
+				}
+			}
+			require.Equal(t, want, run.Messages, "every frame but %s, once each, in order", lost)
+			reqs := turn.Requests()
+			require.GreaterOrEqual(t, len(reqs), 2)
+			require.Equal(t, lost, reqs[1].LastEventID, "it resumed with the id of the frame it never dispatched")
+			require.Equal(t, cutproxy.Stats{Connections: turn.Proxy.Stats().Connections, Cuts: 1, CutsAtIDLine: 1}, turn.Proxy.Stats())
+			t.Log(turn.Figures(len(run.Messages), run.Took))
+		})
+	}
+}
+
+// fetch-event-source's advanced usage on a turn that pauses, with a
+// heartbeat every 50ms: it calls onmessage with an empty message, no id
+// and no event name, for the blank line after each heartbeat comment,
+// where the EventSource rules dispatch nothing. The script counts them;
+// the frames still arrive once each.
+func TestRealClientFetchEventSourceDispatchesAnEmptyMessagePerComment(t *testing.T) {
+	t.Parallel()
 	node := realclient.Node(t, realclient.FetchEventSourceScript)
-	turn := realclient.Serve(t, rcKey("fetch-idline", 0), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
-		Proxy: cutproxy.Options{Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{IDLine: rcFetchIDLineCut})}})
+	turn := realclient.Serve(t, rcKey("fetch-comments", 0), &realclient.Options{Deltas: 8, Pace: rcPace, Retry: rcRetry,
+		HeartbeatInterval: 50 * time.Millisecond, PauseAfter: 5, PauseFor: 500 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
 	defer cancel()
 	run := realclient.FollowWithNode(ctx, t, node, realclient.FetchEventSourceScript, turn.StreamURL(), rcTimeout)
 	require.Equal(t, 0, run.Exit, "stderr:\n%s", strings.Join(run.Lines, "\n"))
-
-	lost := strconv.Itoa(rcFetchIDLineCut) // the first connection starts at seq 1: its k-th id line is seq k's
-	var want []realclient.Message
-	for _, m := range turn.Frames(t) {
-		if m.ID != lost {
-			want = append(want, m)
-		}
-	}
-	require.Equal(t, want, run.Messages, "every frame but %s, once each, in order", lost)
-	reqs := turn.Requests()
-	require.GreaterOrEqual(t, len(reqs), 2)
-	require.Equal(t, lost, reqs[1].LastEventID, "it resumed with the id of the frame it never dispatched")
-	require.Equal(t, cutproxy.Stats{Connections: turn.Proxy.Stats().Connections, Cuts: 1, CutsAtIDLine: 1}, turn.Proxy.Stats())
-	t.Log(turn.Figures(len(run.Messages), run.Took))
+	turn.RequireEveryFrameOnce(t, run.Messages)
+	var done rcFetchDone
+	run.Last(t, &done)
+	require.GreaterOrEqual(t, done.Done.Empty, 3, "an empty message for each heartbeat of the pause")
+	t.Logf("empty messages %d over a pause of 500ms with a heartbeat every 50ms", done.Done.Empty)
 }
 
 // The Node clients across a graceful shutdown mid-turn: the instance
