@@ -46,6 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	idle := fs.Bool("idle", false, "also measure how long a stream without heartbeats lasts behind each row (up to -idle-limit, rows at once)")
 	idleLimit := fs.Duration("idle-limit", 75*time.Second, "the longest an idle stream is watched")
 	replayed := fs.Int("replay", 40, "frames of the replay probe's turn")
+	replays := fs.Int("replays", 5, "times the replay probe runs for each row")
 	only := fs.String("only", "", "measure only the rows whose name contains this")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -77,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil {
 			return 1
 		}
-		line, err := measureRow(ctx, up, c, i, *frames, *replayed)
+		line, err := measureRow(ctx, up, c, i, *frames, *replayed, *replays)
 		if err != nil {
 			fmt.Fprintf(stderr, "proxyfigures: %s: %v\n", c.name, err)
 			status = 1
@@ -98,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // measureRow starts row c's proxy, runs its probes and returns its line
 // of the table.
-func measureRow(ctx context.Context, up *upstream, c proxyConfig, n, frames, replayFrames int) (string, error) {
+func measureRow(ctx context.Context, up *upstream, c proxyConfig, n, frames, replayFrames, replays int) (string, error) {
 	p, err := startProxy(ctx, c, up.addr)
 	if err != nil {
 		return "", err
@@ -112,9 +113,19 @@ func measureRow(ctx context.Context, up *upstream, c proxyConfig, n, frames, rep
 	if err != nil {
 		return "", fmt.Errorf("abort: %w", err)
 	}
-	replayed, err := probeReplay(ctx, up, p.addr, n, replayFrames)
-	if err != nil {
-		return "", fmt.Errorf("replay: %w", err)
+	var held []string
+	for j := range replays {
+		r, err := probeReplay(ctx, up, p.addr, n*1000+j, replayFrames)
+		if err != nil {
+			return "", fmt.Errorf("replay: %w", err)
+		}
+		if strings.HasPrefix(r, "held") {
+			held = append(held, r)
+		}
+	}
+	replayed := fmt.Sprintf("at once in %d of %d", replays, replays)
+	if len(held) > 0 {
+		replayed = fmt.Sprintf("held in %d of %d (%s)", len(held), replays, strings.Join(held, "; "))
 	}
 	resume, err := probeResume(ctx, up, p.addr, n, int64(frames)+2)
 	if err != nil {
