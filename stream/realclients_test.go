@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,9 +214,14 @@ func TestRealClientFetchEventSourceBasicUsageThroughRandomByteCuts(t *testing.T)
 func TestRealClientFetchEventSourceBasicUsageRetriesA204(t *testing.T) {
 	t.Parallel()
 	node := realclient.Node(t, realclient.FetchEventSourceBasicScript)
-	var asked atomic.Int32
+	var (
+		mu    sync.Mutex
+		asked []time.Time
+	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
+		mu.Lock()
+		asked = append(asked, time.Now())
+		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
@@ -229,8 +234,14 @@ func TestRealClientFetchEventSourceBasicUsageRetriesA204(t *testing.T) {
 	require.Equal(t, 3, done.Done.NoContent)
 	require.False(t, done.Done.Resolved, "a 204 never resolves its promise")
 	require.Empty(t, run.Messages)
-	require.Equal(t, int32(3), asked.Load(), "it asked three times")
-	t.Logf("three requests, each answered 204, took %s", run.Took.Round(time.Millisecond))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, asked, 3, "it asked three times")
+	for i := 1; i < len(asked); i++ {
+		gap := asked[i].Sub(asked[i-1])
+		require.GreaterOrEqual(t, gap, 900*time.Millisecond, "request %d waited its retry interval, a second", i+1)
+		t.Logf("request %d after %s", i+1, gap.Round(time.Millisecond))
+	}
 }
 
 // rcFollowBasic runs fetch-event-source's basic usage on turn's stream and
@@ -269,31 +280,58 @@ func rcFollowBasic(t *testing.T, turn *realclient.Turn, node string) realclient.
 }
 
 // fetch-event-source cut right after an id line, before the blank line:
-// the one point no layout protects. It loses that frame, and only it: it
-// resumes with the id it read, and gets every other frame once.
+// the one point no layout protects. In both usages of its README it loses
+// that frame, and only it: it resumes with the id it read, and gets every
+// other frame once.
 func TestRealClientFetchEventSourceLosesTheFrameOfAnIDLineCut(t *testing.T) {
 	t.Parallel()
+	for _, script := range []string{realclient.FetchEventSourceScript, realclient.FetchEventSourceBasicScript} {
+		t.Run(realclient.ScriptName(script), func(t *testing.T) {
+			t.Parallel()
+			node := realclient.Node(t, script)
+			turn := realclient.Serve(t, rcKey("idline-"+realclient.ScriptName(script), 0), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
+				Proxy: cutproxy.Options{Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{IDLine: rcFetchIDLineCut})}})
+			ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
+			defer cancel()
+			run := realclient.FollowWithNode(ctx, t, node, script, turn.StreamURL(), rcTimeout)
+			require.Equal(t, 0, run.Exit, "stderr:\n%s", strings.Join(run.Lines, "\n"))
+
+			lost := strconv.Itoa(rcFetchIDLineCut) // the first connection starts at seq 1: its k-th id line is seq k's
+			var want []realclient.Message
+			for _, m := range turn.Frames(t) {
+				if m.ID != lost {
+					want = append(want, m)
+				}
+			}
+			require.Equal(t, want, run.Messages, "every frame but %s, once each, in order", lost)
+			reqs := turn.Requests()
+			require.GreaterOrEqual(t, len(reqs), 2)
+			require.Equal(t, lost, reqs[1].LastEventID, "it resumed with the id of the frame it never dispatched")
+			require.Equal(t, cutproxy.Stats{Connections: turn.Proxy.Stats().Connections, Cuts: 1, CutsAtIDLine: 1}, turn.Proxy.Stats())
+			t.Log(turn.Figures(len(run.Messages), run.Took))
+		})
+	}
+}
+
+// fetch-event-source's advanced usage on a turn that pauses, with a
+// heartbeat every 50ms: it calls onmessage with an empty message, no id
+// and no event name, for the blank line after each heartbeat comment,
+// where the EventSource rules dispatch nothing. The script counts them;
+// the frames still arrive once each.
+func TestRealClientFetchEventSourceDispatchesAnEmptyMessagePerComment(t *testing.T) {
+	t.Parallel()
 	node := realclient.Node(t, realclient.FetchEventSourceScript)
-	turn := realclient.Serve(t, rcKey("fetch-idline", 0), &realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry,
-		Proxy: cutproxy.Options{Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{IDLine: rcFetchIDLineCut})}})
+	turn := realclient.Serve(t, rcKey("fetch-comments", 0), &realclient.Options{Deltas: 8, Pace: rcPace, Retry: rcRetry,
+		HeartbeatInterval: 50 * time.Millisecond, PauseAfter: 5, PauseFor: 500 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(t.Context(), rcTimeout+10*time.Second)
 	defer cancel()
 	run := realclient.FollowWithNode(ctx, t, node, realclient.FetchEventSourceScript, turn.StreamURL(), rcTimeout)
 	require.Equal(t, 0, run.Exit, "stderr:\n%s", strings.Join(run.Lines, "\n"))
-
-	lost := strconv.Itoa(rcFetchIDLineCut) // the first connection starts at seq 1: its k-th id line is seq k's
-	var want []realclient.Message
-	for _, m := range turn.Frames(t) {
-		if m.ID != lost {
-			want = append(want, m)
-		}
-	}
-	require.Equal(t, want, run.Messages, "every frame but %s, once each, in order", lost)
-	reqs := turn.Requests()
-	require.GreaterOrEqual(t, len(reqs), 2)
-	require.Equal(t, lost, reqs[1].LastEventID, "it resumed with the id of the frame it never dispatched")
-	require.Equal(t, cutproxy.Stats{Connections: turn.Proxy.Stats().Connections, Cuts: 1, CutsAtIDLine: 1}, turn.Proxy.Stats())
-	t.Log(turn.Figures(len(run.Messages), run.Took))
+	turn.RequireEveryFrameOnce(t, run.Messages)
+	var done rcFetchDone
+	run.Last(t, &done)
+	require.GreaterOrEqual(t, done.Done.Empty, 3, "an empty message for each heartbeat of the pause")
+	t.Logf("empty messages %d over a pause of 500ms with a heartbeat every 50ms", done.Done.Empty)
 }
 
 // The Node clients across a graceful shutdown mid-turn: the instance
@@ -330,6 +368,9 @@ type rcPageResult struct {
 	Errors   int                  `json:"errors"`
 }
 
+// Chromium's own EventSource through cuts right after id lines and at
+// random byte counts: it applies an id at dispatch, reconnects after a cut
+// and after the turn's clean end, and stops on the 204.
 func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 	t.Parallel()
 	bin := rcChromium(t)
@@ -338,26 +379,49 @@ func TestRealClientChromiumEventSourceThroughCuts(t *testing.T) {
 			t.Parallel()
 			turn := realclient.Serve(t, rcKey("chromium", seed),
 				&realclient.Options{Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Proxy: realclient.Cuts(seed, rcMaxCuts)})
-
-			q := url.Values{"src": {realclient.Path(turn.Key)}, "result": {"/harness/result"}}
-			start := time.Now()
-			browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
-			var res rcPageResult
-			select {
-			case body := <-turn.Results:
-				require.NoError(t, json.Unmarshal(body, &res), "the page posted %q", body)
-			case <-browser.done:
-				t.Fatalf("chromium exited before the page posted its result")
-			case <-time.After(rcTimeout):
-				t.Fatalf("the page posted no result in %s; stream requests: %d, proxy: %+v", rcTimeout, len(turn.Requests()), turn.Proxy.Stats())
-			}
-			took := time.Since(start)
-
-			turn.RequireEveryFrameOnce(t, res.Messages)
-			turn.RequireResumedWithLastEventID(t, true)
+			res, took := rcFollowChromium(t, turn, bin)
 			require.Greater(t, res.Opens, 1, "the page's EventSource opened more than once")
 			realclient.RequireCutAndQuiet(t, turn.Proxy, true, rcQuiet, func() int { return len(turn.Requests()) })
 			t.Log(turn.Figures(len(res.Messages), took))
 		})
 	}
+}
+
+// Chromium's EventSource across a graceful shutdown mid-turn: the instance
+// serving the page and its stream shuts down; the stream is aborted, so
+// the EventSource resumes on the second instance with Last-Event-ID, gets
+// every frame once and stops on the 204 after the end.
+func TestRealClientChromiumEventSourceAcrossAGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	bin := rcChromium(t)
+	turn := realclient.Serve(t, rcKey("shutdown-chromium", 0), &realclient.Options{
+		Deltas: rcDeltas, Pace: rcPace, Retry: rcRetry, Instances: 2, ShutdownAfter: rcShutdownAfter})
+	res, took := rcFollowChromium(t, turn, bin)
+	require.Greater(t, res.Opens, 1, "the page's EventSource opened again after the shutdown")
+	turn.RequireResumedOnSecond(t)
+	t.Log(turn.Figures(len(res.Messages), took))
+}
+
+// rcFollowChromium opens the harness page on turn's stream in headless
+// Chromium, waits for the result it posts once its EventSource is closed
+// for good, and checks it: every frame once, resumed by Last-Event-ID, the
+// last request the 204's.
+func rcFollowChromium(t *testing.T, turn *realclient.Turn, bin string) (rcPageResult, time.Duration) {
+	t.Helper()
+	q := url.Values{"src": {realclient.Path(turn.Key)}, "result": {"/harness/result"}}
+	start := time.Now()
+	browser := rcStartChromium(t, bin, turn.Base+"/harness/page.html?"+q.Encode())
+	var res rcPageResult
+	select {
+	case body := <-turn.Results:
+		require.NoError(t, json.Unmarshal(body, &res), "the page posted %q", body)
+	case <-browser.done:
+		t.Fatalf("chromium exited before the page posted its result")
+	case <-time.After(rcTimeout):
+		t.Fatalf("the page posted no result in %s; stream requests: %d, proxy: %+v", rcTimeout, len(turn.Requests()), turn.Proxy.Stats())
+	}
+	took := time.Since(start)
+	turn.RequireEveryFrameOnce(t, res.Messages)
+	turn.RequireResumedWithLastEventID(t, true)
+	return res, took
 }

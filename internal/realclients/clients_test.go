@@ -183,7 +183,9 @@ func followR3labs(ctx context.Context, t *testing.T, url string, retry time.Dura
 // closes the stream.
 const ldNoContents = 2
 
-func followLaunchDarkly(ctx context.Context, t *testing.T, url string) run {
+// opts are added after the recording client and the first connection's
+// retry.
+func followLaunchDarkly(ctx context.Context, t *testing.T, url string, opts ...ldes.StreamOption) run {
 	t.Helper()
 	rec := newConns(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -192,9 +194,9 @@ func followLaunchDarkly(ctx context.Context, t *testing.T, url string) run {
 	}
 	var r run
 	start := time.Now()
-	stream, err := ldes.SubscribeWithRequestAndOptions(req,
+	stream, err := ldes.SubscribeWithRequestAndOptions(req, append([]ldes.StreamOption{
 		ldes.StreamOptionHTTPClient(&http.Client{Transport: rec}),
-		ldes.StreamOptionCanRetryFirstConnection(rcTimeout))
+		ldes.StreamOptionCanRetryFirstConnection(rcTimeout)}, opts...)...)
 	if err != nil {
 		r.Err = err
 		r.Took = time.Since(start)

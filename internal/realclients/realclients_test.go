@@ -256,7 +256,7 @@ func TestRealClientGoClientsAcrossAGracefulShutdown(t *testing.T) {
 	clients := map[string]func(context.Context, *testing.T, string) run{
 		"go-sse":       func(ctx context.Context, t *testing.T, u string) run { return followGoSSE(ctx, t, u, nil) },
 		"r3labs":       func(ctx context.Context, t *testing.T, u string) run { return followR3labs(ctx, t, u, rcRetry) },
-		"launchdarkly": followLaunchDarkly,
+		"launchdarkly": func(ctx context.Context, t *testing.T, u string) run { return followLaunchDarkly(ctx, t, u) },
 	}
 	for _, name := range []string{"go-sse", "r3labs", "launchdarkly", "go-sse/gzhttp", "r3labs/gzhttp", "launchdarkly/gzhttp"} {
 		t.Run(name, func(t *testing.T) {
