@@ -150,8 +150,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	started := bridge.Str(bridge.Str(bridge.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
 	thread, run := in.ThreadID, in.RunID // not in: a parked stream keeps its Codec's maker, not the request body
 	st := &serve.Stream{
-		Key:      key,
-		Variant:  thread + "\x00" + run,
+		Key:     key,
+		Variant: thread + "\x00" + run,
 		NewCodec: func() serve.Codec {
 			c := &codec{threadID: thread, runID: run}
 			c.registered(h.opts.Registry)
