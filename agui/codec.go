@@ -40,7 +40,7 @@ func (c *codec) registered(reg *chatprotocol.Registry) {
 	}
 }
 
-// Parser returns the parser of the codec's frames (serve.ParsingCodec).
+// Parser returns the parser of the codec's frames ([serve.ParsingCodec]).
 func (c *codec) Parser() *chatprotocol.EnvelopeParser { return c.parser }
 
 // cardState is an open card: its correlation id, its event and its

@@ -42,7 +42,7 @@ func (c *codec) registered(reg *chatprotocol.Registry) {
 	}
 }
 
-// Parser returns the parser of the codec's frames (serve.ParsingCodec).
+// Parser returns the parser of the codec's frames ([serve.ParsingCodec]).
 func (c *codec) Parser() *chatprotocol.EnvelopeParser { return c.parser }
 
 func newCodec(finishReason bool, mode CardMode) *codec {
