@@ -299,6 +299,9 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	if err := sub.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return nil, err
 	}
+	if s := r.reg.shapes[string(typ)]; s != nil {
+		return &AppEvent{Type: string(typ), Raw: v}, r.registered(s, v, path)
+	}
 	for check.More() {
 		name, err := check.Name()
 		if err != nil {
@@ -312,6 +315,19 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 		}
 	}
 	return &AppEvent{Type: string(typ), Raw: v}, nil
+}
+
+// registered checks raw, the object of a registered event of s
+// (docs/contract.md section 6.5), at path.
+func (r *reader) registered(s *shape, raw []byte, path string) error {
+	d := strictjson.Get(raw, string(raw), 0, r.d.Depth(), r.maxDepth)
+	defer strictjson.Put(d)
+	sub := reader{d: d, prefix: r.prefix + path, maxDepth: r.maxDepth}
+	if err := sub.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
+		return err
+	}
+	_, err := s.read(&sub, path)
+	return err
 }
 
 // appendEvent writes ev as its canonical event object (docs/contract.md section 6); see

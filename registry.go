@@ -19,7 +19,8 @@ import (
 // A Registry is built once by [NewRegistry] and never changes, so it is safe
 // for concurrent use. The nil *Registry is valid and registers nothing.
 type Registry struct {
-	types map[string]Channel
+	types  map[string]Channel
+	shapes map[string]*shape // the registered events of section 6.5 among types
 }
 
 // NewRegistry returns a registry of the product types in types (copied).
@@ -36,8 +37,21 @@ type Registry struct {
 // which [EnvelopeReader] and other stream readers skip, so such events would
 // be lost); and, with invalid-event, a channel that is not [ChannelEvent],
 // [ChannelState] or [ChannelTransient].
-func NewRegistry(types map[string]Channel) (*Registry, error) {
-	r := &Registry{types: make(map[string]Channel, len(types))}
+//
+// opts add the registered events of docs/contract.md section 6.5
+// ([WithReasoning], [WithSources]): their types are reserved, and a product
+// type named like one ("reasoning", "source") is refused with
+// unsupported-event whether or not the option is given.
+func NewRegistry(types map[string]Channel, opts ...RegistryOption) (*Registry, error) {
+	r := &Registry{types: make(map[string]Channel, len(types)+len(opts)), shapes: make(map[string]*shape, len(opts))}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(r)
+		}
+	}
+	for t := range r.shapes {
+		r.types[t] = ChannelEvent
+	}
 	for t, ch := range types {
 		if err := checkProductType(t); err != nil {
 			return nil, err
@@ -62,6 +76,8 @@ func checkProductType(t string) error {
 		return refusef(refusal.CodeUnsupportedEvent, path, "%q is an event type of version 1", t)
 	}
 	switch t {
+	case EventTypeReasoning, EventTypeSource:
+		return refusef(refusal.CodeUnsupportedEvent, path, "%q is a registered event of version 1 (section 6.5), added by its RegistryOption", t)
 	case "token", "tool_start", "done":
 		return refusef(refusal.CodeUnsupportedEvent, path, "%q is a version-0 type the legacy adapters map", t)
 	case sse.EventHeartbeat:
@@ -102,6 +118,16 @@ func (r *Registry) Types() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Registered reports whether the registered event of docs/contract.md
+// section 6.5 of type eventType ("reasoning", "source") was added to r.
+func (r *Registry) Registered(eventType string) bool {
+	if r == nil {
+		return false
+	}
+	_, ok := r.shapes[eventType]
+	return ok
 }
 
 // has reports whether typ is registered, without allocating.

@@ -24,7 +24,24 @@ type codec struct {
 	cards  []cardState // the open cards, in the order opened
 	failed *chatprotocol.ErrorEvent
 	done   bool
+
+	parser    *chatprotocol.EnvelopeParser // nil: frames are read by chatprotocol.ParseEnvelope
+	reasoning bool                         // the registry has the reasoning event
+	sources   bool                         // the registry has the source event
+	thought   string                       // the id of the open reasoning message, "" when none
 }
+
+// registered makes the codec map the registered events of reg
+// (docs/contract.md section 6.5), reading its frames with reg.
+func (c *codec) registered(reg *chatprotocol.Registry) {
+	c.reasoning, c.sources = reg.Registered(chatprotocol.EventTypeReasoning), reg.Registered(chatprotocol.EventTypeSource)
+	if c.reasoning || c.sources {
+		c.parser = chatprotocol.NewEnvelopeParser(&chatprotocol.ParserOptions{Registry: reg})
+	}
+}
+
+// Parser returns the parser of the codec's frames ([serve.ParsingCodec]).
+func (c *codec) Parser() *chatprotocol.EnvelopeParser { return c.parser }
 
 // cardState is an open card: its correlation id, its event and its
 // canonical JSON.
@@ -37,14 +54,28 @@ type cardState struct {
 // Done reports whether the events so far end the run.
 func (c *codec) Done() bool { return c.done }
 
-// Maps reports whether t is an event type of docs/contract.md section 6: a
-// product type's bytes travel on the version-1 stream only.
-func (c *codec) Maps(t string) bool { return builtin(t) }
+// Maps reports whether t is an event type of docs/contract.md section 6,
+// or a registered event the codec was given (section 6.5): a product
+// type's bytes travel on the version-1 stream only.
+func (c *codec) Maps(t string) bool {
+	switch t {
+	case chatprotocol.EventTypeReasoning:
+		return c.reasoning
+	case chatprotocol.EventTypeSource:
+		return c.sources
+	}
+	return builtin(t)
+}
 
 // Append appends the events of f, whose envelope is env, to dst.
 func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	switch ev := env.Event.(type) {
+	case *chatprotocol.AppEvent:
+		if r, ok := chatprotocol.ReasoningOf(ev); ok {
+			return c.reason(dst, f, env.TurnID, r.Text), nil
+		}
 	case *chatprotocol.DeltaEvent:
+		dst = c.endReasoning(dst)
 		if c.text == "" {
 			c.text = env.TurnID + "-m" + strconv.FormatInt(f.Seq, 10)
 			dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "TEXT_MESSAGE_START"), "messageId", c.text), "role", "assistant"))
@@ -123,9 +154,39 @@ func (c *codec) closeCard(id string) {
 	c.cards = slices.DeleteFunc(c.cards, func(s cardState) bool { return s.id == id })
 }
 
-// endText closes the open text message, if any.
+// endText closes the open text message, and the open reasoning message,
+// if any.
 func (c *codec) endText(dst []byte) []byte {
-	return bridge.Close(dst, &c.text, "TEXT_MESSAGE_END", "messageId")
+	return bridge.Close(c.endReasoning(dst), &c.text, "TEXT_MESSAGE_END", "messageId")
+}
+
+// reason appends a reasoning event's text (docs/contract.md section
+// 18.2): REASONING_START and REASONING_MESSAGE_START (messageId
+// <turn>-r<seq>, role reasoning) when no reasoning message is open, after
+// closing an open text message, then REASONING_MESSAGE_CONTENT. An empty
+// text is nothing.
+func (c *codec) reason(dst []byte, f replay.Frame, turnID, text string) []byte {
+	if text == "" {
+		return dst
+	}
+	if c.thought == "" {
+		dst = bridge.Close(dst, &c.text, "TEXT_MESSAGE_END", "messageId")
+		c.thought = turnID + "-r" + strconv.FormatInt(f.Seq, 10)
+		dst = bridge.End(bridge.Str(bridge.Begin(dst, "REASONING_START"), "messageId", c.thought))
+		dst = bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "REASONING_MESSAGE_START"), "messageId", c.thought), "role", "reasoning"))
+	}
+	return bridge.End(bridge.Str(bridge.Str(bridge.Begin(dst, "REASONING_MESSAGE_CONTENT"), "messageId", c.thought), "delta", text))
+}
+
+// endReasoning closes the open reasoning message and its span, if any:
+// REASONING_MESSAGE_END, REASONING_END.
+func (c *codec) endReasoning(dst []byte) []byte {
+	if c.thought == "" {
+		return dst
+	}
+	id := c.thought
+	dst = bridge.Close(dst, &c.thought, "REASONING_MESSAGE_END", "messageId")
+	return bridge.End(bridge.Str(bridge.Begin(dst, "REASONING_END"), "messageId", id))
 }
 
 // lifecycle ends the run at the turn's end, or at an interruption while a

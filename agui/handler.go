@@ -78,6 +78,12 @@ type HandlerOptions struct {
 	// 401 unauthenticated (section 18.3).
 	Resolver *interactions.Resolver
 	Caller   func(r *http.Request) (interactions.Caller, error)
+	// Registry names the registered events the host's turns carry
+	// (docs/contract.md section 6.5): with [chatprotocol.WithReasoning]
+	// the bridge streams reasoning as AG-UI reasoning messages, with
+	// [chatprotocol.WithSources] sources as CUSTOM events. nil: none. Its
+	// product types are passed over, as without it.
+	Registry *chatprotocol.Registry
 	// BodyLimits bound a POST's body.
 	serve.BodyLimits
 	// Options are the serving options every stream of the module shares
@@ -144,9 +150,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	started := bridge.Str(bridge.Str(bridge.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
 	thread, run := in.ThreadID, in.RunID // not in: a parked stream keeps its Codec's maker, not the request body
 	st := &serve.Stream{
-		Key:      key,
-		Variant:  thread + "\x00" + run,
-		NewCodec: func() serve.Codec { return &codec{threadID: thread, runID: run} },
+		Key:     key,
+		Variant: thread + "\x00" + run,
+		NewCodec: func() serve.Codec {
+			c := &codec{threadID: thread, runID: run}
+			c.registered(h.opts.Registry)
+			return c
+		},
 		Prologue: bridge.End(started),
 	}
 	if h.opts.Cancel != nil && !h.opts.KeepRunOnDisconnect {

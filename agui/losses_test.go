@@ -26,6 +26,7 @@ var bridge = losses.Bridge{Section: "18.2", Client: "agui", Path: "/", Body: inp
 	Mount: func(t *testing.T, w replay.Window, key replay.Key) http.Handler {
 		h, err := agui.NewHandler(w, &agui.HandlerOptions{
 			StartRun: func(context.Context, *http.Request, *agui.RunInput) (replay.Key, error) { return key, nil },
+			Registry: losses.Registry(t),
 		})
 		require.NoError(t, err)
 		return h

@@ -105,24 +105,26 @@ func (m *Mapper) anthCall(index []byte) *toolCall {
 
 // anthStart maps content_block_start: a tool_use block records its id, name
 // and input (replacing a block at its index), kept in index order, the order
-// message_stop sends them in; a text block's initial text is a delta and a
-// thinking block's initial thinking is reasoning. Other blocks (redacted
-// thinking, the provider's own server tools and their results) carry
-// nothing for the turn.
+// message_stop sends them in; a text block's initial text is a delta, a
+// thinking block's initial thinking is reasoning, and a web search's
+// results are sources. Other blocks (redacted thinking, the provider's own
+// server tools and their other results) carry nothing for the turn.
 func (m *Mapper) anthStart(ctx context.Context, index, block []byte) error {
 	p := &m.p
 	i, ok := blockIndex(index)
 	if !ok || !p.open(1, block, '{') {
 		return nil
 	}
-	var v [6][]byte
-	p.members(1, v[:], "type", "id", "name", "input", "text", "thinking")
-	typ, id, name, input, text, thinking := v[0], v[1], v[2], v[3], v[4], v[5]
+	var v [7][]byte
+	p.members(1, v[:], "type", "id", "name", "input", "text", "thinking", "content")
+	typ, id, name, input, text, thinking, content := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 	switch string(p.text(typ)) {
 	case "text":
 		return m.delta(ctx, p.text(text))
 	case "thinking":
 		return m.reasoning(ctx, p.text(thinking))
+	case "web_search_tool_result":
+		return m.anthSearchResults(ctx, content)
 	case "tool_use":
 		c := m.calls.at(i)
 		if c == nil {
@@ -137,26 +139,56 @@ func (m *Mapper) anthStart(ctx context.Context, index, block []byte) error {
 
 // anthDelta maps content_block_delta: text_delta is a delta, thinking_delta
 // reasoning, input_json_delta a fragment of its tool_use block's input (an
-// empty one leaves the start's input standing); signature and citation
-// deltas carry nothing for the turn.
+// empty one leaves the start's input standing), a citation with a URL (a
+// web search result's) a source; signature deltas carry nothing for the
+// turn.
 func (m *Mapper) anthDelta(ctx context.Context, index, delta []byte) error {
 	p := &m.p
 	if !p.open(1, delta, '{') {
 		return nil
 	}
-	var v [4][]byte
-	p.members(1, v[:], "type", "text", "thinking", "partial_json")
-	typ, text, thinking, partial := v[0], v[1], v[2], v[3]
+	var v [5][]byte
+	p.members(1, v[:], "type", "text", "thinking", "partial_json", "citation")
+	typ, text, thinking, partial, citation := v[0], v[1], v[2], v[3], v[4]
 	switch string(p.text(typ)) {
 	case "text_delta":
 		return m.delta(ctx, p.text(text))
 	case "thinking_delta":
 		return m.reasoning(ctx, p.text(thinking))
+	case "citations_delta":
+		if p.open(2, citation, '{') {
+			var c [2][]byte
+			p.members(2, c[:], "url", "title")
+			return m.source(ctx, c[0], c[1])
+		}
 	case "input_json_delta":
 		if c := m.anthCall(index); c != nil && !c.sent {
 			if f := p.text(partial); len(f) > 0 {
 				m.fragment(c, f)
 			}
+		}
+	}
+	return nil
+}
+
+// anthSearchResults sends the results of a web_search_tool_result block
+// (its content, an array of web_search_result objects) as sources.
+func (m *Mapper) anthSearchResults(ctx context.Context, content []byte) error {
+	p := &m.p
+	if !m.opts.StreamSources || !p.open(2, content, '[') {
+		return nil
+	}
+	for p.more(2) {
+		if !p.open(3, p.value(2), '{') {
+			continue
+		}
+		var r [3][]byte
+		p.members(3, r[:], "type", "url", "title")
+		if !p.is(r[0], "web_search_result") {
+			continue
+		}
+		if err := m.source(ctx, r[1], r[2]); err != nil {
+			return err
 		}
 	}
 	return nil

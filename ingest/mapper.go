@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
+	"unicode/utf8"
 	"unsafe"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
@@ -35,13 +37,14 @@ type Mapper struct {
 	done              bool
 	tokens            tokens
 
-	calls    calls          // the turn's tool calls (see calls.go)
-	held     *toolCall      // Anthropic: a tool_use block ended with input not whole, until the stop reason
-	refusal  []byte         // the refusal the model streamed
-	over     *refusal.Error // a buffer passed Options.MaxBufferedBytes (see buffer.go)
-	filtered bool           // the provider's content filter stopped the answer
-	reason   string         // the provider's stop reason
-	finished bool           // Chat: choice 0's finish reason came
+	calls    calls           // the turn's tool calls (see calls.go)
+	held     *toolCall       // Anthropic: a tool_use block ended with input not whole, until the stop reason
+	refusal  []byte          // the refusal the model streamed
+	over     *refusal.Error  // a buffer passed Options.MaxBufferedBytes (see buffer.go)
+	filtered bool            // the provider's content filter stopped the answer
+	reason   string          // the provider's stop reason
+	finished bool            // Chat: choice 0's finish reason came
+	sources  map[string]bool // the URLs sent as sources
 }
 
 // NewMapper returns the Mapper of one turn's stream of kind, driving sink.
@@ -244,12 +247,60 @@ func (m *Mapper) delta(ctx context.Context, text []byte) error {
 	return m.sink.Delta(ctx, string(text))
 }
 
-// reasoning hands text to the Reasoning hook, if any.
+// reasoning hands text to the Reasoning hook, if any, then, with
+// Options.StreamReasoning, to a ReasoningSink (after the provenance): it
+// then reached the stream, as a delta does.
 func (m *Mapper) reasoning(ctx context.Context, text []byte) error {
-	if len(text) == 0 || m.opts.Reasoning == nil {
+	if len(text) == 0 {
 		return nil
 	}
-	return m.opts.Reasoning(ctx, string(text))
+	if m.opts.Reasoning != nil {
+		if err := m.opts.Reasoning(ctx, string(text)); err != nil {
+			return err
+		}
+	}
+	rs, ok := m.sink.(ReasoningSink)
+	if !m.opts.StreamReasoning || !ok {
+		return nil
+	}
+	if err := m.provenance(ctx); err != nil {
+		return err
+	}
+	m.emitted = true
+	return rs.Reasoning(ctx, string(text))
+}
+
+// maxSources bounds the distinct pages one response sends as sources;
+// past it, further pages are dropped.
+const maxSources = 1 << 10
+
+// source sends, with Options.StreamSources, the page url (a JSON string's
+// view) titled title to a SourceSink: once per URL of the response, an
+// absolute http or https URL only.
+func (m *Mapper) source(ctx context.Context, url, title []byte) error {
+	ss, ok := m.sink.(SourceSink)
+	if !m.opts.StreamSources || !ok {
+		return nil
+	}
+	u := m.p.str(url)
+	if !webURL(u) || m.sources[u] || len(m.sources) >= maxSources {
+		return nil
+	}
+	if m.sources == nil {
+		m.sources = make(map[string]bool)
+	}
+	m.sources[u] = true
+	if err := m.provenance(ctx); err != nil {
+		return err
+	}
+	m.emitted = true
+	return ss.Source(ctx, chatprotocol.WebSource{URL: u, Title: m.p.str(title)})
+}
+
+// webURL reports whether u is an absolute http or https URL with a host.
+func webURL(u string) bool {
+	v, err := neturl.Parse(u)
+	return err == nil && (v.Scheme == "https" || v.Scheme == "http") && v.Host != "" && utf8.ValidString(u)
 }
 
 // finish ends the turn the provider ended (docs/contract.md section 17):

@@ -5,12 +5,20 @@ import "context"
 // respEvent maps one Responses stream event.
 func (m *Mapper) respEvent(ctx context.Context, data []byte) error {
 	p := &m.p
-	var v [12][]byte
-	if !p.frame(data, v[:], "type", "response", "item", "item_id", "delta", "arguments", "input", "name", "refusal", "code", "message", "error") {
+	var v [13][]byte
+	if !p.frame(data, v[:], "type", "response", "item", "item_id", "delta", "arguments", "input", "name", "refusal", "code", "message", "error", "annotation") {
 		return nil // Event fails the turn
 	}
 	typ, response, item, itemID, delta, arguments, input, name, refusal, code, message, perr := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]
 	switch string(p.text(typ)) {
+	case "response.output_text.annotation.added":
+		if p.open(1, v[12], '{') {
+			var a [3][]byte
+			p.members(1, a[:], "type", "url", "title")
+			if p.is(a[0], "url_citation") {
+				return m.source(ctx, a[1], a[2])
+			}
+		}
 	case "response.output_text.delta":
 		return m.delta(ctx, p.text(delta))
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":

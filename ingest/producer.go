@@ -16,7 +16,10 @@ import (
 // and the end through [turn.Producer.Complete] or [turn.Producer.Fail]:
 // it drives a whole turn that is one provider response, and writes no step
 // event. A model loop of several steps reads each response with
-// [StepSink] instead.
+// [StepSink] instead. It is a [ReasoningSink] and a [SourceSink]: with
+// [Options.StreamReasoning] and [Options.StreamSources] it appends
+// reasoning and source events ([turn.Producer.Reasoning],
+// [turn.Producer.Source]).
 func ProducerSink(p *turn.Producer) Sink { return producerSink{p} }
 
 // producerSink writes a provider stream into a turn; [Step] shares its
@@ -31,6 +34,16 @@ func (s producerSink) Provenance(ctx context.Context, provider, model, responseI
 
 // Delta appends text to the turn ([turn.Producer.Delta]).
 func (s producerSink) Delta(ctx context.Context, text string) error { return s.p.Delta(ctx, text) }
+
+// Reasoning appends reasoning events ([turn.Producer.Reasoning]).
+func (s producerSink) Reasoning(ctx context.Context, text string) error {
+	return s.p.Reasoning(ctx, text)
+}
+
+// Source appends a source event ([turn.Producer.Source]).
+func (s producerSink) Source(ctx context.Context, src chatprotocol.WebSource) error {
+	return s.p.Source(ctx, src)
+}
 
 // AnnounceToolCall appends the call's tool_call
 // ([turn.Producer.AnnounceToolCall]).

@@ -44,6 +44,29 @@ type Sink interface {
 	Fail(ctx context.Context, code chatprotocol.ErrorCode, message string, retryable bool) error
 }
 
+// ReasoningSink is a [Sink] that also takes the model's reasoning
+// (docs/contract.md sections 6.5 and 17.1): a reader with
+// [Options.StreamReasoning] set calls Reasoning, in stream order between
+// Provenance and the terminal call, when its Sink is one. [ProducerSink]
+// and [StepSink] are; a Sink of its own need not be.
+type ReasoningSink interface {
+	Sink
+	// Reasoning appends a piece of the model's reasoning or thinking,
+	// never empty; it is not the turn's text.
+	Reasoning(ctx context.Context, text string) error
+}
+
+// SourceSink is a [Sink] that also takes the web pages the model's answer
+// cites or consulted (docs/contract.md sections 6.5 and 17.1): a reader
+// with [Options.StreamSources] set calls Source once per page of the
+// response, when its Sink is one. [ProducerSink] and [StepSink] are.
+type SourceSink interface {
+	Sink
+	// Source appends one page: an absolute http or https URL and its
+	// title, "" when the provider gave none.
+	Source(ctx context.Context, s chatprotocol.WebSource) error
+}
+
 // The error codes a reader fails a turn with (docs/contract.md section
 // 17.5), codes of its [chatprotocol.ErrorEvent]. The first five are
 // transient.
@@ -106,9 +129,20 @@ type Options struct {
 	RequestModel string
 	// Reasoning, when set, receives the reasoning the model streamed beside
 	// its text (OpenAI reasoning and reasoning summaries, Anthropic
-	// thinking), in stream order. Version 1 has no event for it, so it
-	// never reaches the Sink. An error stops the reader as a Sink's does.
+	// thinking), in stream order. An error stops the reader as a Sink's
+	// does.
 	Reasoning func(ctx context.Context, text string) error
+	// StreamReasoning puts that reasoning on the stream too: the reader
+	// calls the Sink's Reasoning when it is a [ReasoningSink], after the
+	// Reasoning hook (docs/contract.md sections 6.5 and 17.1). The host's
+	// readers must register the event ([chatprotocol.WithReasoning]).
+	StreamReasoning bool
+	// StreamSources puts the pages the answer cites or consulted on the
+	// stream (Anthropic citations and web search results, Responses
+	// url_citation annotations): the reader calls the Sink's Source when
+	// it is a [SourceSink], once per URL of the response. The host's
+	// readers must register the event ([chatprotocol.WithSources]).
+	StreamSources bool
 	// Observer receives one [observe.ModelResponse] event when the turn ends,
 	// with Conversation and Turn as its identity; nil is silent.
 	Observer     observe.Observer

@@ -46,6 +46,20 @@ func (s *Step) Delta(ctx context.Context, text string) error {
 	return nil
 }
 
+// Reasoning appends reasoning events ([turn.Producer.Reasoning]); they
+// reached the turn (Emitted), but not the step's text.
+func (s *Step) Reasoning(ctx context.Context, text string) error {
+	s.emitted = true
+	return s.producerSink.Reasoning(ctx, text)
+}
+
+// Source appends a source event ([turn.Producer.Source]); it reached the
+// turn (Emitted).
+func (s *Step) Source(ctx context.Context, src chatprotocol.WebSource) error {
+	s.emitted = true
+	return s.producerSink.Source(ctx, src)
+}
+
 // AnnounceToolCall appends the call's tool_call
 // ([turn.Producer.AnnounceToolCall]) and adds it to the step's calls.
 func (s *Step) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
@@ -101,7 +115,7 @@ func (s *Step) Consumed() *chatprotocol.Usage { return s.usage }
 // ended). Its Retryable follows [Retryable] for this step alone.
 func (s *Step) Failure() *turn.Failure { return s.failure }
 
-// Emitted reports whether the step sent a delta or a tool call to the
-// turn (one whose append failed included: it may have landed), so that
+// Emitted reports whether the step sent a delta, a tool call, reasoning or
+// a source to the turn (one whose append failed included: it may have landed), so that
 // retrying the step would repeat it.
 func (s *Step) Emitted() bool { return s.emitted }

@@ -28,6 +28,17 @@ type Codec interface {
 	Done() bool
 }
 
+// ParsingCodec is a [Codec] that reads its frames with a parser of its own:
+// one whose registry knows the registered events it maps
+// (docs/contract.md section 6.5). The frames of any other Codec are read
+// by [chatprotocol.ParseEnvelope].
+type ParsingCodec interface {
+	Codec
+	// Parser returns the parser of the Codec's frames; nil means
+	// [chatprotocol.ParseEnvelope]'s.
+	Parser() *chatprotocol.EnvelopeParser
+}
+
 // transcode appends c's output of f: nothing for a frame of a type c does
 // not map or an empty delta. f's stored bytes are read once here, for
 // every stream of the turn that shares c.
@@ -35,7 +46,11 @@ func transcode(c Codec, dst []byte, f replay.Frame) ([]byte, error) {
 	if !c.Maps(f.Type) {
 		return dst, nil
 	}
-	env, err := chatprotocol.ParseEnvelope(f.Data)
+	parse := chatprotocol.ParseEnvelope
+	if pc, ok := c.(ParsingCodec); ok && pc.Parser() != nil {
+		parse = pc.Parser().Parse
+	}
+	env, err := parse(f.Data)
 	if err != nil {
 		return dst, err
 	}

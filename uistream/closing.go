@@ -65,7 +65,11 @@ func (h *Handler) writeRepeat(w http.ResponseWriter, r *http.Request, req *Reque
 	} else {
 		b = bridge.End(b)
 	}
-	b = append(finish(b, h.opts.FinishReason), doneChunk...)
+	reason := ""
+	if h.opts.FinishReason {
+		reason = "stop"
+	}
+	b = append(finish(b, reason), doneChunk...)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")

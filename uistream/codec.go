@@ -25,7 +25,25 @@ type codec struct {
 	asks   map[string]bool            // under CardsTools, the open cards that are not confirm cards
 	failed string                     // the errorText of the turn's first error event
 	done   bool
+
+	parser    *chatprotocol.EnvelopeParser // nil: frames are read by chatprotocol.ParseEnvelope
+	reasoning bool                         // the registry has the reasoning event
+	sources   bool                         // the registry has the source event
+	thought   string                       // the id of the open reasoning part, "" when none
+	reason    string                       // the turn's stop reason: its lifecycle's, else its last step's
 }
+
+// registered makes the codec map the registered events of reg
+// (docs/contract.md section 6.5), reading its frames with reg.
+func (c *codec) registered(reg *chatprotocol.Registry) {
+	c.reasoning, c.sources = reg.Registered(chatprotocol.EventTypeReasoning), reg.Registered(chatprotocol.EventTypeSource)
+	if c.reasoning || c.sources {
+		c.parser = chatprotocol.NewEnvelopeParser(&chatprotocol.ParserOptions{Registry: reg})
+	}
+}
+
+// Parser returns the parser of the codec's frames ([serve.ParsingCodec]).
+func (c *codec) Parser() *chatprotocol.EnvelopeParser { return c.parser }
 
 func newCodec(finishReason bool, mode CardMode) *codec {
 	return &codec{finishReason: finishReason, mode: mode, cards: make(map[string]json.RawMessage), asks: make(map[string]bool)}
@@ -35,14 +53,25 @@ func newCodec(finishReason bool, mode CardMode) *codec {
 func (c *codec) Done() bool { return c.done }
 
 // Maps reports whether frames of type t may add a chunk: not session,
-// provenance, result, state, capabilities, navigate or a product type.
-func (c *codec) Maps(t string) bool { return mapped(t) }
+// provenance, result, state, capabilities, navigate or a product type; a
+// registered event only when the codec was given it.
+func (c *codec) Maps(t string) bool {
+	switch t {
+	case chatprotocol.EventTypeReasoning:
+		return c.reasoning
+	case chatprotocol.EventTypeSource:
+		return c.sources
+	}
+	return mapped(t)
+}
 
 // Append appends the chunks of f, whose envelope is env, to dst.
 func (c *codec) Append(dst []byte, f replay.Frame, env chatprotocol.ChatEventEnvelope) ([]byte, error) {
 	switch ev := env.Event.(type) {
+	case *chatprotocol.AppEvent:
+		return c.registeredEvent(dst, f, ev), nil
 	case *chatprotocol.DeltaEvent:
-		dst = c.part(dst)
+		dst = c.endReasoning(c.part(dst))
 		if c.text == "" {
 			c.text = "text-" + strconv.FormatInt(f.Seq, 10)
 			dst = bridge.End(bridge.Str(bridge.Begin(dst, "text-start"), "id", c.text))
@@ -93,6 +122,9 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 			return dst
 		}
 	case chatprotocol.LifecycleCompleted:
+		if ev.Reason != "" {
+			c.reason = ev.Reason
+		}
 	case chatprotocol.LifecycleFailed:
 		c.done = true
 		text := c.failed
@@ -110,14 +142,18 @@ func (c *codec) lifecycle(dst []byte, ev *chatprotocol.LifecycleEvent) []byte {
 		return dst // needs-reconciliation: the turn goes on
 	}
 	c.done = true
-	return finish(c.finishStep(dst), c.finishReason)
+	reason := ""
+	if c.finishReason {
+		reason = finishReasonOf(c.reason, ev.Status)
+	}
+	return finish(c.finishStep(dst), reason)
 }
 
-// finish appends the finish chunk, with finishReason "stop" when
-// finishReason (which ai 5.0.0's strict schema refuses).
-func finish(dst []byte, finishReason bool) []byte {
-	if finishReason {
-		return bridge.End(bridge.Str(bridge.Begin(dst, "finish"), "finishReason", "stop"))
+// finish appends the finish chunk, with finishReason unless reason is ""
+// (ai 5.0.0's strict schema refuses the member).
+func finish(dst []byte, reason string) []byte {
+	if reason != "" {
+		return bridge.End(bridge.Str(bridge.Begin(dst, "finish"), "finishReason", reason))
 	}
 	return bridge.End(bridge.Begin(dst, "finish"))
 }
@@ -161,6 +197,7 @@ func (c *codec) part(dst []byte) []byte {
 func (c *codec) modelStep(dst []byte, ev *chatprotocol.StepEvent) []byte {
 	c.steps = true
 	if ev.Status != chatprotocol.StepStarted {
+		c.reason = ev.Reason
 		return c.finishStep(dst)
 	}
 	if c.step && !c.used {
@@ -169,8 +206,15 @@ func (c *codec) modelStep(dst []byte, ev *chatprotocol.StepEvent) []byte {
 	return c.startStep(c.finishStep(dst))
 }
 
-// endText closes the open text part, if any.
-func (c *codec) endText(dst []byte) []byte { return bridge.Close(dst, &c.text, "text-end", "id") }
+// endText closes the open text part, and the open reasoning part, if any.
+func (c *codec) endText(dst []byte) []byte {
+	return bridge.Close(c.endReasoning(dst), &c.text, "text-end", "id")
+}
+
+// endReasoning closes the open reasoning part, if any.
+func (c *codec) endReasoning(dst []byte) []byte {
+	return bridge.Close(dst, &c.thought, "reasoning-end", "id")
+}
 
 // cardPart appends the data-card part of a card (docs/contract.md section
 // 18.1): data is {"status":status,"card":card,"outcome"?}.

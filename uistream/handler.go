@@ -128,9 +128,17 @@ type HandlerOptions struct {
 	// Cards is how cards go out and their answers come back: [CardsData]
 	// (the zero value), [CardsInPlace] or [CardsTools] (section 18.1).
 	Cards CardMode
-	// FinishReason adds finishReason "stop" to the finish chunk, which ai
-	// 5.0.0's strict schema refuses (section 18.1).
+	// FinishReason adds finishReason to the finish chunk, which ai 5.0.0's
+	// strict schema refuses: the turn's stop reason (its lifecycle's, else
+	// its last step's) mapped to the values of ai ("stop", "length",
+	// "tool-calls", "content-filter", "other"; section 18.1).
 	FinishReason bool
+	// Registry names the registered events the host's turns carry
+	// (docs/contract.md section 6.5): with [chatprotocol.WithReasoning]
+	// the bridge streams reasoning as reasoning parts, with
+	// [chatprotocol.WithSources] sources as source-url parts. nil: none.
+	// Its product types are passed over, as without it.
+	Registry *chatprotocol.Registry
 	// BodyLimits bound a POST's body.
 	serve.BodyLimits
 	// Options are the serving options every stream of the module shares
@@ -421,7 +429,11 @@ func (h *Handler) continues(req *Request) string {
 const doneChunk = "data: [DONE]\n\n"
 
 // newCodec returns the Codec of one turn's stream.
-func (h *Handler) newCodec() serve.Codec { return newCodec(h.opts.FinishReason, h.opts.Cards) }
+func (h *Handler) newCodec() serve.Codec {
+	c := newCodec(h.opts.FinishReason, h.opts.Cards)
+	c.registered(h.opts.Registry)
+	return c
+}
 
 // answer lands req.Answer through a, or answers the request and reports
 // false.

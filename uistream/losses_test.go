@@ -27,6 +27,7 @@ var bridge = losses.Bridge{Section: "18.1", Client: "ui", Path: "/api/chat", Bod
 		h, err := uistream.NewHandler(w, &uistream.HandlerOptions{
 			StartTurn:  func(context.Context, *http.Request, *uistream.Request) (replay.Key, error) { return key, nil },
 			ActiveTurn: func(context.Context, *http.Request, string) (replay.Key, bool, error) { return key, true, nil },
+			Registry:   losses.Registry(t),
 		})
 		require.NoError(t, err)
 		mux := http.NewServeMux()

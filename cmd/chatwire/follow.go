@@ -19,7 +19,7 @@ import (
 )
 
 const followUsage = `usage: chatwire follow [--state] [--header 'NAME: VALUE']... [--max-frame BYTES]
-                       [--max-attempts N] URL
+                       [--max-attempts N] [--registered reasoning,source] URL
 
 Follows one turn's version-1 stream at URL (an http or https endpoint served as in
 docs/contract.md section 14) until the turn ends, reconnecting with Last-Event-ID
@@ -31,6 +31,8 @@ the final ChatStateV1 as one line of JSON.
 --header adds a request header (credentials, say); repeat it for more. --max-frame
 bounds a frame's data, in bytes (default 1048576). --max-attempts gives up after N
 attempts in a row that brought no new envelope (default 0: until interrupted).
+--registered accepts the registered events of docs/contract.md section 6.5 that the
+host's turns carry (reasoning, source, comma-separated); without it they are refused.
 
 The command ends when a lifecycle event ends the turn (completed, failed or
 cancelled) or the server answers 204 No Content (exit status 0). A refusal (404,
@@ -73,6 +75,8 @@ func follow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(header, "header", "a request header NAME: VALUE")
 	fs.IntVar(&maxFrame, "max-frame", chatprotocol.DefaultMaxFrameBytes, "the largest frame accepted, in bytes of its data")
 	fs.IntVar(&maxAttempts, "max-attempts", 0, "attempts in a row without a new envelope before giving up; 0 never")
+	var registered string
+	fs.StringVar(&registered, "registered", "", "the registered events the turns carry: reasoning, source")
 	target, err := parseStreamArgs(fs, args)
 	if err == flag.ErrHelp {
 		fmt.Fprint(stdout, followUsage)
@@ -81,13 +85,17 @@ func follow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = checkFollowArgs(target, maxFrame, maxAttempts)
 	}
+	var reg *chatprotocol.Registry
+	if err == nil {
+		reg, err = registeredFlag(registered)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "chatwire follow: %v\n%s", err, followUsage)
 		return exitUsage
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	opts := &turnstream.FollowOptions{Header: http.Header(header), MaxAttempts: maxAttempts,
-		Parser: &chatprotocol.ParserOptions{MaxFrameBytes: maxFrame}}
+		Parser: &chatprotocol.ParserOptions{MaxFrameBytes: maxFrame, Registry: reg}}
 	if !state {
 		p := &linePrinter{out: out}
 		opts.OnEnvelope = func(env *chatprotocol.ChatEventEnvelope) error {
@@ -124,6 +132,26 @@ func checkFollowArgs(target string, maxFrame, maxAttempts int) error {
 		return fmt.Errorf("--max-attempts %d: want 0 or more", maxAttempts)
 	}
 	return nil
+}
+
+// registeredFlag is the registry of --registered's list of registered
+// events (docs/contract.md section 6.5); nil for none.
+func registeredFlag(list string) (*chatprotocol.Registry, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var opts []chatprotocol.RegistryOption
+	for name := range strings.SplitSeq(list, ",") {
+		switch strings.TrimSpace(name) {
+		case chatprotocol.EventTypeReasoning:
+			opts = append(opts, chatprotocol.WithReasoning())
+		case chatprotocol.EventTypeSource:
+			opts = append(opts, chatprotocol.WithSources())
+		default:
+			return nil, fmt.Errorf("--registered %q: want reasoning, source or both", list)
+		}
+	}
+	return chatprotocol.NewRegistry(nil, opts...)
 }
 
 // followError is the stderr text of Follow's error: "CODE: message" for a

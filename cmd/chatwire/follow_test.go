@@ -89,7 +89,8 @@ func TestFollowCommandReportsRefusals(t *testing.T) {
 
 func TestFollowCommandUsage(t *testing.T) {
 	for _, args := range [][]string{{"follow"}, {"follow", "-"}, {"follow", "ftp://x/y"}, {"follow", "http://a/b", "http://c/d"},
-		{"follow", "--header", "nocolon", "http://a/b"}, {"follow", "--max-frame", "0", "http://a/b"}, {"follow", "--max-attempts", "-1", "http://a/b"}} {
+		{"follow", "--header", "nocolon", "http://a/b"}, {"follow", "--max-frame", "0", "http://a/b"}, {"follow", "--max-attempts", "-1", "http://a/b"},
+		{"follow", "--registered", "thinking", "http://a/b"}, {"follow", "--registered", "reasoning,", "http://a/b"}} {
 		code, stdout, stderr := runCmd(args, "")
 		assert.Equal(t, exitUsage, code, "%q", args)
 		assert.Empty(t, stdout)
@@ -108,4 +109,39 @@ func TestFollowCommandGivesUp(t *testing.T) {
 	code, _, stderr := runCmd([]string{"follow", "--max-attempts", "1", srv.URL}, "")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "giving up after 1 attempts")
+}
+
+// TestFollowCommandRegistered: a turn carrying reasoning and a source is
+// refused without --registered (unsupported-event) and printed whole with
+// it (docs/contract.md section 6.5).
+func TestFollowCommandRegistered(t *testing.T) {
+	key := replay.Key{ConversationID: "c-1", TurnID: "t-1"}
+	w := replay.NewMemory(nil)
+	reg, err := chatprotocol.NewRegistry(nil, chatprotocol.WithReasoning(), chatprotocol.WithSources())
+	require.NoError(t, err)
+	parser := chatprotocol.NewEnvelopeParser(&chatprotocol.ParserOptions{Registry: reg})
+	for seq, ev := range []string{`{"type":"lifecycle","status":"started"}`, `{"type":"reasoning","text":"hmm"}`,
+		`{"type":"source","url":"https://example.com/w"}`, delta("answer"), `{"type":"lifecycle","status":"completed"}`} {
+		_, data, _ := strings.Cut(strings.TrimSpace(v1(seq+1, ev)), "data: ")
+		env, err := parser.Parse([]byte(data))
+		require.NoError(t, err)
+		_, err = w.Append(context.Background(), key, &env)
+		require.NoError(t, err)
+	}
+	h, err := turnstream.NewHandler(w, &turnstream.HandlerOptions{Authorize: func(*http.Request, replay.Key) error { return nil }})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("GET /conversations/{conversation}/turns/{turn}/events", h)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	url := srv.URL + "/conversations/c-1/turns/t-1/events"
+
+	code, _, stderr := runCmd([]string{"follow", "--max-attempts", "1", url}, "")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, ": unsupported-event at /event/type")
+	code, stdout, stderr := runCmd([]string{"follow", "--registered", "reasoning,source", url}, "")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 5, strings.Count(stdout, "\n"))
+	assert.Contains(t, stdout, `"event":{"type":"reasoning","text":"hmm"}`)
+	assert.Contains(t, stdout, `"event":{"type":"source","url":"https://example.com/w"}`)
 }

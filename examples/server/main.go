@@ -9,6 +9,8 @@
 //
 //	go run ./cmd/chatwire follow 'http://ADDR/conversations/c-1/turns/t-1/events?access_token=demo'
 //
+// (with --registered reasoning,source for a -replay turn, which carries
+// the provider's reasoning and cited pages);
 // answer the turn's card (which starts the next turn, the second URL) with
 //
 //	curl -H 'Authorization: Bearer demo' -H 'Idempotency-Key: k-1' -H 'Content-Type: application/json' \

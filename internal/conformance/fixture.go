@@ -40,12 +40,14 @@ type Fixture struct {
 }
 
 // Options configures the parser of an envelope or state fixture: the
-// ParserOptions limits and the host's product types with their channel
-// ("event", "state" or "transient").
+// ParserOptions limits, the host's product types with their channel
+// ("event", "state" or "transient"), and the registered events of
+// docs/contract.md section 6.5 the host opts into ("reasoning", "source").
 type Options struct {
 	MaxFrameBytes int               `json:"maxFrameBytes,omitzero"`
 	MaxDepth      int               `json:"maxDepth,omitzero"`
 	Registry      map[string]string `json:"registry,omitzero"`
+	Registered    []string          `json:"registered,omitzero"`
 }
 
 // Expectation is what a fixture expects. Outcome is "accept" or "reject".
@@ -106,7 +108,7 @@ func (f *Fixture) parser() (*chatprotocol.EnvelopeParser, error) {
 	var opts chatprotocol.ParserOptions
 	if f.Options != nil {
 		opts.MaxFrameBytes, opts.MaxDepth = f.Options.MaxFrameBytes, f.Options.MaxDepth
-		reg, err := registry(f.Options.Registry)
+		reg, err := registry(f.Options.Registry, f.Options.Registered...)
 		if err != nil {
 			return nil, fmt.Errorf("options.registry: %w", err)
 		}
@@ -116,10 +118,22 @@ func (f *Fixture) parser() (*chatprotocol.EnvelopeParser, error) {
 }
 
 // registry builds the Registry of a case's product types, each named with
-// its channel ("event", "state" or "transient"); nil for none.
-func registry(types map[string]string) (*chatprotocol.Registry, error) {
-	if types == nil {
+// its channel ("event", "state" or "transient"), and of the registered
+// events it names; nil for none.
+func registry(types map[string]string, registered ...string) (*chatprotocol.Registry, error) {
+	if types == nil && registered == nil {
 		return nil, nil
+	}
+	var opts []chatprotocol.RegistryOption
+	for _, t := range registered {
+		switch t {
+		case chatprotocol.EventTypeReasoning:
+			opts = append(opts, chatprotocol.WithReasoning())
+		case chatprotocol.EventTypeSource:
+			opts = append(opts, chatprotocol.WithSources())
+		default:
+			return nil, fmt.Errorf("%q is no registered event", t)
+		}
 	}
 	channels := map[string]chatprotocol.Channel{}
 	for t, name := range types {
@@ -129,7 +143,7 @@ func registry(types map[string]string) (*chatprotocol.Registry, error) {
 		}
 		channels[t] = ch
 	}
-	return chatprotocol.NewRegistry(channels)
+	return chatprotocol.NewRegistry(channels, opts...)
 }
 
 func channelNamed(name string) (chatprotocol.Channel, bool) {

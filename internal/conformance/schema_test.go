@@ -91,7 +91,7 @@ func TestSchemasValidateEveryFile(t *testing.T) {
 		}
 		counts[e.Role]++
 	}
-	assert.Equal(t, 27, counts[RoleSchema])
+	assert.Equal(t, 29, counts[RoleSchema])
 	assert.Positive(t, counts[RoleLegacy])
 	assert.Positive(t, counts[RoleFixture])
 	assert.Positive(t, counts[RoleGoldenState])

@@ -42,6 +42,24 @@ func (s *Sink) AnnounceToolCall(ctx context.Context, callID, name string, input 
 	return s.keep(s.Sink.AnnounceToolCall(ctx, callID, name, input))
 }
 
+// Reasoning calls the Sink's when it is an [ingest.ReasoningSink], else
+// drops text.
+func (s *Sink) Reasoning(ctx context.Context, text string) error {
+	if rs, ok := s.Sink.(ingest.ReasoningSink); ok {
+		return s.keep(rs.Reasoning(ctx, text))
+	}
+	return nil
+}
+
+// Source calls the Sink's when it is an [ingest.SourceSink], else drops
+// src.
+func (s *Sink) Source(ctx context.Context, src chatprotocol.WebSource) error {
+	if ss, ok := s.Sink.(ingest.SourceSink); ok {
+		return s.keep(ss.Source(ctx, src))
+	}
+	return nil
+}
+
 // Usage calls the Sink's.
 func (s *Sink) Usage(ctx context.Context, u chatprotocol.Usage) error {
 	return s.keep(s.Sink.Usage(ctx, u))

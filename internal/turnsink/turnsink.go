@@ -71,6 +71,16 @@ func (s *Sink) Delta(ctx context.Context, text string) error {
 	return s.do(ctx, func(k ingest.Sink) error { return k.Delta(ctx, text) })
 }
 
+// Reasoning implements [ingest.ReasoningSink].
+func (s *Sink) Reasoning(ctx context.Context, text string) error {
+	return s.do(ctx, func(k ingest.Sink) error { return k.(ingest.ReasoningSink).Reasoning(ctx, text) })
+}
+
+// Source implements [ingest.SourceSink].
+func (s *Sink) Source(ctx context.Context, src chatprotocol.WebSource) error {
+	return s.do(ctx, func(k ingest.Sink) error { return k.(ingest.SourceSink).Source(ctx, src) })
+}
+
 // AnnounceToolCall implements [ingest.Sink].
 func (s *Sink) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {
 	return s.do(ctx, func(k ingest.Sink) error { return k.AnnounceToolCall(ctx, callID, name, input) })

@@ -21,7 +21,12 @@
 // only when a next turn will close it: with -turns 1, t-1 asks none. With
 // -replay FILE -from KIND the model is instead a recorded provider stream
 // (docs/contract.md section 17), played through [ingest.ProducerSink], one
-// text or tool call every -pace; its end ends the turn (-turns is 1).
+// text or tool call every -pace; its end ends the turn (-turns is 1). Its
+// reasoning or thinking and the pages it cites go on the stream as the
+// registered reasoning and source events (docs/contract.md section 6.5),
+// which the host registers for every stream: useChat's reasoning and
+// source-url parts, AG-UI's reasoning messages, never the text; a
+// version-1 reader registers them too.
 // With -model KIND the first turn runs through the agent loop (package
 // agent) on a loopback provider of KIND's API that answers with recorded
 // steps (no network): the question "What is the refund policy?", the
@@ -206,7 +211,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	runs := turn.NewRuns() // recovery's Aborter: a cancel reaches the turn's producer
 	life, stopTurns := context.WithCancel(ctx)
 	defer stopTurns()
-	h := &host{window: stores.Window, runs: runs, cards: res, schemas: schemas, log: log, life: life,
+	// The turns carry the providers' reasoning and cited pages: every
+	// stream of the host reads them (docs/contract.md section 6.5).
+	reg, err := chatprotocol.NewRegistry(nil, chatprotocol.WithReasoning(), chatprotocol.WithSources())
+	if err != nil {
+		return err
+	}
+	h := &host{window: stores.Window, runs: runs, cards: res, schemas: schemas, log: log, life: life, registry: reg,
 		rec:   recovery.New(recovery.Host{Store: stores.Recovery, Authorizer: authorizer{}, Aborter: runs}, nil),
 		model: script{deltas: c.deltas, pace: c.pace, log: log}.play,
 		convs: map[string]*conversation{}, agTurn: map[[2]string]replay.Key{}}
@@ -319,11 +330,11 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ui, err := uistream.NewHandler(h.window, &uistream.HandlerOptions{StartTurn: h.startTurn, ActiveTurn: h.activeTurn, Cancel: h.cancelTurn, Resolver: h.cards, Caller: callerOf, Options: serve.Options{Logger: log}})
+	ui, err := uistream.NewHandler(h.window, &uistream.HandlerOptions{StartTurn: h.startTurn, ActiveTurn: h.activeTurn, Cancel: h.cancelTurn, Resolver: h.cards, Caller: callerOf, Registry: h.registry, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}
-	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun, Resolver: h.cards, Caller: callerOf, Options: serve.Options{Logger: log}})
+	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun, Resolver: h.cards, Caller: callerOf, Registry: h.registry, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/agui"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
@@ -32,8 +33,11 @@ type host struct {
 	runs    *turn.Runs
 	cards   *interactions.Resolver
 	schemas *jsonschema.Registry
-	model   source
-	log     *slog.Logger
+	// registry holds the registered events the turns carry
+	// (docs/contract.md section 6.5), which the bridges map.
+	registry *chatprotocol.Registry
+	model    source
+	log      *slog.Logger
 
 	life  context.Context // ends at shutdown: the running turns are interrupted
 	turns sync.WaitGroup  // the goroutines of the turns and of the chain

@@ -198,14 +198,15 @@ func (m recorded) play(ctx context.Context, p *turn.Producer, _ plan) error {
 		return err
 	}
 	defer body.Close()
-	err = ingest.Read(ctx, m.kind, body, paced{ingest.ProducerSink(p), m.pace}, nil)
+	opts := &ingest.Options{StreamReasoning: true, StreamSources: true}
+	err = ingest.Read(ctx, m.kind, body, paced{ingest.ProducerSink(p), m.pace}, opts)
 	if errors.Is(err, ingest.ErrCut) {
 		return nil // the turn ended failed, as the stream was cut
 	}
 	return err
 }
 
-// paced waits pace before each text and tool call it passes on.
+// paced waits pace before each text, reasoning and tool call it passes on.
 type paced struct {
 	ingest.Sink
 	pace time.Duration
@@ -225,6 +226,17 @@ func (s paced) Delta(ctx context.Context, text string) error {
 		return err
 	}
 	return s.Sink.Delta(ctx, text)
+}
+
+func (s paced) Reasoning(ctx context.Context, text string) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.Sink.(ingest.ReasoningSink).Reasoning(ctx, text)
+}
+
+func (s paced) Source(ctx context.Context, src chatprotocol.WebSource) error {
+	return s.Sink.(ingest.SourceSink).Source(ctx, src)
 }
 
 func (s paced) AnnounceToolCall(ctx context.Context, callID, name string, input json.RawMessage) error {

@@ -48,7 +48,8 @@ type Bridge struct {
 	Section string
 	// Mount returns the bridge's handler over w, a POST of Path with Body
 	// starting key's turn, whose envelopes start at seq 1 and end with a
-	// terminal lifecycle, in a window holding nothing else.
+	// terminal lifecycle, in a window holding nothing else. The handler
+	// maps the registered events of docs/contract.md section 6.5 ([Registry]).
 	Mount func(t *testing.T, w replay.Window, key replay.Key) http.Handler
 	// Path and Body are the POST that streams the turn.
 	Path, Body string
@@ -56,6 +57,17 @@ type Bridge struct {
 	// that every chunk or event the bridge streamed must pass: "ui" or
 	// "agui".
 	Client string
+}
+
+// Registry returns the registry of the kit's turns: its filler product
+// type and the registered events of docs/contract.md section 6.5, which a
+// bridge's Mount gives its handler.
+func Registry(t *testing.T) *chatprotocol.Registry {
+	t.Helper()
+	reg, err := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{fillerType: chatprotocol.ChannelEvent},
+		chatprotocol.WithReasoning(), chatprotocol.WithSources())
+	require.NoError(t, err)
+	return reg
 }
 
 // Serve returns the body of the response that streams turn through b.
@@ -98,7 +110,8 @@ func Check(t *testing.T, b Bridge) {
 	members := schemaMembers(t, filepath.Join(root, "testdata", "schemas"))
 	rows := readTable(t, filepath.Join(root, "docs", "contract.md"), b.Section)
 	types := slices.DeleteFunc(slices.Collect(maps.Keys(members)), func(typ string) bool { return typ == envelopeType })
-	assert.ElementsMatch(t, chatprotocol.EventTypes(), types, "the event types of the schemas are those of version 1")
+	assert.ElementsMatch(t, append(chatprotocol.EventTypes(), chatprotocol.EventTypeReasoning, chatprotocol.EventTypeSource), types,
+		"the event types of the schemas are those of version 1 and its registered events")
 	if !coverage(t, members, rows) {
 		return
 	}

@@ -54,7 +54,9 @@ var scenarios = map[string]scenario{
 	"state":       {event: `{"type":"state","version":7303,"snapshot":{"s":"<&>","n":[1,2.5]}}`, alt: map[string]string{"snapshot": `[true]`}},
 	"capabilities": {event: `{"type":"capabilities","capabilities":{"connectionReplay":true,"persistedHistory":true,"persistedDecisions":false,"completedToolCheckpoints":true,"interruptedTurnRecovery":false,"zFuture":true}}`,
 		alt: map[string]string{"capabilities": `{"connectionReplay":false,"persistedHistory":false,"persistedDecisions":false,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}`}},
-	"navigate": {event: `{"type":"navigate","href":"/page?a=<&>"}`},
+	"navigate":  {event: `{"type":"navigate","href":"/page?a=<&>"}`},
+	"reasoning": {event: `{"type":"reasoning","text":"thinking <&> 1"}`},
+	"source":    {event: `{"type":"source","url":"https://example.com/a?b=<&>","title":"title <&> 1"}`},
 }
 
 // The values of the turns' envelopes, and the second value of a date-time.
@@ -123,9 +125,7 @@ func (tn *turn) frames(t *testing.T, typ string) ([]*chatprotocol.ChatEventEnvel
 		}
 		events = append(slices.Clip(events), decode(t, end))
 	}
-	reg, err := chatprotocol.NewRegistry(map[string]chatprotocol.Channel{fillerType: chatprotocol.ChannelEvent})
-	require.NoError(t, err)
-	parser := chatprotocol.NewEnvelopeParser(&chatprotocol.ParserOptions{Registry: reg})
+	parser := chatprotocol.NewEnvelopeParser(&chatprotocol.ParserOptions{Registry: Registry(t)})
 	if tn.filler {
 		events = append([]map[string]any{{"type": fillerType}}, events...)
 	}
