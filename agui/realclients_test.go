@@ -111,7 +111,7 @@ func TestRealClientAbortRunCancelsTheTurn(t *testing.T) {
 // before RUN_FINISHED (docs/contract.md section 18.2).
 func TestRealClientHttpAgentFollowsTheSteps(t *testing.T) {
 	f := newFixture(t, true)
-	f.host.Steps, f.host.OpenStep = true, true
+	f.host.SetSteps(true, true)
 	out := uiclients.Run(t, 60*time.Second, "agrun.mjs", f.srv.URL, "thread-1", `{"X-User":"alice"}`, `null`)
 	var run rcRun
 	require.NoError(t, json.Unmarshal(out, &run), string(out))

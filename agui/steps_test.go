@@ -17,7 +17,7 @@ import (
 func TestStepsAreSteps(t *testing.T) {
 	for _, open := range []bool{false, true} {
 		f := newFixture(t, false)
-		f.host.Steps, f.host.OpenStep = true, open
+		f.host.SetSteps(true, open)
 		evs := events(t, f.post(t, "alice", input))
 		want := []string{"RUN_STARTED", "STEP_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
 			"TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "STEP_FINISHED", "TOOL_CALL_RESULT",

@@ -213,7 +213,7 @@ func TestRealClientChatReadsTheSteps(t *testing.T) {
 		t.Run("ai@"+line.Version, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, 5*time.Millisecond, true, nil)
-			f.host.Steps = true
+			f.host.SetSteps(true, false)
 			run := rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "send")
 			requireWhole(t, run, "t-1", true)
 			var kinds []string

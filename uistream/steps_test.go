@@ -13,7 +13,7 @@ import (
 // part and its step, and the tool result between two steps opens none.
 func TestStepsAreTheMessagesSteps(t *testing.T) {
 	f := newFixture(t, time.Millisecond, false, nil)
-	f.host.Steps = true
+	f.host.SetSteps(true, false)
 	assert.Equal(t, []string{
 		`{"type":"start","messageId":"t-1"}`,
 		`{"type":"start-step"}`,
@@ -38,7 +38,7 @@ func TestStepsAreTheMessagesSteps(t *testing.T) {
 	}, chunks(t, f.post(t, submit)))
 
 	f = newFixture(t, time.Millisecond, false, nil)
-	f.host.Steps, f.host.OpenStep = true, true
+	f.host.SetSteps(true, true)
 	got := chunks(t, f.post(t, submit))
 	assert.Equal(t, []string{`{"type":"text-end","id":"text-11"}`, `{"type":"finish-step"}`, `{"type":"finish"}`, `[DONE]`}, got[len(got)-4:],
 		"a step still open at the end is closed once")

@@ -148,15 +148,23 @@ type Host struct {
 	Window replay.Window
 	Pace   time.Duration
 	Card   bool // the script opens a card before it completes
-	// Steps makes the script two model steps ([Stepped]), the second
-	// still open at the end when OpenStep is set.
-	Steps, OpenStep bool
 
 	mu     sync.Mutex
+	steps  bool // SetSteps
+	open   bool
 	turns  int
 	active map[string]replay.Key
 	cancel map[replay.Key]chan struct{}
 	done   sync.WaitGroup
+}
+
+// SetSteps makes the turns started from now on two model steps
+// ([Stepped]), the second still open at the end when open is set; it may be
+// called while a server serves the Host.
+func (h *Host) SetSteps(steps, open bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.steps, h.open = steps, open
 }
 
 // Start starts a new turn of chat chatID and returns its key; the turn's
@@ -172,10 +180,11 @@ func (h *Host) Start(chatID string) replay.Key {
 	h.active[chatID] = key
 	stop := make(chan struct{})
 	h.cancel[key] = stop
+	steps, open := h.steps, h.open
 	h.mu.Unlock()
 	evs := Events(key, h.Card)
-	if h.Steps {
-		evs = Stepped(evs, h.OpenStep)
+	if steps {
+		evs = Stepped(evs, open)
 	}
 	envs := Envelopes(key, evs)
 	h.Window.Append(context.Background(), key, envs[0])
