@@ -39,11 +39,20 @@ func denied(cause error) error {
 // verdict turns a store's or the rule's error into the Gate's answer: a
 // store failure as it is, everything else a denial.
 func verdict(err error) error {
-	switch refusal.CodeOf(err) {
-	case refusal.CodeStoreUnavailable, refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed:
+	if storeFailure(err) {
 		return err
 	}
 	return denied(err)
+}
+
+// storeFailure reports whether err is a store's failure rather than a
+// denial.
+func storeFailure(err error) bool {
+	switch refusal.CodeOf(err) {
+	case refusal.CodeStoreUnavailable, refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed:
+		return true
+	}
+	return false
 }
 
 // allowTurn reads the conversation and turn and asks the rule.

@@ -216,9 +216,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	var convs conversation.Store // set once open returned, before any card is asked or answered
+	var gate *conversation.Gate // set once open returned, before any card is asked or answered
 	stores, err := open(ctx, c.store, c.dsn, func(who interactions.Caller, conv string) interactions.Authority {
-		return authority(convs, who, conv)
+		return gate.CardAuthorityFunc()(who, conv) // the access rule again
 	})
 	if err != nil {
 		return err
@@ -226,7 +226,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	if stores.Close != nil {
 		defer stores.Close()
 	}
-	convs = stores.Conversations
 	schemas := jsonschema.NewRegistry()
 	if err := schemas.Register(helpful, []byte(helpfulSchema)); err != nil {
 		return err
@@ -239,7 +238,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	life, stopTurns := context.WithCancel(ctx)
 	defer stopTurns()
 	store := conversation.Settling{Store: stores.Conversations, Window: stores.Window} // a next turn right after the stream's end starts
-	gate := &conversation.Gate{Store: store, Access: conversation.OwnerOnly(callerOf)}
+	gate = &conversation.Gate{Store: store, Access: conversation.OwnerOnly(callerOf)}
 	gate.Recovery = recovery.New(recovery.Host{Store: stores.Recovery, Authorizer: gate, Aborter: runs}, nil)
 	var out sync.Mutex
 	base := ""
@@ -438,22 +437,6 @@ func callerOf(r *http.Request) (conversation.Principal, error) {
 		return guestCaller, nil
 	}
 	return conversation.Principal{}, errors.New("no session")
-}
-
-// authority is the card store's AuthorityFunc, the access rule again: a
-// caller acts in the conversations it owns, as the store records them,
-// and in no other.
-func authority(store conversation.Store, who interactions.Caller, id string) interactions.Authority {
-	if store == nil {
-		return interactions.Authority{}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := store.Get(ctx, id)
-	if err != nil || conversation.CardAnswerer(c.Owner) != who {
-		return interactions.Authority{}
-	}
-	return interactions.Authority{Active: true, Scope: interactions.Scope{Conversation: id, Caller: who}}
 }
 
 // kindNames lists the provider stream kinds -from takes.

@@ -65,7 +65,8 @@ func open(ctx context.Context, store, dsn string, authority interactions.Authori
 	if err != nil {
 		return fail(err)
 	}
-	// The demo's authority reads the conversation's owner through the
+	// The demo's authority is its access rule's (conversation.Gate's
+	// CardAuthority), which reads the conversation's owner through the
 	// conversation store. A host whose grants live in rows reads them in
 	// tx, FOR SHARE.
 	cardStore, err := pgstore.NewInteractionStore(pool, func(_ context.Context, _ pgx.Tx, c interactions.Caller, conversation string) (interactions.Authority, error) {
