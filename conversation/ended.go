@@ -57,19 +57,21 @@ func EndFromWindow(ctx context.Context, store Store, w replay.Window, key replay
 	return store.EndTurn(ctx, key.ConversationID, key.TurnID, state)
 }
 
-// Settling is a [Store] whose StartTurn first ends a running turn that has
-// already ended in Window: the turn's stream is over (completed, failed,
-// cancelled) but its host has not stored its state yet
-// ([EndFromWindow] is called after the end, which clients see first), so
-// that a client that starts the next turn as soon as the stream ended is
-// not refused turn-running. It stores that state, as the host would, then
-// starts again once; every other method is Store's.
+// Settling is a [Store] whose StartTurn and History first end a running
+// turn that has already ended in Window: the turn's stream is over
+// (completed, failed, cancelled) but its host has not stored its state
+// yet ([EndFromWindow] is called after the end, which clients see first).
+// So a client that starts the next turn, or reads the history, as soon as
+// the stream ended is not refused turn-running, and reads the turn
+// ended. It stores that state, as the host would; every other method is
+// Store's.
 type Settling struct {
 	Store
 	Window replay.Window
 }
 
-// StartTurn implements [Store], settling as [Settling] says.
+// StartTurn implements [Store], settling as [Settling] says: on
+// turn-running, it settles the running turn and starts again once.
 func (s Settling) StartTurn(ctx context.Context, id, userText string) (Turn, error) {
 	t, err := s.Store.StartTurn(ctx, id, userText)
 	if !errors.Is(err, refusal.ErrTurnRunning) {
@@ -79,12 +81,34 @@ func (s Settling) StartTurn(ctx context.Context, id, userText string) (Turn, err
 	if rerr != nil || !ok {
 		return t, err
 	}
-	key := replay.Key{ConversationID: id, TurnID: run.ID}
-	if b, berr := s.Window.Bounds(ctx, key); berr != nil || !b.Ended {
-		return t, err
-	}
-	if err := EndFromWindow(ctx, s.Store, s.Window, key); err != nil && !errors.Is(err, refusal.ErrTurnNotRunning) {
-		return Turn{}, err
+	if settled, err2 := s.settle(ctx, id, run.ID); err2 != nil || !settled {
+		return Turn{}, errors.Join(err, err2)
 	}
 	return s.Store.StartTurn(ctx, id, userText)
+}
+
+// History implements [Store], settling as [Settling] says: with a
+// running turn that ended in the window, it settles it and reads again.
+func (s Settling) History(ctx context.Context, id string) (History, error) {
+	h, err := s.Store.History(ctx, id)
+	if err != nil || h.Conversation.Running == "" {
+		return h, err
+	}
+	if settled, err := s.settle(ctx, id, h.Conversation.Running); err != nil || !settled {
+		return h, err
+	}
+	return s.Store.History(ctx, id)
+}
+
+// settle stores turnID's state when the window holds it ended, and
+// reports whether it did (or another did first).
+func (s Settling) settle(ctx context.Context, id, turnID string) (bool, error) {
+	key := replay.Key{ConversationID: id, TurnID: turnID}
+	if b, err := s.Window.Bounds(ctx, key); err != nil || !b.Ended {
+		return false, err
+	}
+	if err := EndFromWindow(ctx, s.Store, s.Window, key); err != nil && !errors.Is(err, refusal.ErrTurnNotRunning) {
+		return false, err
+	}
+	return true, nil
 }

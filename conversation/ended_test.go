@@ -36,8 +36,12 @@ func TestEndFromWindowAndSettling(t *testing.T) {
 	require.NoError(t, p.Delta(ctx, "there."))
 	require.NoError(t, p.Complete(ctx))
 
+	early, err := s.History(ctx, c.ID)
+	require.NoError(t, err)
+	assert.True(t, early.Turns[0].Ended(), "read as soon as the stream ended: the turn is stored first")
+	assert.Empty(t, early.Conversation.Running)
 	t2, err := s.StartTurn(ctx, c.ID, "next")
-	require.NoError(t, err, "the ended turn is stored first")
+	require.NoError(t, err)
 	require.NoError(t, conversation.EndFromWindow(ctx, s, w, key), "the host's own store of it, the same bytes")
 	h, err := s.History(ctx, c.ID)
 	require.NoError(t, err)

@@ -87,10 +87,12 @@ func (c client) send(chat, text string) answer {
 }
 
 // wait posts the message "wait" to chat from a goroutine of its own,
-// whose stream a cancel ends and a shutdown aborts; the channel gets the
-// stream's read error (nil when it ended).
-func (c client) wait(chat string) <-chan error {
-	done := make(chan error, 1)
+// whose stream a cancel ends and a shutdown aborts, and returns once the
+// turn started (the stream's headers came); the channel gets the stream's
+// read error (nil when it ended).
+func (c client) wait(t *testing.T, chat string) <-chan error {
+	t.Helper()
+	done, started := make(chan error, 1), make(chan int, 1)
 	go func() {
 		req, err := http.NewRequest(http.MethodPost, c.base+"/api/chat", strings.NewReader(
 			`{"id":"`+chat+`","message":{"id":"w","role":"user","parts":[{"type":"text","text":"wait"}]}}`))
@@ -101,12 +103,17 @@ func (c client) wait(chat string) <-chan error {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+		if err != nil {
+			started <- 0
+			done <- err
+			return
 		}
+		started <- resp.StatusCode
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 		done <- err
 	}()
+	require.Equal(t, http.StatusOK, <-started, "the turn started")
 	return done
 }
 
@@ -198,7 +205,7 @@ func Drive(t *testing.T, s conversation.Stores, serve func(ctx context.Context, 
 	}
 
 	// A cancel: bob's is refused as for an unknown turn, alice's ends the turn.
-	waiting := alice.wait("chat-2")
+	waiting := alice.wait(t, "chat-2")
 	turn3 := running(t, alice, "chat-2")
 	cancelPath := "/conversations/chat-2/turns/" + turn3 + "/cancel"
 	assert.Equal(t, http.StatusNotFound, bob.do(http.MethodPost, cancelPath, "", "X-Requested-With", "test").status)
@@ -212,7 +219,7 @@ func Drive(t *testing.T, s conversation.Stores, serve func(ctx context.Context, 
 	assert.Equal(t, "cancelled", stored(t, s, "chat-2", 0))
 
 	// A graceful shutdown interrupts the running turn and returns.
-	waiting = alice.wait("chat-3")
+	waiting = alice.wait(t, "chat-3")
 	running(t, alice, "chat-3")
 	shutdown()
 	select {
