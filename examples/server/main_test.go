@@ -814,3 +814,43 @@ func TestServerRunsTheAgentLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestCapabilitiesOnMemory: on the memory stores the server declares
+// connectionReplay alone, and nothing survives a restart: the restarted
+// server's chain conversation holds its new turn only, a chat of the
+// first run is unknown, the first turn's stream and card are gone.
+func TestCapabilitiesOnMemory(t *testing.T) {
+	first := start(t, "-deltas", "4", "-pace", "1ms")
+	assert.JSONEq(t, `{"connectionReplay":true,"persistedHistory":false,"persistedDecisions":false,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}`,
+		first.endpoints["capabilities"])
+	follow(t, first.turns[0], nil)
+	status, _ := do(t, http.MethodPost, first.endpoints["answer"], "Bearer demo", `{"action":"submit","correlationId":"card-`+first.first+`","value":{"optionId":"yes"}}`,
+		"Idempotency-Key", "k-1")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = dataLines(t, http.MethodPost, first.endpoints["ui-message-stream"], "Bearer demo", strings.ReplaceAll(submit, "CHAT", "chat-1"))
+	require.Equal(t, http.StatusOK, status)
+	require.NoError(t, first.stop())
+
+	again := start(t, "-deltas", "4", "-pace", "1ms")
+	assert.NotEqual(t, first.first, again.first, "turn ids never repeat")
+	swap := func(u string) string {
+		return strings.Replace(u, strings.Split(first.turns[0], "/conversations/")[0], strings.Split(again.turns[0], "/conversations/")[0], 1)
+	}
+	historyOf := func(chat string) (int, string) {
+		return do(t, http.MethodGet, strings.Replace(again.endpoints["ui-history"], "{chatId}", chat, 1), "Bearer demo", "")
+	}
+	status, body := historyOf("c-1")
+	require.Equal(t, http.StatusOK, status)
+	var msgs []struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(body), &msgs))
+	assert.Equal(t, []struct{ ID string }{{again.first + "-user"}}, msgs[:1], "persistedHistory false: the first run's turns are gone")
+	status, _ = historyOf("chat-1")
+	assert.Equal(t, http.StatusNotFound, status, "the first run's chat is gone")
+	status, body = do(t, http.MethodGet, swap(first.turns[0]), "", "")
+	assert.Equal(t, http.StatusNotFound, status, "the first turn's frames are gone")
+	assert.Equal(t, "turn-not-found", code(t, body))
+	status, body = do(t, http.MethodPost, swap(first.endpoints["answer"]), "Bearer demo",
+		`{"action":"submit","correlationId":"card-`+first.first+`","value":{"optionId":"yes"}}`, "Idempotency-Key", "k-1")
+	assert.NotEqual(t, http.StatusOK, status, "persistedDecisions false: the answer is not stored: %s", body)
+	assert.Equal(t, "card-not-found", code(t, body))
+}
