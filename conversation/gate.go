@@ -15,8 +15,10 @@ import (
 // is written once: the version-1 stream's Authorize ([Gate.AuthorizeStream]),
 // recovery's Authorizer (the Gate itself), the cancel endpoint's Caller
 // ([Gate.CallerString]), the answer endpoint's and the bridges' Caller
-// ([Gate.CardCaller]), and the UI stream's ActiveTurn and Cancel. Each
-// is a plain function value a host may wrap or replace.
+// ([Gate.CardCaller]), the card store's authority ([Gate.CardAuthority]),
+// and the UI stream's ActiveTurn and Cancel. Each is a plain function
+// value a host may wrap or replace; docs/contract.md section 20.2 lists
+// the action each endpoint asks for.
 //
 // Every denial is turn-not-found, whatever denied: no session, an unknown
 // conversation or turn, a caller the rule refuses. So an HTTP surface
