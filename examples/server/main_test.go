@@ -629,6 +629,7 @@ func TestServerServesUseChat(t *testing.T) {
 	answer := `{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s-1","response":{"action":"submit","correlationId":"card-` + first + `","value":{"optionId":"no"}}}}`
 	status, lines := dataLines(t, http.MethodPost, api, "Bearer guest", answer)
 	assert.Equal(t, http.StatusForbidden, status, "another caller's answer")
+	assert.Empty(t, lines)
 	status, lines = dataLines(t, http.MethodPost, api, "Bearer demo", answer)
 	require.Equal(t, http.StatusOK, status)
 	chunks = parse(t, lines)

@@ -224,6 +224,8 @@ func TestCapabilitiesSurviveARestart(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	secondURL := first.next(t)
 	state = follow(t, secondURL, state)
+	second, _ := state.Turn(turnOf(t, secondURL))
+	assert.Equal(t, chatprotocol.LifecycleCompleted, second.Status)
 	first.kill(t)
 
 	// A restart whose turn waits: it is running when the process is killed.
