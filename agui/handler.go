@@ -71,7 +71,7 @@ type HandlerOptions struct {
 	// the start of the run (docs/contract.md section 20.3): called with
 	// the run's request once StartRun returned key, it returns one
 	// MESSAGES_SNAPSHOT event's JSON object ([MessagesSnapshot];
-	// [HistoryOf] reads it through a conversation.Gate), sent right after
+	// [HistoryOf] reads it through a [conversation.Gate]), sent right after
 	// RUN_STARTED. An error sends no snapshot and is logged; the run goes
 	// on. nil: no snapshot (opt-in).
 	History func(ctx context.Context, r *http.Request, key replay.Key) (json.RawMessage, error)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/examples/newcomer/service"
+	_ "github.com/Papercusp/chat-protocol-go/internal/testkit/golden" // accepts go test ./... -update
 	"github.com/Papercusp/chat-protocol-go/internal/testkit/newcomertest"
 )
 
