@@ -68,3 +68,18 @@ func lastUserContent(messages json.RawMessage) string {
 	}
 	return ""
 }
+
+// HistoryOf returns a [HandlerOptions.History] that reads the thread's
+// history through g, for a caller the rule lets read it
+// ([conversation.Gate.ReadHistory]), and gives it as the run's turn
+// started ([conversation.History.Upto]): the earlier turns and the run's
+// user message, the same for the run replayed later ([MessagesSnapshot]).
+func HistoryOf(g *conversation.Gate) func(ctx context.Context, r *http.Request, key replay.Key) (json.RawMessage, error) {
+	return func(ctx context.Context, r *http.Request, key replay.Key) (json.RawMessage, error) {
+		h, err := g.ReadHistory(ctx, r, key.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		return MessagesSnapshot(h.Upto(key.TurnID))
+	}
+}

@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,14 @@ type HandlerOptions struct {
 	// a denial or a turn no longer running is no failure, any other error
 	// is logged. nil: a disconnect cancels nothing.
 	Cancel func(ctx context.Context, r *http.Request, key replay.Key) error
+	// History, when set, gives the run's client the thread's messages at
+	// the start of the run (docs/contract.md section 20.3): called with
+	// the run's request once StartRun returned key, it returns one
+	// MESSAGES_SNAPSHOT event's JSON object ([MessagesSnapshot];
+	// [HistoryOf] reads it through a [conversation.Gate]), sent right after
+	// RUN_STARTED. An error sends no snapshot and is logged; the run goes
+	// on. nil: no snapshot (opt-in).
+	History func(ctx context.Context, r *http.Request, key replay.Key) (json.RawMessage, error)
 	// KeepRunOnDisconnect keeps a run's turn going when its client goes
 	// away, as without Cancel: for a host whose StartRun maps a run id it
 	// has seen to that run's turn, so that a client that reconnects gets
@@ -148,6 +157,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	started := bridge.Str(bridge.Str(bridge.Begin(nil, "RUN_STARTED"), "threadId", in.ThreadID), "runId", in.RunID)
+	prologue := bridge.End(started)
+	if h.opts.History != nil {
+		prologue = h.snapshot(r, key, prologue)
+	}
 	thread, run := in.ThreadID, in.RunID // not in: a parked stream keeps its Codec's maker, not the request body
 	st := &serve.Stream{
 		Key:     key,
@@ -157,12 +170,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.registered(h.opts.Registry)
 			return c
 		},
-		Prologue: bridge.End(started),
+		Prologue: prologue,
 	}
 	if h.opts.Cancel != nil && !h.opts.KeepRunOnDisconnect {
 		st.Gone = func() { h.cancel(r, key) }
 	}
 	h.engine.Serve(w, r, st)
+}
+
+// snapshot appends to prologue the MESSAGES_SNAPSHOT [HandlerOptions.History]
+// gives for key's run as one SSE frame, or logs its failure and returns
+// prologue as it is.
+func (h *Handler) snapshot(r *http.Request, key replay.Key, prologue []byte) []byte {
+	ctx, cancel := h.engine.Bounded(r.Context())
+	defer cancel()
+	ev, err := h.opts.History(ctx, r, key)
+	if err == nil && (len(ev) == 0 || ev[0] != '{' || !json.Valid(ev)) {
+		err = errors.New("not a JSON object")
+	}
+	if err != nil {
+		h.engine.Logger().WarnContext(ctx, "agui: the run's messages snapshot could not be read",
+			"conversation", key.ConversationID, "turn", key.TurnID, "err", err)
+		return prologue
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, ev) // valid: checked above
+	prologue = append(append(prologue, "data: "...), compact.Bytes()...)
+	return append(prologue, "\n\n"...)
 }
 
 // cancel cancels key's turn through [HandlerOptions.Cancel] after its

@@ -23,6 +23,9 @@ const (
 	// ActionRun: run a turn's work in recovery (start, execute, finish,
 	// reconcile), which the producer does in the caller's name.
 	ActionRun Action = "run"
+	// ActionAnswer: answer a card of the conversation, which the card
+	// store asks through [Gate.CardAuthority].
+	ActionAnswer Action = "answer"
 )
 
 // Access is the host's one access rule, written once (docs/contract.md

@@ -12,4 +12,7 @@
 // ActiveTurn and Cancel. A [History] gives the conversation back as the
 // version-1 state's JSON form and as the messages a model reads
 // ([History.Messages]); uistream and agui build their own formats from it.
+// [EndFromWindow] stores an ended turn, [Runner] runs a host's turns and
+// stores them, [Settling] lets a next turn start as soon as a stream
+// ended, and [Capabilities] says what a host on its stores may declare.
 package conversation

@@ -15,8 +15,10 @@ import (
 // is written once: the version-1 stream's Authorize ([Gate.AuthorizeStream]),
 // recovery's Authorizer (the Gate itself), the cancel endpoint's Caller
 // ([Gate.CallerString]), the answer endpoint's and the bridges' Caller
-// ([Gate.CardCaller]), and the UI stream's ActiveTurn and Cancel. Each
-// is a plain function value a host may wrap or replace.
+// ([Gate.CardCaller]), the card store's authority ([Gate.CardAuthority]),
+// and the UI stream's ActiveTurn and Cancel. Each is a plain function
+// value a host may wrap or replace; docs/contract.md section 20.2 lists
+// the action each endpoint asks for.
 //
 // Every denial is turn-not-found, whatever denied: no session, an unknown
 // conversation or turn, a caller the rule refuses. So an HTTP surface
@@ -39,11 +41,20 @@ func denied(cause error) error {
 // verdict turns a store's or the rule's error into the Gate's answer: a
 // store failure as it is, everything else a denial.
 func verdict(err error) error {
-	switch refusal.CodeOf(err) {
-	case refusal.CodeStoreUnavailable, refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed:
+	if storeFailure(err) {
 		return err
 	}
 	return denied(err)
+}
+
+// storeFailure reports whether err is a store's failure rather than a
+// denial.
+func storeFailure(err error) bool {
+	switch refusal.CodeOf(err) {
+	case refusal.CodeStoreUnavailable, refusal.CodeNeedsReconciliation, refusal.CodeCheckpointWriteFailed:
+		return true
+	}
+	return false
 }
 
 // allowTurn reads the conversation and turn and asks the rule.

@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/conversation"
+	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/recovery"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
@@ -171,4 +173,22 @@ func TestPrincipalString(t *testing.T) {
 		_, err := conversation.ParsePrincipal(s)
 		require.ErrorIs(t, err, refusal.ErrUnauthorized, "%q", s)
 	}
+}
+
+func TestGateCardAuthority(t *testing.T) {
+	g, c, _ := gated(t)
+	ctx := t.Context()
+	a, err := g.CardAuthority(ctx, conversation.CardAnswerer(alice), c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Authority{Active: true, Scope: interactions.Scope{Conversation: c.ID, Caller: conversation.CardAnswerer(alice)}}, a)
+	for _, who := range []interactions.Caller{conversation.CardAnswerer(bob), {Principal: "alice", Tenant: "other"}} {
+		a, err = g.CardAuthority(ctx, who, c.ID)
+		require.NoError(t, err)
+		assert.False(t, a.Active, "%+v", who)
+	}
+	a, err = g.CardAuthority(ctx, conversation.CardAnswerer(alice), "no-such")
+	require.NoError(t, err)
+	assert.False(t, a.Active)
+	assert.Equal(t, interactions.Authority{Active: true, Scope: interactions.Scope{Conversation: c.ID, Caller: conversation.CardAnswerer(alice)}},
+		g.CardAuthorityFunc()(conversation.CardAnswerer(alice), c.ID))
 }

@@ -43,3 +43,17 @@ func (h History) StateJSON() []byte {
 	}
 	return append(b, `],"openCards":[]}`...)
 }
+
+// Upto returns the history as it was when turnID started: its turns up to
+// turnID, which comes last without its state, as a running turn; the
+// whole history when turnID is none of its turns. The turns are shared
+// with h.
+func (h History) Upto(turnID string) History {
+	for i, t := range h.Turns {
+		if t.ID == turnID {
+			turns := append(h.Turns[:i:i], Turn{ID: t.ID, Position: t.Position, UserText: t.UserText})
+			return History{Conversation: h.Conversation, Turns: turns}
+		}
+	}
+	return h
+}

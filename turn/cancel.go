@@ -57,7 +57,9 @@ type CancelHandler struct {
 // cross-site page could send; 503 store-unavailable,
 // checkpoint-write-failed or needs-reconciliation (repeat the request).
 // Refusals carry {"code","message"}. A client that goes away is never a
-// cancel. It returns an error when rec or opts.Caller is nil.
+// cancel. It asks recovery's Authorizer for cancel, and for read of a turn
+// that is not running ([CancelHandlerOptions]). It returns an error when
+// rec or opts.Caller is nil.
 func NewCancelHandler(rec *recovery.TurnRecovery, opts *CancelHandlerOptions) (*CancelHandler, error) {
 	if rec == nil || opts == nil || opts.Caller == nil {
 		return nil, errors.New("turn: NewCancelHandler needs a TurnRecovery and CancelHandlerOptions.Caller")

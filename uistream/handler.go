@@ -39,7 +39,8 @@ type Request struct {
 	// regenerate.
 	MessageID string
 	// Messages is the messages array as sent: the client's history, which
-	// grants nothing (section 13.2).
+	// grants nothing (section 13.2); [message] for a body that carried its
+	// last message only, as {id, message}.
 	Messages json.RawMessage
 	// Answer is the card answer the body carried under "answer", already
 	// landed through the Resolver; nil when it carried none.
@@ -449,12 +450,16 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, a *bridge.Answe
 
 // parseRequest reads a POST's body strictly (reqbody.Unmarshal): {id,
 // messages, trigger, messageId?, answer?: {submissionId, response}} and
-// any other member; with replies, also the card replies of the messages'
-// tool parts (readMessages).
+// any other member, or, from a client that sends its last message only
+// (the ai package's prepareSendMessagesRequest), {id, message, trigger?}
+// read as messages [message], trigger submit-message by default; with
+// replies, also the card replies of the messages' tool parts
+// (readMessages).
 func parseRequest(body []byte, replies bool) (*Request, error) {
 	var in struct {
 		ID        *string        `json:"id"`
 		Messages  jsontext.Value `json:"messages"`
+		Message   jsontext.Value `json:"message"`
 		Trigger   string         `json:"trigger"`
 		MessageID string         `json:"messageId"`
 		Answer    *struct {
@@ -464,6 +469,15 @@ func parseRequest(body []byte, replies bool) (*Request, error) {
 	}
 	if err := reqbody.Unmarshal(body, &in); err != nil {
 		return nil, errors.New("the body is not the chat request's JSON object")
+	}
+	if len(in.Message) > 0 {
+		if len(in.Messages) > 0 || in.Message[0] != '{' {
+			return nil, errors.New("the body's message is not one message object, or comes with messages")
+		}
+		in.Messages = jsontext.Value("[" + string(in.Message) + "]")
+		if in.Trigger == "" {
+			in.Trigger = "submit-message"
+		}
 	}
 	switch {
 	case in.ID == nil || !bridge.ValidID(*in.ID):

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -28,10 +29,34 @@ import (
 // server is a running example server: the stream URLs and the endpoints
 // it printed, and its log.
 type server struct {
-	turns     []string          // the first lines: the chain's stream URLs
-	endpoints map[string]string // the NAME URL lines
+	turns     []string          // the first line, the first turn's stream URL, then the "turn URL" lines read so far
+	first     string            // the first turn's id
+	endpoints map[string]string // the NAME URL lines up to ag-ui
+	later     chan string       // the "turn URL" lines printed after ag-ui
 	log       *syncBuffer
 	stop      func() error // stops it and returns Run's error
+}
+
+// nextTurn waits for the next "turn URL" line, the stream URL of the
+// chain's next turn, adds it to s.turns and returns it.
+func (s *server) nextTurn(t *testing.T) string {
+	t.Helper()
+	select {
+	case u := <-s.later:
+		s.turns = append(s.turns, u)
+		return u
+	case <-time.After(30 * time.Second):
+		require.FailNow(t, "no next turn was printed", "log:\n%s", s.log.String())
+		return ""
+	}
+}
+
+// turnOf is the turn id of a stream URL.
+func turnOf(t *testing.T, streamURL string) string {
+	t.Helper()
+	m := regexp.MustCompile(`/turns/([^/?]+)/events`).FindStringSubmatch(streamURL)
+	require.Len(t, m, 2, streamURL)
+	return m[1]
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's logger and a test.
@@ -58,7 +83,7 @@ func start(t *testing.T, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, stdout := io.Pipe()
-	s := &server{endpoints: map[string]string{}, log: &syncBuffer{}}
+	s := &server{endpoints: map[string]string{}, later: make(chan string, 16), log: &syncBuffer{}}
 	done := make(chan error, 1)
 	go func() {
 		err := demo.Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, s.log, demo.Memory)
@@ -78,10 +103,17 @@ func start(t *testing.T, args ...string) *server {
 			break
 		}
 	}
-	go io.Copy(io.Discard, out)
+	go func() {
+		for lines.Scan() {
+			if u, ok := strings.CutPrefix(lines.Text(), "turn "); ok {
+				s.later <- u
+			}
+		}
+	}()
 	s.stop = sync.OnceValue(func() error { cancel(); return <-done })
 	t.Cleanup(func() { s.stop() })
 	require.NotEmpty(t, s.endpoints["ag-ui"], "the server printed its endpoints; log:\n%s", s.log.String())
+	s.first = turnOf(t, s.turns[0])
 	return s
 }
 
@@ -141,6 +173,30 @@ func statusOf(t *testing.T, method, url, auth string) int {
 	return resp.StatusCode
 }
 
+// refused is a response's status, headers (Date aside) and body.
+type refused struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// refusalOf sends a request and returns its whole response but the Date.
+func refusalOf(t *testing.T, method, url, auth string) refused {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Header.Del("Date")
+	return refused{resp.StatusCode, resp.Header, string(b)}
+}
+
 // code is the code member of a refusal's body.
 func code(t *testing.T, body string) string {
 	t.Helper()
@@ -161,6 +217,8 @@ func TestServerAnswersEveryWrongMethodWithTheJSON405(t *testing.T) {
 		{http.MethodPost, s.turns[0], "GET, HEAD"},
 		{http.MethodDelete, s.turns[0], "GET, HEAD"},
 		{http.MethodGet, s.endpoints["cancel"], "POST"},
+		{http.MethodGet, s.endpoints["start"], "POST"},
+		{http.MethodPost, strings.Replace(s.endpoints["ui-history"], "{chatId}", "chat-1", 1), "GET, HEAD"},
 		{http.MethodGet, s.endpoints["answer"], "POST"},
 		{http.MethodGet, s.endpoints["ui-message-stream"], "POST"},
 		{http.MethodPut, s.endpoints["ui-message-stream"] + "/chat-1/stream", "GET, HEAD, DELETE"},
@@ -183,19 +241,23 @@ func TestServerAnswersEveryWrongMethodWithTheJSON405(t *testing.T) {
 
 func TestServerChainsTurnsThroughTheirCards(t *testing.T) {
 	s := start(t, "-deltas", "16", "-pace", "1ms", "-turns", "3")
-	require.Len(t, s.turns, 3)
-	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/conversations/c-1/turns/t-1/events\?access_token=demo$`, s.turns[0], "the real port, first line")
-	assert.True(t, strings.HasSuffix(s.turns[2], "/conversations/c-1/turns/t-3/events?access_token=demo"))
-	base := strings.TrimSuffix(s.turns[0], "/conversations/c-1/turns/t-1/events?access_token=demo")
+	require.Len(t, s.turns, 1)
+	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/conversations/c-1/turns/[0-9a-z]+-[0-9a-f]{16}/events\?access_token=demo$`, s.turns[0],
+		"the real port and the store's turn id, first line")
+	id1 := s.first
+	base := strings.TrimSuffix(s.turns[0], "/conversations/c-1/turns/"+id1+"/events?access_token=demo")
 	assert.Equal(t, map[string]string{
-		"cancel":            base + "/conversations/c-1/turns/t-1/cancel",
-		"answer":            base + "/conversations/c-1/cards/card-t-1/answer",
+		"cancel":            base + "/conversations/c-1/turns/" + id1 + "/cancel",
+		"answer":            base + "/conversations/c-1/cards/card-" + id1 + "/answer",
+		"start":             base + "/conversations/c-1/turns",
 		"ui-message-stream": base + "/api/chat",
+		"ui-history":        base + "/api/chat/{chatId}/messages",
+		"capabilities":      `{"connectionReplay":true,"persistedHistory":false,"persistedDecisions":false,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}`,
 		"ag-ui":             base + "/api/ag-ui",
 	}, s.endpoints)
 
 	state, types := follow(t, s.turns[0], nil)
-	t1, ok := state.Turn("t-1")
+	t1, ok := state.Turn(id1)
 	require.True(t, ok)
 	assert.Equal(t, chatprotocol.LifecycleCompleted, t1.Status)
 	assert.Equal(t, int64(16+5), t1.LastSeq, "started, 16 deltas, tool call and result, card, completed")
@@ -204,19 +266,19 @@ func TestServerChainsTurnsThroughTheirCards(t *testing.T) {
 	assert.Equal(t, []string{"card", "lifecycle"}, types[19:])
 	assert.Equal(t, strings.Repeat(scriptText, 2), t1.Text())
 	require.Len(t, t1.ToolCalls, 1)
-	assert.Equal(t, "t-1-call-1", t1.ToolCalls[0].CallID)
+	assert.Equal(t, id1+"-call-1", t1.ToolCalls[0].CallID)
 	assert.Equal(t, "search_docs", t1.ToolCalls[0].Name)
 	assert.Equal(t, chatprotocol.ToolCallStatus(chatprotocol.ToolResultOK), t1.ToolCalls[0].Status)
 	assert.JSONEq(t, `{"hits":2}`, string(t1.ToolCalls[0].Output), "the articles holding refund and policy")
-	assert.Equal(t, 1, s.launches("c-1", "t-1"), "the tool ran once")
+	assert.Equal(t, 1, s.launches("c-1", id1), "the tool ran once")
 	require.Len(t, state.OpenCards(), 1)
-	assert.Equal(t, "card-t-1", state.OpenCards()[0].CorrelationID)
+	assert.Equal(t, "card-"+id1, state.OpenCards()[0].CorrelationID)
 	assert.Equal(t, "Was this helpful?", state.OpenCards()[0].Prompt)
 
 	answer := func(url, auth, key, body string) (int, string) {
 		return do(t, http.MethodPost, url, auth, body, "Idempotency-Key", key, "Content-Type", "application/json")
 	}
-	yes := `{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}`
+	yes := `{"action":"submit","correlationId":"card-` + id1 + `","value":{"optionId":"yes"}}`
 	status, body := answer(s.endpoints["answer"], "", "k-1", yes)
 	assert.Equal(t, http.StatusUnauthorized, status, body)
 	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-1", yes)
@@ -225,25 +287,31 @@ func TestServerChainsTurnsThroughTheirCards(t *testing.T) {
 	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-1", yes)
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "duplicate-answer", code(t, body))
-	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-2", `{"action":"submit","correlationId":"card-t-1","value":{"optionId":"no"}}`)
+	status, body = answer(s.endpoints["answer"], "Bearer guest", "k-2", yes)
+	assert.Equal(t, http.StatusForbidden, status, "another caller's answer: %s", body)
+	assert.Equal(t, "unauthorized", code(t, body))
+	status, body = answer(s.endpoints["answer"], "Bearer demo", "k-2", `{"action":"submit","correlationId":"card-`+id1+`","value":{"optionId":"no"}}`)
 	assert.Equal(t, http.StatusConflict, status)
 	assert.Equal(t, "already-answered", code(t, body))
 
-	// The answer started t-2: it closes the card, replies, plays the script and asks its own card.
+	// The answer started the second turn: it closes the card, replies, plays the script and asks its own card.
+	id2 := turnOf(t, s.nextTurn(t))
+	assert.NotEqual(t, id1, id2)
 	state, types = follow(t, s.turns[1], state)
-	t2, _ := state.Turn("t-2")
+	t2, _ := state.Turn(id2)
 	assert.Equal(t, chatprotocol.LifecycleCompleted, t2.Status)
 	assert.Equal(t, []string{"lifecycle", "card_closed", "delta"}, types[:3])
 	assert.Equal(t, "Glad it helped. "+strings.Repeat(scriptText, 2), t2.Text())
-	assert.Equal(t, 1, s.launches("c-1", "t-2"))
+	assert.Equal(t, 1, s.launches("c-1", id2))
 	require.Len(t, state.OpenCards(), 1)
-	assert.Equal(t, "card-t-2", state.OpenCards()[0].CorrelationID, "card-t-1 closed, card-t-2 open")
+	assert.Equal(t, "card-"+id2, state.OpenCards()[0].CorrelationID, "the first card closed, the second open")
 
-	status, body = answer(strings.Replace(s.endpoints["answer"], "card-t-1", "card-t-2", 1), "Bearer demo", "k-3",
-		`{"action":"decline","correlationId":"card-t-2"}`)
+	status, body = answer(strings.Replace(s.endpoints["answer"], "card-"+id1, "card-"+id2, 1), "Bearer demo", "k-3",
+		`{"action":"decline","correlationId":"card-`+id2+`"}`)
 	require.Equal(t, http.StatusOK, status, body)
+	id3 := turnOf(t, s.nextTurn(t))
 	state, types = follow(t, s.turns[2], state)
-	t3, _ := state.Turn("t-3")
+	t3, _ := state.Turn(id3)
 	assert.Equal(t, []string{"lifecycle", "card_closed", "delta", "lifecycle"}, types, "the last turn replies only")
 	assert.Equal(t, "Understood. ", t3.Text())
 	assert.Equal(t, chatprotocol.LifecycleCompleted, t3.Status)
@@ -251,7 +319,8 @@ func TestServerChainsTurnsThroughTheirCards(t *testing.T) {
 
 	bare := strings.TrimSuffix(s.turns[0], "?access_token=demo")
 	for _, c := range []struct{ name, url, auth string }{
-		{"an unknown turn", strings.Replace(s.turns[0], "t-1", "t-9", 1), ""},
+		{"an unknown turn", strings.Replace(s.turns[0], id1, "t-9", 1), ""},
+		{"another caller", strings.Replace(s.turns[0], "access_token=demo", "access_token=guest", 1), ""},
 		{"an unknown conversation", strings.Replace(s.turns[0], "c-1", "c-9", 1), ""},
 		{"no credential", bare, ""},
 		{"a wrong token", strings.Replace(s.turns[0], "access_token=demo", "access_token=mallory", 1), ""},
@@ -275,8 +344,8 @@ func TestServerCancelsTheRunningTurn(t *testing.T) {
 	for _, c := range []struct{ name, url, auth string }{
 		{"no credential", cancelURL, ""},
 		{"a stranger", cancelURL, "Bearer mallory"},
-		{"a turn that has not started", strings.Replace(cancelURL, "t-1", "t-2", 1), "Bearer demo"},
-		{"an unknown turn", strings.Replace(cancelURL, "t-1", "t-9", 1), "Bearer demo"},
+		{"another caller", cancelURL, "Bearer guest"},
+		{"an unknown turn", strings.Replace(cancelURL, s.first, "t-9", 1), "Bearer demo"},
 	} {
 		status, body := do(t, http.MethodPost, c.url, c.auth, "", "X-Requested-With", "curl")
 		assert.Equal(t, http.StatusNotFound, status, c.name)
@@ -304,7 +373,7 @@ func TestServerCancelsTheRunningTurn(t *testing.T) {
 	assert.Equal(t, &chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCancelled}, env.Event, "the stream ends cancelled")
 	status, _ = do(t, http.MethodPost, cancelURL+"?access_token=demo", "", "{}")
 	assert.Equal(t, http.StatusAccepted, status, "again, idempotent, by the query parameter, as application/json")
-	assert.Zero(t, s.launches("c-1", "t-1"))
+	assert.Zero(t, s.launches("c-1", s.first))
 
 	// useChat's stop: DELETE {api}/{chatId}/stream cancels the chat's running turn.
 	api := s.endpoints["ui-message-stream"]
@@ -397,7 +466,7 @@ func TestServerFollowedByChatwire(t *testing.T) {
 	assert.Equal(t, "completed", state.Turns[0].Status)
 	assert.Equal(t, scriptText+"Refunds are ", state.Turns[0].Text)
 	assert.Equal(t, []struct{ Name, Status string }{{"search_docs", "ok"}}, state.Turns[0].ToolCalls)
-	assert.Equal(t, []struct{ CorrelationID string }{{"card-t-1"}}, state.OpenCards)
+	assert.Equal(t, []struct{ CorrelationID string }{{"card-" + s.first}}, state.OpenCards)
 }
 
 // TestLinksNoTestKit: the example is product code: it links neither the
@@ -449,7 +518,7 @@ func dataLines(t *testing.T, method, url, auth, body string) (int, []string) {
 // the tests read.
 type chunk struct {
 	Type, MessageID, Delta, ToolName, ToolCallName, ThreadID, RunID, Name, Content string
-	Input, Output, Data, Outcome                                                   json.RawMessage
+	Input, Output, Data, Outcome, Messages                                         json.RawMessage
 }
 
 func parse(t *testing.T, lines []string) []chunk {
@@ -532,7 +601,9 @@ func TestServerServesUseChat(t *testing.T) {
 	assert.Equal(t, post.lines, resumed.lines, "the resume replays the turn from its first chunk, then live to its end")
 
 	chunks := parse(t, post.lines)
-	assert.Equal(t, chunk{Type: "start", MessageID: "t-1"}, chunks[0])
+	first := chunks[0].MessageID
+	assert.Equal(t, chunk{Type: "start", MessageID: first}, chunks[0], "the assistant message is the turn's id")
+	assert.NotEqual(t, s.first, first, "turn ids never repeat")
 	assert.Equal(t, "[DONE]", chunks[len(chunks)-1].Type)
 	assert.Equal(t, want.Text(), text(chunks, "text-delta"), "the version-1 turn's text")
 	call := only(t, chunks, "tool-input-available")
@@ -540,7 +611,7 @@ func TestServerServesUseChat(t *testing.T) {
 	assert.JSONEq(t, string(want.ToolCalls[0].Input), string(call.Input))
 	assert.JSONEq(t, string(want.ToolCalls[0].Output), string(only(t, chunks, "tool-output-available").Output))
 	assert.Equal(t, "open", cardStatus(t, only(t, chunks, "data-card")))
-	assert.Equal(t, 1, s.launches("chat-1", "t-1"))
+	assert.Equal(t, 1, s.launches("chat-1", first))
 
 	for _, c := range []struct{ name, url, auth string }{
 		{"an ended turn", api + "/chat-1/stream", "Bearer demo"},
@@ -555,16 +626,62 @@ func TestServerServesUseChat(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, status, "no session: refused before the body is read")
 	assert.Equal(t, "unauthenticated", code(t, body))
 
-	answer := `{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s-1","response":{"action":"submit","correlationId":"card-t-1","value":{"optionId":"no"}}}}`
-	status, lines := dataLines(t, http.MethodPost, api, "Bearer demo", answer)
+	answer := `{"id":"chat-1","messages":[],"trigger":"submit-message","answer":{"submissionId":"s-1","response":{"action":"submit","correlationId":"card-` + first + `","value":{"optionId":"no"}}}}`
+	status, lines := dataLines(t, http.MethodPost, api, "Bearer guest", answer)
+	assert.Equal(t, http.StatusForbidden, status, "another caller's answer")
+	assert.Empty(t, lines)
+	status, lines = dataLines(t, http.MethodPost, api, "Bearer demo", answer)
 	require.Equal(t, http.StatusOK, status)
 	chunks = parse(t, lines)
-	assert.Equal(t, chunk{Type: "start", MessageID: "t-2"}, chunks[0])
+	second := chunks[0].MessageID
+	assert.NotEqual(t, first, second)
 	assert.Equal(t, "closed", cardStatus(t, only(t, chunks, "data-card")))
 	assert.Equal(t, "Sorry it did not help; a person will follow up. ", text(chunks, "text-delta"))
-	state, _ := follow(t, strings.Replace(s.turns[0], "c-1/turns/t-1", "chat-1/turns/t-1", 1), nil)
-	state, _ = follow(t, strings.Replace(s.turns[0], "c-1/turns/t-1", "chat-1/turns/t-2", 1), state)
+	chatTurn := func(chat, id string) string {
+		return strings.Replace(s.turns[0], "c-1/turns/"+s.first, chat+"/turns/"+id, 1)
+	}
+	state, _ := follow(t, chatTurn("chat-1", first), nil)
+	state, _ = follow(t, chatTurn("chat-1", second), state)
 	assert.Empty(t, state.OpenCards(), "the version-1 streams of the chat's turns")
+
+	// The chat's history, its owner's only.
+	history := strings.Replace(s.endpoints["ui-history"], "{chatId}", "chat-1", 1)
+	status, body = do(t, http.MethodGet, history, "Bearer demo", "")
+	require.Equal(t, http.StatusOK, status, body)
+	var msgs []struct {
+		ID, Role string
+		Parts    []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &msgs), body)
+	require.Len(t, msgs, 4)
+	assert.Equal(t, []string{first + "-user", first, second + "-user", second}, []string{msgs[0].ID, msgs[1].ID, msgs[2].ID, msgs[3].ID})
+	assert.Equal(t, "What is the refund policy?", msgs[0].Parts[0]["text"])
+	var parts []string
+	for _, p := range msgs[1].Parts {
+		parts = append(parts, p["type"].(string))
+	}
+	assert.Equal(t, []string{"step-start", "text", "tool-search_docs"}, parts)
+	assert.Equal(t, want.Text(), msgs[1].Parts[1]["text"])
+	assert.Equal(t, map[string]any{"hits": float64(2)}, msgs[1].Parts[2]["output"])
+	assert.Equal(t, "Sorry it did not help; a person will follow up. ", msgs[3].Parts[1]["text"])
+	unknown := refusalOf(t, http.MethodGet, strings.Replace(history, "chat-1", "chat-9", 1), "Bearer demo")
+	assert.Equal(t, http.StatusNotFound, unknown.status)
+	assert.Equal(t, "turn-not-found", code(t, unknown.body))
+	for _, auth := range []string{"Bearer guest", "Bearer mallory", ""} {
+		assert.Equal(t, unknown, refusalOf(t, http.MethodGet, history, auth), "%q gets what an unknown chat gets", auth)
+	}
+
+	// A client that sends its last message only (prepareSendMessagesRequest).
+	status, lines = dataLines(t, http.MethodPost, api, "Bearer demo",
+		`{"id":"chat-1","message":{"id":"u2","role":"user","parts":[{"type":"text","text":"And for gift cards?"}]}}`)
+	require.Equal(t, http.StatusOK, status)
+	third := parse(t, lines)[0].MessageID
+	status, body = do(t, http.MethodGet, history, "Bearer demo", "")
+	require.Equal(t, http.StatusOK, status)
+	require.NoError(t, json.Unmarshal([]byte(body), &msgs), body)
+	require.Len(t, msgs, 6)
+	assert.Equal(t, third+"-user", msgs[4].ID)
+	assert.Equal(t, "And for gift cards?", msgs[4].Parts[0]["text"])
 
 	// A client that goes away stops nothing.
 	req, err := http.NewRequest(http.MethodPost, api, strings.NewReader(strings.ReplaceAll(submit, "CHAT", "chat-2")))
@@ -576,7 +693,10 @@ func TestServerServesUseChat(t *testing.T) {
 	_, err = bufio.NewReader(resp.Body).ReadString('\n')
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
-	state, _ = follow(t, strings.Replace(s.turns[0], "c-1/turns/t-1", "chat-2/turns/t-1", 1), nil)
+	status, body = do(t, http.MethodGet, strings.Replace(s.endpoints["ui-history"], "{chatId}", "chat-2", 1), "Bearer demo", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &msgs), body)
+	state, _ = follow(t, chatTurn("chat-2", strings.TrimSuffix(msgs[0].ID, "-user")), nil)
 	assert.Equal(t, chatprotocol.LifecycleCompleted, state.Turns[0].Status)
 	assert.Equal(t, want.Text(), state.Turns[0].Text())
 }
@@ -599,7 +719,14 @@ func TestServerServesAGUI(t *testing.T) {
 	assert.Equal(t, []string{"RUN_STARTED", "thread-1", "run-1"}, []string{first.Type, first.ThreadID, first.RunID})
 	assert.Equal(t, []string{"RUN_FINISHED", "thread-1", "run-1"}, []string{last.Type, last.ThreadID, last.RunID})
 	assert.Contains(t, string(last.Outcome), `"type":"interrupt"`)
-	assert.Contains(t, string(last.Outcome), `"id":"card-t-1"`)
+	snapshot := evs[1]
+	require.Equal(t, "MESSAGES_SNAPSHOT", snapshot.Type, "right after RUN_STARTED")
+	var msgs []struct{ ID, Role, Content string }
+	require.NoError(t, json.Unmarshal(snapshot.Messages, &msgs))
+	require.Len(t, msgs, 1, "the run's user message")
+	id1 := strings.TrimSuffix(msgs[0].ID, "-user")
+	assert.Equal(t, "What is the refund policy?", msgs[0].Content)
+	assert.Contains(t, string(last.Outcome), `"id":"card-`+id1+`"`)
 	assert.Equal(t, want.Text(), text(evs, "TEXT_MESSAGE_CONTENT"))
 	assert.Equal(t, want.ToolCalls[0].Name, only(t, evs, "TOOL_CALL_START").ToolCallName)
 	assert.JSONEq(t, string(want.ToolCalls[0].Input), only(t, evs, "TOOL_CALL_ARGS").Delta)
@@ -608,16 +735,25 @@ func TestServerServesAGUI(t *testing.T) {
 	status, again := dataLines(t, http.MethodPost, url, "Bearer demo", input)
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, lines, again, "a run posted again is replayed whole")
-	assert.Equal(t, 1, s.launches("thread-1", "t-1"))
+	assert.Equal(t, 1, s.launches("thread-1", id1))
 
 	status, body := do(t, http.MethodPost, url, "", input)
 	assert.Equal(t, http.StatusUnauthorized, status, "no session: refused before the body is read")
 	assert.Equal(t, "unauthenticated", code(t, body))
 
-	resume := `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-t-1","status":"resolved","payload":{"optionId":"yes"}}]}`
+	resume := `{"threadId":"thread-1","runId":"run-2","messages":[],"resume":[{"interruptId":"card-` + id1 + `","status":"resolved","payload":{"optionId":"yes"}}]}`
 	status, lines = dataLines(t, http.MethodPost, url, "Bearer demo", resume)
 	require.Equal(t, http.StatusOK, status)
 	evs = parse(t, lines)
+	require.Equal(t, "MESSAGES_SNAPSHOT", evs[1].Type)
+	require.NoError(t, json.Unmarshal(evs[1].Messages, &msgs))
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+	}
+	assert.Equal(t, []string{"user", "assistant", "tool", "user"}, roles, "the first turn whole, then the run's user message")
+	assert.Equal(t, want.Text(), msgs[1].Content)
+	assert.JSONEq(t, `{"hits":2}`, msgs[2].Content)
 	assert.Equal(t, "chatprotocol.card_closed", only(t, evs, "CUSTOM").Name)
 	assert.Equal(t, "Glad it helped. ", text(evs, "TEXT_MESSAGE_CONTENT"))
 	last = evs[len(evs)-1]
@@ -644,7 +780,8 @@ func TestServerReplaysRecordedProviderStreams(t *testing.T) {
 				state, _ := follow(t, s.turns[0], nil)
 				got, err := state.MarshalJSON()
 				require.NoError(t, err)
-				assert.JSONEq(t, string(golden.State), string(got))
+				assert.JSONEq(t, regexp.MustCompile(`"turnId":\s*"t-1"`).ReplaceAllLiteralString(string(golden.State), `"turnId":"`+s.first+`"`), string(got),
+					"the fixture's state, under the store's turn id")
 			})
 		}
 	}
@@ -677,4 +814,44 @@ func TestServerRunsTheAgentLoop(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(s.log.String(), `msg="tool launched" tool=search_docs`))
 		})
 	}
+}
+
+// TestCapabilitiesOnMemory: on the memory stores the server declares
+// connectionReplay alone, and nothing survives a restart: the restarted
+// server's chain conversation holds its new turn only, a chat of the
+// first run is unknown, the first turn's stream and card are gone.
+func TestCapabilitiesOnMemory(t *testing.T) {
+	first := start(t, "-deltas", "4", "-pace", "1ms")
+	assert.JSONEq(t, `{"connectionReplay":true,"persistedHistory":false,"persistedDecisions":false,"completedToolCheckpoints":false,"interruptedTurnRecovery":false}`,
+		first.endpoints["capabilities"])
+	follow(t, first.turns[0], nil)
+	status, _ := do(t, http.MethodPost, first.endpoints["answer"], "Bearer demo", `{"action":"submit","correlationId":"card-`+first.first+`","value":{"optionId":"yes"}}`,
+		"Idempotency-Key", "k-1")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = dataLines(t, http.MethodPost, first.endpoints["ui-message-stream"], "Bearer demo", strings.ReplaceAll(submit, "CHAT", "chat-1"))
+	require.Equal(t, http.StatusOK, status)
+	require.NoError(t, first.stop())
+
+	again := start(t, "-deltas", "4", "-pace", "1ms")
+	assert.NotEqual(t, first.first, again.first, "turn ids never repeat")
+	swap := func(u string) string {
+		return strings.Replace(u, strings.Split(first.turns[0], "/conversations/")[0], strings.Split(again.turns[0], "/conversations/")[0], 1)
+	}
+	historyOf := func(chat string) (int, string) {
+		return do(t, http.MethodGet, strings.Replace(again.endpoints["ui-history"], "{chatId}", chat, 1), "Bearer demo", "")
+	}
+	status, body := historyOf("c-1")
+	require.Equal(t, http.StatusOK, status)
+	var msgs []struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(body), &msgs))
+	assert.Equal(t, []struct{ ID string }{{again.first + "-user"}}, msgs[:1], "persistedHistory false: the first run's turns are gone")
+	status, _ = historyOf("chat-1")
+	assert.Equal(t, http.StatusNotFound, status, "the first run's chat is gone")
+	status, body = do(t, http.MethodGet, swap(first.turns[0]), "", "")
+	assert.Equal(t, http.StatusNotFound, status, "the first turn's frames are gone")
+	assert.Equal(t, "turn-not-found", code(t, body))
+	status, body = do(t, http.MethodPost, swap(first.endpoints["answer"]), "Bearer demo",
+		`{"action":"submit","correlationId":"card-`+first.first+`","value":{"optionId":"yes"}}`, "Idempotency-Key", "k-1")
+	assert.NotEqual(t, http.StatusOK, status, "persistedDecisions false: the answer is not stored: %s", body)
+	assert.Equal(t, "card-not-found", code(t, body))
 }

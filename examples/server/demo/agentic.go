@@ -40,8 +40,9 @@ func newAgentic(kind ingest.Kind, baseURL string, log *slog.Logger) (agentic, er
 	return agentic{loop: &agent.Loop{Model: m, Tools: []agent.Tool{search}, System: "Answer from the help articles."}}, nil
 }
 
-// play runs the loop on p's turn, the person's question its history.
-func (a agentic) play(ctx context.Context, p *turn.Producer, _ plan) error {
-	_, err := a.loop.Run(ctx, p, []agent.Message{{Role: agent.RoleUser, Text: question}})
+// play runs the loop on p's turn, the conversation up to the turn its
+// history (the question alone when there is none).
+func (a agentic) play(ctx context.Context, p *turn.Producer, todo plan) error {
+	_, err := a.loop.Run(ctx, p, messages(todo))
 	return err
 }

@@ -1,4 +1,4 @@
-// Package demo is the example server (examples/server): a small chat
+// Package demo is the example server (examples/server): a conversation
 // service with every part of the module a host wires, on stores the caller
 // of Run chooses. The command in examples/server runs it on the in-memory
 // stores; pgstore/examples/server, in the pgstore module, runs it on
@@ -8,62 +8,85 @@
 // Instances sharing a window serve each other's turns: a stream, or a
 // useChat resume, of a turn another instance runs.
 //
-// The service runs conversation c-1 (-conversation) as a chain of -turns
-// turns (2 by default), each written by a [turn.Producer] on the replay
-// window (docs/contract.md section 16) and played by the scripted model:
-// t-1 is lifecycle started, half the -deltas, a tool call search_docs run
-// through recovery (a local function, launched at most once), the other
-// deltas, a card asking whether it helped, lifecycle completed, one frame
-// every -pace. The card's answer, through the answer endpoint, wakes the
-// host ([interactions.Resolver.Wait]), which starts t-2: started, card_closed,
-// a reply to the answer, completed; a turn before the last of the chain
-// then plays the script again and asks its own card. A turn asks a card
-// only when a next turn will close it: with -turns 1, t-1 asks none. With
-// -replay FILE -from KIND the model is instead a recorded provider stream
+// Its conversations, their turns and each one's running turn are a
+// [conversation.Store]'s (docs/contract.md section 20): a turn's id is the
+// store's, which never repeats one of an earlier process, and an ended
+// turn's reduced state is stored in it, so that the history outlives the
+// replay window. One access rule, [conversation.OwnerOnly] (a conversation's
+// owner may do everything, nobody else anything), gives through a
+// [conversation.Gate] the hooks of every endpoint.
+//
+// The service runs conversation c-1 (-conversation; created for the caller
+// demo on the first run, taken up again by a later run on durable stores)
+// as a chain of -turns turns (2 by default), each written by a
+// [turn.Producer] on the replay window (docs/contract.md section 16) and
+// played by the scripted model: the first is lifecycle started, half the
+// -deltas, a tool call search_docs run through recovery (a local function,
+// launched at most once), the other deltas, a card asking whether it
+// helped, lifecycle completed, one frame every -pace. The card's answer,
+// through the answer endpoint, wakes the host
+// ([interactions.Resolver.Wait]), which starts the next turn (its user's
+// text the option chosen): started, card_closed, a reply to the answer,
+// completed; a turn before the last of the chain then plays the script
+// again and asks its own card. A turn asks a card only when a next turn
+// will close it: with -turns 1, the first asks none. With -replay FILE
+// -from KIND the model is instead a recorded provider stream
 // (docs/contract.md section 17), played through [ingest.ProducerSink], one
 // text or tool call every -pace; its end ends the turn (-turns is 1). Its
 // reasoning or thinking and the pages it cites go on the stream as the
 // registered reasoning and source events (docs/contract.md section 6.5),
 // which the host registers for every stream: useChat's reasoning and
 // source-url parts, AG-UI's reasoning messages, never the text; a
-// version-1 reader registers them too.
-// With -model KIND the first turn runs through the agent loop (package
-// agent) on a loopback provider of KIND's API that answers with recorded
-// steps (no network): the question "What is the refund policy?", the
+// version-1 reader registers them too. With -model KIND a turn runs
+// through the agent loop (package agent) on a loopback provider of KIND's
+// API that answers with recorded steps (no network), the conversation up
+// to the turn its input: the question "What is the refund policy?", the
 // model's call of search_docs, its result, then the model's answer; the
 // loop ends the turn completed (-turns is 1).
 //
-// Endpoints, for the one caller "demo" (Authorization: Bearer demo, or the
-// query parameter access_token=demo where a client cannot set headers, as
-// a browser's EventSource); anyone else gets what an unknown turn gets:
+// Callers are signed in by a bearer token (Authorization: Bearer TOKEN, or
+// the query parameter access_token=TOKEN where a client cannot set
+// headers, as a browser's EventSource): demo, and guest, who owns nothing
+// until it starts a chat of its own. A request for another's conversation
+// gets what an unknown one gets. Endpoints, with the action each asks the
+// rule for:
 //
-//	GET  /conversations/{c}/turns/{t}/events   the turn's version-1 stream (stream.Handler)
-//	POST /conversations/{c}/turns/{t}/cancel   cancels the running turn (turn.NewCancelHandler)
-//	POST /conversations/{c}/cards/{card}/answer the card's answer (answerhttp)
-//	     /api/chat                              useChat's UI message stream (uistream)
-//	POST /api/ag-ui                             an AG-UI run (agui)
+//	GET  /conversations/{c}/turns/{t}/events   read: the turn's version-1 stream (stream.Handler)
+//	POST /conversations/{c}/turns              start: a scripted turn (conversation.NewStartHandler)
+//	POST /conversations/{c}/turns/{t}/cancel   cancel, and read: cancels the running turn (turn.NewCancelHandler)
+//	POST /conversations/{c}/cards/{card}/answer the card's answer, its answerer the owner (answerhttp)
+//	     /api/chat                              useChat's UI message stream (uistream): start; read to resume; cancel to stop
+//	GET  /api/chat/{chatId}/messages            read: the chat's UIMessage[] (uistream.NewHistoryHandler)
+//	POST /api/ag-ui                             an AG-UI run (agui): start, then MESSAGES_SNAPSHOT (read)
 //
-// A POST to /api/chat or /api/ag-ui starts a turn of the chat or thread
-// (t-1, t-2 … per conversation) with the same script, asking a card; a POST
-// carrying the card's answer (the body's answer member, AG-UI's resume
-// entries) starts instead a turn that closes the card and replies. Every
-// turn is also a version-1 stream under its conversation and id.
+// A POST to /api/chat or /api/ag-ui starts a turn of the chat or thread,
+// created for its caller on the first POST, with the same script, asking a
+// card; a POST carrying the card's answer (the body's answer member, AG-UI's
+// resume entries) starts instead a turn that closes the card and replies.
+// Every turn is also a version-1 stream under its conversation and id.
 //
-// The first -turns lines on stdout are the chain's stream URLs,
-// http://ADDR/conversations/c-1/turns/t-N/events?access_token=demo (with the
-// real port when -addr asks for port 0); then one line per endpoint, NAME
-// URL: cancel (t-1's), answer (card-t-1's, when t-1 asks one),
-// ui-message-stream (the api a useChat is given) and ag-ui.
+// The first line on stdout is the URL of the first turn's stream,
+// http://ADDR/conversations/c-1/turns/TURN/events?access_token=demo (with
+// the real port when -addr asks for port 0); then one line per endpoint,
+// NAME URL: cancel (the first turn's), answer (its card's, when it asks
+// one), start, ui-message-stream (the api a useChat is given), ui-history
+// (a URL holding the placeholder {chatId}), capabilities (the JSON the
+// stores let the host declare, [conversation.Capabilities]) and ag-ui,
+// last. Each later turn of the chain prints "turn URL", its stream's URL,
+// when it starts.
 //
 // A client that goes away stops no turn: only a cancel request does,
 // through recovery, and the turn ends cancelled. SIGINT or SIGTERM shuts the
 // server down gracefully: the running turns are interrupted (lifecycle
-// interrupted), the streams aborted so that their clients would resume
-// elsewhere, and Run returns.
+// interrupted) and stored so, the streams aborted so that their clients
+// would resume elsewhere, and Run returns. On durable stores a turn a
+// killed process left running is ended failed when a later run takes up
+// its conversation.
 package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,10 +96,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/agui"
+	"github.com/Papercusp/chat-protocol-go/conversation"
 	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/answerhttp"
@@ -91,15 +116,23 @@ import (
 )
 
 // Stores are the stores a server runs on: the replay window of its turns,
-// the recovery store (an Admitter too: the admission fence) and the card
-// store.
+// the conversation store, the recovery store (an Admitter too: the
+// admission fence) and the card store.
 type Stores struct {
-	Window   replay.Window
-	Recovery recovery.Store
-	Cards    interactions.Store
+	Window        replay.Window
+	Conversations conversation.Store
+	Recovery      recovery.Store
+	Cards         interactions.Store
 	// Close releases the stores once the server has stopped; nil when
 	// there is nothing to release.
 	Close func()
+}
+
+// Capabilities returns what a host on s may declare: what each store keeps
+// across a restart ([conversation.Capabilities]). The demo resumes no
+// interrupted turn, so interruptedTurnRecovery is false.
+func (s Stores) Capabilities() chatprotocol.ChatCapabilities {
+	return conversation.Capabilities(conversation.Stores{Window: s.Window, Conversations: s.Conversations, Recovery: s.Recovery, Cards: s.Cards})
 }
 
 // Opener opens the stores the flag -store names, with the command's
@@ -108,9 +141,9 @@ type Stores struct {
 type Opener func(ctx context.Context, store, dsn string, authority interactions.AuthorityFunc) (Stores, error)
 
 // Memory is the Opener of -store memory: [replay.Memory],
-// [recovery.MemoryStore] and [interactions.MemoryStore], which keep everything
-// in the process. It refuses any other store, and postgres with how to run
-// it.
+// [conversation.MemoryStore], [recovery.MemoryStore] and
+// [interactions.MemoryStore], which keep everything in the process. It
+// refuses any other store, and postgres with how to run it.
 func Memory(_ context.Context, store, dsn string, authority interactions.AuthorityFunc) (Stores, error) {
 	switch {
 	case store == "postgres":
@@ -120,8 +153,8 @@ func Memory(_ context.Context, store, dsn string, authority interactions.Authori
 	case store != "memory" || dsn != "":
 		return Stores{}, fmt.Errorf("-store %q: want -store memory, without operand", store)
 	}
-	return Stores{Window: replay.NewMemory(nil), Recovery: recovery.NewMemoryStore(nil),
-		Cards: interactions.NewMemoryStore(authority, nil)}, nil
+	return Stores{Window: replay.NewMemory(nil), Conversations: conversation.NewMemoryStore(),
+		Recovery: recovery.NewMemoryStore(nil), Cards: interactions.NewMemoryStore(authority, nil)}, nil
 }
 
 // config is what the flags set.
@@ -176,7 +209,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 		c.turns = 1 // the loop ends the turn: no card, no next turn
 	}
-	if err := (recovery.TurnRef{Conversation: c.conversation, Turn: "t-1"}).Validate(); err != nil {
+	if err := conversation.CheckConversation(c.conversation); err != nil {
 		return c, fmt.Errorf("-conversation: %w", err)
 	}
 	return c, nil
@@ -185,15 +218,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 // Run serves the demo until ctx ends, on the stores open opens, then shuts
 // down gracefully; args are the command's arguments, stdout gets the URLs
 // (see the package documentation) and stderr the logs. It returns an error
-// for bad flags, stores that do not open or a chain conversation that
-// already has turns in them, and a listener or shutdown failure.
+// for bad flags, stores that do not open, a chain conversation another
+// caller owns, and a listener or shutdown failure.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Opener) error {
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	stores, err := open(ctx, c.store, c.dsn, authority)
+	var gate *conversation.Gate // set once open returned, before any card is asked or answered
+	stores, err := open(ctx, c.store, c.dsn, func(who interactions.Caller, conv string) interactions.Authority {
+		return gate.CardAuthorityFunc()(who, conv) // the access rule again
+	})
 	if err != nil {
 		return err
 	}
@@ -217,10 +253,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	if err != nil {
 		return err
 	}
-	h := &host{window: stores.Window, runs: runs, cards: res, schemas: schemas, log: log, life: life, registry: reg,
-		rec:   recovery.New(recovery.Host{Store: stores.Recovery, Authorizer: authorizer{}, Aborter: runs}, nil),
-		model: script{deltas: c.deltas, pace: c.pace, log: log}.play,
-		convs: map[string]*conversation{}, agTurn: map[[2]string]replay.Key{}}
+	store := conversation.Settling{Store: stores.Conversations, Window: stores.Window} // a next turn right after the stream's end starts
+	gate = &conversation.Gate{Store: store, Access: conversation.OwnerOnly(callerOf)}
+	gate.Recovery = recovery.New(recovery.Host{Store: stores.Recovery, Authorizer: gate, Aborter: runs}, nil)
+	var out sync.Mutex
+	base := ""
+	h := &host{window: stores.Window, store: store, gate: gate, rec: gate.Recovery, runs: runs, cards: res,
+		schemas: schemas, log: log, life: life, registry: reg, model: script{deltas: c.deltas, pace: c.pace, log: log}.play,
+		asked: map[string][]string{}, agTurn: map[[2]string]replay.Key{},
+		printed: func(name, path string) {
+			out.Lock()
+			defer out.Unlock()
+			fmt.Fprintln(stdout, name, base+path)
+		}}
 	if c.replay != "" {
 		kind, _ := ingest.ParseKind(c.from)
 		h.model = recorded{file: c.replay, kind: kind, pace: c.pace}.play
@@ -238,7 +283,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 		}
 		h.model = a.play
 	}
-	if err := h.freeChain(ctx, c.conversation, c.turns); err != nil {
+	chain, err := h.chainConversation(ctx, c.conversation)
+	if err != nil {
 		return err
 	}
 	mux, handlers, err := h.routes(log)
@@ -250,6 +296,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	if err != nil {
 		return err
 	}
+	base = "http://" + ln.Addr().String()
 	srv := &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		// docs/contract.md section 14.6: reading a request is bounded, an idle
 		// connection closes, a stream is not (each write has its own deadline,
@@ -260,10 +307,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if _, err := h.start(ctx, c.conversation, turnID(1), true, c.turns > 1, h.chain(c.conversation, 1, c.turns)); err != nil {
+	out.Lock() // the chain's later lines wait for the first ones
+	first, err := h.startChained(ctx, chain, question, 1, c.turns)
+	if err != nil {
+		out.Unlock()
 		return errors.Join(err, srv.Close())
 	}
-	printURLs(stdout, "http://"+ln.Addr().String(), c)
+	printURLs(stdout, base, c, first.ID, stores.Capabilities())
+	out.Unlock()
 
 	select {
 	case err = <-served:
@@ -285,20 +336,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	return err
 }
 
-// freeChain checks that the window holds no frame of the chain's turns (a
-// durable store may hold those of an earlier run), and reserves them.
-func (h *host) freeChain(ctx context.Context, conversation string, turns int) error {
-	for i := 1; i <= turns; i++ {
-		b, err := h.window.Bounds(ctx, replay.Key{ConversationID: conversation, TurnID: turnID(i)})
-		if err != nil {
-			return err
+// chainConversation returns the chain's conversation id, created for the
+// demo caller, or taken up when the stores hold it already (a durable
+// store, an earlier run): a turn an earlier process left running is
+// ended first ([host.settle]). One another caller owns is an error.
+func (h *host) chainConversation(ctx context.Context, id string) (conversation.Conversation, error) {
+	c, err := h.store.Create(ctx, id, demoCaller)
+	if errors.Is(err, refusal.ErrConversationExists) {
+		if c, err = h.store.Get(ctx, id); err == nil && c.Owner != demoCaller {
+			err = fmt.Errorf("conversation %s belongs to another caller: choose another with -conversation", id)
 		}
-		if b.Latest > 0 {
-			return fmt.Errorf("conversation %s already has turn %s in these stores: choose another with -conversation", conversation, turnID(i))
+		if err == nil {
+			err = h.settle(ctx, c)
 		}
 	}
-	h.reserve(conversation, turns)
-	return nil
+	return c, err
 }
 
 // streams are the handlers that serve streams, which a shutdown ends.
@@ -307,34 +359,37 @@ type streams interface {
 	Shutdown(ctx context.Context) error
 }
 
-// routes builds the endpoints of the package documentation.
+// routes builds the endpoints of the package documentation, each hook from
+// the Gate.
 func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
-	events, err := stream.NewHandler(h.window, &stream.HandlerOptions{Authorize: func(r *http.Request, key replay.Key) error { // the window waits for any turn: deny unknown ones
-		if _, err := callerOf(r); err != nil || !h.exists(r.Context(), key) {
-			return refusal.ErrTurnNotFound
-		}
-		return nil
-	}, Options: serve.Options{Logger: log}})
+	g := h.gate
+	events, err := stream.NewHandler(h.window, &stream.HandlerOptions{Authorize: g.AuthorizeStream, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}
-	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelHandlerOptions{Logger: log,
-		Caller: func(r *http.Request) (string, error) {
-			c, err := callerOf(r)
-			return c.Principal, err
-		}})
+	start, err := conversation.NewStartHandler(g, &conversation.StartHandlerOptions{Run: h.startV1, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	answers, err := answerhttp.NewHandler(h.cards, &answerhttp.HandlerOptions{Caller: callerOf, Logger: log})
+	cancel, err := turn.NewCancelHandler(h.rec, &turn.CancelHandlerOptions{Logger: log, Caller: g.CallerString})
 	if err != nil {
 		return nil, nil, err
 	}
-	ui, err := uistream.NewHandler(h.window, &uistream.HandlerOptions{StartTurn: h.startTurn, ActiveTurn: h.activeTurn, Cancel: h.cancelTurn, Resolver: h.cards, Caller: callerOf, Registry: h.registry, Options: serve.Options{Logger: log}})
+	answers, err := answerhttp.NewHandler(h.cards, &answerhttp.HandlerOptions{Caller: g.CardCaller, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun, Resolver: h.cards, Caller: callerOf, Registry: h.registry, Options: serve.Options{Logger: log}})
+	ui, err := uistream.NewHandler(h.window, &uistream.HandlerOptions{StartTurn: h.startTurn(), ActiveTurn: g.ActiveTurn, Cancel: g.Cancel,
+		Resolver: h.cards, Caller: g.CardCaller, Registry: h.registry, Options: serve.Options{Logger: log}})
+	if err != nil {
+		return nil, nil, err
+	}
+	history, err := uistream.NewHistoryHandler(g, &uistream.HistoryHandlerOptions{Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun(), History: agui.HistoryOf(g),
+		Resolver: h.cards, Caller: g.CardCaller, Registry: h.registry, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -342,65 +397,62 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	// No pattern names a method: each handler answers a method it does
 	// not serve with the JSON 405, where http.ServeMux would in plain text.
 	mux.Handle("/conversations/{conversation}/turns/{turn}/events", events)  // GET, HEAD
+	mux.Handle("/conversations/{conversation}/turns", start)                 // POST
 	mux.Handle("/conversations/{conversation}/turns/{turn}/cancel", cancel)  // POST
 	mux.Handle("/conversations/{conversation}/cards/{card}/answer", answers) // POST
 	ui.Register(mux, "/api/chat")                                            // POST; GET and DELETE {chatId}/stream; POST {chatId}/stop
+	mux.Handle("/api/chat/{chatId}/messages", history)                       // GET, HEAD
 	mux.Handle("/api/ag-ui", ag)                                             // POST
 	return mux, []streams{events, ui, ag}, nil
 }
 
-// printURLs writes the chain's stream URLs, then one NAME URL line per
-// endpoint.
-func printURLs(w io.Writer, base string, c config) {
+// streamPath is the path and query of a turn's version-1 stream, for the
+// demo caller.
+func streamPath(conversation, turnID string) string {
+	return "/conversations/" + url.PathEscape(conversation) + "/turns/" + url.PathEscape(turnID) + "/events?access_token=" + demoToken
+}
+
+// printURLs writes the first turn's stream URL, then one NAME URL line
+// per endpoint, ag-ui last.
+func printURLs(w io.Writer, base string, c config, first string, caps chatprotocol.ChatCapabilities) {
 	conv := base + "/conversations/" + url.PathEscape(c.conversation)
-	for i := 1; i <= c.turns; i++ {
-		fmt.Fprintf(w, "%s/turns/%s/events?access_token=%s\n", conv, turnID(i), demoToken)
-	}
-	fmt.Fprintf(w, "cancel %s/turns/%s/cancel\n", conv, turnID(1))
+	fmt.Fprintln(w, base+streamPath(c.conversation, first))
+	fmt.Fprintf(w, "cancel %s/turns/%s/cancel\n", conv, url.PathEscape(first))
 	if c.turns > 1 {
-		fmt.Fprintf(w, "answer %s/cards/card-%s/answer\n", conv, turnID(1))
+		fmt.Fprintf(w, "answer %s/cards/%s/answer\n", conv, url.PathEscape(cardID(first)))
 	}
+	fmt.Fprintf(w, "start %s/turns\n", conv)
 	fmt.Fprintf(w, "ui-message-stream %s/api/chat\n", base)
+	fmt.Fprintf(w, "ui-history %s/api/chat/{chatId}/messages\n", base)
+	declared, _ := json.Marshal(caps) // five booleans always encode
+	fmt.Fprintf(w, "capabilities %s\n", declared)
 	fmt.Fprintf(w, "ag-ui %s/api/ag-ui\n", base)
 }
 
-// demoToken is the demo caller's credential, demoCaller the caller it
-// stands for.
-const demoToken = "demo"
+// demoToken is the demo caller's credential, guestToken the guest's.
+const demoToken, guestToken = "demo", "guest"
 
-var demoCaller = interactions.Caller{Principal: "demo"}
+// demoCaller and guestCaller are the principals the tokens stand for.
+var (
+	demoCaller  = conversation.Principal{ID: "demo"}
+	guestCaller = conversation.Principal{ID: "guest"}
+)
 
 // callerOf is the session lookup of every endpoint: the demo caller for
-// Authorization: Bearer demo or access_token=demo, else no one. A real host
-// asks its own sessions here.
-func callerOf(r *http.Request) (interactions.Caller, error) {
-	if r.Header.Get("Authorization") != "Bearer "+demoToken && r.URL.Query().Get("access_token") != demoToken {
-		return interactions.Caller{}, errors.New("no session")
+// Authorization: Bearer demo or access_token=demo, the guest for guest,
+// else no one. A real host asks its own sessions here.
+func callerOf(r *http.Request) (conversation.Principal, error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		token = r.URL.Query().Get("access_token")
 	}
-	return demoCaller, nil
-}
-
-// authority is the card store's AuthorityFunc: the demo caller may act in
-// every conversation, anyone else in none.
-func authority(c interactions.Caller, conversation string) interactions.Authority {
-	if c != demoCaller {
-		return interactions.Authority{}
+	switch token {
+	case demoToken:
+		return demoCaller, nil
+	case guestToken:
+		return guestCaller, nil
 	}
-	return interactions.Authority{Active: true, Scope: interactions.Scope{Conversation: conversation, Caller: c}}
-}
-
-// authorizer is recovery's Authorizer: the host's worker does everything,
-// the demo caller may cancel and read any turn, anyone else nothing.
-type authorizer struct{}
-
-func (authorizer) Authorize(_ context.Context, caller string, _ recovery.TurnRef, action recovery.Action) error {
-	switch {
-	case caller == worker:
-		return nil
-	case caller == demoCaller.Principal && (action == recovery.ActionCancel || action == recovery.ActionRead):
-		return nil
-	}
-	return refusal.ErrUnauthorized
+	return conversation.Principal{}, errors.New("no session")
 }
 
 // kindNames lists the provider stream kinds -from takes.

@@ -6,12 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/agui"
+	"github.com/Papercusp/chat-protocol-go/conversation"
 	"github.com/Papercusp/chat-protocol-go/interactions"
 	"github.com/Papercusp/chat-protocol-go/interactions/jsonschema"
 	"github.com/Papercusp/chat-protocol-go/recovery"
@@ -21,14 +22,17 @@ import (
 	"github.com/Papercusp/chat-protocol-go/uistream"
 )
 
-// host runs the demo's turns: it starts each one with a Producer, plays its
-// model on a goroutine of its own (never a request's: a client that goes
-// away stops nothing), ends it, and keeps per conversation what the hooks
-// of the endpoints ask: the turns that exist, the running ones, the cards
-// waiting for a turn to close them. It keeps them for the process's life:
-// a demo's few conversations.
+// host runs the demo's turns: the conversation store records each one
+// (its id, its user's text, the running turn, its reduced state once it
+// ended), a Producer writes it on the window, its model plays on a
+// goroutine of its own (never a request's: a client that goes away stops
+// nothing), and once it ended the host stores its state. Besides the
+// store it keeps only the cards of ended turns that a later turn closes
+// on its stream, and AG-UI's run ids, for the process's life.
 type host struct {
 	window  replay.Window
+	store   conversation.Store
+	gate    *conversation.Gate
 	rec     *recovery.TurnRecovery
 	runs    *turn.Runs
 	cards   *interactions.Resolver
@@ -38,134 +42,50 @@ type host struct {
 	registry *chatprotocol.Registry
 	model    source
 	log      *slog.Logger
+	printed  func(name, url string) // writes a line NAME URL on stdout
 
 	life  context.Context // ends at shutdown: the running turns are interrupted
 	turns sync.WaitGroup  // the goroutines of the turns and of the chain
 
 	mu     sync.Mutex
-	convs  map[string]*conversation
+	asked  map[string][]string      // per conversation, cards of ended turns not yet closed on a stream
 	agRuns sync.Mutex               // serializes AG-UI starts, so that a run id starts one turn
 	agTurn map[[2]string]replay.Key // (threadId, runId) → its turn
-}
-
-// conversation is what the host knows of one conversation.
-type conversation struct {
-	turns   map[string]bool // the turns started, or reserved for the chain
-	next    int             // the number of the latest turn id taken
-	running []string        // the running turns, oldest first
-	asked   []string        // cards of ended turns not yet closed on a stream
-}
-
-// worker is the principal the host's producers act as towards recovery.
-const worker = "demo-worker"
-
-// conv returns the conversation of id, made on first use; h.mu is held.
-func (h *host) conv(id string) *conversation {
-	c, ok := h.convs[id]
-	if !ok {
-		c = &conversation{turns: map[string]bool{}}
-		h.convs[id] = c
-	}
-	return c
-}
-
-// turnID is the id of a conversation's n-th turn.
-func turnID(n int) string { return "t-" + strconv.Itoa(n) }
-
-// reserve marks the turns t-1 … t-n of conversation as existing before they
-// start, so that their streams may be opened (and wait) at once.
-func (h *host) reserve(conversation string, n int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.conv(conversation)
-	for i := 1; i <= n; i++ {
-		c.turns[turnID(i)] = true
-	}
-	c.next = max(c.next, n)
-}
-
-// exists reports whether key names a turn of the host, started or
-// reserved, or a turn the window holds frames of: one that another
-// instance sharing the window started. It is false when the window cannot
-// be read.
-func (h *host) exists(ctx context.Context, key replay.Key) bool {
-	h.mu.Lock()
-	c, ok := h.convs[key.ConversationID]
-	known := ok && c.turns[key.TurnID]
-	h.mu.Unlock()
-	if known {
-		return true
-	}
-	b, err := h.window.Bounds(ctx, key)
-	return err == nil && b.Latest > 0
-}
-
-// active returns the latest running turn of conversation: of this
-// instance, or else the conversation's latest turn in the window when it
-// has not ended, which another instance sharing the window runs.
-func (h *host) active(ctx context.Context, conversation string) (replay.Key, bool, error) {
-	h.mu.Lock()
-	c, ok := h.convs[conversation]
-	if ok && len(c.running) > 0 {
-		defer h.mu.Unlock()
-		return replay.Key{ConversationID: conversation, TurnID: c.running[len(c.running)-1]}, true, nil
-	}
-	h.mu.Unlock()
-	var last replay.Key
-	var ended bool
-	for n := 1; n <= 1000; n++ {
-		key := replay.Key{ConversationID: conversation, TurnID: turnID(n)}
-		b, err := h.window.Bounds(ctx, key)
-		if err != nil {
-			return replay.Key{}, false, err
-		}
-		if b.Latest == 0 && !b.Ended {
-			break
-		}
-		last, ended = key, b.Ended
-	}
-	return last, last.TurnID != "" && !ended, nil
 }
 
 // errShutdown refuses a turn asked for while the server shuts down.
 var errShutdown = refusal.New(refusal.CodeStoreUnavailable, "", "the server is shutting down")
 
-// start starts a turn of conversation, id or (for "") the next id the window
-// holds nothing of, closes the conversation's cards that have closed since
-// (card_closed right after started), and plays the model on the turn in
-// the background with script and card. next, when set, is called once the
-// turn completed. A request's ctx ending (its client going away) does not
-// stop the start.
-func (h *host) start(ctx context.Context, conversation, id string, script bool, card bool, next func()) (replay.Key, error) {
+// launch starts the producer of t, which the store just recorded as the
+// running turn of c: it closes the conversation's cards that have closed
+// since (card_closed right after started), and plays the model on the
+// turn in the background with script and card, in the owner's name
+// towards recovery. next, when set, is called once the turn completed. A
+// request's ctx ending (its client going away) does not stop the start.
+// An error leaves the turn to the caller, which ends it in the store
+// (conversation.NotStarted).
+func (h *host) launch(ctx context.Context, c conversation.Conversation, t conversation.Turn, script, card bool, next func()) error {
 	if h.life.Err() != nil {
-		return replay.Key{}, errShutdown
+		return errShutdown
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if id == "" {
-		var err error
-		if id, err = h.nextID(ctx, conversation); err != nil {
-			return replay.Key{}, err
-		}
+	key := replay.Key{ConversationID: c.ID, TurnID: t.ID}
+	todo := plan{Script: script}
+	if hist, err := h.store.History(ctx, c.ID); err == nil {
+		todo.Messages, _ = hist.Upto(t.ID).Messages() // a state no EndTurn wrote leaves the model the user's text alone
 	}
-	key := replay.Key{ConversationID: conversation, TurnID: id}
 	h.mu.Lock()
-	c := h.conv(conversation)
-	reserved := c.turns[id]
-	c.turns[id] = true
-	c.running = append(c.running, id)
-	closing := c.asked
-	c.asked = nil
+	closing := h.asked[c.ID]
+	delete(h.asked, c.ID)
 	h.mu.Unlock()
 
-	p, err := turn.Start(ctx, h.window, key, &turn.Options{Recovery: h.rec, Runs: h.runs, Caller: worker,
+	p, err := turn.Start(ctx, h.window, key, &turn.Options{Recovery: h.rec, Runs: h.runs, Caller: c.Owner.String(),
 		Cards: h.cards, SchemaText: h.schemas.SchemaJSON})
 	if err != nil {
-		h.asked(conversation, closing...)
-		h.ended(key, nil, !reserved)
-		return key, err
+		h.ask(c.ID, closing...)
+		return err
 	}
-	todo := plan{Script: script}
 	var open []string // the cards a later turn closes
 	for _, card := range closing {
 		rec, err := p.CloseCard(ctx, card)
@@ -175,42 +95,24 @@ func (h *host) start(ctx context.Context, conversation, id string, script bool, 
 		case errors.Is(err, turn.ErrCardOpen):
 			open = append(open, card) // still waiting for its answer
 		default:
-			h.log.Warn("a card could not be closed: a later turn tries again", "conversation", conversation, "card", card, "err", err)
+			h.log.Warn("a card could not be closed: a later turn tries again", "conversation", c.ID, "card", card, "err", err)
 			open = append(open, card)
 		}
 	}
-	h.asked(conversation, open...)
+	h.ask(c.ID, open...)
 	if card {
-		todo.Card = helpfulCard(conversation, id)
+		todo.Card = helpfulCard(c.ID, t.ID, conversation.CardAnswerer(c.Owner))
 	}
 	h.turns.Add(1)
-	go h.play(p, todo, next)
-	return key, nil
-}
-
-// nextID takes the next turn id of conversation that the window holds no
-// frame of (a durable window may hold turns of an earlier run).
-func (h *host) nextID(ctx context.Context, conversation string) (string, error) {
-	for range 1000 {
-		h.mu.Lock()
-		c := h.conv(conversation)
-		c.next++
-		id := turnID(c.next)
-		h.mu.Unlock()
-		b, err := h.window.Bounds(ctx, replay.Key{ConversationID: conversation, TurnID: id})
-		if err != nil {
-			return "", err
-		}
-		if b.Latest == 0 && !b.Ended {
-			return id, nil
-		}
-	}
-	return "", refusal.New(refusal.CodeStoreUnavailable, "", "no free turn id")
+	go h.play(p, c.Owner.String(), todo, next)
+	return nil
 }
 
 // play runs the model of p's turn and ends the turn: completed, failed or
-// cancelled as End decides, or interrupted when the server shuts down.
-func (h *host) play(p *turn.Producer, todo plan, next func()) {
+// cancelled as End decides, or interrupted when the server shuts down;
+// then it stores the turn's state in the conversation store. caller is
+// the producer's, towards recovery.
+func (h *host) play(p *turn.Producer, caller string, todo plan, next func()) {
 	defer h.turns.Done()
 	key := p.Key()
 	ctx, stop := context.WithCancel(p.Context()) // a cancel request ends it ...
@@ -222,124 +124,170 @@ func (h *host) play(p *turn.Producer, todo plan, next func()) {
 	defer cancel()
 	if todo.Card != nil {
 		if _, err := h.cards.Lookup(end, todo.Card.Key); err == nil { // asked: a later turn closes it
-			h.asked(key.ConversationID, todo.Card.Key.CorrelationID) // before the end, which clients act on
+			h.ask(key.ConversationID, todo.Card.Key.CorrelationID) // before the end, which clients act on
 		}
 	}
 	if err != nil && h.life.Err() != nil && p.Context().Err() == nil {
 		if err := p.Interrupt(end, "the server is shutting down"); err != nil {
 			h.log.Warn("a turn could not be interrupted", "conversation", key.ConversationID, "turn", key.TurnID, "err", err)
 		}
-		h.ended(key, nil, false)
+		h.stored(end, key)
 		return
 	}
 	if err := p.End(end, err); err != nil {
 		h.log.Warn("a turn could not be ended", "conversation", key.ConversationID, "turn", key.TurnID, "err", err)
 	}
-	rec, err := h.rec.Load(end, worker, recovery.TurnRef{Conversation: key.ConversationID, Turn: key.TurnID})
+	rec, err := h.rec.Load(end, caller, recovery.TurnRef{Conversation: key.ConversationID, Turn: key.TurnID})
 	if err != nil {
 		h.log.Warn("a turn's end could not be read", "conversation", key.ConversationID, "turn", key.TurnID, "err", err)
 	}
-	var closed []string
 	if todo.Card != nil && err == nil && rec.Status == recovery.TurnCancelled {
-		closed = append(closed, todo.Card.Key.CorrelationID) // End cancelled it and closed it on this turn
+		h.closed(key.ConversationID, todo.Card.Key.CorrelationID) // End cancelled it and closed it on this turn
 	}
-	h.ended(key, closed, false)
+	h.stored(end, key)
 	if err == nil && rec.Status == recovery.TurnCompleted && next != nil {
 		next()
 	}
 }
 
-// asked adds cards to those of conversation that a turn still has to
-// close on a stream.
-func (h *host) asked(conversation string, cards ...string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.conv(conversation)
-	c.asked = append(c.asked, cards...)
-}
-
-// ended removes key's turn from the running ones and closed from the cards
-// to close; forget also removes the turn itself, which did not start.
-func (h *host) ended(key replay.Key, closed []string, forget bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.conv(key.ConversationID)
-	c.running = slices.DeleteFunc(c.running, func(id string) bool { return id == key.TurnID })
-	c.asked = slices.DeleteFunc(c.asked, func(card string) bool { return slices.Contains(closed, card) })
-	if forget {
-		delete(c.turns, key.TurnID)
+// stored stores key's ended or interrupted turn in the conversation store.
+func (h *host) stored(ctx context.Context, key replay.Key) {
+	if err := conversation.EndFromWindow(ctx, h.store, h.window, key); err != nil {
+		h.log.Warn("a turn's state could not be stored", "conversation", key.ConversationID, "turn", key.TurnID, "err", err)
 	}
 }
 
-// chain returns the next of the conversation's k-th turn of n: once its
-// card closes (an answer through the answer endpoint), it starts turn
-// k+1, which closes the card, replies, and unless it is the last plays the
-// script and asks a card in turn.
-func (h *host) chain(conversation string, k, n int) func() {
+// ask adds cards to those of conversation that a turn still has to close
+// on a stream.
+func (h *host) ask(conversation string, cards ...string) {
+	if len(cards) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked[conversation] = append(h.asked[conversation], cards...)
+}
+
+// closed removes card from those of conversation a turn has to close.
+func (h *host) closed(conversation, card string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked[conversation] = slices.DeleteFunc(h.asked[conversation], func(id string) bool { return id == card })
+}
+
+// startChained starts a turn of the chain's conversation c with the
+// user's text: the k-th of n, which plays the script and asks a card
+// unless it is the last. It returns the turn.
+func (h *host) startChained(ctx context.Context, c conversation.Conversation, text string, k, n int) (conversation.Turn, error) {
+	_, t, err := h.gate.StartTurn(ctx, c.Owner, c.ID, text, false)
+	if err != nil {
+		return t, err
+	}
+	first := k == 1
+	if err := h.launch(ctx, c, t, first || k < n, k < n, h.chain(c, t, k, n)); err != nil {
+		return t, conversation.NotStarted(ctx, h.store, c.ID, t.ID, err)
+	}
+	return t, nil
+}
+
+// chain returns the next of the chain conversation's k-th turn t of n:
+// once its card closes (an answer through the answer endpoint), it starts
+// turn k+1, prints its stream's URL (a line "turn URL"), and that turn
+// closes the card, replies, and unless it is the last plays the script
+// and asks a card in turn.
+func (h *host) chain(c conversation.Conversation, t conversation.Turn, k, n int) func() {
 	if k >= n {
 		return nil
 	}
 	return func() {
-		key := interactions.Key{Conversation: conversation, CorrelationID: "card-" + turnID(k)}
-		if _, err := h.cards.Wait(h.life, key); err != nil {
+		v, err := h.cards.Wait(h.life, interactions.Key{Conversation: c.ID, CorrelationID: cardID(t.ID)})
+		if err != nil {
 			return // the server is shutting down
 		}
 		ctx, cancel := context.WithTimeout(h.life, 10*time.Second)
 		defer cancel()
-		if _, err := h.start(ctx, conversation, turnID(k+1), k+1 < n, k+1 < n, h.chain(conversation, k+1, n)); err != nil && h.life.Err() == nil {
-			h.log.Error("the next turn could not start", "conversation", conversation, "turn", turnID(k+1), "err", err)
+		next, err := h.startChained(ctx, c, answerText(v.Record), k+1, n)
+		if err != nil {
+			if h.life.Err() == nil {
+				h.log.Error("the next turn could not start", "conversation", c.ID, "err", err)
+			}
+			return
 		}
+		h.printed("turn", streamPath(c.ID, next.ID))
 	}
+}
+
+// settle ends the running turn of c that a previous process on durable
+// stores left (it was killed before it ended it): the turn is resumed and
+// ended failed, "the server restarted", and its state stored, so that the
+// conversation takes a new turn. The demo resumes no interrupted turn
+// (interruptedTurnRecovery is false).
+func (h *host) settle(ctx context.Context, c conversation.Conversation) error {
+	if c.Running == "" {
+		return nil
+	}
+	key := replay.Key{ConversationID: c.ID, TurnID: c.Running}
+	p, err := turn.Start(ctx, h.window, key, &turn.Options{Recovery: h.rec, Runs: h.runs, Caller: c.Owner.String()})
+	switch {
+	case err == nil:
+		err = p.End(ctx, &turn.Failure{Code: chatprotocol.ErrorCode(refusal.CodeInternal), Message: "the server restarted"})
+	case refusal.CodeOf(err) == refusal.CodeTurnTerminated:
+		err = nil // it ended in the window, not yet in the store
+	}
+	if err != nil {
+		return err
+	}
+	return conversation.EndFromWindow(ctx, h.store, h.window, key)
 }
 
 // startTurn is the UI message stream's StartTurn: a POST without a card
 // answer starts a scripted turn asking a card; one with an answer (already
 // landed) starts a turn that closes the card and replies.
-func (h *host) startTurn(ctx context.Context, r *http.Request, req *uistream.Request) (replay.Key, error) {
-	if _, err := callerOf(r); err != nil {
-		return replay.Key{}, refusal.ErrUnauthorized
-	}
-	fresh := req.Answer == nil
-	return h.start(ctx, req.ChatID, "", fresh, fresh, nil)
-}
-
-// activeTurn is the UI message stream's ActiveTurn: the chat's latest
-// running turn.
-func (h *host) activeTurn(ctx context.Context, r *http.Request, chatID string) (replay.Key, bool, error) {
-	if _, err := callerOf(r); err != nil {
-		return replay.Key{}, false, refusal.ErrUnauthorized
-	}
-	return h.active(ctx, chatID)
-}
-
-// cancelTurn is the UI message stream's Cancel: the demo caller's cancel
-// request, through recovery, as the cancel endpoint makes it.
-func (h *host) cancelTurn(ctx context.Context, r *http.Request, key replay.Key) error {
-	who, err := callerOf(r)
-	if err != nil {
-		return refusal.ErrUnauthorized
-	}
-	return h.rec.Cancel(ctx, who.Principal, recovery.TurnRef{Conversation: key.ConversationID, Turn: key.TurnID})
+func (h *host) startTurn() func(ctx context.Context, r *http.Request, req *uistream.Request) (replay.Key, error) {
+	return uistream.StartTurnOf(h.gate, func(ctx context.Context, _ *http.Request, c conversation.Conversation, t conversation.Turn, req *uistream.Request) error {
+		fresh := req.Answer == nil
+		return h.launch(ctx, c, t, fresh, fresh, nil)
+	})
 }
 
 // startRun is AG-UI's StartRun: a run id seen before is its turn again
 // (replayed whole); a run without resume entries starts a scripted turn
 // asking a card, one with them (already landed) a turn that closes the
 // cards and replies.
-func (h *host) startRun(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
-	if _, err := callerOf(r); err != nil {
-		return replay.Key{}, refusal.ErrUnauthorized
+func (h *host) startRun() func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
+	start := agui.StartRunOf(h.gate, func(ctx context.Context, _ *http.Request, c conversation.Conversation, t conversation.Turn, in *agui.RunInput) error {
+		fresh := len(in.Resume) == 0
+		return h.launch(ctx, c, t, fresh, fresh, nil)
+	})
+	return func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
+		h.agRuns.Lock()
+		defer h.agRuns.Unlock()
+		run := [2]string{in.ThreadID, in.RunID}
+		if key, ok := h.agTurn[run]; ok {
+			if err := h.gate.AuthorizeStream(r, key); err != nil {
+				return replay.Key{}, err
+			}
+			return key, nil
+		}
+		key, err := start(ctx, r, in)
+		if err == nil {
+			h.agTurn[run] = key
+		}
+		return key, err
 	}
-	h.agRuns.Lock()
-	defer h.agRuns.Unlock()
-	run := [2]string{in.ThreadID, in.RunID}
-	if key, ok := h.agTurn[run]; ok {
-		return key, nil
+}
+
+// startV1 is the version-1 start endpoint's Run: a scripted turn asking a
+// card.
+func (h *host) startV1(ctx context.Context, _ *http.Request, c conversation.Conversation, t conversation.Turn) error {
+	return h.launch(ctx, c, t, true, true, nil)
+}
+
+// messages is the model's input of a turn of the agent loop: the history
+// up to the turn, or the question alone.
+func messages(todo plan) []agent.Message {
+	if len(todo.Messages) > 0 {
+		return todo.Messages
 	}
-	fresh := len(in.Resume) == 0
-	key, err := h.start(ctx, in.ThreadID, "", fresh, fresh, nil)
-	if err == nil {
-		h.agTurn[run] = key
-	}
-	return key, err
+	return []agent.Message{{Role: agent.RoleUser, Text: question}}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
+	"github.com/Papercusp/chat-protocol-go/agent"
 	"github.com/Papercusp/chat-protocol-go/cards"
 	"github.com/Papercusp/chat-protocol-go/ingest"
 	"github.com/Papercusp/chat-protocol-go/interactions"
@@ -35,6 +36,9 @@ type plan struct {
 	Script bool
 	// Card, when set, is the card to ask last (turn.Producer.Ask).
 	Card *interactions.NewCard
+	// Messages is the conversation up to this turn, as a model reads it
+	// (conversation.History.Messages): the agent loop's input.
+	Messages []agent.Message
 }
 
 // The script's words and tool, the same for every turn.
@@ -151,12 +155,15 @@ var helpful = interactions.SchemaRef{ID: "helpful", Revision: 1}
 
 const helpfulSchema = `{"type":"object","properties":{"optionId":{"enum":["yes","no"]}},"required":["optionId"]}`
 
-// helpfulCard is the card a scripted turn asks, bound to the demo caller:
-// its correlation id is card-<turnId>.
-func helpfulCard(conversation, turnID string) *interactions.NewCard {
+// cardID is the correlation id of the card a turn asks: card-<turnId>.
+func cardID(turnID string) string { return "card-" + turnID }
+
+// helpfulCard is the card a scripted turn asks, bound to answerer, the
+// conversation's owner.
+func helpfulCard(conversation, turnID string, answerer interactions.Caller) *interactions.NewCard {
 	return &interactions.NewCard{
-		Key:      interactions.Key{Conversation: conversation, CorrelationID: "card-" + turnID},
-		Answerer: demoCaller,
+		Key:      interactions.Key{Conversation: conversation, CorrelationID: cardID(turnID)},
+		Answerer: answerer,
 		Spec: cards.CardSpec{Prompt: "Was this helpful?", AllowDecline: true, Presentation: &cards.CardPresentation{
 			Kind: cards.CardKindRadio, Options: []cards.CardOption{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}},
 		Schema: helpful,
@@ -178,6 +185,21 @@ func reply(card interactions.Record) string {
 		return "Understood. "
 	}
 	return "That question is closed. "
+}
+
+// answerText is the user's text of a turn a card's answer starts: the
+// option chosen, "declined", or the card's status.
+func answerText(card interactions.Record) string {
+	var v struct {
+		OptionID string `json:"optionId"`
+	}
+	switch {
+	case card.Status == interactions.StatusAnswered && card.Answer != nil && json.Unmarshal(card.Answer.Value, &v) == nil && v.OptionID != "":
+		return v.OptionID
+	case card.Status == interactions.StatusDeclined:
+		return "declined"
+	}
+	return string(card.Status)
 }
 
 // recorded plays a recorded provider stream (the raw SSE body a provider

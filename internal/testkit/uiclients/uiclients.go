@@ -1,7 +1,8 @@
 // Package uiclients is a test kit: it runs the real front-end clients of the
 // bridges' real-client tests, installed from this directory's lockfile (npm
 // ci): the npm ai package's Chat with DefaultChatTransport on the 7.x, 6.x
-// and 5.x lines (uichat.mjs; answering cards, uicards.mjs), @ag-ui/client's
+// and 5.x lines (uichat.mjs; answering cards, uicards.mjs; a reload from
+// the history, uihistory.mjs), @ag-ui/client's
 // HttpAgent (agrun.mjs, and agabort.mjs, which aborts its run), and both
 // clients' schemas (schemas.mjs).
 // Without them a test skips, unless CHATPROTOCOL_REAL_CLIENTS is set, as CI
@@ -38,7 +39,7 @@ func dir() string {
 	return filepath.Dir(file)
 }
 
-// Run runs script (uichat.mjs, uicards.mjs, agrun.mjs or agabort.mjs) under Node with args, within
+// Run runs script (one of this directory's .mjs files) under Node with args, within
 // timeout, and returns its standard output; it fails t on a non-zero exit.
 // It skips t, or fails it when [RequiredEnv] is set, when Node or the
 // harness's packages are missing.

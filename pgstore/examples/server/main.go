@@ -1,17 +1,23 @@
-// Command server is the example chat service of examples/server (package
-// demo; see its documentation for the turns, endpoints and output) with
-// its stores on PostgreSQL: -store postgres DSN keeps the turns' frames
-// ([pgstore.Window]), the recovery store and the card store in the database,
-// which it migrates first. It lives in the pgstore module, so that the core
-// module links no database driver; -store memory is examples/server.
+// Command server is the example conversation service of examples/server
+// (package demo; see its documentation for the turns, endpoints and
+// output) with its stores on PostgreSQL: -store postgres DSN keeps the
+// turns' frames ([pgstore.Window]), the conversations
+// ([pgstore.ConversationStore]), the recovery store and the card store in
+// the database, which it migrates first. It lives in the pgstore module,
+// so that the core module links no database driver; -store memory is
+// examples/server.
 //
 //	cd pgstore && go run ./examples/server -store postgres 'postgres://app@localhost/app'
 //
-// A conversation's turns stay in the database: a second run names another
-// chain conversation with -conversation (the server refuses to start on one
-// that already has turns). Every instance on the same database serves every
-// turn's stream, but a turn runs, and is cancelled, in the instance that
-// started it.
+// The conversations stay in the database: a second run takes up the chain
+// conversation again (-conversation), its history, card answers and
+// completed tool results kept, and starts its next turn under a new id (a
+// turn the killed process left running ends failed first). It declares
+// connectionReplay, persistedHistory, persistedDecisions and
+// completedToolCheckpoints (the line capabilities), not
+// interruptedTurnRecovery: it resumes no interrupted turn. Every instance
+// on the same database serves every turn's stream, but a turn runs, and
+// is cancelled, in the instance that started it.
 package main
 
 import (
@@ -48,11 +54,17 @@ func open(ctx context.Context, store, dsn string, authority interactions.Authori
 	if err != nil {
 		return fail(err)
 	}
-	// The demo's authority is a constant of its one caller: no row to read
-	// or lock in tx. A real host reads its grants there, FOR SHARE.
+	// The demo's authority is its access rule's (conversation.Gate's
+	// CardAuthority), which reads the conversation's owner through the
+	// conversation store. A host whose grants live in rows reads them in
+	// tx, FOR SHARE.
 	cardStore, err := pgstore.NewInteractionStore(pool, func(_ context.Context, _ pgx.Tx, c interactions.Caller, conversation string) (interactions.Authority, error) {
 		return authority(c, conversation), nil
 	}, nil)
+	if err != nil {
+		return fail(err)
+	}
+	conversations, err := pgstore.NewConversationStore(pool, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -60,6 +72,6 @@ func open(ctx context.Context, store, dsn string, authority interactions.Authori
 	if err != nil {
 		return fail(err)
 	}
-	return demo.Stores{Window: window, Recovery: recoveryStore, Cards: cardStore,
+	return demo.Stores{Window: window, Conversations: conversations, Recovery: recoveryStore, Cards: cardStore,
 		Close: func() { window.Close(); pool.Close() }}, nil
 }

@@ -66,6 +66,6 @@ func open(ctx context.Context, store, addr string, authority interactions.Author
 		_ = client.Close()
 		return demo.Stores{}, err
 	}
-	return demo.Stores{Window: window, Recovery: mem.Recovery, Cards: mem.Cards,
+	return demo.Stores{Window: window, Conversations: mem.Conversations, Recovery: mem.Recovery, Cards: mem.Cards,
 		Close: func() { window.Close(); _ = client.Close() }}, nil
 }

@@ -1,0 +1,78 @@
+package conversation_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Papercusp/chat-protocol-go/conversation"
+	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
+	"github.com/Papercusp/chat-protocol-go/turn"
+)
+
+// TestEndFromWindowAndSettling: the state a turn's frames reduce to is
+// stored, once and again with the same bytes; a start right after a
+// turn's stream ended, before its host stored it, settles it first.
+func TestEndFromWindowAndSettling(t *testing.T) {
+	ctx := t.Context()
+	w := replay.NewMemory(nil)
+	s := conversation.Settling{Store: conversation.NewMemoryStore(), Window: w}
+	c, err := s.Create(ctx, "c1", alice)
+	require.NoError(t, err)
+	t1, err := s.StartTurn(ctx, c.ID, "hello")
+	require.NoError(t, err)
+	key := replay.Key{ConversationID: c.ID, TurnID: t1.ID}
+
+	err = conversation.EndFromWindow(ctx, s, w, key)
+	assert.Equal(t, refusal.CodeStaleCursor, refusal.CodeOf(err), "no frame yet")
+	p, err := turn.Start(ctx, w, key, nil)
+	require.NoError(t, err)
+	require.NoError(t, p.Delta(ctx, "Hi "))
+	_, err = s.StartTurn(ctx, c.ID, "too soon")
+	require.ErrorIs(t, err, refusal.ErrTurnRunning, "the turn runs in the window too")
+	require.NoError(t, p.Delta(ctx, "there."))
+	require.NoError(t, p.Complete(ctx))
+
+	early, err := s.History(ctx, c.ID)
+	require.NoError(t, err)
+	assert.True(t, early.Turns[0].Ended(), "read as soon as the stream ended: the turn is stored first")
+	assert.Empty(t, early.Conversation.Running)
+	t2, err := s.StartTurn(ctx, c.ID, "next")
+	require.NoError(t, err)
+	require.NoError(t, conversation.EndFromWindow(ctx, s, w, key), "the host's own store of it, the same bytes")
+	h, err := s.History(ctx, c.ID)
+	require.NoError(t, err)
+	require.Len(t, h.Turns, 2)
+	red, err := h.Turns[0].Reduce()
+	require.NoError(t, err)
+	assert.Equal(t, conversation.Reduced{TurnID: t1.ID, Status: "completed", Text: "Hi there.", ToolCalls: []conversation.ReducedCall{}}, red)
+	assert.Equal(t, t2.ID, h.Conversation.Running)
+
+	up := h.Upto(t1.ID)
+	require.Len(t, up.Turns, 1)
+	assert.Equal(t, conversation.Turn{ID: t1.ID, Position: 1, UserText: "hello"}, up.Turns[0], "as it started: no state")
+	assert.Len(t, h.Upto("no-such").Turns, 2)
+	assert.True(t, h.Turns[0].Ended(), "Upto leaves h as it is")
+}
+
+func TestGateReadHistory(t *testing.T) {
+	g, c, tu := gated(t)
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-User", "alice")
+	h, err := g.ReadHistory(t.Context(), r, c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, c.ID, h.Conversation.ID)
+	require.Len(t, h.Turns, 1)
+	assert.Equal(t, tu.ID, h.Turns[0].ID)
+	_, err = g.ReadHistory(t.Context(), r, "no-such")
+	assert.ErrorIs(t, err, refusal.ErrTurnNotFound)
+	r.Header.Set("X-User", "bob")
+	_, err = g.ReadHistory(t.Context(), r, c.ID)
+	assert.ErrorIs(t, err, refusal.ErrTurnNotFound, "another caller: as an unknown conversation")
+	r.Header.Del("X-User")
+	_, err = g.ReadHistory(t.Context(), r, c.ID)
+	assert.ErrorIs(t, err, refusal.ErrTurnNotFound, "no session")
+}
