@@ -115,7 +115,7 @@ func TestAskTheUser(t *testing.T) {
 	res := of[*chatprotocol.ToolResultEvent](s.envelopes("t-1"))
 	require.Len(t, res, 1)
 	assert.JSONEq(t, `{"text":"order 7"}`, string(res[0].Output))
-	v, err := s.cards.Lookup(t.Context(), interactions.Key{Conversation: conversation, CorrelationID: agent.CardID("t-1", "q1")})
+	v, err := s.cards.Lookup(t.Context(), interactions.Key{Conversation: convID, CorrelationID: agent.CardID("t-1", "q1")})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.StatusAnswered, v.Record.Status)
 }

@@ -31,9 +31,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const (
-	conversation = "c-1"
-	worker       = "worker"
-	alice        = "alice"
+	convID = "c-1"
+	worker = "worker"
+	alice  = "alice"
 )
 
 var (
@@ -108,7 +108,7 @@ func (pr *process) start(w replay.Window, id string) (*turn.Producer, error) {
 	if w == nil {
 		w = pr.window
 	}
-	return turn.Start(pr.t.Context(), w, replay.Key{ConversationID: conversation, TurnID: id},
+	return turn.Start(pr.t.Context(), w, replay.Key{ConversationID: convID, TurnID: id},
 		&turn.Options{Recovery: pr.rec, Runs: pr.runs, Caller: worker, Cards: pr.cards,
 			SchemaText: pr.schemas.SchemaJSON, Now: pr.clock.Now})
 }
@@ -123,14 +123,14 @@ func (pr *process) mustStart(id string) *turn.Producer {
 
 // cancel cancels turn id as alice.
 func (pr *process) cancel(id string) {
-	require.NoError(pr.t, pr.rec.Cancel(pr.t.Context(), alice, recovery.TurnRef{Conversation: conversation, Turn: id}))
+	require.NoError(pr.t, pr.rec.Cancel(pr.t.Context(), alice, recovery.TurnRef{Conversation: convID, Turn: id}))
 }
 
 // envelopes reads every envelope of turn id, checking that the seqs run
 // from 1 to the latest, each once.
 func (s *stores) envelopes(id string) []chatprotocol.ChatEventEnvelope {
 	s.t.Helper()
-	k := replay.Key{ConversationID: conversation, TurnID: id}
+	k := replay.Key{ConversationID: convID, TurnID: id}
 	b, err := s.window.Bounds(s.t.Context(), k)
 	require.NoError(s.t, err)
 	require.Zero(s.t, b.Lower)
@@ -154,7 +154,7 @@ func (s *stores) envelopes(id string) []chatprotocol.ChatEventEnvelope {
 // following them would.
 func (s *stores) state(ids ...string) *chatprotocol.ChatStateV1 {
 	s.t.Helper()
-	st := chatprotocol.NewChatStateV1(conversation)
+	st := chatprotocol.NewChatStateV1(convID)
 	for _, id := range ids {
 		for _, env := range s.envelopes(id) {
 			require.NoError(s.t, st.Apply(env), "seq %d of %s", env.Seq, id)
@@ -310,7 +310,7 @@ func (s *stores) answerCard(id string, action cards.CardAction, value string) {
 	if value != "" {
 		resp.Value = json.RawMessage(value)
 	}
-	_, err := s.cards.Answer(s.t.Context(), person, interactions.Key{Conversation: conversation, CorrelationID: id},
+	_, err := s.cards.Answer(s.t.Context(), person, interactions.Key{Conversation: convID, CorrelationID: id},
 		interactions.Submission{ID: "s-" + id, Response: resp})
 	require.NoError(s.t, err)
 }
@@ -342,7 +342,7 @@ func within[T any](t *testing.T, ch <-chan T) T {
 }
 
 // refOf is the recovery turn of turn id.
-func refOf(id string) recovery.TurnRef { return recovery.TurnRef{Conversation: conversation, Turn: id} }
+func refOf(id string) recovery.TurnRef { return recovery.TurnRef{Conversation: convID, Turn: id} }
 
 // effect is the effect of slot tool-k in rec.
 func effect(t *testing.T, rec recovery.TurnRecord, k int) recovery.EffectRecord {

@@ -207,7 +207,7 @@ func TestTurnMessages(t *testing.T) {
 	var tools counter
 	out, err := (&agent.Loop{Model: restartScript().model(), Tools: []agent.Tool{searchTool(tools.run)}}).Run(t.Context(), s.process().mustStart("t-1"), history)
 	require.NoError(t, err)
-	msgs, err := agent.TurnMessages(t.Context(), s.window, replay.Key{ConversationID: conversation, TurnID: "t-1"})
+	msgs, err := agent.TurnMessages(t.Context(), s.window, replay.Key{ConversationID: convID, TurnID: "t-1"})
 	require.NoError(t, err)
 	assert.Equal(t, out.Messages, msgs)
 }
