@@ -45,17 +45,10 @@ type toolFunction struct {
 // stored state that cannot be read is its error.
 func MessagesSnapshot(h conversation.History) (json.RawMessage, error) {
 	msgs := make([]message, 0, 2*len(h.Turns))
-	for _, t := range h.Turns {
+	err := h.Each(func(t conversation.Turn, r *conversation.Reduced) {
 		msgs = append(msgs, message{ID: t.ID + "-user", Role: "user", Content: &t.UserText})
-		if !t.Ended() {
-			continue
-		}
-		r, err := t.Reduce()
-		if err != nil {
-			return nil, err
-		}
-		if r.Text == "" && len(r.ToolCalls) == 0 {
-			continue
+		if r == nil {
+			return
 		}
 		a := message{ID: t.ID, Role: "assistant"}
 		if r.Text != "" {
@@ -81,6 +74,9 @@ func MessagesSnapshot(h conversation.History) (json.RawMessage, error) {
 		}
 		msgs = append(msgs, a)
 		msgs = append(msgs, results...)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(struct {
 		Type     string    `json:"type"`

@@ -21,21 +21,37 @@ var noResult = json.RawMessage(`"the call has no result: its turn ended before i
 // ([Turn.Reduce]).
 func (h History) Messages() ([]agent.Message, error) {
 	msgs := make([]agent.Message, 0, 3*len(h.Turns))
-	for _, t := range h.Turns {
+	err := h.Each(func(t Turn, r *Reduced) {
 		msgs = append(msgs, agent.Message{Role: agent.RoleUser, Text: t.UserText})
+		if r != nil {
+			msgs = append(msgs, assistantOf(*r)...)
+		}
+	})
+	return msgs, err
+}
+
+// Each calls fn for each turn of the history in order, with the turn's
+// reduced state when the turn ended with text or tool calls, else nil (the
+// running turn, a turn that said nothing): the walk every format of the
+// history makes ([History.Messages], uistream's and agui's). A stored state
+// that cannot be read stops the walk and is its error ([Turn.Reduce]).
+func (h History) Each(fn func(t Turn, r *Reduced)) error {
+	for _, t := range h.Turns {
 		if !t.Ended() {
+			fn(t, nil)
 			continue
 		}
 		r, err := t.Reduce()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if r.Text == "" && len(r.ToolCalls) == 0 {
+			fn(t, nil)
 			continue
 		}
-		msgs = append(msgs, assistantOf(r)...)
+		fn(t, &r)
 	}
-	return msgs, nil
+	return nil
 }
 
 // assistantOf is an ended turn's assistant message and, when it made

@@ -50,17 +50,10 @@ type historyTool struct {
 // stored state that cannot be read is its error.
 func HistoryMessages(h conversation.History) (json.RawMessage, error) {
 	msgs := make([]historyMessage, 0, 2*len(h.Turns))
-	for _, t := range h.Turns {
+	err := h.Each(func(t conversation.Turn, r *conversation.Reduced) {
 		msgs = append(msgs, historyMessage{ID: t.ID + "-user", Role: "user", Parts: []any{historyText{Type: "text", Text: t.UserText, State: "done"}}})
-		if !t.Ended() {
-			continue
-		}
-		r, err := t.Reduce()
-		if err != nil {
-			return nil, err
-		}
-		if r.Text == "" && len(r.ToolCalls) == 0 {
-			continue
+		if r == nil {
+			return
 		}
 		parts := []any{historyStep{Type: "step-start"}}
 		if r.Text != "" {
@@ -79,6 +72,9 @@ func HistoryMessages(h conversation.History) (json.RawMessage, error) {
 			parts = append(parts, p)
 		}
 		msgs = append(msgs, historyMessage{ID: t.ID, Role: "assistant", Parts: parts})
+	})
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(msgs)
 }
