@@ -281,22 +281,29 @@ func (p *Producer) Delta(ctx context.Context, text string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.appendText(ctx, text, 0, func(s string) error { return p.appendDelta(ctx, s) })
+}
+
+// appendText appends text as one piece, or as several when one would
+// exceed the frame limit ([replay.SplitDelta]), each through put; extra is
+// what the pieces' event adds to a delta's frame, in bytes. p.mu is held.
+func (p *Producer) appendText(ctx context.Context, text string, extra int, put func(piece string) error) error {
 	if err := p.writable(ctx); err != nil {
 		return err
 	}
 	if err := p.measure(); err != nil {
 		return err
 	}
-	if p.maxFrame < 0 || 6*len(text)+p.overhead <= p.maxFrame { // any text fits: 6 bytes a byte at most
-		return p.appendDelta(ctx, text)
+	if p.maxFrame < 0 || 6*len(text)+p.overhead+extra <= p.maxFrame { // any text fits: 6 bytes a byte at most
+		return put(text)
 	}
 	tmpl := p.envelope(p.latest+1, &chatprotocol.DeltaEvent{})
-	pieces, err := replay.SplitDelta(tmpl, text, p.maxFrame)
+	pieces, err := replay.SplitDelta(tmpl, text, p.maxFrame-extra)
 	if err != nil {
 		return err
 	}
 	for _, s := range pieces {
-		if err := p.appendDelta(ctx, s); err != nil {
+		if err := put(s); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
-	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // reasoningExtra is how many bytes longer a reasoning envelope is than a
@@ -22,30 +21,13 @@ func (p *Producer) Reasoning(ctx context.Context, text string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.writable(ctx); err != nil {
-		return err
-	}
-	if err := p.measure(); err != nil {
-		return err
-	}
-	pieces := []string{text}
-	if p.maxFrame >= 0 && 6*len(text)+p.overhead+reasoningExtra > p.maxFrame {
-		var err error
-		tmpl := p.envelope(p.latest+1, &chatprotocol.DeltaEvent{})
-		if pieces, err = replay.SplitDelta(tmpl, text, p.maxFrame-reasoningExtra); err != nil {
-			return err
-		}
-	}
-	for _, s := range pieces {
+	return p.appendText(ctx, text, reasoningExtra, func(s string) error {
 		ev, err := chatprotocol.Reasoning{Text: s}.Event()
 		if err != nil {
 			return err
 		}
-		if err := p.put(ctx, p.envelope(p.latest+1, ev)); err != nil {
-			return err
-		}
-	}
-	return nil
+		return p.put(ctx, p.envelope(p.latest+1, ev))
+	})
 }
 
 // Source appends a source event (docs/contract.md section 6.5): a web page
