@@ -30,35 +30,24 @@ type ConversationOptions struct {
 // of a host shares (docs/contract.md sections 11.9 and 20.1): the running
 // turn it records is the one a resume or a stop finds, on any instance.
 // Each conversation is a hash <prefix>{<conversation>}:c (owner, tenant,
-// turn count, running turn), the turns' ids and user texts in start order
-// in two lists, :d and :u, each turn's position in a hash :i and each ended
+// turn count, running turn), its turn ids and user texts in start order
+// in lists :d and :u, each turn's position in a hash :i and each ended
 // turn's reduced state, byte for byte, in a hash :s; the id is escaped as
-// the window's are, and the braces keep a conversation's keys in one Redis
-// Cluster slot. Nothing expires.
+// the window's, and the braces keep the keys in one Cluster slot. Nothing
+// expires.
 //
-// Create, StartTurn and EndTurn are one Lua script each, atomic on the
-// server: a start appends the turn and records it as running only when the
-// conversation has none, so that of concurrent starts, from any number of
-// instances, exactly one wins. Each write script is idempotent under a
-// resend of the same call (a client's retry after a lost connection): a
-// create and a start carry an id of their own, and a start or create the
-// script finds already done by that id succeeds again. Get is one HMGET;
-// Running, Turn and History are one script each, one snapshot and one
-// round trip.
+// Create, StartTurn and EndTurn are one Lua script each, atomic: a start
+// records its turn only when none runs, so that of concurrent starts on
+// any instances exactly one wins; a resend of the same call (a client's
+// retry) succeeds again without a second write. Running, Turn and History
+// are one script each, one snapshot. A write never sent or refused by
+// Redis is checkpoint-write-failed, one whose answer was lost
+// needs-reconciliation, a failed read store-unavailable.
 //
-// A write whose script was never sent (a context already ended, a
-// connection that could not be dialled) or that Redis refused with an
-// error reply is checkpoint-write-failed; one whose answer was lost is
-// needs-reconciliation. A failed read is store-unavailable.
-//
-// Redis acknowledges a write before it is durable (section 11.9): what
-// survives a restart is what the append-only file had synced, and a
-// replica promoted on failover may lack the newest writes, so that a
-// stored end, or a whole conversation, may be lost. The store therefore
-// declares no persistedHistory ([ConversationStore.Capabilities]).
-//
-// A ConversationStore is safe for concurrent use; it keeps no state
-// besides its client and prefix. The client is the caller's.
+// Redis acknowledges before it syncs (section 11.9): a restart or a
+// failover may lose acknowledged writes, so the store declares no
+// persistedHistory ([ConversationStore.Capabilities]). It is safe for
+// concurrent use; the client is the caller's.
 type ConversationStore struct {
 	client redis.UniversalClient
 	prefix string
@@ -82,7 +71,7 @@ func NewConversationStore(client redis.UniversalClient, opts *ConversationOption
 	return s, nil
 }
 
-// Capabilities returns what a ConversationStore lets a host declare
+// Capabilities returns what a [ConversationStore] lets a host declare
 // (docs/contract.md sections 8, 11.9 and 20.5): nothing. Redis keeps the
 // conversations across a restart only as far as its append-only file was
 // synced, and a failover may lose the newest writes: it is no durable
