@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,4 +187,58 @@ func listenClosed(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// TestConversationStoreAnswerLost: a server that reads the write's script
+// and closes the connection without an answer leaves the outcome unknown:
+// needs-reconciliation, never success or checkpoint-write-failed.
+func TestConversationStoreAnswerLost(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := conn.Read(buf)
+					if err != nil {
+						return
+					}
+					if strings.Contains(strings.ToUpper(string(buf[:n])), "EVAL") {
+						return // read, never answered
+					}
+					// One error per command read: each starts a line with '*'.
+					cmds := strings.Count("\r\n"+string(buf[:n]), "\r\n*")
+					if _, err := conn.Write([]byte(strings.Repeat("-ERR unknown command\r\n", cmds))); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	client := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := NewConversationStore(client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := s.Create(ctx, "c-1", conversation.Principal{ID: "u"}); refusal.CodeOf(err) != refusal.CodeNeedsReconciliation {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := s.StartTurn(ctx, "c-1", "q"); refusal.CodeOf(err) != refusal.CodeNeedsReconciliation {
+		t.Fatalf("start: %v", err)
+	}
+	if _, err := s.Get(ctx, "c-1"); refusal.CodeOf(err) != refusal.CodeStoreUnavailable {
+		t.Fatalf("get: %v", err)
+	}
 }
