@@ -1,8 +1,9 @@
 // Package redisstore is a replay window on Redis: [Window], a
 // [replay.Window] that the instances of a host share, so that a client's
 // reconnect may land on any of them (docs/contract.md sections 11 and
-// 11.9). It is a module of its own, so that the root module links no
-// Redis client; it uses github.com/redis/go-redis/v9 and takes any
+// 11.9), and a conversation store beside it ([ConversationStore]). It is
+// a module of its own, so that the root module links no Redis client; it
+// uses github.com/redis/go-redis/v9 and takes any
 // [redis.UniversalClient].
 //
 // # What it keeps
@@ -59,6 +60,16 @@
 //
 // Reads and waits retry for [WindowOptions.Patience] while Redis cannot
 // be reached or is loading, and return as soon as their context ends.
+//
+// # Conversations
+//
+// [ConversationStore] is a [conversation.Store] on the same server
+// (docs/contract.md sections 11.9 and 20.1): a conversation's record, its
+// turns and their ended states under one hash tag, each write one script
+// (of concurrent starts, on any instance, exactly one wins), each read one
+// snapshot. Its running turn is the one a resume or a stop on any instance
+// finds. Like the window, it is no durable history: it declares no
+// persistedHistory.
 //
 // # Measuring
 //

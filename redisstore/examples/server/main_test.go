@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -41,12 +42,14 @@ func fresh(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// instance is one running server: its printed lines by name ("" for the
-// stream URLs, in order) and its base URL.
+// instance is one running server: the first turn's stream URL, its
+// printed lines by name, its base URL, and the "turn URL" lines it prints
+// later (the chain's next turns).
 type instance struct {
 	turns     []string
 	endpoints map[string]string
 	base      string
+	later     chan string
 }
 
 // serve runs an instance with args, stopped when t ends.
@@ -60,8 +63,9 @@ func serve(t *testing.T, args ...string) instance {
 		stdout.CloseWithError(err)
 		done <- err
 	}()
-	in := instance{endpoints: map[string]string{}}
-	for sc := bufio.NewScanner(out); sc.Scan(); {
+	in := instance{endpoints: map[string]string{}, later: make(chan string, 16)}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
 		name, u, ok := strings.Cut(sc.Text(), " ")
 		if !ok {
 			in.turns = append(in.turns, sc.Text())
@@ -72,7 +76,14 @@ func serve(t *testing.T, args ...string) instance {
 			break
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	go func() {
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "turn "); ok {
+				in.later <- u
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
 	stop := sync.OnceValue(func() error { cancel(); return <-done })
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
@@ -89,6 +100,33 @@ func serve(t *testing.T, args ...string) instance {
 // events is the version-1 stream URL of a turn on in.
 func (in instance) events(conversation, turn string) string {
 	return in.base + "/conversations/" + conversation + "/turns/" + turn + "/events?access_token=demo"
+}
+
+// on is a stream URL another instance printed, on in instead.
+func (in instance) on(from instance, streamURL string) string {
+	return in.base + strings.TrimPrefix(streamURL, from.base)
+}
+
+// nextTurn waits for in's next "turn URL" line, a chain turn's stream URL.
+func (in instance) nextTurn(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	select {
+	case u := <-in.later:
+		return u
+	case <-ctx.Done():
+		t.Fatal("no next turn was printed")
+		return ""
+	}
+}
+
+// turnOf is the turn id of a stream URL.
+func turnOf(t *testing.T, streamURL string) string {
+	t.Helper()
+	m := regexp.MustCompile(`/turns/([^/?]+)/events`).FindStringSubmatch(streamURL)
+	if len(m) != 2 {
+		t.Fatalf("no turn in %s", streamURL)
+	}
+	return m[1]
 }
 
 // post sends body to url as the demo caller and returns the status and the
@@ -147,12 +185,14 @@ func followOn(ctx context.Context, t *testing.T, url string, state *chatprotocol
 	}
 }
 
-// TestTwoInstancesOnRedis runs two instances on one Redis: a chain turn of
-// the first, followed through the second, has the script's frames, tool
-// call and card; the card's answer, given to the first (whose card store
-// holds it), starts the next turn, which the second streams too; a useChat
-// turn started by a POST to the first is resumed through the second from
-// its first chunk.
+// TestTwoInstancesOnRedis runs two instances on one Redis, window and
+// conversations: a chain turn of the first, followed through the second
+// by the URL the first printed, has the script's frames, tool call and
+// card; the card's answer, given to the first (whose card store holds it),
+// starts the next turn, which the second streams too; a useChat turn
+// started by a POST to the first is resumed through the second from its
+// first chunk, the second finding it as the conversation's running turn
+// on Redis; the second serves the chat's history.
 func TestTwoInstancesOnRedis(t *testing.T) {
 	addr := redisAddr(t)
 	c1, c2, chat := fresh("c-a"), fresh("c-b"), fresh("chat-")
@@ -161,21 +201,24 @@ func TestTwoInstancesOnRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	state := followOn(ctx, t, b.events(c1, "t-1"), nil)
+	first := turnOf(t, a.turns[0])
+	state := followOn(ctx, t, b.on(a, a.turns[0]), nil)
 	t1 := state.Turns[0]
-	if t1.Status != chatprotocol.LifecycleCompleted || t1.LastSeq != 8+5 || len(t1.ToolCalls) != 1 ||
+	if t1.TurnID != first || t1.Status != chatprotocol.LifecycleCompleted || t1.LastSeq != 8+5 || len(t1.ToolCalls) != 1 ||
 		string(t1.ToolCalls[0].Output) != `{"hits":2}` || len(state.OpenCards()) != 1 {
-		t.Fatalf("t-1 through the second instance: %s, seq %d, %d tool calls, %d open cards",
-			t1.Status, t1.LastSeq, len(t1.ToolCalls), len(state.OpenCards()))
+		t.Fatalf("the first turn through the second instance: %s %s, seq %d, %d tool calls, %d open cards",
+			t1.TurnID, t1.Status, t1.LastSeq, len(t1.ToolCalls), len(state.OpenCards()))
 	}
 	status, _ := post(t, http.MethodPost, a.endpoints["answer"],
-		`{"action":"submit","correlationId":"card-t-1","value":{"optionId":"yes"}}`)
+		`{"action":"submit","correlationId":"card-`+first+`","value":{"optionId":"yes"}}`)
 	if status != http.StatusOK {
 		t.Fatalf("the answer: %d", status)
 	}
-	state = followOn(ctx, t, b.events(c1, "t-2"), state)
-	if t2, _ := state.Turn("t-2"); t2.Text() != "Glad it helped. " || len(state.OpenCards()) != 0 {
-		t.Fatalf("t-2 through the second instance: %q, %d open cards", t2.Text(), len(state.OpenCards()))
+	next := a.nextTurn(ctx, t)
+	second := turnOf(t, next)
+	state = followOn(ctx, t, b.on(a, next), state)
+	if t2, _ := state.Turn(second); second == first || t2.Text() != "Glad it helped. " || len(state.OpenCards()) != 0 {
+		t.Fatalf("the second turn %s through the second instance: %q, %d open cards", second, t2.Text(), len(state.OpenCards()))
 	}
 
 	body := `{"id":"` + chat + `","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Hello?"}]}],"trigger":"submit-message"}`
@@ -207,15 +250,52 @@ func TestTwoInstancesOnRedis(t *testing.T) {
 		t.Fatalf("the POST to the first instance (%d, %d chunks) and the resume through the second (%d chunks) differ",
 			got.status, len(got.lines), len(resumed.lines))
 	}
-	var first struct{ Type, MessageID string }
-	if err := json.Unmarshal([]byte(got.lines[0]), &first); err != nil || first.Type != "start" || first.MessageID != "t-1" {
+	var start struct{ Type, MessageID string }
+	if err := json.Unmarshal([]byte(got.lines[0]), &start); err != nil || start.Type != "start" || start.MessageID == "" {
 		t.Fatalf("first chunk %s (%v)", got.lines[0], err)
 	}
 	if got.lines[len(got.lines)-1] != "[DONE]" {
 		t.Fatalf("last chunk %s", got.lines[len(got.lines)-1])
 	}
-	v1 := followOn(ctx, t, b.events(chat, "t-1"), nil)
+	v1 := followOn(ctx, t, b.events(chat, start.MessageID), nil)
 	if v1.Turns[0].Status != chatprotocol.LifecycleCompleted || v1.Turns[0].Text() != t1.Text() {
 		t.Fatalf("the useChat turn's version-1 stream through the second instance: %s %q", v1.Turns[0].Status, v1.Turns[0].Text())
 	}
+	var messages []struct{ ID, Role string }
+	for ctx.Err() == nil { // the first instance stores the turn once it ended
+		status, raw := get(t, strings.Replace(b.endpoints["ui-history"], "{chatId}", chat, 1))
+		if status != http.StatusOK {
+			t.Fatalf("the chat's history through the second instance: %d %s", status, raw)
+		}
+		if err := json.Unmarshal(raw, &messages); err != nil {
+			t.Fatal(err)
+		}
+		if len(messages) == 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(messages) != 2 || messages[0].Role != "user" || messages[1].Role != "assistant" || messages[1].ID != start.MessageID {
+		t.Fatalf("the chat's history through the second instance: %+v", messages)
+	}
+}
+
+// get reads url as the demo caller and returns the status and the body.
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer demo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
 }
