@@ -42,6 +42,9 @@ type watch struct {
 	// the last confirmation of its subscription; known says there is one.
 	told  replay.Bounds
 	known bool
+
+	key   replay.Key
+	reads *turnReads // the turn's reads, held while the watch lives
 }
 
 // subOp is a subscription (sub) or an unsubscription to send.
@@ -62,14 +65,17 @@ func newSubscriber(w *Window) *subscriber {
 // close closes the Pub/Sub connection, which ends receive.
 func (s *subscriber) close() { _ = s.ps.Close() }
 
-// enter counts a waiter on channel, subscribing to it when it has no
+// enter counts a waiter on key's channel, subscribing to it when it has no
 // watch yet, and returns the watch.
-func (s *subscriber) enter(channel string) *watch {
+func (s *subscriber) enter(key replay.Key, channel string) *watch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	wt := s.watches[channel]
 	if wt == nil {
-		wt = &watch{wake: make(chan struct{})}
+		fs := &s.w.fetches
+		fs.mu.Lock()
+		wt = &watch{wake: make(chan struct{}), key: key, reads: fs.hold(key)}
+		fs.mu.Unlock()
 		s.watches[channel] = wt
 		s.queue(subOp{channel: channel, sub: true})
 	}
@@ -109,15 +115,37 @@ func wakeLocked(wt *watch) {
 	wt.wake = make(chan struct{})
 }
 
-// tell records the bounds a message of channel carried and wakes its
-// waiters; a payload that is no bounds only wakes them.
+// tell records the bounds a message of channel carried, for the waiters
+// and the turn's reads, and wakes the waiters; a payload that is no bounds
+// only wakes them.
 func (s *subscriber) tell(channel, payload string) {
 	b, ok := parseBounds(payload)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if wt := s.watches[channel]; wt != nil {
 		wt.told, wt.known = b, ok
+		if ok {
+			s.w.fetches.mu.Lock()
+			wt.reads.heardBounds(b)
+			s.w.fetches.mu.Unlock()
+		}
 		wakeLocked(wt)
+	}
+}
+
+// invalidate forgets what the Window knows of the turns of the watches,
+// all of them when wt is nil: a confirmation of a subscription may follow
+// a restart of Redis that lost the newest frames. s.mu is held.
+func (s *subscriber) invalidate(wt *watch) {
+	fs := &s.w.fetches
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if wt != nil {
+		wt.reads.invalidate()
+		return
+	}
+	for _, wt := range s.watches {
+		wt.reads.invalidate()
 	}
 }
 
@@ -147,6 +175,7 @@ func (s *subscriber) wake(channel string) {
 	if channel != "" {
 		if wt := s.watches[channel]; wt != nil {
 			wt.known = false
+			s.invalidate(wt)
 			wakeLocked(wt)
 		}
 		return
@@ -165,6 +194,9 @@ func (s *subscriber) sweep(now time.Time) {
 	for ch, wt := range s.watches {
 		if wt.waiters == 0 && now.Sub(wt.idle) >= s.w.idleUnsubscribe {
 			delete(s.watches, ch)
+			s.w.fetches.mu.Lock()
+			s.w.fetches.release(wt.key, wt.reads)
+			s.w.fetches.mu.Unlock()
 			s.queue(subOp{channel: ch})
 		}
 	}
@@ -241,6 +273,9 @@ func (s *subscriber) receive() {
 			if s.w.log != nil {
 				s.w.log.Warn("redisstore: the subscriber's connection failed", "error", err)
 			}
+			s.mu.Lock()
+			s.invalidate(nil)
+			s.mu.Unlock()
 			if patience.Sleep(s.w.ctx, s.w.ctx, errClosed, pause) != nil {
 				return
 			}
@@ -282,7 +317,7 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	wt := w.sub.enter(channelOf(w.prefix, key))
+	wt := w.sub.enter(key, channelOf(w.prefix, key))
 	defer w.sub.leave(wt)
 	var last replay.Bounds
 	for woken := false; ; woken = true {
