@@ -62,6 +62,8 @@ type turnReads struct {
 	// read that last set cache.b was done.
 	completed uint64
 	cache     frameCache
+	// limit is the page size of the turn's latest Read, for prefetch.
+	limit int
 }
 
 // cacheBytes bounds the frame data a Window keeps per turn: 64 KiB, the
@@ -112,28 +114,17 @@ func (w *Window) fetch(ctx context.Context, k fetchKey) (page, error) {
 	fs.mu.Lock()
 	tr := fs.hold(k.key)
 	if k.after >= 0 {
+		tr.limit = k.limit
 		if p, ok := tr.cached(k.after, k.limit); ok {
 			fs.release(k.key, tr)
 			fs.mu.Unlock()
 			return p, nil
 		}
 	}
-	f, running := tr.fetchers[k]
-	if !running {
-		f = &fetcher{}
-		tr.fetchers[k] = f
-		tr.users++ // the fetcher's, released when it stops
-	}
-	c := f.running
-	if c == nil || k.after < 0 || c.epoch != tr.epoch || c.known <= k.after {
-		if f.next == nil {
-			f.next = &fetchCall{done: make(chan struct{})}
-		}
-		c = f.next
-	}
+	c, f, start := tr.join(k)
 	fs.release(k.key, tr)
 	fs.mu.Unlock()
-	if !running {
+	if start {
 		go w.runFetcher(k, tr, f)
 	}
 	select {
@@ -141,6 +132,43 @@ func (w *Window) fetch(ctx context.Context, k fetchKey) (page, error) {
 		return c.p, c.err
 	case <-ctx.Done():
 		return page{}, ctx.Err()
+	}
+}
+
+// join returns the read of k a caller joins: the running one when it
+// started after frame k.after+1 was known to be stored, else the next one.
+// It creates k's fetcher when there is none; then start says that the
+// caller starts it (runFetcher). fs.mu is held.
+func (tr *turnReads) join(k fetchKey) (c *fetchCall, f *fetcher, start bool) {
+	f = tr.fetchers[k]
+	if f == nil {
+		f, start = &fetcher{}, true
+		tr.fetchers[k] = f
+		tr.users++ // the fetcher's, released when it stops
+	}
+	c = f.running
+	if c == nil || k.after < 0 || c.epoch != tr.epoch || c.known <= k.after {
+		if f.next == nil {
+			f.next = &fetchCall{done: make(chan struct{})}
+		}
+		c = f.next
+	}
+	return c, f, start
+}
+
+// prefetch starts the read of the frames after the newest one cached, of
+// the page size the turn's readers last asked for, when b tells of newer
+// frames: a message wakes the waiters of the turn, whose reads then join
+// this one, already in flight. It does nothing when the cache is empty.
+// fs.mu is held.
+func (w *Window) prefetch(key replay.Key, tr *turnReads, b replay.Bounds) {
+	n := len(tr.cache.frames)
+	if n == 0 || tr.limit == 0 || b.Latest <= tr.cache.frames[n-1].Seq {
+		return
+	}
+	k := fetchKey{key: key, after: tr.cache.frames[n-1].Seq, limit: tr.limit}
+	if _, f, start := tr.join(k); start {
+		go w.runFetcher(k, tr, f)
 	}
 }
 

@@ -93,11 +93,21 @@ func (s *subscriber) leave(wt *watch) {
 }
 
 // current returns wt's wake channel, and the bounds the channel's newest
-// message told when known.
+// message told when known. When the Window knows of a newer frame, whose
+// message is still on its way, it returns the bounds of the read that
+// found it, or unknown when the Window's own append stored it.
 func (s *subscriber) current(wt *watch) (wake <-chan struct{}, told replay.Bounds, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return wt.wake, wt.told, wt.known
+	told, known = wt.told, wt.known
+	if known {
+		s.w.fetches.mu.Lock()
+		if tr := wt.reads; tr.known > told.Latest {
+			told, known = tr.cache.b, tr.cache.b.Latest == tr.known
+		}
+		s.w.fetches.mu.Unlock()
+	}
+	return wt.wake, told, known
 }
 
 // queue adds op for send. s.mu is held.
@@ -127,24 +137,31 @@ func (s *subscriber) tell(channel, payload string) {
 		if ok {
 			s.w.fetches.mu.Lock()
 			wt.reads.heardBounds(b)
+			if wt.waiters > 0 {
+				s.w.prefetch(wt.key, wt.reads, b)
+			}
 			s.w.fetches.mu.Unlock()
 		}
 		wakeLocked(wt)
 	}
 }
 
-// invalidate forgets what the Window knows of the turns of the watches,
-// all of them when wt is nil: a confirmation of a subscription may follow
-// a restart of Redis that lost the newest frames. s.mu is held.
-func (s *subscriber) invalidate(wt *watch) {
+// forget forgets what the channel of wt, or of every watch when wt is
+// nil, told and what the Window knows of the turn's reads (its cache): a
+// failed connection, and the confirmation of a subscription that may
+// follow it, may hide a restart of Redis that lost the newest frames,
+// which the next reads find. s.mu is held.
+func (s *subscriber) forget(wt *watch) {
 	fs := &s.w.fetches
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if wt != nil {
+		wt.known = false
 		wt.reads.invalidate()
 		return
 	}
 	for _, wt := range s.watches {
+		wt.known = false
 		wt.reads.invalidate()
 	}
 }
@@ -174,8 +191,7 @@ func (s *subscriber) wake(channel string) {
 	defer s.mu.Unlock()
 	if channel != "" {
 		if wt := s.watches[channel]; wt != nil {
-			wt.known = false
-			s.invalidate(wt)
+			s.forget(wt)
 			wakeLocked(wt)
 		}
 		return
@@ -274,7 +290,7 @@ func (s *subscriber) receive() {
 				s.w.log.Warn("redisstore: the subscriber's connection failed", "error", err)
 			}
 			s.mu.Lock()
-			s.invalidate(nil)
+			s.forget(nil)
 			s.mu.Unlock()
 			if patience.Sleep(s.w.ctx, s.w.ctx, errClosed, pause) != nil {
 				return
@@ -320,13 +336,14 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	wt := w.sub.enter(key, channelOf(w.prefix, key))
 	defer w.sub.leave(wt)
 	var last replay.Bounds
-	for woken := false; ; woken = true {
+	for {
 		wake, told, known := w.sub.current(wt)
 		switch {
-		case known && woken && (told.Latest > after || told.Ended):
-			// Only a message received during this call: one received
-			// before may predate a loss of the newest frames (a restart, a
-			// failover), which the read below finds.
+		case known && (told.Latest > after || told.Ended):
+			// A message received since the subscriber's connection last
+			// failed or was confirmed: a loss of the newest frames (a
+			// restart, a failover) fails the connection first, which
+			// forgets it, and the read below finds the loss.
 			return told, nil
 		case known && told.Latest == after:
 			last = told // the newest message is the turn's state: wait for the next
