@@ -27,7 +27,8 @@ type subscriber struct {
 	ps *redis.PubSub
 
 	mu      sync.Mutex
-	watches map[string]*watch
+	watches map[string]*watch     // by channel
+	byKey   map[replay.Key]*watch // the same, by turn
 	ops     []subOp       // subscriptions and unsubscriptions to send, in order
 	kick    chan struct{} // tells send that ops is not empty
 }
@@ -58,6 +59,7 @@ func newSubscriber(w *Window) *subscriber {
 		w:       w,
 		ps:      w.client.Subscribe(w.ctx),
 		watches: make(map[string]*watch),
+		byKey:   make(map[replay.Key]*watch),
 		kick:    make(chan struct{}, 1),
 	}
 }
@@ -67,16 +69,18 @@ func (s *subscriber) close() { _ = s.ps.Close() }
 
 // enter counts a waiter on key's channel, subscribing to it when it has no
 // watch yet, and returns the watch.
-func (s *subscriber) enter(key replay.Key, channel string) *watch {
+func (s *subscriber) enter(key replay.Key) *watch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wt := s.watches[channel]
+	wt := s.byKey[key]
 	if wt == nil {
+		channel := channelOf(s.w.prefix, key)
 		fs := &s.w.fetches
 		fs.mu.Lock()
 		wt = &watch{wake: make(chan struct{}), key: key, reads: fs.hold(key)}
 		fs.mu.Unlock()
 		s.watches[channel] = wt
+		s.byKey[key] = wt
 		s.queue(subOp{channel: channel, sub: true})
 	}
 	wt.waiters++
@@ -210,6 +214,7 @@ func (s *subscriber) sweep(now time.Time) {
 	for ch, wt := range s.watches {
 		if wt.waiters == 0 && now.Sub(wt.idle) >= s.w.idleUnsubscribe {
 			delete(s.watches, ch)
+			delete(s.byKey, wt.key)
 			s.w.fetches.mu.Lock()
 			s.w.fetches.release(wt.key, wt.reads)
 			s.w.fetches.mu.Unlock()
@@ -333,7 +338,7 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	wt := w.sub.enter(key, channelOf(w.prefix, key))
+	wt := w.sub.enter(key)
 	defer w.sub.leave(wt)
 	var last replay.Bounds
 	for {
