@@ -29,8 +29,8 @@ type subscriber struct {
 	mu      sync.Mutex
 	watches map[string]*watch     // by channel
 	byKey   map[replay.Key]*watch // the same, by turn
-	ops     []subOp       // subscriptions and unsubscriptions to send, in order
-	kick    chan struct{} // tells send that ops is not empty
+	ops     []subOp               // subscriptions and unsubscriptions to send, in order
+	kick    chan struct{}         // tells send that ops is not empty
 }
 
 // watch is one channel's waiters.
