@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"sync"
 
@@ -269,13 +270,14 @@ func (tr *turnReads) learn(c *fetchCall) {
 }
 
 // add appends frames, consecutive seqs, to the cache: those after its
-// newest, or all of them in its place when they do not follow on; then it
-// drops the frames b no longer retains and the oldest beyond cacheBytes.
+// newest, or all of them in its place when they do not follow on or differ
+// from the cached frames of the same seqs; then it drops the frames b no
+// longer retains and the oldest beyond cacheBytes.
 func (fc *frameCache) add(frames []replay.Frame, b replay.Bounds) {
 	if n := len(fc.frames); len(frames) > 0 && n > 0 {
-		hi := fc.frames[n-1].Seq
+		lo, hi := fc.frames[0].Seq, fc.frames[n-1].Seq
 		switch {
-		case frames[0].Seq > hi+1:
+		case frames[0].Seq > hi+1 || !fc.agrees(frames, lo, hi):
 			fc.frames, fc.bytes = nil, 0
 		case frames[len(frames)-1].Seq <= hi:
 			frames = nil
@@ -295,6 +297,17 @@ func (fc *frameCache) add(frames []replay.Frame, b replay.Bounds) {
 	// No element is written again once stored: the pages served from the
 	// cache are read after fs.mu is released.
 	fc.frames = fc.frames[drop:]
+}
+
+// agrees reports whether frames hold the same data as the cache, which
+// holds lo to hi, at the seqs both hold.
+func (fc *frameCache) agrees(frames []replay.Frame, lo, hi int64) bool {
+	for _, f := range frames {
+		if f.Seq >= lo && f.Seq <= hi && !bytes.Equal(f.Data, fc.frames[f.Seq-lo].Data) {
+			return false
+		}
+	}
+	return true
 }
 
 // cached returns the page after after of at most limit bytes from the
