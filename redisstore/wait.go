@@ -188,8 +188,9 @@ func parseBounds(s string) (replay.Bounds, bool) {
 // wake wakes the waiters of channel, or of every channel when channel is
 // "" (a catch-up tick). It forgets what the channels' messages told, so
 // that the waiters read the bounds: a confirmation of a subscription may
-// follow a lost connection, whose messages were lost, and the tick is the
-// net under a lost message.
+// follow a lost connection, whose messages were lost (it forgets the
+// turn's kept frames too, see forget), and the tick is the net under a
+// lost message.
 func (s *subscriber) wake(channel string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -326,10 +327,12 @@ func isTimeout(err error) bool {
 // then, with ctx's error in the last case. It subscribes the Window's
 // connection to the turn's channel unless it already is. Every append
 // publishes the turn's bounds after it: while the channel's messages are
-// known (from the first message after its subscription's confirmation),
-// Wait does not read the bounds when the newest message's end at after,
-// and returns the bounds of a message that wakes it once they hold a frame
-// after after, without a read of its own; otherwise, and after each
+// known (from the first message after its subscription's confirmation,
+// forgotten when the connection fails), Wait takes the newest message's
+// bounds without a read: it returns them once they hold a frame after
+// after, and waits for the next message when they end at after, unless
+// the Window knows of a newer frame (its own append, a read: then the
+// bounds of that read, or a read of the bounds). Otherwise, and after each
 // (re)subscription and catch-up tick, it reads the bounds. A frame
 // appended before the call is found by the first read, or told by a
 // message. While Redis cannot be reached the reads retry for
