@@ -346,6 +346,9 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	var last replay.Bounds
 	for {
 		wake, told, known := w.sub.current(wt)
+		if w.ctx.Err() != nil { // Close cancels, then wakes every waiter
+			return last, errClosed
+		}
 		switch {
 		case known && (told.Latest > after || told.Ended):
 			// A message received since the subscriber's connection last
@@ -366,11 +369,9 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 			}
 		}
 		select {
-		case <-wake:
+		case <-wake: // Close wakes every waiter too
 		case <-ctx.Done():
 			return last, ctx.Err()
-		case <-w.ctx.Done():
-			return last, errClosed
 		}
 	}
 }
