@@ -28,6 +28,10 @@ type fetchCall struct {
 	known int64
 	epoch uint64
 	after uint64
+
+	// wake is the watch whose waiters wake once the read is done, when a
+	// message started it (prefetch); guarded by fetches.mu.
+	wake *watch
 }
 
 // fetcher runs the reads of one fetchKey, one at a time. A caller joins
@@ -159,18 +163,23 @@ func (tr *turnReads) join(k fetchKey) (c *fetchCall, f *fetcher, start bool) {
 
 // prefetch starts the read of the frames after the newest one cached, of
 // the page size the turn's readers last asked for, when b tells of newer
-// frames: a message wakes the waiters of the turn, whose reads then join
-// this one, already in flight. It does nothing when the cache is empty.
-// fs.mu is held.
-func (w *Window) prefetch(key replay.Key, tr *turnReads, b replay.Bounds) {
+// frames, and returns it: a message wakes the waiters of the turn, whose
+// reads then take its frames. It returns nil, and starts nothing, when the
+// cache is empty or holds b's frames, or when such a read already runs
+// that started before b's frames were known. fs.mu is held.
+func (w *Window) prefetch(key replay.Key, tr *turnReads, b replay.Bounds) *fetchCall {
 	n := len(tr.cache.frames)
 	if n == 0 || tr.limit == 0 || b.Latest <= tr.cache.frames[n-1].Seq {
-		return
+		return nil
 	}
 	k := fetchKey{key: key, after: tr.cache.frames[n-1].Seq, limit: tr.limit}
-	if _, f, start := tr.join(k); start {
+	c, f, start := tr.join(k)
+	if start {
 		go w.runFetcher(k, tr, f)
+	} else if c != f.running {
+		return nil
 	}
+	return c
 }
 
 // runFetcher runs k's reads until no caller waits for another.
@@ -204,8 +213,12 @@ func (w *Window) runFetcher(k fetchKey, tr *turnReads, f *fetcher) {
 		} else {
 			tr.learn(c)
 		}
+		wake := c.wake
 		fs.mu.Unlock()
 		close(c.done)
+		if wake != nil {
+			w.sub.wakeAfterRead(wake)
+		}
 	}
 }
 

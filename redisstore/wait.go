@@ -131,23 +131,43 @@ func wakeLocked(wt *watch) {
 
 // tell records the bounds a message of channel carried, for the waiters
 // and the turn's reads, and wakes the waiters; a payload that is no bounds
-// only wakes them.
+// only wakes them. When the message starts the read of the frames it
+// announces (prefetch), the waiters wake once that read is done, so that
+// their reads take its frames without waiting again.
 func (s *subscriber) tell(channel, payload string) {
 	b, ok := parseBounds(payload)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if wt := s.watches[channel]; wt != nil {
-		wt.told, wt.known = b, ok
-		if ok {
-			s.w.fetches.mu.Lock()
-			wt.reads.heardBounds(b)
-			if wt.waiters > 0 {
-				s.w.prefetch(wt.key, wt.reads, b)
-			}
-			s.w.fetches.mu.Unlock()
-		}
-		wakeLocked(wt)
+	wt := s.watches[channel]
+	if wt == nil {
+		return
 	}
+	wt.told, wt.known = b, ok
+	if ok && wt.waiters > 0 {
+		fs := &s.w.fetches
+		fs.mu.Lock()
+		wt.reads.heardBounds(b)
+		c := s.w.prefetch(wt.key, wt.reads, b)
+		if c != nil {
+			c.wake = wt
+		}
+		fs.mu.Unlock()
+		if c != nil {
+			return
+		}
+	} else if ok {
+		s.w.fetches.mu.Lock()
+		wt.reads.heardBounds(b)
+		s.w.fetches.mu.Unlock()
+	}
+	wakeLocked(wt)
+}
+
+// wakeAfterRead wakes wt's waiters once the read a message started is done.
+func (s *subscriber) wakeAfterRead(wt *watch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wakeLocked(wt)
 }
 
 // forget forgets what the channel of wt, or of every watch when wt is
