@@ -45,8 +45,9 @@
 // [WindowOptions.CatchUpInterval] they read the bounds instead, so that no
 // frame stored before the subscription took effect, or while the
 // connection was down, is missed. No waiter holds a connection of its own.
-// A message also starts the read of the frames it announces before it
-// wakes the waiters, whose reads then join it. When the connection fails,
+// A message also starts the read of the frames it announces, and wakes
+// the waiters once that read is done, so that their reads take its frames
+// without a round trip of their own. When the connection fails,
 // or a subscription is confirmed again, the Window forgets what the
 // messages told and the frames it kept, as it does when a turn's messages
 // go back: Redis may have lost the newest frames, which the next reads
