@@ -163,14 +163,17 @@ func (w *Window) Append(ctx context.Context, key replay.Key, env *chatprotocol.C
 	r := &appendRequest{keys: []string{k.frames, k.meta}, args: []any{
 		f.Seq, f.Type, f.Data, flag(replay.EndsTurn(env)), flag(toolResult), k.channel}}
 	if err := w.batch.submit(ctx, r); err != nil {
+		w.appended(key, 0)
 		return replay.Frame{}, err
 	}
 	if r.err != nil {
+		w.appended(key, 0)
 		return replay.Frame{}, fmt.Errorf("redisstore: append of seq %d: %w", f.Seq, r.err)
 	}
 	switch res := r.res.(type) {
 	case int64:
 		if res == 1 {
+			w.appended(key, f.Seq)
 			return f, nil
 		}
 	case []any:

@@ -19,9 +19,12 @@
 // writer settles an unknown outcome with [Window.Bounds], as a turn producer
 // does; the appends of a Window that wait at the same moment share a
 // pipeline. [Window.Read] is one script too: the bounds and a page of at
-// most the asked bytes, at least one frame; the readers of one page of a
-// turn in a process share one call, so that a frame is read once per
-// instance however many follow it.
+// most the asked bytes, at least one frame. A Window reads a frame once
+// however many of its readers follow the turn: the readers of one page
+// share one call, a reader joins a call in flight that started after its
+// frame was known to be stored, and the Window keeps the newest frames its
+// reads returned (64 KiB per turn it waits on), from which it serves the
+// readers that come later, while nothing newer is known of the turn.
 //
 // Retention is by count and bytes (the append drops the oldest entries,
 // XTRIM MINID, and moves Lower, never the newest frame) and by time: the
@@ -43,6 +46,13 @@
 // [WindowOptions.CatchUpInterval] they read the bounds instead, so that no
 // frame stored before the subscription took effect, or while the
 // connection was down, is missed. No waiter holds a connection of its own.
+// A message also starts the read of the frames it announces, and wakes
+// the waiters once that read is done, so that their reads take its frames
+// without a round trip of their own. When the connection fails,
+// or a subscription is confirmed again, the Window forgets what the
+// messages told and the frames it kept, as it does when a turn's messages
+// go back: Redis may have lost the newest frames, which the next reads
+// find.
 //
 // # What it does not promise
 //
@@ -53,7 +63,12 @@
 // frames, so that a turn's latest seq may go back. After such a loss a
 // reader is refused (cursor-ahead) or reads the frames again, and the
 // producer learns the turn's bounds anew; an interrupted turn is not
-// recovered from the window. Keep the recovery store and the answer store
+// recovered from the window. A Read reaches every frame whose Append
+// returned before it through the same Window, or that the Window heard of
+// (a message, an earlier read); a frame appended through another instance
+// that this one has not heard of yet may be missing from the page and the
+// bounds, as if the Read had run just before that Append, and its message,
+// on its way, wakes the Wait that follows. [Window.Bounds] always reads. Keep the recovery store and the answer store
 // on PostgreSQL or another durable store (pgstore): a host with this
 // window declares connectionReplay, and interruptedTurnRecovery only with
 // recovery on such a store ([Window.Capabilities]).

@@ -104,13 +104,18 @@ func (w *Window) query(ctx context.Context, key replay.Key, after int64, limit i
 // Read returns key's bounds and one page of the retained suffix after
 // after: the frames after+1, after+2, … that fit in limit bytes of data,
 // at least one below Latest (see [replay.Window.Read]), from one script:
-// every frame whose Append returned before the call, on any instance, is
-// within reach. The readers of one page of a turn in this process share
-// one script call that started after they asked. Refusals are [*replay.CursorError] with the bounds
-// (stale-cursor, cursor-ahead). While Redis cannot be reached or is
-// loading, Read retries for [WindowOptions.Patience], then returns the
-// error; it returns ctx's error as soon as ctx is done, even while Redis
-// stalls.
+// the readers of one page of a turn in this process share one call, a
+// reader joins a call in flight that started after frame after+1 was known
+// to be stored, and the Window serves later readers from the newest frames
+// its reads returned while nothing newer is known of the turn. Every frame
+// whose Append returned through this Window before the call, or that the
+// Window heard of, is within reach; one appended through another instance
+// that this one has not heard of yet may be missing, as if the Read had
+// run just before its Append (docs/contract.md section 11.9). Refusals are
+// [*replay.CursorError] with the bounds (stale-cursor, cursor-ahead). While
+// Redis cannot be reached or is loading, Read retries for
+// [WindowOptions.Patience], then returns the error; it returns ctx's error
+// as soon as ctx is done, even while Redis stalls.
 func (w *Window) Read(ctx context.Context, key replay.Key, after int64, limit int) (replay.Bounds, []replay.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, nil, err

@@ -27,9 +27,10 @@ type subscriber struct {
 	ps *redis.PubSub
 
 	mu      sync.Mutex
-	watches map[string]*watch
-	ops     []subOp       // subscriptions and unsubscriptions to send, in order
-	kick    chan struct{} // tells send that ops is not empty
+	watches map[string]*watch     // by channel
+	byKey   map[replay.Key]*watch // the same, by turn
+	ops     []subOp               // subscriptions and unsubscriptions to send, in order
+	kick    chan struct{}         // tells send that ops is not empty
 }
 
 // watch is one channel's waiters.
@@ -42,6 +43,9 @@ type watch struct {
 	// the last confirmation of its subscription; known says there is one.
 	told  replay.Bounds
 	known bool
+
+	key   replay.Key
+	reads *turnReads // the turn's reads, held while the watch lives
 }
 
 // subOp is a subscription (sub) or an unsubscription to send.
@@ -55,6 +59,7 @@ func newSubscriber(w *Window) *subscriber {
 		w:       w,
 		ps:      w.client.Subscribe(w.ctx),
 		watches: make(map[string]*watch),
+		byKey:   make(map[replay.Key]*watch),
 		kick:    make(chan struct{}, 1),
 	}
 }
@@ -62,15 +67,20 @@ func newSubscriber(w *Window) *subscriber {
 // close closes the Pub/Sub connection, which ends receive.
 func (s *subscriber) close() { _ = s.ps.Close() }
 
-// enter counts a waiter on channel, subscribing to it when it has no
+// enter counts a waiter on key's channel, subscribing to it when it has no
 // watch yet, and returns the watch.
-func (s *subscriber) enter(channel string) *watch {
+func (s *subscriber) enter(key replay.Key) *watch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wt := s.watches[channel]
+	wt := s.byKey[key]
 	if wt == nil {
-		wt = &watch{wake: make(chan struct{})}
+		channel := channelOf(s.w.prefix, key)
+		fs := &s.w.fetches
+		fs.mu.Lock()
+		wt = &watch{wake: make(chan struct{}), key: key, reads: fs.hold(key)}
+		fs.mu.Unlock()
 		s.watches[channel] = wt
+		s.byKey[key] = wt
 		s.queue(subOp{channel: channel, sub: true})
 	}
 	wt.waiters++
@@ -87,11 +97,21 @@ func (s *subscriber) leave(wt *watch) {
 }
 
 // current returns wt's wake channel, and the bounds the channel's newest
-// message told when known.
+// message told when known. When the Window knows of a newer frame, whose
+// message is still on its way, it returns the bounds of the read that
+// found it, or unknown when the Window's own append stored it.
 func (s *subscriber) current(wt *watch) (wake <-chan struct{}, told replay.Bounds, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return wt.wake, wt.told, wt.known
+	told, known = wt.told, wt.known
+	if known {
+		s.w.fetches.mu.Lock()
+		if tr := wt.reads; tr.known > told.Latest {
+			told, known = tr.cache.b, tr.cache.b.Latest == tr.known
+		}
+		s.w.fetches.mu.Unlock()
+	}
+	return wt.wake, told, known
 }
 
 // queue adds op for send. s.mu is held.
@@ -109,15 +129,64 @@ func wakeLocked(wt *watch) {
 	wt.wake = make(chan struct{})
 }
 
-// tell records the bounds a message of channel carried and wakes its
-// waiters; a payload that is no bounds only wakes them.
+// tell records the bounds a message of channel carried, for the waiters
+// and the turn's reads, and wakes the waiters; a payload that is no bounds
+// only wakes them. When the message starts the read of the frames it
+// announces (prefetch), the waiters wake once that read is done, so that
+// their reads take its frames without waiting again.
 func (s *subscriber) tell(channel, payload string) {
 	b, ok := parseBounds(payload)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if wt := s.watches[channel]; wt != nil {
-		wt.told, wt.known = b, ok
-		wakeLocked(wt)
+	wt := s.watches[channel]
+	if wt == nil {
+		return
+	}
+	wt.told, wt.known = b, ok
+	if ok && wt.waiters > 0 {
+		fs := &s.w.fetches
+		fs.mu.Lock()
+		wt.reads.heardBounds(b)
+		c := s.w.prefetch(wt.key, wt.reads, b)
+		if c != nil {
+			c.wake = wt
+		}
+		fs.mu.Unlock()
+		if c != nil {
+			return
+		}
+	} else if ok {
+		s.w.fetches.mu.Lock()
+		wt.reads.heardBounds(b)
+		s.w.fetches.mu.Unlock()
+	}
+	wakeLocked(wt)
+}
+
+// wakeAfterRead wakes wt's waiters once the read a message started is done.
+func (s *subscriber) wakeAfterRead(wt *watch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wakeLocked(wt)
+}
+
+// forget forgets what the channel of wt, or of every watch when wt is
+// nil, told and what the Window knows of the turn's reads (its cache): a
+// failed connection, and the confirmation of a subscription that may
+// follow it, may hide a restart of Redis that lost the newest frames,
+// which the next reads find. s.mu is held.
+func (s *subscriber) forget(wt *watch) {
+	fs := &s.w.fetches
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if wt != nil {
+		wt.known = false
+		wt.reads.invalidate()
+		return
+	}
+	for _, wt := range s.watches {
+		wt.known = false
+		wt.reads.invalidate()
 	}
 }
 
@@ -139,14 +208,15 @@ func parseBounds(s string) (replay.Bounds, bool) {
 // wake wakes the waiters of channel, or of every channel when channel is
 // "" (a catch-up tick). It forgets what the channels' messages told, so
 // that the waiters read the bounds: a confirmation of a subscription may
-// follow a lost connection, whose messages were lost, and the tick is the
-// net under a lost message.
+// follow a lost connection, whose messages were lost (it forgets the
+// turn's kept frames too, see forget), and the tick is the net under a
+// lost message.
 func (s *subscriber) wake(channel string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if channel != "" {
 		if wt := s.watches[channel]; wt != nil {
-			wt.known = false
+			s.forget(wt)
 			wakeLocked(wt)
 		}
 		return
@@ -165,6 +235,10 @@ func (s *subscriber) sweep(now time.Time) {
 	for ch, wt := range s.watches {
 		if wt.waiters == 0 && now.Sub(wt.idle) >= s.w.idleUnsubscribe {
 			delete(s.watches, ch)
+			delete(s.byKey, wt.key)
+			s.w.fetches.mu.Lock()
+			s.w.fetches.release(wt.key, wt.reads)
+			s.w.fetches.mu.Unlock()
 			s.queue(subOp{channel: ch})
 		}
 	}
@@ -241,6 +315,9 @@ func (s *subscriber) receive() {
 			if s.w.log != nil {
 				s.w.log.Warn("redisstore: the subscriber's connection failed", "error", err)
 			}
+			s.mu.Lock()
+			s.forget(nil)
+			s.mu.Unlock()
 			if patience.Sleep(s.w.ctx, s.w.ctx, errClosed, pause) != nil {
 				return
 			}
@@ -270,10 +347,12 @@ func isTimeout(err error) bool {
 // then, with ctx's error in the last case. It subscribes the Window's
 // connection to the turn's channel unless it already is. Every append
 // publishes the turn's bounds after it: while the channel's messages are
-// known (from the first message after its subscription's confirmation),
-// Wait does not read the bounds when the newest message's end at after,
-// and returns the bounds of a message that wakes it once they hold a frame
-// after after, without a read of its own; otherwise, and after each
+// known (from the first message after its subscription's confirmation,
+// forgotten when the connection fails), Wait takes the newest message's
+// bounds without a read: it returns them once they hold a frame after
+// after, and waits for the next message when they end at after, unless
+// the Window knows of a newer frame (its own append, a read: then the
+// bounds of that read, or a read of the bounds). Otherwise, and after each
 // (re)subscription and catch-up tick, it reads the bounds. A frame
 // appended before the call is found by the first read, or told by a
 // message. While Redis cannot be reached the reads retry for
@@ -282,16 +361,20 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	wt := w.sub.enter(channelOf(w.prefix, key))
+	wt := w.sub.enter(key)
 	defer w.sub.leave(wt)
 	var last replay.Bounds
-	for woken := false; ; woken = true {
+	for {
 		wake, told, known := w.sub.current(wt)
+		if w.ctx.Err() != nil { // Close cancels, then wakes every waiter
+			return last, errClosed
+		}
 		switch {
-		case known && woken && (told.Latest > after || told.Ended):
-			// Only a message received during this call: one received
-			// before may predate a loss of the newest frames (a restart, a
-			// failover), which the read below finds.
+		case known && (told.Latest > after || told.Ended):
+			// A message received since the subscriber's connection last
+			// failed or was confirmed: a loss of the newest frames (a
+			// restart, a failover) fails the connection first, which
+			// forgets it, and the read below finds the loss.
 			return told, nil
 		case known && told.Latest == after:
 			last = told // the newest message is the turn's state: wait for the next
@@ -306,11 +389,9 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 			}
 		}
 		select {
-		case <-wake:
+		case <-wake: // Close wakes every waiter too
 		case <-ctx.Done():
 			return last, ctx.Err()
-		case <-w.ctx.Done():
-			return last, errClosed
 		}
 	}
 }

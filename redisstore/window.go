@@ -188,6 +188,7 @@ func orDefault[T int | time.Duration](v, def T) T {
 // close it. Close may be called more than once.
 func (w *Window) Close() {
 	w.cancel()
+	w.sub.wake("")
 	w.sub.close()
 	w.wg.Wait()
 }
