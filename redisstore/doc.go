@@ -68,8 +68,9 @@
 // (a message, an earlier read); a frame appended through another instance
 // that this one has not heard of yet may be missing from the page and the
 // bounds, as if the Read had run just before that Append, and its message,
-// on its way, wakes the Wait that follows. [Window.Bounds] always reads. Keep the recovery store and the answer store
-// on PostgreSQL or another durable store (pgstore): a host with this
+// on its way, wakes the Wait that follows. [Window.Bounds] always reads.
+// Keep the recovery store and the answer store on PostgreSQL or another
+// durable store (pgstore): a host with this
 // window declares connectionReplay, and interruptedTurnRecovery only with
 // recovery on such a store ([Window.Capabilities]).
 //
@@ -85,16 +86,4 @@
 // snapshot. Its running turn is the one a resume or a stop on any instance
 // finds. Like the window, it is no durable history: it declares no
 // persistedHistory.
-//
-// # Measuring
-//
-// With a server in REDIS_ADDR (.ci/redis start), BenchmarkAppendVersusXADD
-// compares Append with a bare XADD of the same bytes at 1, 4 and 16
-// producers in alternating rounds of one run (its ratio and
-// median-round-ratio metrics), and BenchmarkDeliveryLatency measures
-// append to delivery over three Windows to 300 and 1,000 readers; the
-// comparison with the window on PostgreSQL is internal/bench's:
-//
-//	go test -run '^$' -bench AppendVersusXADD -benchtime 20000x -count 3 .
-//	go test -run '^$' -bench DeliveryLatency -benchtime 1000x -count 3 .
 package redisstore
