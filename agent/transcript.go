@@ -41,51 +41,44 @@ func readTranscript(ctx context.Context, w replay.Window, key replay.Key) (*tran
 	t := &transcript{results: map[string]Result{}}
 	var open *stepRecord
 	names := map[string]string{} // call id → tool name
-	for cursor := int64(0); cursor < b.Latest; {
-		nb, frames, err := w.Read(ctx, key, cursor, replay.DefaultPageBytes)
+	_, err = replay.Each(ctx, w, key, 0, func(f replay.Frame) error {
+		switch f.Type {
+		case chatprotocol.EventTypeStep, chatprotocol.EventTypeDelta, chatprotocol.EventTypeToolCall, chatprotocol.EventTypeToolResult:
+		default:
+			return nil
+		}
+		env, err := chatprotocol.ParseEnvelope(f.Data)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		b = nb
-		if len(frames) == 0 {
-			break
+		switch ev := env.Event.(type) {
+		case *chatprotocol.StepEvent:
+			if ev.Status == chatprotocol.StepStarted {
+				open = &stepRecord{}
+				t.steps = append(t.steps, open)
+			} else if open != nil {
+				open.status, open.reason = ev.Status, ev.Reason
+				open = nil
+			}
+		case *chatprotocol.DeltaEvent:
+			if open != nil {
+				open.text.WriteString(ev.Text)
+				open.emitted = true
+			}
+		case *chatprotocol.ToolCallEvent:
+			if open != nil {
+				open.calls = append(open.calls, Call{ID: ev.CallID, Name: ev.Name, Input: ev.Input})
+				open.emitted = true
+				names[ev.CallID] = ev.Name
+			}
+		case *chatprotocol.ToolResultEvent:
+			t.results[ev.CallID] = Result{CallID: ev.CallID, Name: names[ev.CallID], Output: ev.Output,
+				IsError: ev.Status != chatprotocol.ToolResultOK}
 		}
-		for _, f := range frames {
-			cursor = f.Seq
-			switch f.Type {
-			case chatprotocol.EventTypeStep, chatprotocol.EventTypeDelta, chatprotocol.EventTypeToolCall, chatprotocol.EventTypeToolResult:
-			default:
-				continue
-			}
-			env, err := chatprotocol.ParseEnvelope(f.Data)
-			if err != nil {
-				return nil, err
-			}
-			switch ev := env.Event.(type) {
-			case *chatprotocol.StepEvent:
-				if ev.Status == chatprotocol.StepStarted {
-					open = &stepRecord{}
-					t.steps = append(t.steps, open)
-				} else if open != nil {
-					open.status, open.reason = ev.Status, ev.Reason
-					open = nil
-				}
-			case *chatprotocol.DeltaEvent:
-				if open != nil {
-					open.text.WriteString(ev.Text)
-					open.emitted = true
-				}
-			case *chatprotocol.ToolCallEvent:
-				if open != nil {
-					open.calls = append(open.calls, Call{ID: ev.CallID, Name: ev.Name, Input: ev.Input})
-					open.emitted = true
-					names[ev.CallID] = ev.Name
-				}
-			case *chatprotocol.ToolResultEvent:
-				t.results[ev.CallID] = Result{CallID: ev.CallID, Name: names[ev.CallID], Output: ev.Output,
-					IsError: ev.Status != chatprotocol.ToolResultOK}
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -9,9 +9,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
-// readPage is the bytes of frames EndFromWindow reads per call.
-const readPage = 64 << 10
-
 // EndFromWindow stores key's turn as ended in store ([Store.EndTurn]) with
 // its reduced state, built from the turn's frames in w (docs/contract.md
 // section 20.1): each frame applied in seq order to a version-1 state,
@@ -23,28 +20,18 @@ const readPage = 64 << 10
 // the window's and the store's errors are returned as they are.
 func EndFromWindow(ctx context.Context, store Store, w replay.Window, key replay.Key) error {
 	s := chatprotocol.NewChatStateV1(key.ConversationID)
-	var after int64
-	for {
-		b, frames, err := w.Read(ctx, key, after, readPage)
-		if err != nil {
-			return err
+	b, err := replay.Each(ctx, w, key, 0, func(f replay.Frame) error {
+		env, err := chatprotocol.ParseEnvelope(f.Data)
+		if err == nil {
+			err = s.Apply(env)
 		}
-		if b.Lower > 0 || b.Latest == 0 {
-			return refusal.New(refusal.CodeStaleCursor, "", "conversation: the window no longer holds the turn from its start")
-		}
-		for _, f := range frames {
-			env, err := chatprotocol.ParseEnvelope(f.Data)
-			if err == nil {
-				err = s.Apply(env)
-			}
-			if err != nil {
-				return err
-			}
-			after = f.Seq
-		}
-		if after >= b.Latest || len(frames) == 0 {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if b.Lower > 0 || b.Latest == 0 {
+		return refusal.New(refusal.CodeStaleCursor, "", "conversation: the window no longer holds the turn from its start")
 	}
 	t, ok := s.Turn(key.TurnID)
 	if !ok {
