@@ -290,6 +290,9 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	if err != nil {
 		return nil, r.fail(err, refusal.CodeInvalidEvent, path, "")
 	}
+	if s := r.reg.shapes[string(typ)]; s != nil { // a registered event: its members are checked, once
+		return &AppEvent{Type: string(typ), Raw: v}, r.registered(s, v, path)
+	}
 	// The members other than "type" are the product's; only a case variant
 	// of "type" is refused, since a case-folding consumer would read it as
 	// the discriminator.
@@ -298,9 +301,6 @@ func (r *reader) appEvent(typ []byte, path string) (*AppEvent, error) {
 	sub := reader{d: check, prefix: r.prefix + path, maxDepth: r.maxDepth}
 	if err := sub.object(refusal.CodeInvalidEnvelope, path, ""); err != nil {
 		return nil, err
-	}
-	if s := r.reg.shapes[string(typ)]; s != nil {
-		return &AppEvent{Type: string(typ), Raw: v}, r.registered(s, v, path)
 	}
 	for check.More() {
 		name, err := check.Name()
