@@ -31,74 +31,73 @@ import (
 // byte retention exclude (never the new one), sets the bounds with their
 // expiry and the stream's, publishes the bounds (as stored) and returns 1.
 const appendSource = `
-local seq = tonumber(ARGV[1])
-local latest, lower, ended, bytes = 0, 0, '0', 0
 local m = redis.call('GET', KEYS[2])
+local latest, lower, ended, bytes, lowerText = 0, 0, '0', 0, '0'
 if m then
 	local a, b, e, d = string.match(m, '^(%%d+) (%%d+) ([01]) (%%d+)$')
-	latest, lower, ended, bytes = tonumber(a), tonumber(b), e, tonumber(d)
+	latest, lower, ended, bytes, lowerText = tonumber(a), tonumber(b), e, tonumber(d), b
 end
-if seq ~= latest + 1 or (ended == '1' and ARGV[5] ~= '1') then
+if tonumber(ARGV[1]) ~= latest + 1 or (ended == '1' and ARGV[5] ~= '1') then
 	if latest > lower and redis.call('EXISTS', KEYS[1]) == 0 then
 		lower = latest
 	end
 	return {lower, latest, tonumber(ended)}
 end
-local id = seq .. '-0'
+local id = ARGV[1] .. '-0'
 if latest == lower or not redis.call('XADD', KEYS[1], 'NOMKSTREAM', id, 't', ARGV[2], 'd', ARGV[3]) then
 	if latest > lower then
-		lower = latest
+		lower, lowerText = latest, tostring(latest)
 		bytes = 0
 	end
 	redis.call('XADD', KEYS[1], id, 't', ARGV[2], 'd', ARGV[3])
 end
-latest = seq
+latest = latest + 1
 bytes = bytes + #ARGV[3]
 if ARGV[4] == '1' then
 	ended = '1'
 end
 local keep, maxBytes = %[1]d, %[2]d
-local target = lower
-if keep > 0 and latest - keep > target then
-	target = latest - keep
-end
-local cut = lower
-while cut < latest - 1 and (cut < target or (maxBytes >= 0 and bytes > maxBytes)) do
-	local n = 8
-	if target - cut > n then
-		n = math.min(target - cut, 256)
+if (keep > 0 and latest - keep > lower) or (maxBytes >= 0 and bytes > maxBytes) then
+	local target = lower
+	if keep > 0 and latest - keep > target then
+		target = latest - keep
 	end
-	local batch = redis.call('XRANGE', KEYS[1], (cut + 1) .. '-0', '+', 'COUNT', n)
-	local moved = false
-	for _, e in ipairs(batch) do
-		local s = tonumber(string.match(e[1], '^%%d+'))
-		if s >= latest or not (s <= target or (maxBytes >= 0 and bytes > maxBytes)) then
+	local cut = lower
+	while cut < latest - 1 and (cut < target or (maxBytes >= 0 and bytes > maxBytes)) do
+		local n = 8
+		if target - cut > n then
+			n = math.min(target - cut, 256)
+		end
+		local batch = redis.call('XRANGE', KEYS[1], (cut + 1) .. '-0', '+', 'COUNT', n)
+		local moved = false
+		for _, e in ipairs(batch) do
+			local s = tonumber(string.match(e[1], '^%%d+'))
+			if s >= latest or not (s <= target or (maxBytes >= 0 and bytes > maxBytes)) then
+				break
+			end
+			bytes = bytes - #e[2][4]
+			cut = s
+			moved = true
+		end
+		if not moved then
 			break
 		end
-		bytes = bytes - #e[2][4]
-		cut = s
-		moved = true
 	end
-	if not moved then
-		break
+	if cut > lower then
+		redis.call('XTRIM', KEYS[1], 'MINID', (cut + 1) .. '-0')
+		lower, lowerText = cut, tostring(cut)
 	end
 end
-if cut > lower then
-	redis.call('XTRIM', KEYS[1], 'MINID', (cut + 1) .. '-0')
-	lower = cut
-end
-local bounds = latest .. ' ' .. lower .. ' ' .. ended .. ' ' .. bytes
+local bounds = ARGV[1] .. ' ' .. lowerText .. ' ' .. ended .. ' ' .. bytes
 if %[5]d > 0 then
-	redis.call('SET', KEYS[2], bounds, 'PX', %[5]d)
+	redis.call('SET', KEYS[2], bounds, 'PX', '%[5]d')
 else
 	redis.call('SET', KEYS[2], bounds)
 end
-local ttl = %[3]d
 if ended == '1' then
-	ttl = %[4]d
-end
-if ttl > 0 then
-	redis.call('PEXPIRE', KEYS[1], ttl)
+	redis.call('PEXPIRE', KEYS[1], '%[4]d')
+elseif %[3]d > 0 then
+	redis.call('PEXPIRE', KEYS[1], '%[3]d')
 else
 	redis.call('PERSIST', KEYS[1])
 end

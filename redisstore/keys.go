@@ -24,9 +24,13 @@ type turnKeys struct {
 var escaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D")
 
 // keysOf returns the names of key's turn under prefix:
-// <prefix>{<conversation>:<turn>}:f, :m and :n, the ids escaped.
+// <prefix>{<conversation>:<turn>}:f, :m and :n, the ids escaped, cut from
+// one string (one allocation where three names would cost three).
 func keysOf(prefix string, key replay.Key) turnKeys {
-	return turnKeys{frames: nameOf(prefix, key, "f"), meta: nameOf(prefix, key, "m"), channel: channelOf(prefix, key)}
+	c, t := escaper.Replace(key.ConversationID), escaper.Replace(key.TurnID)
+	all := prefix + "{" + c + ":" + t + "}:f" + prefix + "{" + c + ":" + t + "}:m" + prefix + "{" + c + ":" + t + "}:n"
+	n := len(all) / 3
+	return turnKeys{frames: all[:n], meta: all[n : 2*n], channel: all[2*n:]}
 }
 
 // channelOf returns the name of key's channel under prefix, which every
