@@ -33,7 +33,13 @@ type fixture struct {
 // nobody, chat "down" has a store that is down.
 func newFixture(t *testing.T, pace time.Duration, card bool, opts *uistream.HandlerOptions) *fixture {
 	t.Helper()
-	f := &fixture{host: &turnscript.Host{Window: replay.NewMemory(nil), Pace: pace, Card: card}}
+	return newFixtureOf(t, &turnscript.Host{Window: replay.NewMemory(nil), Pace: pace, Card: card}, opts)
+}
+
+// newFixtureOf is newFixture with a Host of the test's own.
+func newFixtureOf(t *testing.T, host *turnscript.Host, opts *uistream.HandlerOptions) *fixture {
+	t.Helper()
+	f := &fixture{host: host}
 	o := uistream.HandlerOptions{}
 	if opts != nil {
 		o = *opts

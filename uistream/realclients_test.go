@@ -120,7 +120,9 @@ func TestRealClientChatResumesAfterACut(t *testing.T) {
 		}
 		t.Run("ai@"+line.Version, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, 40*time.Millisecond, false, nil)
+			// The last frame waits for the client's resume: the cut never
+			// races the turn's end.
+			f := newFixtureOf(t, &turnscript.Host{Window: replay.NewMemory(nil), Pace: 40 * time.Millisecond, HoldLast: true}, nil)
 			proxy, err := cutproxy.New(strings.TrimPrefix(f.srv.URL, "http://"), &cutproxy.Options{
 				Arm: []byte("text/event-stream"), Plan: cutproxy.Fixed(cutproxy.Cut{Bytes: 400})})
 			require.NoError(t, err)
@@ -136,7 +138,9 @@ func TestRealClientChatResumesOnReload(t *testing.T) {
 	for _, line := range uiclients.Lines {
 		t.Run("ai@"+line.Version, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, 400*time.Millisecond, true, nil) // long enough for Node to start
+			// The last frame waits for the reloaded Chat's resume, however
+			// long Node takes to start.
+			f := newFixtureOf(t, &turnscript.Host{Window: replay.NewMemory(nil), Pace: 20 * time.Millisecond, Card: true, HoldLast: true}, nil)
 			resp := f.post(t, submit)                           // the page that is reloaded: it goes away
 			resp.Body.Close()
 			requireWhole(t, rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "reload"), "t-1", true)

@@ -150,14 +150,16 @@ func TestAPostedStreamOutlivesTheServerTimeouts(t *testing.T) {
 		s, err := serve.NewEngine(w, &serve.Options{HeartbeatInterval: -1})
 		require.NoError(t, err)
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			_, _, ok := bridge.Start(s, rw, r, serve.BodyLimits{BodyTimeout: 20 * time.Millisecond}, nil, func(b []byte) ([]byte, error) { return b, nil },
+			_, _, ok := bridge.Start(s, rw, r, serve.BodyLimits{BodyTimeout: 100 * time.Millisecond}, nil, func(b []byte) ([]byte, error) { return b, nil },
 				func([]byte) bool { return true }, func(context.Context, []byte) (replay.Key, error) { return key, nil })
 			if ok {
 				s.Serve(rw, r, &serve.Stream{Key: key, NewCodec: func() serve.Codec { return &seqs{} },
 					Prologue: []byte("data: start\n\n"), Epilogue: []byte("data: end\n\n")})
 			}
 		}))
-		const timeout = 30 * time.Millisecond
+		// Long enough for a TLS handshake on a loaded machine (the server's
+		// handshake deadline is the least of these timeouts).
+		const timeout = 100 * time.Millisecond
 		srv.Config.ReadHeaderTimeout, srv.Config.ReadTimeout, srv.Config.IdleTimeout = timeout, timeout, timeout
 		srv.EnableHTTP2 = h2
 		if h2 {

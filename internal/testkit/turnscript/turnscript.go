@@ -148,14 +148,19 @@ type Host struct {
 	Window replay.Window
 	Pace   time.Duration
 	Card   bool // the script opens a card before it completes
+	// HoldLast keeps each turn's last frame back until Active is asked for
+	// the turn's chat (a client resuming it), or for 20 s at most, so that
+	// a test of a resume never races the turn's end on a slow machine.
+	HoldLast bool
 
-	mu     sync.Mutex
-	steps  bool // SetSteps
-	open   bool
-	turns  int
-	active map[string]replay.Key
-	cancel map[replay.Key]chan struct{}
-	done   sync.WaitGroup
+	mu      sync.Mutex
+	steps   bool // SetSteps
+	open    bool
+	turns   int
+	active  map[string]replay.Key
+	cancel  map[replay.Key]chan struct{}
+	resumed map[string]chan struct{} // HoldLast: closed by Active
+	done    sync.WaitGroup
 }
 
 // SetSteps makes the turns started from now on two model steps
@@ -174,12 +179,18 @@ func (h *Host) Start(chatID string) replay.Key {
 	h.mu.Lock()
 	if h.active == nil {
 		h.active, h.cancel = make(map[string]replay.Key), make(map[replay.Key]chan struct{})
+		h.resumed = make(map[string]chan struct{})
 	}
 	h.turns++
 	key := replay.Key{ConversationID: chatID, TurnID: "t-" + strconv.Itoa(h.turns)}
 	h.active[chatID] = key
 	stop := make(chan struct{})
 	h.cancel[key] = stop
+	var resumed chan struct{}
+	if h.HoldLast {
+		resumed = make(chan struct{})
+		h.resumed[chatID] = resumed
+	}
 	steps, open := h.steps, h.open
 	h.mu.Unlock()
 	evs := Events(key, h.Card)
@@ -193,12 +204,16 @@ func (h *Host) Start(chatID string) replay.Key {
 		defer h.done.Done()
 		defer h.end(chatID, key)
 		for seq, env := range envs[1:] {
+			wait := time.After(h.Pace)
+			if resumed != nil && seq == len(envs)-2 {
+				wait = holdLast(resumed, h.Pace)
+			}
 			select {
 			case <-stop:
 				h.Window.Append(context.Background(), key, Envelope(key, int64(seq+2),
 					&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCancelled}))
 				return
-			case <-time.After(h.Pace):
+			case <-wait:
 			}
 			if _, err := h.Window.Append(context.Background(), key, env); err != nil {
 				return
@@ -208,19 +223,39 @@ func (h *Host) Start(chatID string) replay.Key {
 	return key
 }
 
+// holdLast returns a channel that fires pace after resumed is closed, or
+// after 20 s.
+func holdLast(resumed <-chan struct{}, pace time.Duration) <-chan time.Time {
+	c := make(chan time.Time, 1)
+	go func() {
+		select {
+		case <-resumed:
+		case <-time.After(20 * time.Second):
+		}
+		c <- <-time.After(pace)
+	}()
+	return c
+}
+
 func (h *Host) end(chatID string, key replay.Key) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.active[chatID] == key {
 		delete(h.active, chatID)
+		delete(h.resumed, chatID)
 	}
 	delete(h.cancel, key)
 }
 
-// Active returns the running turn of chatID.
+// Active returns the running turn of chatID, and lets its last frame go
+// under HoldLast.
 func (h *Host) Active(chatID string) (replay.Key, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if c := h.resumed[chatID]; c != nil {
+		close(c)
+		delete(h.resumed, chatID)
+	}
 	key, ok := h.active[chatID]
 	return key, ok
 }
