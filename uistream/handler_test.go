@@ -146,7 +146,9 @@ func TestStartStreamsTheWholeTurn(t *testing.T) {
 }
 
 func TestResumeReplaysFromTheFirstChunkThenGoesLive(t *testing.T) {
-	f := newFixture(t, 30*time.Millisecond, false, nil)
+	// The last frame waits for the resume: a slow machine cannot end the
+	// turn before it.
+	f := newFixtureOf(t, &turnscript.Host{Window: replay.NewMemory(nil), Pace: 30 * time.Millisecond, HoldLast: true}, nil)
 	first := f.post(t, submit)
 	defer first.Body.Close()
 	time.Sleep(100 * time.Millisecond) // a few frames in
