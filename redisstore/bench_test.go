@@ -21,6 +21,9 @@ import (
 //	go test -run '^$' -bench AppendVersusXADD -benchtime 5000x -count 3 .
 //	go test -run '^$' -bench DeliveryLatency -benchtime 1000x -count 3 .
 //
+// which .ci/redisfigures runs on servers of its own, for the README's
+// figures.
+//
 // BenchmarkAppendVersusXADD appends with 1, 4 and 16 concurrent producers
 // (a turn each, shorter than DefaultMaxFrames at 5000x, so that no append
 // trims), then runs as many bare XADDs of the same bytes on streams
