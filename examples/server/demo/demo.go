@@ -260,7 +260,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	base := ""
 	h := &host{window: stores.Window, store: store, gate: gate, rec: gate.Recovery, runs: runs, cards: res,
 		schemas: schemas, log: log, life: life, registry: reg, model: script{deltas: c.deltas, pace: c.pace, log: log}.play,
-		asked: map[string][]string{}, agTurn: map[[2]string]replay.Key{},
+		asked: map[string][]string{},
 		printed: func(name, path string) {
 			out.Lock()
 			defer out.Unlock()
