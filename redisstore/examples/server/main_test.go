@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/examples/server/demo"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -419,4 +421,61 @@ func refused(t *testing.T, url, body string) (int, refusal.Code) {
 		t.Fatalf("%d, not a refusal's body: %v", resp.StatusCode, err)
 	}
 	return resp.StatusCode, b.Code
+}
+
+// TestAGUIRunAcrossInstancesRealClient: @ag-ui/client's HttpAgent loses
+// its run's connection to the first instance at the first text delta
+// (abortRun; the client ends that run with a RUN_ERROR of its own), then
+// runs the same run id against the second instance: the second run reads
+// the whole run, RUN_STARTED to RUN_FINISHED, which the client's own
+// checks of the 1.x schema and sequence accept, and the agent's messages
+// hold the run once, its whole text (the run's MESSAGES_SNAPSHOT replaced
+// the partial message of the cut run).
+func TestAGUIRunAcrossInstancesRealClient(t *testing.T) {
+	addr := redisAddr(t)
+	thread, run := fresh("thread-"), fresh("run-")
+	a := serve(t, "-deltas", "40", "-pace", "20ms", "-conversation", fresh("c-a"), "-store", "redis", addr)
+	b := serve(t, "-deltas", "40", "-pace", "20ms", "-conversation", fresh("c-b"), "-store", "redis", addr)
+	out := uiclients.Run(t, 30*time.Second, "agrepost.mjs", a.endpoints["ag-ui"], b.endpoints["ag-ui"], thread, run,
+		`{"Authorization":"Bearer demo"}`)
+	type event struct{ Type, RunID, Delta string }
+	var got struct {
+		First, Second struct {
+			Events []event
+			Error  *string
+		}
+		Messages []struct{ Role, Content string }
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	first, second := got.First.Events, got.Second.Events
+	cut := slices.IndexFunc(first, func(ev event) bool { return ev.Type == "TEXT_MESSAGE_CONTENT" })
+	if cut < 0 || slices.ContainsFunc(first, func(ev event) bool { return ev.Type == "RUN_FINISHED" }) {
+		t.Fatalf("the first run was not cut at its first text delta: %+v, error %v", first, got.First.Error)
+	}
+	if got.Second.Error != nil || len(second) < 2 || second[0] != (event{Type: "RUN_STARTED", RunID: run}) ||
+		second[len(second)-1].Type != "RUN_FINISHED" || second[len(second)-1].RunID != run {
+		t.Fatalf("the run posted again to the second instance: error %v, events %+v", got.Second.Error, second)
+	}
+	want, deltas := "", 0
+	for _, ev := range second {
+		if ev.Type == "TEXT_MESSAGE_CONTENT" {
+			want, deltas = want+ev.Delta, deltas+1
+		}
+	}
+	if deltas != 40 {
+		t.Fatalf("the second run read %d text deltas, want the turn's 40", deltas)
+	}
+	var roles []string
+	assistant := ""
+	for _, m := range got.Messages {
+		roles = append(roles, m.Role)
+		if m.Role == "assistant" {
+			assistant += m.Content
+		}
+	}
+	if strings.Join(roles, " ") != "user assistant assistant tool assistant" || assistant != want {
+		t.Fatalf("the agent's messages %v, their text %q; want the run's once, %q", roles, assistant, want)
+	}
 }
