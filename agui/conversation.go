@@ -11,22 +11,30 @@ import (
 )
 
 // StartRunOf returns a [HandlerOptions.StartRun] that starts the run's turn
-// in g's conversation store (docs/contract.md section 20.2): the caller
-// from g's Access, the thread as the conversation (created for the caller
-// on its first run), the content of the input's last user message (a
-// string, or the text of its text parts) as the user's text, then run,
-// which launches the turn's producer and returns. A run that fails ends
-// the turn failed in the store. Each run is a new turn: a host that
-// replays a run id it has seen maps it to its turn before calling this.
+// in g's conversation store (docs/contract.md sections 18.2 and 20.2): the
+// caller from g's Access, the thread as the conversation (created for the
+// caller on its first run), the content of the input's last user message (a
+// string, or the text of its text parts) as the user's text and the run id
+// as the start's request key ([conversation.TurnStart]), then run, which
+// launches the turn's producer and returns. A run that fails ends the turn
+// failed in the store. A run id the thread has seen, on any instance
+// sharing the store, is that run's turn again, running or ended, for a
+// caller the Gate lets start and read it: run is not called, and the
+// handler streams the turn from its first frame, replayed whole. Another
+// run id while a turn runs is turn-running.
 func StartRunOf(g *conversation.Gate, run func(ctx context.Context, r *http.Request, c conversation.Conversation, t conversation.Turn, in *RunInput) error) func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error) {
 	return func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error) {
 		caller, err := g.Access.Caller(r)
 		if err != nil {
 			return replay.Key{}, refusal.Wrap(refusal.CodeTurnNotFound, "", "no session", err)
 		}
-		c, t, err := g.StartTurn(ctx, caller, in.ThreadID, lastUserContent(in.Messages), true)
+		start := conversation.TurnStart{UserText: lastUserContent(in.Messages), Key: in.RunID}
+		c, t, started, err := g.StartTurn(ctx, caller, in.ThreadID, start, true)
 		if err != nil {
 			return replay.Key{}, err
+		}
+		if !started {
+			return replay.Key{ConversationID: c.ID, TurnID: t.ID}, nil
 		}
 		if err := run(ctx, r, c, t, in); err != nil {
 			return replay.Key{}, conversation.NotStarted(ctx, g.Store, c.ID, t.ID, err)

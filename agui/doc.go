@@ -25,5 +25,6 @@
 // client goes away before the run ended cancels its turn, with the
 // caller of the run's request; [HandlerOptions.KeepRunOnDisconnect] opts
 // out, for a host whose StartRun maps a run id it has seen to that run's
-// turn, so that a reconnect, a POST again, replays the run whole.
+// turn ([StartRunOf] does, in the conversation store, for every instance
+// sharing it), so that a reconnect, a POST again, replays the run whole.
 package agui

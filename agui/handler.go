@@ -52,10 +52,11 @@ type HandlerOptions struct {
 	// StartRun starts the turn a run asks for, with the caller the host
 	// reads from r, and returns its key; the run then streams the turn from
 	// its first frame. A host that maps a runId it has seen to the same turn
-	// gives a reconnecting client the run replayed whole (section 18.2).
+	// ([StartRunOf] does) gives a reconnecting client the run replayed
+	// whole (section 18.2).
 	// It refuses with an error of code turn-not-found or unauthorized
-	// (answered 404 turn-not-found alike), invalid-input (400), or any
-	// other error (503).
+	// (answered 404 turn-not-found alike), invalid-input (400),
+	// turn-running (409), or any other error (503).
 	StartRun func(ctx context.Context, r *http.Request, in *RunInput) (replay.Key, error)
 	// Cancel cancels key's turn when its run's client goes away before
 	// the run ended (section 18.2): AG-UI has no resume, and its servers
@@ -77,8 +78,8 @@ type HandlerOptions struct {
 	History func(ctx context.Context, r *http.Request, key replay.Key) (json.RawMessage, error)
 	// KeepRunOnDisconnect keeps a run's turn going when its client goes
 	// away, as without Cancel: for a host whose StartRun maps a run id it
-	// has seen to that run's turn, so that a client that reconnects gets
-	// the run replayed whole.
+	// has seen to that run's turn ([StartRunOf] does), so that a client
+	// that reconnects, to any instance, gets the run replayed whole.
 	KeepRunOnDisconnect bool
 	// Resolver and Caller land the answers of a run's resume entries: the
 	// caller from the host's session, never from the body. Nil refuses a

@@ -32,14 +32,29 @@ type Conversation struct {
 
 // Turn is one turn of a conversation (docs/contract.md section 20.1):
 // Position counts from 1 in start order; UserText is the user's message
-// that started it; State is the turn's reduced state, the JSON form of a
+// that started it; Key is the request key of its start ("" when none,
+// [TurnStart]); State is the turn's reduced state, the JSON form of a
 // turn of the version-1 state as the root package's TurnState writes it
 // (its MarshalJSON), stored when the turn ended, nil while it runs.
 type Turn struct {
 	ID       string
 	Position int
 	UserText string
+	Key      string
 	State    []byte
+}
+
+// TurnStart is what a start of a turn carries ([Store.StartTurn],
+// docs/contract.md section 20.1): UserText, the user's message, and Key,
+// the client's id of the request that asks for the turn (AG-UI's runId,
+// a resent user message's id), "" for none. A start whose Key names a turn
+// of the conversation started with that Key gets that turn back and starts
+// nothing, so a client that sends its start again, to any instance, gets
+// its own turn. A Key is bounded like an id ([MaxIDBytes], valid UTF-8,
+// no NUL).
+type TurnStart struct {
+	UserText string
+	Key      string
 }
 
 // Ended reports whether the turn's reduced state is stored.
@@ -91,3 +106,17 @@ func CheckOwner(p Principal) error {
 // CheckUserText refuses with invalid-input a user's text a store cannot
 // hold as sent (invalid UTF-8, a NUL).
 func CheckUserText(s string) error { return checkText("user text", s) }
+
+// CheckTurnStart refuses with invalid-input a start a store cannot hold:
+// its user's text as [CheckUserText] does, and a Key other than "" that
+// is over [MaxIDBytes], not valid UTF-8 or holding NUL. Stores call it
+// before they write.
+func CheckTurnStart(start TurnStart) error {
+	if err := CheckUserText(start.UserText); err != nil {
+		return err
+	}
+	if start.Key == "" {
+		return nil
+	}
+	return checkID("request key", start.Key)
+}

@@ -59,19 +59,19 @@ type Settling struct {
 
 // StartTurn implements [Store], settling as [Settling] says: on
 // turn-running, it settles the running turn and starts again once.
-func (s Settling) StartTurn(ctx context.Context, id, userText string) (Turn, error) {
-	t, err := s.Store.StartTurn(ctx, id, userText)
+func (s Settling) StartTurn(ctx context.Context, id string, start TurnStart) (Turn, bool, error) {
+	t, started, err := s.Store.StartTurn(ctx, id, start)
 	if !errors.Is(err, refusal.ErrTurnRunning) {
-		return t, err
+		return t, started, err
 	}
 	run, ok, rerr := s.Store.Running(ctx, id)
 	if rerr != nil || !ok {
-		return t, err
+		return t, false, err
 	}
 	if settled, err2 := s.settle(ctx, id, run.ID); err2 != nil || !settled {
-		return Turn{}, errors.Join(err, err2)
+		return Turn{}, false, errors.Join(err, err2)
 	}
-	return s.Store.StartTurn(ctx, id, userText)
+	return s.Store.StartTurn(ctx, id, start)
 }
 
 // History implements [Store], settling as [Settling] says: with a

@@ -22,7 +22,7 @@ func TestEndFromWindowAndSettling(t *testing.T) {
 	s := conversation.Settling{Store: conversation.NewMemoryStore(), Window: w}
 	c, err := s.Create(ctx, "c1", alice)
 	require.NoError(t, err)
-	t1, err := s.StartTurn(ctx, c.ID, "hello")
+	t1, _, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "hello", Key: "run-1"})
 	require.NoError(t, err)
 	key := replay.Key{ConversationID: c.ID, TurnID: t1.ID}
 
@@ -31,8 +31,12 @@ func TestEndFromWindowAndSettling(t *testing.T) {
 	p, err := turn.Start(ctx, w, key, nil)
 	require.NoError(t, err)
 	require.NoError(t, p.Delta(ctx, "Hi "))
-	_, err = s.StartTurn(ctx, c.ID, "too soon")
+	_, _, err = s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "too soon"})
 	require.ErrorIs(t, err, refusal.ErrTurnRunning, "the turn runs in the window too")
+	again, started, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "hello", Key: "run-1"})
+	require.NoError(t, err)
+	assert.False(t, started, "the run's key again is its turn")
+	assert.Equal(t, t1.ID, again.ID)
 	require.NoError(t, p.Delta(ctx, "there."))
 	require.NoError(t, p.Complete(ctx))
 
@@ -40,7 +44,7 @@ func TestEndFromWindowAndSettling(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, early.Turns[0].Ended(), "read as soon as the stream ended: the turn is stored first")
 	assert.Empty(t, early.Conversation.Running)
-	t2, err := s.StartTurn(ctx, c.ID, "next")
+	t2, _, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "next"})
 	require.NoError(t, err)
 	require.NoError(t, conversation.EndFromWindow(ctx, s, w, key), "the host's own store of it, the same bytes")
 	h, err := s.History(ctx, c.ID)

@@ -7,18 +7,22 @@ import (
 	"github.com/Papercusp/chat-protocol-go/refusal"
 )
 
-// StartTurn starts a turn of conversationID for caller with the user's
-// text (docs/contract.md section 20.2): it reads the conversation, asks
-// the rule for [ActionStart] and records the turn in the store. With
-// create, an unknown conversation is first created under that id, owned by
-// caller (a client-chosen chat id, as useChat's); a concurrent create of
-// the same id is read back. Every denial is turn-not-found, a store
-// failure is as the store said, and a running turn is turn-running.
-func (g *Gate) StartTurn(ctx context.Context, caller Principal, conversationID, userText string, create bool) (Conversation, Turn, error) {
-	if err := CheckUserText(userText); err != nil {
-		return Conversation{}, Turn{}, err
+// StartTurn starts a turn of conversationID for caller with start
+// (docs/contract.md sections 20.1 and 20.2): it reads the conversation,
+// asks the rule for [ActionStart] and records the turn in the store
+// ([Store.StartTurn]). With create, an unknown conversation is first
+// created under that id, owned by caller (a client-chosen chat id, as
+// useChat's); a concurrent create of the same id is read back. A start
+// whose Key names a turn started before returns that turn with started
+// false, once the rule also allows [ActionRead] (the caller reads that
+// turn's stream again); the caller then launches nothing. Every denial is
+// turn-not-found, a store failure is as the store said, and a running
+// turn is turn-running.
+func (g *Gate) StartTurn(ctx context.Context, caller Principal, conversationID string, start TurnStart, create bool) (c Conversation, t Turn, started bool, err error) {
+	if err := CheckTurnStart(start); err != nil {
+		return Conversation{}, Turn{}, false, err
 	}
-	c, err := g.Store.Get(ctx, conversationID)
+	c, err = g.Store.Get(ctx, conversationID)
 	if create && errors.Is(err, refusal.ErrConversationNotFound) {
 		c, err = g.Store.Create(ctx, conversationID, caller)
 		if errors.Is(err, refusal.ErrConversationExists) {
@@ -29,11 +33,16 @@ func (g *Gate) StartTurn(ctx context.Context, caller Principal, conversationID, 
 		err = g.Access.Allow(ctx, caller, c, ActionStart)
 	}
 	if err != nil {
-		return Conversation{}, Turn{}, verdict(err)
+		return Conversation{}, Turn{}, false, verdict(err)
 	}
-	t, err := g.Store.StartTurn(ctx, c.ID, userText)
+	t, started, err = g.Store.StartTurn(ctx, c.ID, start)
+	if err == nil && !started {
+		if err = g.Access.Allow(ctx, caller, c, ActionRead); err != nil {
+			err = verdict(err)
+		}
+	}
 	if err != nil {
-		return Conversation{}, Turn{}, err
+		return Conversation{}, Turn{}, false, err
 	}
-	return c, t, nil
+	return c, t, started, nil
 }

@@ -42,7 +42,7 @@ func gated(t *testing.T) (*conversation.Gate, conversation.Conversation, convers
 	s := conversation.NewMemoryStore()
 	c, err := s.Create(t.Context(), "c1", alice)
 	require.NoError(t, err)
-	tu, err := s.StartTurn(t.Context(), c.ID, "hello")
+	tu, _, err := s.StartTurn(t.Context(), c.ID, conversation.TurnStart{UserText: "hello"})
 	require.NoError(t, err)
 	g := &conversation.Gate{Store: s, Access: conversation.OwnerOnly(session)}
 	g.Recovery = recovery.New(recovery.Host{Store: recovery.NewMemoryStore(nil), Authorizer: g}, nil)

@@ -38,7 +38,7 @@ func history(t *testing.T) conversation.History {
 	ctx := t.Context()
 	c, err := s.Create(ctx, "c1", alice)
 	require.NoError(t, err)
-	t1, err := s.StartTurn(ctx, c.ID, "what is the weather?")
+	t1, _, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "what is the weather?"})
 	require.NoError(t, err)
 	require.NoError(t, s.EndTurn(ctx, c.ID, t1.ID, reduce(t, c.ID, t1.ID,
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
@@ -50,14 +50,14 @@ func history(t *testing.T) conversation.History {
 		&chatprotocol.DeltaEvent{Text: "It is 4 °C."},
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCompleted},
 	)))
-	t2, err := s.StartTurn(ctx, c.ID, "and tomorrow?")
+	t2, _, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "and tomorrow?"})
 	require.NoError(t, err)
 	require.NoError(t, s.EndTurn(ctx, c.ID, t2.ID, reduce(t, c.ID, t2.ID,
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleStarted},
 		&chatprotocol.ToolCallEvent{CallID: "call-3", Name: "forecast"},
 		&chatprotocol.LifecycleEvent{Status: chatprotocol.LifecycleCancelled},
 	)))
-	_, err = s.StartTurn(ctx, c.ID, "hello?")
+	_, _, err = s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "hello?"})
 	require.NoError(t, err)
 	h, err := s.History(ctx, c.ID)
 	require.NoError(t, err)

@@ -21,11 +21,12 @@ type MemoryStore struct {
 }
 
 // memoryConversation is one stored conversation: its record, its turns in
-// order, and each turn's index by id.
+// order, each turn's index by id, and by the request key of its start.
 type memoryConversation struct {
 	rec   Conversation
 	turns []Turn
 	index map[string]int
+	keys  map[string]int
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -56,7 +57,7 @@ func (s *MemoryStore) Create(_ context.Context, id string, owner Principal) (Con
 	if s.convs[id] != nil {
 		return Conversation{}, refusal.New(refusal.CodeConversationExists, "", "conversation: the id is taken")
 	}
-	c := &memoryConversation{rec: Conversation{ID: id, Owner: owner}, index: map[string]int{}}
+	c := &memoryConversation{rec: Conversation{ID: id, Owner: owner}, index: map[string]int{}, keys: map[string]int{}}
 	s.convs[id] = c
 	return c.rec, nil
 }
@@ -85,24 +86,32 @@ func (s *MemoryStore) Get(_ context.Context, id string) (Conversation, error) {
 }
 
 // StartTurn implements [Store].
-func (s *MemoryStore) StartTurn(_ context.Context, id, userText string) (Turn, error) {
-	if err := CheckUserText(userText); err != nil {
-		return Turn{}, err
+func (s *MemoryStore) StartTurn(_ context.Context, id string, start TurnStart) (Turn, bool, error) {
+	if err := CheckTurnStart(start); err != nil {
+		return Turn{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.find(id)
 	if err != nil {
-		return Turn{}, err
+		return Turn{}, false, err
+	}
+	if i, ok := c.keys[start.Key]; ok && start.Key != "" {
+		t := c.turns[i]
+		t.State = bytes.Clone(t.State)
+		return t, false, nil
 	}
 	if c.rec.Running != "" {
-		return Turn{}, errRunning()
+		return Turn{}, false, errRunning()
 	}
-	t := Turn{ID: NewID(), Position: len(c.turns) + 1, UserText: userText}
+	t := Turn{ID: NewID(), Position: len(c.turns) + 1, UserText: start.UserText, Key: start.Key}
 	c.index[t.ID] = len(c.turns)
+	if t.Key != "" {
+		c.keys[t.Key] = len(c.turns)
+	}
 	c.turns = append(c.turns, t)
 	c.rec.Turns, c.rec.Running = len(c.turns), t.ID
-	return t, nil
+	return t, true, nil
 }
 
 // errRunning is the refusal of a second running turn.

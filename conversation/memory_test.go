@@ -25,7 +25,7 @@ func TestMemoryStoreTurnIDsSurviveARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tu, err := s.StartTurn(t.Context(), c.ID, "q")
+		tu, _, err := s.StartTurn(t.Context(), c.ID, conversation.TurnStart{UserText: "q"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,10 @@ type StartHandler struct {
 // frame-too-large); [ActionStart] allowed on the conversation (an unknown
 // conversation and a denial alike: 404 turn-not-found); [Store.StartTurn]
 // (409 turn-running); then Run. It answers 201 with
-// {"conversationId","turnId","position"}. It returns an error when g, its
+// {"conversationId","turnId","position"}. An Idempotency-Key header is the
+// start's request key ([TurnStart], at most [MaxIDBytes]; a key no store
+// can hold is 400 invalid-input): the same key again answers 200 with the
+// turn it started, and Run is not called. It returns an error when g, its
 // Store or Access, or opts.Run is nil.
 func NewStartHandler(g *Gate, opts *StartHandlerOptions) (*StartHandler, error) {
 	if g == nil || g.Store == nil || g.Access == nil || opts == nil || opts.Run == nil {
@@ -109,19 +112,24 @@ func (h *StartHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err)
 		return
 	}
-	c, t, err := h.gate.StartTurn(ctx, caller, h.opts.Conversation(r), req.Text, false)
+	start := TurnStart{UserText: req.Text, Key: r.Header.Get("Idempotency-Key")}
+	c, t, started, err := h.gate.StartTurn(ctx, caller, h.opts.Conversation(r), start, false)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
-	if err := h.opts.Run(ctx, r, c, t); err != nil {
-		h.refuse(w, r, NotStarted(ctx, h.gate.Store, c.ID, t.ID, err))
-		return
+	status := http.StatusOK
+	if started {
+		if err := h.opts.Run(ctx, r, c, t); err != nil {
+			h.refuse(w, r, NotStarted(ctx, h.gate.Store, c.ID, t.ID, err))
+			return
+		}
+		status = http.StatusCreated
 	}
 	out, _ := json.Marshal(startAnswer{ConversationID: c.ID, TurnID: t.ID, Position: t.Position}) // strings and an int always encode
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusCreated)
+	w.WriteHeader(status)
 	_, _ = w.Write(out)
 }
 

@@ -120,3 +120,65 @@ func TestStartHandler(t *testing.T) {
 	require.Equal(t, "failed", red.Status)
 	require.Equal(t, "the turn could not start", red.Reason)
 }
+
+// TestStartHandlerIdempotencyKey: a start's Idempotency-Key is its
+// request key: the same key again answers 200 with its turn, running or
+// ended, and runs nothing; another key while it runs is turn-running; a
+// key no store can hold is invalid-input; another's conversation is
+// turn-not-found whatever the key.
+func TestStartHandlerIdempotencyKey(t *testing.T) {
+	s := conversation.NewMemoryStore()
+	ctx := t.Context()
+	c, err := s.Create(ctx, "c1", alice)
+	require.NoError(t, err)
+	runs := 0
+	g := &conversation.Gate{Store: s, Access: conversation.OwnerOnly(session)}
+	h, err := conversation.NewStartHandler(g, &conversation.StartHandlerOptions{
+		Run: func(context.Context, *http.Request, conversation.Conversation, conversation.Turn) error {
+			runs++
+			return nil
+		}})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/conversations/{conversation}/turns", h)
+	start := func(user, key, body string) answer {
+		r := httptest.NewRequest(http.MethodPost, "/conversations/c1/turns", strings.NewReader(body))
+		r.Header.Set("X-User", user)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Idempotency-Key", key)
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		return answer{status: w.Code, header: w.Result().Header, body: w.Body.String()}
+	}
+
+	first := start("alice", "k-1", `{"text":"hello"}`)
+	require.Equal(t, http.StatusCreated, first.status, first.body)
+	run, running, err := s.Running(ctx, c.ID)
+	require.NoError(t, err)
+	require.True(t, running)
+	require.Equal(t, "k-1", run.Key)
+	want := `{"conversationId":"c1","turnId":"` + run.ID + `","position":1}`
+	require.JSONEq(t, want, first.body)
+
+	again := start("alice", "k-1", `{"text":"hello"}`)
+	require.Equal(t, http.StatusOK, again.status, again.body)
+	require.JSONEq(t, want, again.body)
+	other := start("alice", "k-2", `{"text":"hello"}`)
+	require.Equal(t, http.StatusConflict, other.status)
+	require.Equal(t, "turn-running", codeOf(t, other))
+	denied := start("bob", "k-1", `{"text":"hello"}`)
+	require.Equal(t, http.StatusNotFound, denied.status)
+	require.Equal(t, "turn-not-found", codeOf(t, denied))
+	bad := start("alice", strings.Repeat("k", conversation.MaxIDBytes+1), `{"text":"hello"}`)
+	require.Equal(t, http.StatusBadRequest, bad.status)
+	require.Equal(t, "invalid-input", codeOf(t, bad))
+
+	require.NoError(t, s.EndTurn(ctx, c.ID, run.ID, []byte(`{}`)))
+	ended := start("alice", "k-1", `{"text":"hello"}`)
+	require.Equal(t, http.StatusOK, ended.status, ended.body)
+	require.JSONEq(t, want, ended.body)
+	require.Equal(t, 1, runs, "a start seen before runs nothing")
+	got, err := s.Get(ctx, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Turns)
+}

@@ -18,11 +18,16 @@ type Store interface {
 	// an unknown id is conversation-not-found.
 	Get(ctx context.Context, id string) (Conversation, error)
 	// StartTurn allocates a turn id ([NewID]: unique, never reused),
-	// appends the turn with the user's text and records it as the running
-	// turn, atomically, so that a resume or a stop on any instance finds
-	// it. A conversation that has a running turn is refused turn-running
-	// and nothing is written; of concurrent starts exactly one wins.
-	StartTurn(ctx context.Context, id, userText string) (Turn, error)
+	// appends the turn with start's user's text and key and records it as
+	// the running turn, atomically, so that a resume or a stop on any
+	// instance finds it; started is true. A start whose Key names a turn
+	// of the conversation started with that Key returns that turn,
+	// running or ended, with started false, and writes nothing; of
+	// concurrent starts with one Key exactly one starts and the others
+	// get its turn. Otherwise a conversation that has a running turn is
+	// refused turn-running and nothing is written; of concurrent starts
+	// exactly one wins.
+	StartTurn(ctx context.Context, id string, start TurnStart) (turn Turn, started bool, err error)
 	// EndTurn stores the turn's reduced state (the JSON form the root
 	// package's TurnState writes, kept byte for byte) and
 	// clears the running turn. Ending a turn whose state is stored with the

@@ -14,10 +14,11 @@ import (
 
 // ConversationStore is the [conversation.Store] of a host over PostgreSQL
 // (docs/contract.md section 20.1): conversations in pgstore_conversations,
-// their turns in pgstore_conversation_turns (see Migrate). Each write is
-// one autocommit statement; a start takes the conversation's row lock, so
-// of concurrent starts exactly one finds no running turn; History is one
-// statement, so one snapshot and one round trip.
+// their turns in pgstore_conversation_turns, each with its start's request
+// key, unique per conversation (see Migrate). Each write is one autocommit
+// statement; a start takes the conversation's row lock, so of concurrent
+// starts exactly one finds no running turn; History is one statement, so
+// one snapshot and one round trip.
 //
 // All its methods are safe for concurrent use, by any number of goroutines
 // and processes sharing the database, on the primary only. It keeps no
@@ -128,50 +129,107 @@ func errNoConversation() error {
 	return refused(refusal.CodeConversationNotFound, "no such conversation")
 }
 
-// sqlConversationStartTurn moves the conversation from no running turn to the new one
-// and inserts the turn, in one statement; its last column tells a refusal
-// apart: no conversation (NULL), or a running turn.
+// sqlConversationStartTurn reads the turn of the start's request key
+// ($4, "" for none), or else moves the conversation from no running turn
+// to the new one and inserts the turn with its key, in one statement; its
+// second column tells a refusal apart: no conversation (false), or a
+// running turn.
 const sqlConversationStartTurn = `
-WITH c AS (
+WITH seen AS (
+	SELECT turn_id, position, user_text, state FROM pgstore_conversation_turns
+	WHERE conversation_id = $1 AND request_key = NULLIF($4, '')
+), c AS (
 	UPDATE pgstore_conversations SET turns = turns + 1, running_turn = $2
-	WHERE conversation_id = $1 AND running_turn IS NULL
+	WHERE conversation_id = $1 AND running_turn IS NULL AND NOT EXISTS (SELECT 1 FROM seen)
 	RETURNING turns
 ), t AS (
-	INSERT INTO pgstore_conversation_turns (conversation_id, position, turn_id, user_text)
-	SELECT $1, turns, $2, $3 FROM c
+	INSERT INTO pgstore_conversation_turns (conversation_id, position, turn_id, user_text, request_key)
+	SELECT $1, turns, $2, $3, NULLIF($4, '') FROM c
 	RETURNING position
 )
-SELECT (SELECT position FROM t), EXISTS (SELECT 1 FROM pgstore_conversations WHERE conversation_id = $1)`
+SELECT (SELECT position FROM t), EXISTS (SELECT 1 FROM pgstore_conversations WHERE conversation_id = $1),
+	seen.turn_id, seen.position, seen.user_text, seen.state
+FROM (SELECT 1) AS one LEFT JOIN seen ON true`
 
-// StartTurn implements [conversation.Store]: one statement, which waits
-// for the row lock of a concurrent start and then finds its running turn
-// (Read Committed re-evaluates the condition; Serializable rolls back
-// with 40001, retried, and then finds it).
-func (s *ConversationStore) StartTurn(ctx context.Context, id, userText string) (conversation.Turn, error) {
+// sqlConversationKeyTurn reads the turn of a request key.
+const sqlConversationKeyTurn = `
+SELECT turn_id, position, user_text, state FROM pgstore_conversation_turns
+WHERE conversation_id = $1 AND request_key = $2`
+
+// constraintRequestKey is the unique index of a conversation's request
+// keys (migration 8), which a unique_violation names.
+const constraintRequestKey = "pgstore_conversation_turns_request_key"
+
+// StartTurn implements [conversation.Store]: one statement, which returns
+// the turn of start's key when the conversation has one, and otherwise
+// waits for the row lock of a concurrent start and then finds its running
+// turn (Read Committed re-evaluates the condition; Serializable rolls back
+// with 40001, retried, and then finds it). A keyed start that finds a
+// running turn, or that collides with a concurrent start of its key (the
+// key's unique constraint), reads the key's turn again in a statement of
+// its own, whose snapshot sees that start committed.
+func (s *ConversationStore) StartTurn(ctx context.Context, id string, start conversation.TurnStart) (conversation.Turn, bool, error) {
 	if err := conversation.CheckConversation(id); err != nil {
-		return conversation.Turn{}, err
+		return conversation.Turn{}, false, err
 	}
-	if err := conversation.CheckUserText(userText); err != nil {
-		return conversation.Turn{}, err
+	if err := conversation.CheckTurnStart(start); err != nil {
+		return conversation.Turn{}, false, err
 	}
-	t := conversation.Turn{ID: conversation.NewID(), UserText: userText}
+	t := conversation.Turn{ID: conversation.NewID(), UserText: start.UserText, Key: start.Key}
 	var (
-		position *int32
-		exists   bool
+		position, seenPosition *int32
+		exists, collided       bool
+		seenID, seenText       *string
+		seenState              []byte
 	)
 	err := s.write(ctx, "turn start", func(conn *pgx.Conn) error {
-		return conn.QueryRow(ctx, sqlConversationStartTurn, id, t.ID, userText).Scan(&position, &exists)
+		err := conn.QueryRow(ctx, sqlConversationStartTurn, id, t.ID, start.UserText, start.Key).
+			Scan(&position, &exists, &seenID, &seenPosition, &seenText, &seenState)
+		if pe := pgError(err); uniqueViolation(err) && pe.ConstraintName == constraintRequestKey {
+			collided, exists = true, true
+			return nil
+		}
+		return err
 	})
 	switch {
 	case err != nil:
-		return conversation.Turn{}, err
+		return conversation.Turn{}, false, err
 	case position != nil:
 		t.Position = int(*position)
-		return t, nil
+		return t, true, nil
+	case seenID != nil:
+		return conversation.Turn{ID: *seenID, Position: int(*seenPosition), UserText: *seenText, Key: start.Key, State: seenState}, false, nil
 	case !exists:
-		return conversation.Turn{}, errNoConversation()
+		return conversation.Turn{}, false, errNoConversation()
+	case start.Key != "":
+		seen, ok, err := s.keyTurn(ctx, id, start.Key)
+		if err != nil || ok {
+			return seen, false, err
+		}
+		if collided {
+			return conversation.Turn{}, false, refused(refusal.CodeStoreUnavailable, "the turn of the start's key could not be read")
+		}
 	}
-	return conversation.Turn{}, refused(refusal.CodeTurnRunning, "a turn of the conversation is running")
+	return conversation.Turn{}, false, refused(refusal.CodeTurnRunning, "a turn of the conversation is running")
+}
+
+// keyTurn reads the turn of conversation id started with key; ok is false
+// when there is none.
+func (s *ConversationStore) keyTurn(ctx context.Context, id, key string) (t conversation.Turn, ok bool, err error) {
+	t.Key = key
+	err = s.read(ctx, func() error {
+		var position int32
+		err := s.pool.QueryRow(ctx, sqlConversationKeyTurn, id, key).Scan(&t.ID, &position, &t.UserText, &t.State)
+		t.Position, ok = int(position), err == nil
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil || !ok {
+		return conversation.Turn{}, false, err
+	}
+	return t, true, nil
 }
 
 // sqlConversationEndTurn stores the state of a turn without one and clears the running
@@ -218,7 +276,7 @@ func (s *ConversationStore) EndTurn(ctx context.Context, id, turnID string, stat
 }
 
 const sqlConversationRunning = `
-SELECT t.turn_id, t.position, t.user_text
+SELECT t.turn_id, t.position, t.user_text, coalesce(t.request_key, '')
 FROM pgstore_conversations c
 LEFT JOIN pgstore_conversation_turns t ON t.conversation_id = c.conversation_id AND t.turn_id = c.running_turn
 WHERE c.conversation_id = $1`
@@ -229,11 +287,11 @@ func (s *ConversationStore) Running(ctx context.Context, id string) (conversatio
 		return conversation.Turn{}, false, err
 	}
 	var (
-		turnID, text *string
-		position     *int32
+		turnID, text, key *string
+		position          *int32
 	)
 	err := s.read(ctx, func() error {
-		err := s.pool.QueryRow(ctx, sqlConversationRunning, id).Scan(&turnID, &position, &text)
+		err := s.pool.QueryRow(ctx, sqlConversationRunning, id).Scan(&turnID, &position, &text, &key)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNoConversation()
 		}
@@ -242,11 +300,11 @@ func (s *ConversationStore) Running(ctx context.Context, id string) (conversatio
 	if err != nil || turnID == nil {
 		return conversation.Turn{}, false, err
 	}
-	return conversation.Turn{ID: *turnID, Position: int(*position), UserText: *text}, true, nil
+	return conversation.Turn{ID: *turnID, Position: int(*position), UserText: *text, Key: *key}, true, nil
 }
 
 const sqlConversationTurn = `
-SELECT c.principal, c.tenant, c.turns, coalesce(c.running_turn, ''), t.position, t.user_text, t.state
+SELECT c.principal, c.tenant, c.turns, coalesce(c.running_turn, ''), t.position, t.user_text, t.state, coalesce(t.request_key, '')
 FROM pgstore_conversations c
 LEFT JOIN pgstore_conversation_turns t ON t.conversation_id = c.conversation_id AND t.turn_id = $2
 WHERE c.conversation_id = $1`
@@ -263,7 +321,7 @@ func (s *ConversationStore) Turn(ctx context.Context, id, turnID string) (conver
 		text     *string
 	)
 	err := s.read(ctx, func() error {
-		err := s.pool.QueryRow(ctx, sqlConversationTurn, id, turnID).Scan(&c.Owner.ID, &c.Owner.Tenant, &c.Turns, &c.Running, &position, &text, &t.State)
+		err := s.pool.QueryRow(ctx, sqlConversationTurn, id, turnID).Scan(&c.Owner.ID, &c.Owner.Tenant, &c.Turns, &c.Running, &position, &text, &t.State, &t.Key)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNoConversation()
 		}
@@ -280,7 +338,7 @@ func (s *ConversationStore) Turn(ctx context.Context, id, turnID string) (conver
 }
 
 const sqlConversationHistory = `
-SELECT c.principal, c.tenant, c.turns, coalesce(c.running_turn, ''), t.position, t.turn_id, t.user_text, t.state
+SELECT c.principal, c.tenant, c.turns, coalesce(c.running_turn, ''), t.position, t.turn_id, t.user_text, t.state, t.request_key
 FROM pgstore_conversations c
 LEFT JOIN pgstore_conversation_turns t ON t.conversation_id = c.conversation_id
 WHERE c.conversation_id = $1
@@ -303,16 +361,20 @@ func (s *ConversationStore) History(ctx context.Context, id string) (conversatio
 		found := false
 		for rows.Next() {
 			var (
-				position     *int32
-				turnID, text *string
-				state        []byte
+				position          *int32
+				turnID, text, key *string
+				state             []byte
 			)
-			if err := rows.Scan(&c.Owner.ID, &c.Owner.Tenant, &c.Turns, &c.Running, &position, &turnID, &text, &state); err != nil {
+			if err := rows.Scan(&c.Owner.ID, &c.Owner.Tenant, &c.Turns, &c.Running, &position, &turnID, &text, &state, &key); err != nil {
 				return err
 			}
 			found = true
 			if position != nil {
-				h.Turns = append(h.Turns, conversation.Turn{ID: *turnID, Position: int(*position), UserText: *text, State: state})
+				t := conversation.Turn{ID: *turnID, Position: int(*position), UserText: *text, State: state}
+				if key != nil {
+					t.Key = *key
+				}
+				h.Turns = append(h.Turns, t)
 			}
 		}
 		if err := rows.Err(); err != nil {

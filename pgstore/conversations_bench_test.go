@@ -28,7 +28,7 @@ func BenchmarkConversationHistory(b *testing.B) {
 	c, err := s.Create(ctx, "", conversation.Principal{ID: "u"})
 	require.NoError(b, err)
 	for i := range 1000 {
-		t, err := s.StartTurn(ctx, c.ID, fmt.Sprintf("question %d, a little longer than a word", i))
+		t, _, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: fmt.Sprintf("question %d, a little longer than a word", i)})
 		require.NoError(b, err)
 		require.NoError(b, s.EndTurn(ctx, c.ID, t.ID, benchTurnState(i)))
 	}
@@ -87,7 +87,7 @@ func BenchmarkConversationStartTurn(b *testing.B) {
 				}
 				b.StartTimer()
 			}
-			if _, err := s.StartTurn(ctx, ids[len(ids)-1], "a question"); err != nil {
+			if _, _, err := s.StartTurn(ctx, ids[len(ids)-1], conversation.TurnStart{UserText: "a question"}); err != nil {
 				b.Fatal(err)
 			}
 			ids = ids[:len(ids)-1]

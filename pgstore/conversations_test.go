@@ -64,7 +64,7 @@ func TestConversationConcurrentStarts(t *testing.T) {
 				)
 				for i := range 16 {
 					wg.Go(func() {
-						tu, err := s.StartTurn(ctx, c.ID, fmt.Sprint(round, i))
+						tu, _, err := s.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: fmt.Sprint(round, i)})
 						mu.Lock()
 						defer mu.Unlock()
 						switch {

@@ -57,7 +57,7 @@ func TestCapabilitiesWithARedisWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tu, err := convs.StartTurn(ctx, c.ID, "hello")
+	tu, _, err := convs.StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}

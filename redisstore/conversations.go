@@ -31,15 +31,18 @@ type ConversationOptions struct {
 // turn it records is the one a resume or a stop finds, on any instance.
 // Each conversation is a hash <prefix>{<conversation>}:c (owner, tenant,
 // turn count, running turn), its turn ids and user texts in start order
-// in lists :d and :u, each turn's position in a hash :i and each ended
-// turn's reduced state, byte for byte, in a hash :s; the id is escaped as
-// the window's, and the braces keep the keys in one Cluster slot. Nothing
-// expires.
+// in lists :d and :u, each turn's position in a hash :i, each ended
+// turn's reduced state, byte for byte, in a hash :s, and the request keys
+// of the starts ([conversation.TurnStart]) in hashes :k (turn → key) and
+// :q (key → turn); the id is escaped as the window's, and the braces keep
+// the keys in one Cluster slot. Nothing expires.
 //
 // Create, StartTurn and EndTurn are one Lua script each, atomic: a start
-// records its turn only when none runs, so that of concurrent starts on
-// any instances exactly one wins; a resend of the same call (a client's
-// retry) succeeds again without a second write. Running, Turn and History
+// whose key :q holds gets that turn back, and otherwise records its turn
+// only when none runs, so that of concurrent starts on any instances
+// exactly one wins, and of those with one key exactly one starts and the
+// others get its turn; a resend of the same call (a client's retry)
+// succeeds again without a second write. Running, Turn and History
 // are one script each, one snapshot. A write never sent or refused by
 // Redis is checkpoint-write-failed, one whose answer was lost
 // needs-reconciliation, a failed read store-unavailable.
@@ -84,14 +87,15 @@ func (s *ConversationStore) Capabilities() chatprotocol.ChatCapabilities {
 // convKeys are the names of one conversation's keys, in the order the
 // scripts take them.
 type convKeys struct {
-	record, positions, ids, texts, states string
+	record, positions, ids, texts, states, keyOf, turnOf string
 }
 
 // keysOf returns the keys of conversation id under s's
-// prefix: <prefix>{<id>}:c, :i, :d, :u and :s, the id escaped.
+// prefix: <prefix>{<id>}:c, :i, :d, :u, :s, :k and :q, the id escaped.
 func (s *ConversationStore) keysOf(id string) convKeys {
 	base := s.prefix + "{" + escaper.Replace(id) + "}:"
-	return convKeys{record: base + "c", positions: base + "i", ids: base + "d", texts: base + "u", states: base + "s"}
+	return convKeys{record: base + "c", positions: base + "i", ids: base + "d", texts: base + "u", states: base + "s",
+		keyOf: base + "k", turnOf: base + "q"}
 }
 
 // write runs a write script and returns its answer, or the store's error:
@@ -175,31 +179,46 @@ func (s *ConversationStore) Get(ctx context.Context, id string) (conversation.Co
 	return recordOf(id, vals)
 }
 
-// StartTurn implements [conversation.Store]: one script, which appends the
-// turn and records it as running only when the conversation has none.
-func (s *ConversationStore) StartTurn(ctx context.Context, id, userText string) (conversation.Turn, error) {
+// StartTurn implements [conversation.Store]: one script, which returns the
+// turn of start's key when the conversation has one, and otherwise
+// appends the turn and records it as running only when the conversation
+// has none.
+func (s *ConversationStore) StartTurn(ctx context.Context, id string, start conversation.TurnStart) (conversation.Turn, bool, error) {
 	if err := conversation.CheckConversation(id); err != nil {
-		return conversation.Turn{}, err
+		return conversation.Turn{}, false, err
 	}
-	if err := conversation.CheckUserText(userText); err != nil {
-		return conversation.Turn{}, err
+	if err := conversation.CheckTurnStart(start); err != nil {
+		return conversation.Turn{}, false, err
 	}
-	t := conversation.Turn{ID: conversation.NewID(), UserText: userText}
+	t := conversation.Turn{ID: conversation.NewID(), UserText: start.UserText, Key: start.Key}
 	k := s.keysOf(id)
-	res, err := s.write(ctx, "turn start", startScript, []string{k.record, k.positions, k.ids, k.texts}, t.ID, userText)
+	res, err := s.write(ctx, "turn start", startScript, []string{k.record, k.positions, k.ids, k.texts, k.states, k.keyOf, k.turnOf},
+		t.ID, start.UserText, start.Key)
 	if err != nil {
-		return conversation.Turn{}, err
+		return conversation.Turn{}, false, err
 	}
-	switch n, _ := res.(int64); {
+	a, _ := res.([]any)
+	if len(a) == 4 {
+		seen := conversation.Turn{ID: str(a[1]), Position: int(num(a[0])), UserText: str(a[2]), Key: start.Key}
+		if a[3] != nil {
+			seen.State = []byte(str(a[3]))
+		}
+		return seen, false, nil
+	}
+	var n int64
+	if len(a) == 1 {
+		n = num(a[0])
+	}
+	switch {
 	case n > 0:
 		t.Position = int(n)
-		return t, nil
+		return t, true, nil
 	case n == -1:
-		return conversation.Turn{}, errNoConversation()
+		return conversation.Turn{}, false, errNoConversation()
 	case n == -2:
-		return conversation.Turn{}, refusal.New(refusal.CodeTurnRunning, "", "redisstore: a turn of the conversation is running")
+		return conversation.Turn{}, false, refusal.New(refusal.CodeTurnRunning, "", "redisstore: a turn of the conversation is running")
 	}
-	return conversation.Turn{}, fmt.Errorf("redisstore: the start script answered %v", res)
+	return conversation.Turn{}, false, fmt.Errorf("redisstore: the start script answered %v", res)
 }
 
 // EndTurn implements [conversation.Store]: one script, which stores the
@@ -234,17 +253,17 @@ func (s *ConversationStore) Running(ctx context.Context, id string) (conversatio
 		return conversation.Turn{}, false, err
 	}
 	k := s.keysOf(id)
-	a, err := s.read(ctx, runningScript, []string{k.record, k.positions, k.texts})
+	a, err := s.read(ctx, runningScript, []string{k.record, k.positions, k.texts, k.keyOf})
 	if err != nil {
 		return conversation.Turn{}, false, err
 	}
 	if len(a) == 0 {
 		return conversation.Turn{}, false, errNoConversation()
 	}
-	if len(a) != 3 || a[0] == nil {
+	if len(a) != 4 || a[0] == nil {
 		return conversation.Turn{}, false, nil
 	}
-	t := conversation.Turn{ID: str(a[0]), Position: int(num(a[1])), UserText: str(a[2])}
+	t := conversation.Turn{ID: str(a[0]), Position: int(num(a[1])), UserText: str(a[2]), Key: str(a[3])}
 	return t, true, nil
 }
 
@@ -255,11 +274,11 @@ func (s *ConversationStore) Turn(ctx context.Context, id, turnID string) (conver
 		return conversation.Conversation{}, conversation.Turn{}, err
 	}
 	k := s.keysOf(id)
-	a, err := s.read(ctx, turnScript, []string{k.record, k.positions, k.texts, k.states}, turnID)
+	a, err := s.read(ctx, turnScript, []string{k.record, k.positions, k.texts, k.states, k.keyOf}, turnID)
 	if err != nil {
 		return conversation.Conversation{}, conversation.Turn{}, err
 	}
-	if len(a) != 7 {
+	if len(a) != 8 {
 		return conversation.Conversation{}, conversation.Turn{}, errNoConversation()
 	}
 	c, err := recordOf(id, a[:4])
@@ -269,7 +288,7 @@ func (s *ConversationStore) Turn(ctx context.Context, id, turnID string) (conver
 	if a[4] == nil {
 		return c, conversation.Turn{}, refusal.New(refusal.CodeTurnNotFound, "", "redisstore: no such turn")
 	}
-	t := conversation.Turn{ID: turnID, Position: int(num(a[4])), UserText: str(a[5])}
+	t := conversation.Turn{ID: turnID, Position: int(num(a[4])), UserText: str(a[5]), Key: str(a[7])}
 	if a[6] != nil {
 		t.State = []byte(str(a[6]))
 	}
@@ -283,11 +302,11 @@ func (s *ConversationStore) History(ctx context.Context, id string) (conversatio
 		return conversation.History{}, err
 	}
 	k := s.keysOf(id)
-	a, err := s.read(ctx, historyScript, []string{k.record, k.ids, k.texts, k.states})
+	a, err := s.read(ctx, historyScript, []string{k.record, k.ids, k.texts, k.states, k.keyOf})
 	if err != nil {
 		return conversation.History{}, err
 	}
-	if len(a) != 7 {
+	if len(a) != 8 {
 		return conversation.History{}, errNoConversation()
 	}
 	c, err := recordOf(id, a[:4])
@@ -300,13 +319,10 @@ func (s *ConversationStore) History(ctx context.Context, id string) (conversatio
 	if len(texts) != len(ids) {
 		return conversation.History{}, fmt.Errorf("redisstore: conversation %q holds %d turn ids and %d texts", id, len(ids), len(texts))
 	}
-	states := make(map[string]string, len(flat)/2)
-	for i := 0; i+1 < len(flat); i += 2 {
-		states[str(flat[i])] = str(flat[i+1])
-	}
+	states, keys := pairs(flat), pairs(a[7])
 	h := conversation.History{Conversation: c, Turns: make([]conversation.Turn, len(ids))}
 	for i := range ids {
-		t := conversation.Turn{ID: str(ids[i]), Position: i + 1, UserText: str(texts[i])}
+		t := conversation.Turn{ID: str(ids[i]), Position: i + 1, UserText: str(texts[i]), Key: keys[str(ids[i])]}
 		if st, ok := states[t.ID]; ok {
 			t.State = []byte(st)
 		}
@@ -325,6 +341,16 @@ func recordOf(id string, f []any) (conversation.Conversation, error) {
 	c := conversation.Conversation{ID: id, Owner: conversation.Principal{ID: str(f[0]), Tenant: str(f[1])}, Running: str(f[3])}
 	c.Turns = int(num(f[2]))
 	return c, nil
+}
+
+// pairs reads HGETALL's flat field, value pairs as a map.
+func pairs(v any) map[string]string {
+	flat, _ := v.([]any)
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		m[str(flat[i])] = str(flat[i+1])
+	}
+	return m
 }
 
 // str is a reply's string, "" for nil.

@@ -8,7 +8,9 @@ import "github.com/redis/go-redis/v9"
 // owner's id, n its tenant, k the turn count, r the running turn, x the
 // id of the create that stored it), the positions hash :i (turn id →
 // position), the lists :d of turn ids and :u of user texts (start
-// order) and the states hash :s (turn id → reduced state).
+// order), the states hash :s (turn id → reduced state), and the request
+// keys of the starts that carried one: the hash :k (turn id → key) and
+// the hash :q (key → turn id).
 
 // createScript stores the record of KEYS[1] (:c) for owner ARGV[1],
 // tenant ARGV[2], under the create's id ARGV[3]; it returns 1, or 0 when
@@ -25,23 +27,38 @@ redis.call('HSET', KEYS[1], 'o', ARGV[1], 'n', ARGV[2], 'k', 0, 'x', ARGV[3])
 return 1
 `)
 
-// startScript appends turn ARGV[1] with user text ARGV[2] and records it
-// as running; KEYS are :c, :i, :d, :u. It returns the turn's position, -1
-// for an unknown conversation or -2 when another turn runs; a resent
-// start (the running turn is ARGV[1]) returns its position again.
+// startScript starts turn ARGV[1] with user text ARGV[2] and request
+// key ARGV[3] ("" for none); KEYS are :c, :i, :d, :u, :s, :k, :q. A key
+// :q holds is its turn again: {position, id, text, state or false}, and
+// nothing is written. Otherwise it appends the turn, records it as running
+// and records its key, and returns {position}; {-1} for an unknown
+// conversation, {-2} when another turn runs. A resent start (its key's
+// turn, or the running turn, is ARGV[1]) returns {position} again.
 var startScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'o', 'r')
-if not rec[1] then return -1 end
+if not rec[1] then return {-1} end
+if ARGV[3] ~= '' then
+	local seen = redis.call('HGET', KEYS[7], ARGV[3])
+	if seen then
+		local pos = tonumber(redis.call('HGET', KEYS[2], seen))
+		if seen == ARGV[1] then return {pos} end
+		return {pos, seen, redis.call('LINDEX', KEYS[4], pos - 1), redis.call('HGET', KEYS[5], seen)}
+	end
+end
 if rec[2] then
-	if rec[2] == ARGV[1] then return tonumber(redis.call('HGET', KEYS[2], ARGV[1])) end
-	return -2
+	if rec[2] == ARGV[1] then return {tonumber(redis.call('HGET', KEYS[2], ARGV[1]))} end
+	return {-2}
 end
 local pos = redis.call('HINCRBY', KEYS[1], 'k', 1)
 redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], pos)
 redis.call('RPUSH', KEYS[3], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[2])
-return pos
+if ARGV[3] ~= '' then
+	redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
+	redis.call('HSET', KEYS[7], ARGV[3], ARGV[1])
+end
+return {pos}
 `)
 
 // endScript stores state ARGV[2] of turn ARGV[1] and clears the running
@@ -61,34 +78,36 @@ if redis.call('HGET', KEYS[1], 'r') == ARGV[1] then redis.call('HDEL', KEYS[1], 
 return 1
 `)
 
-// runningScript returns the running turn {id, position, text}, {false}
-// when there is none, {} for an unknown conversation; KEYS are :c, :i,
-// :u.
+// runningScript returns the running turn {id, position, text, key},
+// {false} when there is none, {} for an unknown conversation; KEYS are
+// :c, :i, :u, :k.
 var runningScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'o', 'r')
 if not rec[1] then return {} end
 if not rec[2] then return {false} end
 local pos = tonumber(redis.call('HGET', KEYS[2], rec[2]))
-return {rec[2], pos, redis.call('LINDEX', KEYS[3], pos - 1)}
+return {rec[2], pos, redis.call('LINDEX', KEYS[3], pos - 1), redis.call('HGET', KEYS[4], rec[2])}
 `)
 
 // turnScript returns {owner, tenant, turns, running, position, text,
-// state} of turn ARGV[1], false for what is missing, {} for an unknown
-// conversation; KEYS are :c, :i, :u, :s.
+// state, key} of turn ARGV[1], false for what is missing, {} for an
+// unknown conversation; KEYS are :c, :i, :u, :s, :k.
 var turnScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'o', 'n', 'k', 'r')
 if not rec[1] then return {} end
 local pos = redis.call('HGET', KEYS[2], ARGV[1])
-if not pos then return {rec[1], rec[2], rec[3], rec[4], false, false, false} end
+if not pos then return {rec[1], rec[2], rec[3], rec[4], false, false, false, false} end
 pos = tonumber(pos)
-return {rec[1], rec[2], rec[3], rec[4], pos, redis.call('LINDEX', KEYS[3], pos - 1), redis.call('HGET', KEYS[4], ARGV[1])}
+return {rec[1], rec[2], rec[3], rec[4], pos, redis.call('LINDEX', KEYS[3], pos - 1), redis.call('HGET', KEYS[4], ARGV[1]),
+	redis.call('HGET', KEYS[5], ARGV[1])}
 `)
 
 // historyScript returns {owner, tenant, turns, running, ids, texts,
-// states}, the states as HGETALL's flat pairs, {} for an unknown
-// conversation; KEYS are :c, :d, :u, :s.
+// states, keys}, the states and the request keys as HGETALL's flat pairs,
+// {} for an unknown conversation; KEYS are :c, :d, :u, :s, :k.
 var historyScript = redis.NewScript(`
 local rec = redis.call('HMGET', KEYS[1], 'o', 'n', 'k', 'r')
 if not rec[1] then return {} end
-return {rec[1], rec[2], rec[3], rec[4], redis.call('LRANGE', KEYS[2], 0, -1), redis.call('LRANGE', KEYS[3], 0, -1), redis.call('HGETALL', KEYS[4])}
+return {rec[1], rec[2], rec[3], rec[4], redis.call('LRANGE', KEYS[2], 0, -1), redis.call('LRANGE', KEYS[3], 0, -1),
+	redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5])}
 `)

@@ -52,15 +52,18 @@ func TestConversationStoreAcrossInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t1, err := stores[0].StartTurn(ctx, c.ID, "hello")
+	t1, _, err := stores[0].StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "hello", Key: "run-{1}"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run, ok, err := stores[1].Running(ctx, c.ID)
-	if err != nil || !ok || run.ID != t1.ID || run.Position != 1 || run.UserText != "hello" {
+	if err != nil || !ok || run.ID != t1.ID || run.Position != 1 || run.UserText != "hello" || run.Key != "run-{1}" {
 		t.Fatalf("running through the other instance: %+v %v %v, want %+v", run, ok, err, t1)
 	}
-	if _, err := stores[1].StartTurn(ctx, c.ID, "again"); refusal.CodeOf(err) != refusal.CodeTurnRunning {
+	if seen, started, err := stores[1].StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "hello", Key: "run-{1}"}); err != nil || started || seen.ID != t1.ID || seen.Position != 1 || seen.Key != t1.Key || seen.UserText != "hello" {
+		t.Fatalf("the same key through the other instance: %+v, started %v, %v; want %+v", seen, started, err, t1)
+	}
+	if _, _, err := stores[1].StartTurn(ctx, c.ID, conversation.TurnStart{UserText: "again", Key: "run-2"}); refusal.CodeOf(err) != refusal.CodeTurnRunning {
 		t.Fatalf("a second start through the other instance: %v", err)
 	}
 	if err := stores[1].EndTurn(ctx, c.ID, t1.ID, []byte(`{}`)); err != nil {
@@ -71,7 +74,7 @@ func TestConversationStoreAcrossInstances(t *testing.T) {
 		t.Fatalf("get through the first instance: %+v %v", got, err)
 	}
 	// An empty state is a state: stored and read back as ended.
-	t2, err := stores[0].StartTurn(ctx, c.ID, "")
+	t2, _, err := stores[0].StartTurn(ctx, c.ID, conversation.TurnStart{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +109,17 @@ func TestConversationStoreResend(t *testing.T) {
 	if n, err := createScript.Run(ctx, client, []string{k.record}, "u", "", "create-2").Int(); err != nil || n != 0 {
 		t.Fatalf("another create of the id: %d %v", n, err)
 	}
-	keys := []string{k.record, k.positions, k.ids, k.texts}
-	for range 2 {
-		if n, err := startScript.Run(ctx, client, keys, "turn-1", "q").Int(); err != nil || n != 1 {
-			t.Fatalf("start: %d %v", n, err)
+	keys := []string{k.record, k.positions, k.ids, k.texts, k.states, k.keyOf, k.turnOf}
+	for _, key := range []string{"run-1", "run-1", ""} { // a resend, keyed or not, is the same start
+		if a, err := startScript.Run(ctx, client, keys, "turn-1", "q", key).Int64Slice(); err != nil || len(a) != 1 || a[0] != 1 {
+			t.Fatalf("start: %v %v", a, err)
 		}
 	}
-	if n, err := startScript.Run(ctx, client, keys, "turn-2", "q").Int(); err != nil || n != -2 {
-		t.Fatalf("another start: %d %v", n, err)
+	if a, err := startScript.Run(ctx, client, keys, "turn-2", "q", "run-2").Int64Slice(); err != nil || len(a) != 1 || a[0] != -2 {
+		t.Fatalf("another start: %v %v", a, err)
+	}
+	if a, err := startScript.Run(ctx, client, keys, "turn-3", "q", "run-1").Slice(); err != nil || len(a) != 4 || a[1] != "turn-1" {
+		t.Fatalf("another start with the first one's key: %v %v", a, err)
 	}
 	if n, err := client.LLen(ctx, k.ids).Result(); err != nil || n != 1 {
 		t.Fatalf("%d turns stored (%v), want 1", n, err)
@@ -137,7 +143,7 @@ func TestConversationStoreUnreachable(t *testing.T) {
 	if _, err := s.Create(ctx, "c-1", owner); refusal.CodeOf(err) != refusal.CodeCheckpointWriteFailed {
 		t.Fatalf("create: %v", err)
 	}
-	if _, err := s.StartTurn(ctx, "c-1", "q"); refusal.CodeOf(err) != refusal.CodeCheckpointWriteFailed {
+	if _, _, err := s.StartTurn(ctx, "c-1", conversation.TurnStart{UserText: "q"}); refusal.CodeOf(err) != refusal.CodeCheckpointWriteFailed {
 		t.Fatalf("start: %v", err)
 	}
 	if err := s.EndTurn(ctx, "c-1", "t-1", []byte(`{}`)); refusal.CodeOf(err) != refusal.CodeCheckpointWriteFailed {
@@ -235,7 +241,7 @@ func TestConversationStoreAnswerLost(t *testing.T) {
 	if _, err := s.Create(ctx, "c-1", conversation.Principal{ID: "u"}); refusal.CodeOf(err) != refusal.CodeNeedsReconciliation {
 		t.Fatalf("create: %v", err)
 	}
-	if _, err := s.StartTurn(ctx, "c-1", "q"); refusal.CodeOf(err) != refusal.CodeNeedsReconciliation {
+	if _, _, err := s.StartTurn(ctx, "c-1", conversation.TurnStart{UserText: "q"}); refusal.CodeOf(err) != refusal.CodeNeedsReconciliation {
 		t.Fatalf("start: %v", err)
 	}
 	if _, err := s.Get(ctx, "c-1"); refusal.CodeOf(err) != refusal.CodeStoreUnavailable {

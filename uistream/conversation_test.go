@@ -16,8 +16,11 @@ import (
 )
 
 // A chat's first POST creates the conversation for its caller and starts a
-// turn with the last user message's text; another caller is denied, a
-// second start is turn-running, a run that fails ends the turn.
+// turn with the last user message's text, the message's id its request
+// key; the same message again is its turn, run once; another message is
+// turn-running, another caller is denied, a run that fails ends the turn;
+// a regenerate and a continuation of an assistant message start turns of
+// their own.
 func TestStartTurnOf(t *testing.T) {
 	s := conversation.NewMemoryStore()
 	g := &conversation.Gate{Store: s, Access: conversation.OwnerOnly(func(r *http.Request) (conversation.Principal, error) {
@@ -26,11 +29,12 @@ func TestStartTurnOf(t *testing.T) {
 		}
 		return conversation.Principal{}, errors.New("no session")
 	})}
-	fail := false
+	fail, runs := false, 0
 	start := uistream.StartTurnOf(g, func(context.Context, *http.Request, conversation.Conversation, conversation.Turn, *uistream.Request) error {
 		if fail {
 			return errors.New("no worker")
 		}
+		runs++
 		return nil
 	})
 	as := func(user string) *http.Request {
@@ -51,15 +55,42 @@ func TestStartTurnOf(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, conversation.Principal{ID: "alice"}, c.Owner)
 	require.Equal(t, "second question", tu.UserText)
+	require.Equal(t, "m3", tu.Key)
 
-	_, err = start(ctx, as("alice"), req)
+	again, err := start(ctx, as("alice"), req)
+	require.NoError(t, err)
+	require.Equal(t, key, again, "the same user message again is its turn")
+	require.Equal(t, 1, runs, "and runs nothing")
+	other := *req
+	other.Messages = json.RawMessage(`[{"id":"m4","role":"user","parts":[{"type":"text","text":"another"}]}]`)
+	_, err = start(ctx, as("alice"), &other)
 	require.ErrorIs(t, err, refusal.ErrTurnRunning)
 	_, err = start(ctx, as("bob"), req)
 	require.ErrorIs(t, err, refusal.ErrTurnNotFound)
 
 	require.NoError(t, s.EndTurn(ctx, "chat-1", key.TurnID, []byte(`{}`)))
+	again, err = start(ctx, as("alice"), req)
+	require.NoError(t, err)
+	require.Equal(t, key, again, "the same user message once its turn ended is that turn")
+	regen := *req
+	regen.Trigger = "regenerate-message"
+	regenerated, err := start(ctx, as("alice"), &regen)
+	require.NoError(t, err)
+	require.NotEqual(t, key.TurnID, regenerated.TurnID, "a regenerate is a new turn")
+	_, tu, err = s.Turn(ctx, "chat-1", regenerated.TurnID)
+	require.NoError(t, err)
+	require.Empty(t, tu.Key)
+	require.NoError(t, s.EndTurn(ctx, "chat-1", regenerated.TurnID, []byte(`{}`)))
+	cont := *req
+	cont.Continues = "m2"
+	continued, err := start(ctx, as("alice"), &cont)
+	require.NoError(t, err)
+	require.NotEqual(t, key.TurnID, continued.TurnID, "a continuation is a new turn")
+	require.NoError(t, s.EndTurn(ctx, "chat-1", continued.TurnID, []byte(`{}`)))
+	require.Equal(t, 3, runs)
+
 	fail = true
-	_, err = start(ctx, as("alice"), req)
+	_, err = start(ctx, as("alice"), &other)
 	require.ErrorIs(t, err, refusal.ErrStoreUnavailable)
 	_, running, err := s.Running(ctx, "chat-1")
 	require.NoError(t, err)

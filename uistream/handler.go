@@ -100,9 +100,10 @@ type Answer struct {
 type HandlerOptions struct {
 	// StartTurn starts the turn a POST asks for, with the caller the host
 	// reads from r, and returns its key; the stream then serves the turn
-	// from its first frame. It refuses with an error of code turn-not-found
+	// from its first frame ([StartTurnOf] returns the turn of a user
+	// message sent again). It refuses with an error of code turn-not-found
 	// or unauthorized (answered 404 turn-not-found alike), invalid-input
-	// (400), or any other error (503).
+	// (400), turn-running (409), or any other error (503).
 	StartTurn func(ctx context.Context, r *http.Request, req *Request) (replay.Key, error)
 	// ActiveTurn returns the chat's running turn for a resume or a stop;
 	// ok false when it has none. A denial (turn-not-found, unauthorized)

@@ -30,7 +30,8 @@ type fixture struct {
 }
 
 // newFixture serves the bridge at /api/chat; chat "secret" belongs to
-// nobody, chat "down" has a store that is down.
+// nobody, chat "down" has a store that is down, chat "busy" runs another
+// turn.
 func newFixture(t *testing.T, pace time.Duration, card bool, opts *uistream.HandlerOptions) *fixture {
 	t.Helper()
 	return newFixtureOf(t, &turnscript.Host{Window: replay.NewMemory(nil), Pace: pace, Card: card}, opts)
@@ -50,6 +51,8 @@ func newFixtureOf(t *testing.T, host *turnscript.Host, opts *uistream.HandlerOpt
 			return replay.Key{}, refusal.ErrUnauthorized
 		case "down":
 			return replay.Key{}, io.ErrUnexpectedEOF
+		case "busy":
+			return replay.Key{}, refusal.ErrTurnRunning
 		}
 		return f.host.Start(req.ChatID), nil
 	}
@@ -305,6 +308,7 @@ func TestBadRequestsStartNothing(t *testing.T) {
 		{`{"id":"chat-1","messages":["` + strings.Repeat("x", 5000) + `"],"trigger":"submit-message"}`, 413, refusal.CodeFrameTooLarge},
 		{`{"id":"secret","messages":[],"trigger":"submit-message"}`, 404, refusal.CodeTurnNotFound},
 		{`{"id":"down","messages":[],"trigger":"submit-message"}`, 503, refusal.CodeStoreUnavailable},
+		{`{"id":"busy","messages":[],"trigger":"submit-message"}`, 409, refusal.CodeTurnRunning},
 		// Read strictly (docs/contract.md section 18.3): a duplicated name, a
 		// name in another case, invalid UTF-8 or a lone surrogate is no
 		// chat request, anywhere in the body.

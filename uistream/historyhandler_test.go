@@ -63,7 +63,7 @@ func TestHistoryHandler(t *testing.T) {
 	w := replay.NewMemory(nil)
 	_, err := g.Store.Create(ctx, "chat-1", conversation.Principal{ID: "alice"})
 	require.NoError(t, err)
-	tu, err := g.Store.StartTurn(ctx, "chat-1", "hi")
+	tu, _, err := g.Store.StartTurn(ctx, "chat-1", conversation.TurnStart{UserText: "hi"})
 	require.NoError(t, err)
 	key := replay.Key{ConversationID: "chat-1", TurnID: tu.ID}
 	p, err := turn.Start(ctx, w, key, nil)

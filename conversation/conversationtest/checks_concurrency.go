@@ -27,7 +27,7 @@ func checkConcurrentStart(r *run) error {
 		)
 		for i := range r.cfg.Starts {
 			wg.Go(func() {
-				t, err := r.s.StartTurn(r.ctx, c.ID, fmt.Sprintf("round %d, start %d", round, i))
+				t, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: fmt.Sprintf("round %d, start %d", round, i)})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -69,7 +69,7 @@ func checkUniqueTurnIDs(r *run) error {
 			return err
 		}
 		for range 25 {
-			t, err := r.s.StartTurn(r.ctx, c.ID, "q")
+			t, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: "q"})
 			if err != nil {
 				return err
 			}

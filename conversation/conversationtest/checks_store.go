@@ -54,7 +54,7 @@ func checkCreateGet(r *run) error {
 	if _, _, err := r.s.Running(r.ctx, r.id("missing")); wantCode("running of an unknown id", err, refusal.CodeConversationNotFound) != nil {
 		return wantCode("running of an unknown id", err, refusal.CodeConversationNotFound)
 	}
-	if _, err := r.s.StartTurn(r.ctx, r.id("missing"), "hi"); wantCode("start in an unknown conversation", err, refusal.CodeConversationNotFound) != nil {
+	if _, _, err := r.s.StartTurn(r.ctx, r.id("missing"), conversation.TurnStart{UserText: "hi"}); wantCode("start in an unknown conversation", err, refusal.CodeConversationNotFound) != nil {
 		return wantCode("start in an unknown conversation", err, refusal.CodeConversationNotFound)
 	}
 	_, err = r.s.History(r.ctx, r.id("missing"))
@@ -73,7 +73,22 @@ func checkInvalidInput(r *run) error {
 			return err
 		}},
 		{"create without an owner", func() error { _, err := r.s.Create(r.ctx, r.id("o"), conversation.Principal{}); return err }},
-		{"start with a NUL text", func() error { _, err := r.s.StartTurn(r.ctx, r.id("x"), "a\x00b"); return err }},
+		{"start with a NUL text", func() error {
+			_, _, err := r.s.StartTurn(r.ctx, r.id("x"), conversation.TurnStart{UserText: "a\x00b"})
+			return err
+		}},
+		{"start with a NUL key", func() error {
+			_, _, err := r.s.StartTurn(r.ctx, r.id("x"), conversation.TurnStart{UserText: "q", Key: "k\x00"})
+			return err
+		}},
+		{"start with an over-long key", func() error {
+			_, _, err := r.s.StartTurn(r.ctx, r.id("x"), conversation.TurnStart{UserText: "q", Key: string(bytes.Repeat([]byte("k"), conversation.MaxIDBytes+1))})
+			return err
+		}},
+		{"start with an invalid UTF-8 key", func() error {
+			_, _, err := r.s.StartTurn(r.ctx, r.id("x"), conversation.TurnStart{UserText: "q", Key: "\xff"})
+			return err
+		}},
 		{"get of an empty id", func() error { _, err := r.s.Get(r.ctx, ""); return err }},
 		{"end of an empty turn id", func() error { return r.s.EndTurn(r.ctx, r.id("x"), "", []byte(`{}`)) }},
 	}
@@ -96,11 +111,11 @@ func checkStartEnd(r *run) error {
 	if _, ok, err := r.s.Running(r.ctx, c.ID); ok || err != nil {
 		return fmt.Errorf("a new conversation has a running turn: %v, %v", ok, err)
 	}
-	t1, err := r.s.StartTurn(r.ctx, c.ID, "first question")
-	if err != nil {
-		return fmt.Errorf("start: %w", err)
+	t1, started, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: "first question"})
+	if err != nil || !started {
+		return fmt.Errorf("start: started %v, %w", started, err)
 	}
-	if t1.ID == "" || t1.Position != 1 || t1.UserText != "first question" || t1.Ended() {
+	if t1.ID == "" || t1.Position != 1 || t1.UserText != "first question" || t1.Key != "" || t1.Ended() {
 		return fmt.Errorf("start returned %+v", t1)
 	}
 	if err := conversation.CheckTurn(c.ID, t1.ID); err != nil {
@@ -113,7 +128,7 @@ func checkStartEnd(r *run) error {
 	if got, _ := r.s.Get(r.ctx, c.ID); got.Running != t1.ID || got.Turns != 1 {
 		return fmt.Errorf("get after start: %+v", got)
 	}
-	if _, err := r.s.StartTurn(r.ctx, c.ID, "second"); wantCode("a second running turn", err, refusal.CodeTurnRunning) != nil {
+	if _, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: "second"}); wantCode("a second running turn", err, refusal.CodeTurnRunning) != nil {
 		return wantCode("a second running turn", err, refusal.CodeTurnRunning)
 	}
 	if err := r.s.EndTurn(r.ctx, c.ID, t1.ID, ended(t1.ID)); err != nil {
@@ -122,7 +137,7 @@ func checkStartEnd(r *run) error {
 	if _, ok, err := r.s.Running(r.ctx, c.ID); ok || err != nil {
 		return fmt.Errorf("an ended turn still runs: %v, %v", ok, err)
 	}
-	t2, err := r.s.StartTurn(r.ctx, c.ID, "second")
+	t2, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: "second"})
 	if err != nil {
 		return fmt.Errorf("start after the end: %w", err)
 	}
@@ -140,7 +155,7 @@ func checkEndRetry(r *run) error {
 	if err != nil {
 		return err
 	}
-	t, err := r.s.StartTurn(r.ctx, c.ID, "q")
+	t, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: "q"})
 	if err != nil {
 		return err
 	}
@@ -170,7 +185,7 @@ func checkHistory(r *run) error {
 	var want []conversation.Turn
 	for i := range 5 {
 		text := fmt.Sprintf("question %d: ü \"quoted\" <tag>", i)
-		t, err := r.s.StartTurn(r.ctx, c.ID, text)
+		t, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: text})
 		if err != nil {
 			return err
 		}
@@ -214,7 +229,7 @@ func checkTurnLookup(r *run) error {
 	if err != nil {
 		return err
 	}
-	t, err := r.s.StartTurn(r.ctx, c.ID, "q")
+	t, _, err := r.s.StartTurn(r.ctx, c.ID, conversation.TurnStart{UserText: "q"})
 	if err != nil {
 		return err
 	}

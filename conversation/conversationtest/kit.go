@@ -27,7 +27,7 @@ type Config struct {
 	// check uses conversation ids of its own.
 	NewSubject func(ctx context.Context) (Subject, error)
 	// Starts is how many goroutines start a turn of one conversation at
-	// once in the concurrent-start check: 0 means 16.
+	// once in the concurrent-start checks: 0 means 16.
 	Starts int
 	// Timeout bounds each check: 0 means 10 s.
 	Timeout time.Duration
@@ -62,7 +62,9 @@ func checks() []check {
 		{Name: "end-retry", Run: checkEndRetry},
 		{Name: "history", Run: checkHistory},
 		{Name: "turn-lookup", Run: checkTurnLookup},
+		{Name: "request-key", Run: checkRequestKey},
 		{Name: "concurrent-start", Run: checkConcurrentStart},
+		{Name: "concurrent-keyed-start", Run: checkConcurrentKeyedStart},
 		{Name: "unique-turn-ids", Run: checkUniqueTurnIDs},
 	}
 }

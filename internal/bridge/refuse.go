@@ -30,14 +30,17 @@ func Denied(err error) bool {
 
 // RefuseHook answers a host hook's error (docs/contract.md section 18.3):
 // a denial as an unknown turn (404 turn-not-found, the same bytes for
-// both), invalid-input 400, and anything else 503 store-unavailable with
-// Retry-After, its text only in the log.
+// both), invalid-input 400, turn-running 409 (a start while another turn
+// of the chat runs: repeating it changes nothing), and anything else 503
+// store-unavailable with Retry-After, its text only in the log.
 func RefuseHook(e *serve.Engine, w http.ResponseWriter, r *http.Request, hook string, err error) {
 	switch {
 	case Denied(err):
 		serve.Refuse(w, refusal.CodeTurnNotFound, "no such chat")
 	case refusal.CodeOf(err) == refusal.CodeInvalidInput:
 		serve.Refuse(w, refusal.CodeInvalidInput, "the request names nothing a chat can hold")
+	case refusal.CodeOf(err) == refusal.CodeTurnRunning:
+		serve.Refuse(w, refusal.CodeTurnRunning, "a turn of the chat is running")
 	default:
 		e.Logger().WarnContext(r.Context(), "bridge: a host hook failed", "hook", hook, "err", err)
 		e.Unavailable(w, msgUnavailable)

@@ -63,7 +63,12 @@
 // created for its caller on the first POST, with the same script, asking a
 // card; a POST carrying the card's answer (the body's answer member, AG-UI's
 // resume entries) starts instead a turn that closes the card and replies.
-// Every turn is also a version-1 stream under its conversation and id.
+// An AG-UI run whose client goes away goes on (KeepRunOnDisconnect): the
+// same run posted again, with its runId, to this instance or another on
+// the same stores, is its turn streamed whole (the store keeps the runId
+// as the start's request key); so is the same user message posted again
+// to /api/chat. Every turn is also a version-1 stream under its
+// conversation and id.
 //
 // The first line on stdout is the URL of the first turn's stream,
 // http://ADDR/conversations/c-1/turns/TURN/events?access_token=demo (with
@@ -260,7 +265,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, open Open
 	base := ""
 	h := &host{window: stores.Window, store: store, gate: gate, rec: gate.Recovery, runs: runs, cards: res,
 		schemas: schemas, log: log, life: life, registry: reg, model: script{deltas: c.deltas, pace: c.pace, log: log}.play,
-		asked: map[string][]string{}, agTurn: map[[2]string]replay.Key{},
+		asked: map[string][]string{},
 		printed: func(name, path string) {
 			out.Lock()
 			defer out.Unlock()
@@ -388,7 +393,9 @@ func (h *host) routes(log *slog.Logger) (*http.ServeMux, []streams, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun(), History: agui.HistoryOf(g),
+	// A run outlives its connection: HttpAgent has no resume, and posting
+	// the run again gets it whole (docs/contract.md section 18.2).
+	ag, err := agui.NewHandler(h.window, &agui.HandlerOptions{StartRun: h.startRun(), History: agui.HistoryOf(g), KeepRunOnDisconnect: true,
 		Resolver: h.cards, Caller: g.CardCaller, Registry: h.registry, Options: serve.Options{Logger: log}})
 	if err != nil {
 		return nil, nil, err

@@ -28,7 +28,7 @@ import (
 // goroutine of its own (never a request's: a client that goes away stops
 // nothing), and once it ended the host stores its state. Besides the
 // store it keeps only the cards of ended turns that a later turn closes
-// on its stream, and AG-UI's run ids, for the process's life.
+// on its stream, for the process's life.
 type host struct {
 	window  replay.Window
 	store   conversation.Store
@@ -47,10 +47,8 @@ type host struct {
 	life  context.Context // ends at shutdown: the running turns are interrupted
 	turns sync.WaitGroup  // the goroutines of the turns and of the chain
 
-	mu     sync.Mutex
-	asked  map[string][]string      // per conversation, cards of ended turns not yet closed on a stream
-	agRuns sync.Mutex               // serializes AG-UI starts, so that a run id starts one turn
-	agTurn map[[2]string]replay.Key // (threadId, runId) → its turn
+	mu    sync.Mutex
+	asked map[string][]string // per conversation, cards of ended turns not yet closed on a stream
 }
 
 // errShutdown refuses a turn asked for while the server shuts down.
@@ -179,7 +177,7 @@ func (h *host) closed(conversation, card string) {
 // user's text: the k-th of n, which plays the script and asks a card
 // unless it is the last. It returns the turn.
 func (h *host) startChained(ctx context.Context, c conversation.Conversation, text string, k, n int) (conversation.Turn, error) {
-	_, t, err := h.gate.StartTurn(ctx, c.Owner, c.ID, text, false)
+	_, t, _, err := h.gate.StartTurn(ctx, c.Owner, c.ID, conversation.TurnStart{UserText: text}, false)
 	if err != nil {
 		return t, err
 	}
@@ -250,31 +248,16 @@ func (h *host) startTurn() func(ctx context.Context, r *http.Request, req *uistr
 	})
 }
 
-// startRun is AG-UI's StartRun: a run id seen before is its turn again
-// (replayed whole); a run without resume entries starts a scripted turn
-// asking a card, one with them (already landed) a turn that closes the
-// cards and replies.
+// startRun is AG-UI's StartRun: a run id the thread has seen, on any
+// instance sharing the conversation store, is its turn again, replayed
+// whole (the store keeps the run id as the start's request key); a new
+// run without resume entries starts a scripted turn asking a card, one
+// with them (already landed) a turn that closes the cards and replies.
 func (h *host) startRun() func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
-	start := agui.StartRunOf(h.gate, func(ctx context.Context, _ *http.Request, c conversation.Conversation, t conversation.Turn, in *agui.RunInput) error {
+	return agui.StartRunOf(h.gate, func(ctx context.Context, _ *http.Request, c conversation.Conversation, t conversation.Turn, in *agui.RunInput) error {
 		fresh := len(in.Resume) == 0
 		return h.launch(ctx, c, t, fresh, fresh, nil)
 	})
-	return func(ctx context.Context, r *http.Request, in *agui.RunInput) (replay.Key, error) {
-		h.agRuns.Lock()
-		defer h.agRuns.Unlock()
-		run := [2]string{in.ThreadID, in.RunID}
-		if key, ok := h.agTurn[run]; ok {
-			if err := h.gate.AuthorizeStream(r, key); err != nil {
-				return replay.Key{}, err
-			}
-			return key, nil
-		}
-		key, err := start(ctx, r, in)
-		if err == nil {
-			h.agTurn[run] = key
-		}
-		return key, err
-	}
 }
 
 // startV1 is the version-1 start endpoint's Run: a scripted turn asking a

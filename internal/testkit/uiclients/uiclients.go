@@ -3,8 +3,9 @@
 // ci): the npm ai package's Chat with DefaultChatTransport on the 7.x, 6.x
 // and 5.x lines (uichat.mjs; answering cards, uicards.mjs; a reload from
 // the history, uihistory.mjs), @ag-ui/client's
-// HttpAgent (agrun.mjs, and agabort.mjs, which aborts its run), and both
-// clients' schemas (schemas.mjs).
+// HttpAgent (agrun.mjs; agabort.mjs, which aborts its run; agrepost.mjs,
+// which loses its run's connection and runs it again on another
+// instance), and both clients' schemas (schemas.mjs).
 // Without them a test skips, unless CHATPROTOCOL_REAL_CLIENTS is set, as CI
 // sets it after `bash .ci/clients`.
 package uiclients

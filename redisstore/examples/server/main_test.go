@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/examples/server/demo"
+	"github.com/Papercusp/chat-protocol-go/internal/testkit/uiclients"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/stream"
 )
@@ -298,4 +300,182 @@ func get(t *testing.T, url string) (int, []byte) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, b
+}
+
+// TestAGUIRunAcrossInstancesOnRedis: an AG-UI run posted to the first
+// instance, its connection cut after a few events, is posted again with
+// the same threadId and runId to the second (HttpAgent's reconnect, behind
+// a load balancer): the second streams the same run whole, RUN_STARTED
+// with the run id to RUN_FINISHED, its first events byte for byte those
+// the first sent, and launches nothing (the conversation store on Redis
+// maps the run id to its turn). Another run id on the thread while the
+// turn runs is refused turn-running.
+func TestAGUIRunAcrossInstancesOnRedis(t *testing.T) {
+	addr := redisAddr(t)
+	thread, run := fresh("thread-"), fresh("run-")
+	a := serve(t, "-deltas", "40", "-pace", "20ms", "-conversation", fresh("c-a"), "-store", "redis", addr)
+	b := serve(t, "-deltas", "40", "-pace", "20ms", "-conversation", fresh("c-b"), "-store", "redis", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	input := func(runID string) string {
+		return `{"threadId":"` + thread + `","runId":"` + runID + `","messages":[{"id":"u1","role":"user","content":"Hello?"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+	}
+
+	const cut = 4 // RUN_STARTED, MESSAGES_SNAPSHOT, STEP_STARTED, TEXT_MESSAGE_START
+	sent := firstLines(ctx, t, a.endpoints["ag-ui"], input(run), cut)
+
+	if status, code := refused(t, b.endpoints["ag-ui"], input(fresh("run-"))); status != http.StatusConflict || code != refusal.CodeTurnRunning {
+		t.Fatalf("another run while the turn runs: %d %q", status, code)
+	}
+
+	status, replayed := post(t, http.MethodPost, b.endpoints["ag-ui"], input(run))
+	if status != http.StatusOK || len(replayed) <= cut {
+		t.Fatalf("the run posted again to the second instance: %d, %d events", status, len(replayed))
+	}
+	if strings.Join(replayed[:cut], "\n") != strings.Join(sent, "\n") {
+		t.Fatalf("the replayed run's first events differ from those the first instance sent:\n%s\n---\n%s",
+			strings.Join(replayed[:cut], "\n"), strings.Join(sent, "\n"))
+	}
+	type event struct{ Type, ThreadID, RunID string }
+	var first, last event
+	if err := json.Unmarshal([]byte(replayed[0]), &first); err != nil || first != (event{"RUN_STARTED", thread, run}) {
+		t.Fatalf("the replayed run's first event %s (%v)", replayed[0], err)
+	}
+	if err := json.Unmarshal([]byte(replayed[len(replayed)-1]), &last); err != nil || last != (event{"RUN_FINISHED", thread, run}) {
+		t.Fatalf("the replayed run's last event %s (%v)", replayed[len(replayed)-1], err)
+	}
+	deltas := 0
+	for _, l := range replayed {
+		var ev event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("event %s: %v", l, err)
+		}
+		if ev.Type == "TEXT_MESSAGE_CONTENT" {
+			deltas++
+		}
+	}
+	if deltas != 40 {
+		t.Fatalf("the replayed run has %d text deltas, want the turn's 40", deltas)
+	}
+	if status, again := post(t, http.MethodPost, a.endpoints["ag-ui"], input(run)); status != http.StatusOK ||
+		strings.Join(again, "\n") != strings.Join(replayed, "\n") {
+		t.Fatalf("the ended run posted again to the first instance: %d, %d events, want the %d the second sent", status, len(again), len(replayed))
+	}
+	var history []struct{ Role string }
+	if status, raw := get(t, strings.Replace(b.endpoints["ui-history"], "{chatId}", thread, 1)); status != http.StatusOK ||
+		json.Unmarshal(raw, &history) != nil || len(history) != 2 {
+		t.Fatalf("the thread holds one turn: %d %s", status, raw)
+	}
+}
+
+// firstLines posts body to url as the demo caller, reads the response's
+// first n data lines and cuts the connection.
+func firstLines(ctx context.Context, t *testing.T, url, body string, n int) []string {
+	t.Helper()
+	ctx, cut := context.WithCancel(ctx)
+	defer cut()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the run: %d", resp.StatusCode)
+	}
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	for len(lines) < n && sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			lines = append(lines, d)
+		}
+	}
+	if len(lines) != n {
+		t.Fatalf("the run sent %d events before its end (%v), want at least %d", len(lines), sc.Err(), n)
+	}
+	return lines
+}
+
+// refused posts body to url as the demo caller and returns the status and
+// the refusal body's code.
+func refused(t *testing.T, url, body string) (int, refusal.Code) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b refusal.Body
+	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
+		t.Fatalf("%d, not a refusal's body: %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, b.Code
+}
+
+// TestAGUIRunAcrossInstancesRealClient: @ag-ui/client's HttpAgent loses
+// its run's connection to the first instance at the first text delta
+// (abortRun; the client ends that run with a RUN_ERROR of its own), then
+// runs the same run id against the second instance: the second run reads
+// the whole run, RUN_STARTED to RUN_FINISHED, which the client's own
+// checks of the 1.x schema and sequence accept, and the agent's messages
+// hold the run once, its whole text (the run's MESSAGES_SNAPSHOT replaced
+// the partial message of the cut run).
+func TestAGUIRunAcrossInstancesRealClient(t *testing.T) {
+	addr := redisAddr(t)
+	thread, run := fresh("thread-"), fresh("run-")
+	a := serve(t, "-deltas", "40", "-pace", "20ms", "-conversation", fresh("c-a"), "-store", "redis", addr)
+	b := serve(t, "-deltas", "40", "-pace", "20ms", "-conversation", fresh("c-b"), "-store", "redis", addr)
+	out := uiclients.Run(t, 30*time.Second, "agrepost.mjs", a.endpoints["ag-ui"], b.endpoints["ag-ui"], thread, run,
+		`{"Authorization":"Bearer demo"}`)
+	type event struct{ Type, RunID, Delta string }
+	var got struct {
+		First, Second struct {
+			Events []event
+			Error  *string
+		}
+		Messages []struct{ Role, Content string }
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	first, second := got.First.Events, got.Second.Events
+	cut := slices.IndexFunc(first, func(ev event) bool { return ev.Type == "TEXT_MESSAGE_CONTENT" })
+	if cut < 0 || slices.ContainsFunc(first, func(ev event) bool { return ev.Type == "RUN_FINISHED" }) {
+		t.Fatalf("the first run was not cut at its first text delta: %+v, error %v", first, got.First.Error)
+	}
+	if got.Second.Error != nil || len(second) < 2 || second[0] != (event{Type: "RUN_STARTED", RunID: run}) ||
+		second[len(second)-1].Type != "RUN_FINISHED" || second[len(second)-1].RunID != run {
+		t.Fatalf("the run posted again to the second instance: error %v, events %+v", got.Second.Error, second)
+	}
+	want, deltas := "", 0
+	for _, ev := range second {
+		if ev.Type == "TEXT_MESSAGE_CONTENT" {
+			want, deltas = want+ev.Delta, deltas+1
+		}
+	}
+	if deltas != 40 {
+		t.Fatalf("the second run read %d text deltas, want the turn's 40", deltas)
+	}
+	var roles []string
+	assistant := ""
+	for _, m := range got.Messages {
+		roles = append(roles, m.Role)
+		if m.Role == "assistant" {
+			assistant += m.Content
+		}
+	}
+	if strings.Join(roles, " ") != "user assistant assistant tool assistant" || assistant != want {
+		t.Fatalf("the agent's messages %v, their text %q; want the run's once, %q", roles, assistant, want)
+	}
 }
