@@ -374,16 +374,7 @@ func firstLines(ctx context.Context, t *testing.T, url, body string, n int) []st
 	t.Helper()
 	ctx, cut := context.WithCancel(ctx)
 	defer cut()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer demo")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postAsDemo(ctx, t, url, body)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the run: %d", resp.StatusCode)
@@ -405,16 +396,7 @@ func firstLines(ctx context.Context, t *testing.T, url, body string, n int) []st
 // the refusal body's code.
 func refused(t *testing.T, url, body string) (int, refusal.Code) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer demo")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postAsDemo(context.Background(), t, url, body)
 	defer resp.Body.Close()
 	var b refusal.Body
 	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
@@ -478,4 +460,20 @@ func TestAGUIRunAcrossInstancesRealClient(t *testing.T) {
 	if strings.Join(roles, " ") != "user assistant assistant tool assistant" || assistant != want {
 		t.Fatalf("the agent's messages %v, their text %q; want the run's once, %q", roles, assistant, want)
 	}
+}
+
+// postAsDemo posts body to url as JSON from the demo caller.
+func postAsDemo(ctx context.Context, t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer demo")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
