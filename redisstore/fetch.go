@@ -44,9 +44,11 @@ type fetcher struct {
 }
 
 // fetches holds what a Window knows of the turns it reads: per turn, the
-// running fetchers and the frames of the newest reads.
+// running fetchers and the frames of the newest reads. The readers served
+// from the kept frames, and the waiters, take mu shared; whatever changes
+// a turnReads takes it exclusively.
 type fetches struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	turns map[replay.Key]*turnReads
 }
 
@@ -116,6 +118,18 @@ func (fs *fetches) release(key replay.Key, tr *turnReads) {
 // done, whatever Redis is doing (docs/contract.md section 14.2).
 func (w *Window) fetch(ctx context.Context, k fetchKey) (page, error) {
 	fs := &w.fetches
+	if k.after >= 0 {
+		// The common case: a page of the kept frames, of the page size
+		// the turn's readers asked for last, served under the shared lock.
+		fs.mu.RLock()
+		if tr := fs.turns[k.key]; tr != nil && tr.limit == k.limit {
+			if p, ok := tr.cached(k.after, k.limit); ok {
+				fs.mu.RUnlock()
+				return p, nil
+			}
+		}
+		fs.mu.RUnlock()
+	}
 	fs.mu.Lock()
 	tr := fs.hold(k.key)
 	if k.after >= 0 {
@@ -327,7 +341,7 @@ func (fc *frameCache) agrees(frames []replay.Frame, lo, hi int64) bool {
 // cache, when the cache is as new as anything the Window knows of the
 // turn (its bounds' Latest is known), holds frame after+1, and the page
 // ends where a read would end it: at the bounds' Latest, or before a frame
-// that does not fit. fs.mu is held.
+// that does not fit. It changes nothing: fs.mu is held, shared or not.
 func (tr *turnReads) cached(after int64, limit int) (page, bool) {
 	fc := &tr.cache
 	n := len(fc.frames)
