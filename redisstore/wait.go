@@ -24,14 +24,13 @@ import (
 // bounds again: a frame appended before the subscription took effect, or
 // while the connection was down, is found by that read.
 //
-// The waiters take mu shared: a waiter counts itself on an existing watch
-// under the shared lock, and the sweep removes only a watch without
-// waiters, under the exclusive lock, so that no waiter is ever counted on
-// a removed watch. A waiter reads its watch's state without a lock.
+// A waiter takes mu shared while it finds its turn's watch and counts
+// itself on it; the sweep removes a watch without waiters under mu held
+// exclusively, so that no waiter counts itself on a removed watch. The
+// waiters read a watch's state without a lock.
 type subscriber struct {
-	w     *Window
-	ps    *redis.PubSub
-	start time.Time // the origin of watch.idle
+	w  *Window
+	ps *redis.PubSub
 
 	mu      sync.RWMutex
 	watches map[string]*watch     // by channel
@@ -70,9 +69,9 @@ type watch struct {
 	state atomic.Pointer[watchState]
 	mu    sync.Mutex
 
-	waiters atomic.Int64
-	idle    atomic.Int64  // when a waiter last left, as time since subscriber.start
-	spread  atomic.Uint32 // counts the waiters, who take wake channel spread % wakeShards
+	waiters atomic.Int64 // counted under subscriber.mu, shared or not
+	left    atomic.Bool  // a waiter left since the sweep last looked
+	idle    time.Time    // when the sweep found the watch idle; under subscriber.mu
 
 	key   replay.Key
 	reads *turnReads // the turn's reads, held while the watch lives
@@ -115,7 +114,6 @@ func newSubscriber(w *Window) *subscriber {
 	return &subscriber{
 		w:       w,
 		ps:      w.client.Subscribe(w.ctx),
-		start:   time.Now(),
 		watches: make(map[string]*watch),
 		byKey:   make(map[replay.Key]*watch),
 		kick:    make(chan struct{}, 1),
@@ -130,16 +128,15 @@ func (s *subscriber) close() { _ = s.ps.Close() }
 // index of the watch's wakeSet).
 func (s *subscriber) enter(key replay.Key) (*watch, int) {
 	s.mu.RLock()
-	wt := s.byKey[key]
-	if wt != nil {
-		wt.waiters.Add(1) // under the shared lock: the sweep sees it
+	if wt := s.byKey[key]; wt != nil {
+		n := wt.waiters.Add(1)
 		s.mu.RUnlock()
-		return wt, int(wt.spread.Add(1) % wakeShards)
+		return wt, int(n % wakeShards)
 	}
 	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wt = s.byKey[key]
+	wt := s.byKey[key]
 	if wt == nil {
 		channel := channelOf(s.w.prefix, key)
 		fs := &s.w.fetches
@@ -151,15 +148,15 @@ func (s *subscriber) enter(key replay.Key) (*watch, int) {
 		s.byKey[key] = wt
 		s.queue(subOp{channel: channel, sub: true})
 	}
-	wt.waiters.Add(1)
-	return wt, int(wt.spread.Add(1) % wakeShards)
+	return wt, int(wt.waiters.Add(1) % wakeShards)
 }
 
-// leave uncounts a waiter of wt. It marks the time before it uncounts, so
-// that the sweep, which sees no waiter only once the last has left, sees
-// that time or a later one.
+// leave uncounts a waiter of wt. It marks its leaving first, so that the
+// sweep that sees no waiter sees the mark.
 func (s *subscriber) leave(wt *watch) {
-	wt.idle.Store(int64(time.Since(s.start)))
+	if !wt.left.Load() {
+		wt.left.Store(true)
+	}
 	wt.waiters.Add(-1)
 }
 
@@ -173,12 +170,9 @@ func (s *subscriber) current(wt *watch, shard int) (wake <-chan struct{}, told r
 	st := wt.state.Load()
 	told, known = st.told, st.known
 	if known {
-		fs := &s.w.fetches
-		fs.mu.RLock()
-		if tr := wt.reads; tr.known > told.Latest {
-			told, known = tr.cache.b, tr.cache.b.Latest == tr.known
+		if v := wt.reads.view.Load(); v.known > told.Latest {
+			told, known = v.cache.b, v.cache.b.Latest == v.known
 		}
-		fs.mu.RUnlock()
 	}
 	return st.wake[shard], told, known
 }
@@ -303,14 +297,19 @@ func (s *subscriber) wake(channel string) {
 }
 
 // sweep unsubscribes from the channels idle for longer than
-// idleUnsubscribe: those without waiters, whose last waiter left that
-// long ago. It holds mu exclusively, under which no waiter counts itself.
+// idleUnsubscribe: it finds a watch idle when it has no waiter and none
+// left since the sweep before, marking the time, and removes it once it
+// has stayed so for idleUnsubscribe since that mark. It holds mu
+// exclusively, under which no waiter counts itself.
 func (s *subscriber) sweep(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	since := int64(now.Sub(s.start))
 	for ch, wt := range s.watches {
-		if wt.waiters.Load() == 0 && since-wt.idle.Load() >= int64(s.w.idleUnsubscribe) {
+		switch {
+		case wt.waiters.Load() != 0:
+		case wt.left.Swap(false) || wt.idle.IsZero():
+			wt.idle = now
+		case now.Sub(wt.idle) >= s.w.idleUnsubscribe:
 			delete(s.watches, ch)
 			delete(s.byKey, wt.key)
 			s.w.fetches.mu.Lock()
