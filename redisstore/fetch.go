@@ -144,15 +144,15 @@ func (w *Window) fetch(ctx context.Context, k fetchKey) (page, error) {
 		// the turn's readers asked for last, served from the turn's view
 		// under the shared lock.
 		fs.mu.RLock()
-		tr := fs.turns[k.key]
-		fs.mu.RUnlock()
-		if tr != nil {
+		if tr := fs.turns[k.key]; tr != nil {
 			if v := tr.view.Load(); v.limit == k.limit {
 				if p, ok := v.cache.page(v.known, k.after, k.limit); ok {
+					fs.mu.RUnlock()
 					return p, nil
 				}
 			}
 		}
+		fs.mu.RUnlock()
 	}
 	fs.mu.Lock()
 	tr := fs.hold(k.key)

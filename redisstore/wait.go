@@ -65,7 +65,8 @@ func (ws *wakeSet) close() {
 
 // watch is one channel's waiters.
 type watch struct {
-	// state is what the waiters read: replaced, never changed, under mu.
+	// state is what the waiters read without a lock; it is replaced,
+	// never changed, under mu.
 	state atomic.Pointer[watchState]
 	mu    sync.Mutex
 
