@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/Papercusp/chat-protocol-go/replay"
 )
@@ -44,9 +45,12 @@ type fetcher struct {
 }
 
 // fetches holds what a Window knows of the turns it reads: per turn, the
-// running fetchers and the frames of the newest reads.
+// running fetchers and the frames of the newest reads. Whatever changes
+// them takes mu exclusively; the readers served from the kept frames take
+// it shared, to find a turn's reads, whose view they read (the waiters
+// read it without a lock).
 type fetches struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	turns map[replay.Key]*turnReads
 }
 
@@ -69,6 +73,24 @@ type turnReads struct {
 	cache     frameCache
 	// limit is the page size of the turn's latest Read, for prefetch.
 	limit int
+
+	// view is a copy of known, cache and limit that the readers and the
+	// waiters read without a lock; every change of them publishes a new
+	// one before fs.mu is released (publish).
+	view atomic.Pointer[readsView]
+}
+
+// readsView is what a turnReads knew at one time, never changed once
+// published: the kept frames are served from it.
+type readsView struct {
+	cache frameCache
+	known int64
+	limit int
+}
+
+// publish publishes tr's view. fs.mu is held.
+func (tr *turnReads) publish() {
+	tr.view.Store(&readsView{cache: tr.cache, known: tr.known, limit: tr.limit})
 }
 
 // cacheBytes bounds the frame data a Window keeps per turn: 64 KiB, the
@@ -93,6 +115,7 @@ func (fs *fetches) hold(key replay.Key) *turnReads {
 	tr := fs.turns[key]
 	if tr == nil {
 		tr = &turnReads{fetchers: make(map[fetchKey]*fetcher)}
+		tr.publish()
 		fs.turns[key] = tr
 	}
 	tr.users++
@@ -116,10 +139,28 @@ func (fs *fetches) release(key replay.Key, tr *turnReads) {
 // done, whatever Redis is doing (docs/contract.md section 14.2).
 func (w *Window) fetch(ctx context.Context, k fetchKey) (page, error) {
 	fs := &w.fetches
+	if k.after >= 0 {
+		// The common case: a page of the kept frames, of the page size
+		// the turn's readers asked for last, served from the turn's view
+		// under the shared lock.
+		fs.mu.RLock()
+		if tr := fs.turns[k.key]; tr != nil {
+			if v := tr.view.Load(); v.limit == k.limit {
+				if p, ok := v.cache.page(v.known, k.after, k.limit); ok {
+					fs.mu.RUnlock()
+					return p, nil
+				}
+			}
+		}
+		fs.mu.RUnlock()
+	}
 	fs.mu.Lock()
 	tr := fs.hold(k.key)
 	if k.after >= 0 {
-		tr.limit = k.limit
+		if tr.limit != k.limit {
+			tr.limit = k.limit
+			tr.publish()
+		}
 		if p, ok := tr.cached(k.after, k.limit); ok {
 			fs.release(k.key, tr)
 			fs.mu.Unlock()
@@ -229,6 +270,7 @@ func (tr *turnReads) invalidate() {
 	tr.epoch++
 	tr.known, tr.heard = 0, 0
 	tr.cache = frameCache{}
+	tr.publish()
 }
 
 // appended tells key's reads in this Window, if any, that an append
@@ -242,8 +284,9 @@ func (w *Window) appended(key replay.Key, seq int64) {
 	if tr := fs.turns[key]; tr != nil {
 		if seq == 0 {
 			tr.invalidate()
-		} else {
-			tr.known = max(tr.known, seq)
+		} else if seq > tr.known {
+			tr.known = seq
+			tr.publish()
 		}
 	}
 }
@@ -256,7 +299,10 @@ func (tr *turnReads) heardBounds(b replay.Bounds) {
 		tr.invalidate()
 	}
 	tr.heard = b.Latest
-	tr.known = max(tr.known, b.Latest)
+	if b.Latest > tr.known {
+		tr.known = b.Latest
+		tr.publish()
+	}
 }
 
 // learn takes the result of the read c. A read that started after the one
@@ -280,6 +326,7 @@ func (tr *turnReads) learn(c *fetchCall) {
 	tr.known = max(tr.known, b.Latest)
 	tr.cache.b, tr.cache.gen = b, tr.completed
 	tr.cache.add(c.p.frames, b)
+	tr.publish()
 }
 
 // add appends frames, consecutive seqs, to the cache: those after its
@@ -308,7 +355,7 @@ func (fc *frameCache) add(frames []replay.Frame, b replay.Bounds) {
 		drop++
 	}
 	// No element is written again once stored: the pages served from the
-	// cache are read after fs.mu is released.
+	// cache and its views are read after fs.mu is released.
 	fc.frames = fc.frames[drop:]
 }
 
@@ -324,14 +371,19 @@ func (fc *frameCache) agrees(frames []replay.Frame, lo, hi int64) bool {
 }
 
 // cached returns the page after after of at most limit bytes from the
-// cache, when the cache is as new as anything the Window knows of the
-// turn (its bounds' Latest is known), holds frame after+1, and the page
-// ends where a read would end it: at the bounds' Latest, or before a frame
-// that does not fit. fs.mu is held.
+// cache (see frameCache.page). fs.mu is held.
 func (tr *turnReads) cached(after int64, limit int) (page, bool) {
-	fc := &tr.cache
+	return tr.cache.page(tr.known, after, limit)
+}
+
+// page returns the page after after of at most limit bytes from the
+// cache, when the cache is as new as anything the Window knows of the
+// turn (its bounds' Latest is at least known), holds frame after+1, and
+// the page ends where a read would end it: at the bounds' Latest, or
+// before a frame that does not fit. It changes nothing.
+func (fc *frameCache) page(known, after int64, limit int) (page, bool) {
 	n := len(fc.frames)
-	if n == 0 || fc.b.Latest < tr.known || after < fc.b.Lower {
+	if n == 0 || fc.b.Latest < known || after < fc.b.Lower {
 		return page{}, false
 	}
 	lo := fc.frames[0].Seq

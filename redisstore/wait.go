@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,30 +23,86 @@ import (
 // and every catch-up tick wakes the channel's waiters, who read the
 // bounds again: a frame appended before the subscription took effect, or
 // while the connection was down, is found by that read.
+//
+// A waiter takes mu shared while it finds its turn's watch and counts
+// itself on it; the sweep removes a watch without waiters under mu held
+// exclusively, so that no waiter counts itself on a removed watch. The
+// waiters read a watch's state without a lock.
 type subscriber struct {
 	w  *Window
 	ps *redis.PubSub
 
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	watches map[string]*watch     // by channel
 	byKey   map[replay.Key]*watch // the same, by turn
 	ops     []subOp               // subscriptions and unsubscriptions to send, in order
 	kick    chan struct{}         // tells send that ops is not empty
 }
 
+// wakeShards is the number of wake channels of a watch: its waiters are
+// spread over them, so that the hundreds a turn may have do not all take
+// one channel's lock when they wake.
+const wakeShards = 16
+
+// wakeSet is a watch's wake channels, all closed on a wakeup.
+type wakeSet [wakeShards]chan struct{}
+
+// newWakeSet returns open wake channels.
+func newWakeSet() *wakeSet {
+	var ws wakeSet
+	for i := range ws {
+		ws[i] = make(chan struct{})
+	}
+	return &ws
+}
+
+// close closes the channels, waking their waiters.
+func (ws *wakeSet) close() {
+	for _, c := range ws {
+		close(c)
+	}
+}
+
 // watch is one channel's waiters.
 type watch struct {
-	wake    chan struct{} // closed and replaced on every wakeup
-	waiters int
-	idle    time.Time // when waiters fell to 0
+	// state is what the waiters read without a lock; it is replaced,
+	// never changed, under mu.
+	state atomic.Pointer[watchState]
+	mu    sync.Mutex
 
-	// told are the bounds the newest message of the channel carried, since
-	// the last confirmation of its subscription; known says there is one.
-	told  replay.Bounds
-	known bool
+	waiters atomic.Int64 // counted under subscriber.mu, shared or not
+	left    atomic.Bool  // a waiter left since the sweep last looked
+	idle    time.Time    // when the sweep found the watch idle; under subscriber.mu
 
 	key   replay.Key
 	reads *turnReads // the turn's reads, held while the watch lives
+}
+
+// watchState is a watch's wake channels, closed and replaced on every
+// wakeup, and what the channel told: the bounds its newest message
+// carried, since the last confirmation of its subscription; known says
+// there is one.
+type watchState struct {
+	wake  *wakeSet
+	told  replay.Bounds
+	known bool
+}
+
+// set replaces wt's state with told and known, and with new wake channels
+// when wake is set; it returns the wake channels to close, nil when none.
+// The caller closes them after releasing its locks, so that the waiters
+// it wakes find none held. wt.mu is held.
+func (wt *watch) set(told replay.Bounds, known, wake bool) *wakeSet {
+	old := wt.state.Load()
+	st := &watchState{wake: old.wake, told: told, known: known}
+	if wake {
+		st.wake = newWakeSet()
+	}
+	wt.state.Store(st)
+	if wake {
+		return old.wake
+	}
+	return nil
 }
 
 // subOp is a subscription (sub) or an unsubscription to send.
@@ -68,8 +125,16 @@ func newSubscriber(w *Window) *subscriber {
 func (s *subscriber) close() { _ = s.ps.Close() }
 
 // enter counts a waiter on key's channel, subscribing to it when it has no
-// watch yet, and returns the watch.
-func (s *subscriber) enter(key replay.Key) *watch {
+// watch yet, and returns the watch and the waiter's wake channel (an
+// index of the watch's wakeSet).
+func (s *subscriber) enter(key replay.Key) (*watch, int) {
+	s.mu.RLock()
+	if wt := s.byKey[key]; wt != nil {
+		n := wt.waiters.Add(1)
+		s.mu.RUnlock()
+		return wt, int(n % wakeShards)
+	}
+	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	wt := s.byKey[key]
@@ -77,41 +142,40 @@ func (s *subscriber) enter(key replay.Key) *watch {
 		channel := channelOf(s.w.prefix, key)
 		fs := &s.w.fetches
 		fs.mu.Lock()
-		wt = &watch{wake: make(chan struct{}), key: key, reads: fs.hold(key)}
+		wt = &watch{key: key, reads: fs.hold(key)}
 		fs.mu.Unlock()
+		wt.state.Store(&watchState{wake: newWakeSet()})
 		s.watches[channel] = wt
 		s.byKey[key] = wt
 		s.queue(subOp{channel: channel, sub: true})
 	}
-	wt.waiters++
-	return wt
+	return wt, int(wt.waiters.Add(1) % wakeShards)
 }
 
-// leave uncounts a waiter of wt.
+// leave uncounts a waiter of wt. It marks its leaving first, so that the
+// sweep that sees no waiter sees the mark.
 func (s *subscriber) leave(wt *watch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if wt.waiters--; wt.waiters == 0 {
-		wt.idle = time.Now()
+	if !wt.left.Load() {
+		wt.left.Store(true)
 	}
+	wt.waiters.Add(-1)
 }
 
-// current returns wt's wake channel, and the bounds the channel's newest
-// message told when known. When the Window knows of a newer frame, whose
-// message is still on its way, it returns the bounds of the read that
-// found it, or unknown when the Window's own append stored it.
-func (s *subscriber) current(wt *watch) (wake <-chan struct{}, told replay.Bounds, known bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	told, known = wt.told, wt.known
+// current returns wt's wake channel of index shard, and the bounds the
+// channel's newest message told when known. When the Window knows of a
+// newer frame, whose message is still on its way, it returns the bounds
+// of the read that found it, or unknown when the Window's own append
+// stored it. The wake channel is that of the state read: any later change
+// of the state that may concern the waiter closes it.
+func (s *subscriber) current(wt *watch, shard int) (wake <-chan struct{}, told replay.Bounds, known bool) {
+	st := wt.state.Load()
+	told, known = st.told, st.known
 	if known {
-		s.w.fetches.mu.Lock()
-		if tr := wt.reads; tr.known > told.Latest {
-			told, known = tr.cache.b, tr.cache.b.Latest == tr.known
+		if v := wt.reads.view.Load(); v.known > told.Latest {
+			told, known = v.cache.b, v.cache.b.Latest == v.known
 		}
-		s.w.fetches.mu.Unlock()
 	}
-	return wt.wake, told, known
+	return st.wake[shard], told, known
 }
 
 // queue adds op for send. s.mu is held.
@@ -123,12 +187,6 @@ func (s *subscriber) queue(op subOp) {
 	}
 }
 
-// wakeLocked wakes wt's waiters. s.mu is held.
-func wakeLocked(wt *watch) {
-	close(wt.wake)
-	wt.wake = make(chan struct{})
-}
-
 // tell records the bounds a message of channel carried, for the waiters
 // and the turn's reads, and wakes the waiters; a payload that is no bounds
 // only wakes them. When the message starts the read of the frames it
@@ -136,58 +194,66 @@ func wakeLocked(wt *watch) {
 // their reads take its frames without waiting again.
 func (s *subscriber) tell(channel, payload string) {
 	b, ok := parseBounds(payload)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock() // the sweep does not release wt.reads meanwhile
 	wt := s.watches[channel]
 	if wt == nil {
+		s.mu.RUnlock()
 		return
 	}
-	wt.told, wt.known = b, ok
-	if ok && wt.waiters > 0 {
+	wt.mu.Lock()
+	wake := true
+	if ok {
 		fs := &s.w.fetches
 		fs.mu.Lock()
 		wt.reads.heardBounds(b)
-		c := s.w.prefetch(wt.key, wt.reads, b)
-		if c != nil {
-			c.wake = wt
+		if wt.waiters.Load() > 0 {
+			if c := s.w.prefetch(wt.key, wt.reads, b); c != nil {
+				c.wake, wake = wt, false
+			}
 		}
 		fs.mu.Unlock()
-		if c != nil {
-			return
-		}
-	} else if ok {
-		s.w.fetches.mu.Lock()
-		wt.reads.heardBounds(b)
-		s.w.fetches.mu.Unlock()
 	}
-	wakeLocked(wt)
+	old := wt.set(b, ok, wake)
+	wt.mu.Unlock()
+	s.mu.RUnlock()
+	if old != nil {
+		old.close()
+	}
 }
 
 // wakeAfterRead wakes wt's waiters once the read a message started is done.
 func (s *subscriber) wakeAfterRead(wt *watch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	wakeLocked(wt)
+	wt.mu.Lock()
+	st := wt.state.Load()
+	old := wt.set(st.told, st.known, true)
+	wt.mu.Unlock()
+	old.close()
 }
 
 // forget forgets what the channel of wt, or of every watch when wt is
 // nil, told and what the Window knows of the turn's reads (its cache): a
 // failed connection, and the confirmation of a subscription that may
 // follow it, may hide a restart of Redis that lost the newest frames,
-// which the next reads find. s.mu is held.
-func (s *subscriber) forget(wt *watch) {
+// which the next reads find; it wakes the waiters when wake is set, and
+// returns the wake channels to close. s.mu is held, shared or not.
+func (s *subscriber) forget(wt *watch, wake bool) []*wakeSet {
+	if wt == nil {
+		var olds []*wakeSet
+		for _, wt := range s.watches {
+			olds = append(olds, s.forget(wt, wake)...)
+		}
+		return olds
+	}
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
 	fs := &s.w.fetches
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if wt != nil {
-		wt.known = false
-		wt.reads.invalidate()
-		return
+	wt.reads.invalidate()
+	fs.mu.Unlock()
+	if old := wt.set(wt.state.Load().told, false, wake); old != nil {
+		return []*wakeSet{old}
 	}
-	for _, wt := range s.watches {
-		wt.known = false
-		wt.reads.invalidate()
-	}
+	return nil
 }
 
 // parseBounds reads the bounds the append script publishes and stores,
@@ -206,34 +272,45 @@ func parseBounds(s string) (replay.Bounds, bool) {
 }
 
 // wake wakes the waiters of channel, or of every channel when channel is
-// "" (a catch-up tick). It forgets what the channels' messages told, so
-// that the waiters read the bounds: a confirmation of a subscription may
-// follow a lost connection, whose messages were lost (it forgets the
-// turn's kept frames too, see forget), and the tick is the net under a
-// lost message.
+// "" (a catch-up tick, Close). It forgets what the channels' messages
+// told, so that the waiters read the bounds: a confirmation of a
+// subscription may follow a lost connection, whose messages were lost (it
+// forgets the turn's kept frames too, see forget), and the tick is the
+// net under a lost message.
 func (s *subscriber) wake(channel string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	var olds []*wakeSet
+	s.mu.RLock()
 	if channel != "" {
 		if wt := s.watches[channel]; wt != nil {
-			s.forget(wt)
-			wakeLocked(wt)
+			olds = s.forget(wt, true)
 		}
-		return
+	} else {
+		for _, wt := range s.watches {
+			wt.mu.Lock()
+			olds = append(olds, wt.set(wt.state.Load().told, false, true))
+			wt.mu.Unlock()
+		}
 	}
-	for _, wt := range s.watches {
-		wt.known = false
-		wakeLocked(wt)
+	s.mu.RUnlock()
+	for _, ws := range olds {
+		ws.close()
 	}
 }
 
 // sweep unsubscribes from the channels idle for longer than
-// idleUnsubscribe.
+// idleUnsubscribe: it finds a watch idle when it has no waiter and none
+// left since the sweep before, marking the time, and removes it once it
+// has stayed so for idleUnsubscribe since that mark. It holds mu
+// exclusively, under which no waiter counts itself.
 func (s *subscriber) sweep(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ch, wt := range s.watches {
-		if wt.waiters == 0 && now.Sub(wt.idle) >= s.w.idleUnsubscribe {
+		switch {
+		case wt.waiters.Load() != 0:
+		case wt.left.Swap(false) || wt.idle.IsZero():
+			wt.idle = now
+		case now.Sub(wt.idle) >= s.w.idleUnsubscribe:
 			delete(s.watches, ch)
 			delete(s.byKey, wt.key)
 			s.w.fetches.mu.Lock()
@@ -315,9 +392,9 @@ func (s *subscriber) receive() {
 			if s.w.log != nil {
 				s.w.log.Warn("redisstore: the subscriber's connection failed", "error", err)
 			}
-			s.mu.Lock()
-			s.forget(nil)
-			s.mu.Unlock()
+			s.mu.RLock()
+			s.forget(nil, false)
+			s.mu.RUnlock()
 			if patience.Sleep(s.w.ctx, s.w.ctx, errClosed, pause) != nil {
 				return
 			}
@@ -361,11 +438,11 @@ func (w *Window) Wait(ctx context.Context, key replay.Key, after int64) (replay.
 	if err := ctx.Err(); err != nil {
 		return replay.Bounds{}, err
 	}
-	wt := w.sub.enter(key)
+	wt, shard := w.sub.enter(key)
 	defer w.sub.leave(wt)
 	var last replay.Bounds
 	for {
-		wake, told, known := w.sub.current(wt)
+		wake, told, known := w.sub.current(wt, shard)
 		if w.ctx.Err() != nil { // Close cancels, then wakes every waiter
 			return last, errClosed
 		}
