@@ -141,7 +141,7 @@ func TestRealClientChatResumesOnReload(t *testing.T) {
 			// The last frame waits for the reloaded Chat's resume, however
 			// long Node takes to start.
 			f := newFixtureOf(t, &turnscript.Host{Window: replay.NewMemory(nil), Pace: 20 * time.Millisecond, Card: true, HoldLast: true}, nil)
-			resp := f.post(t, submit)                           // the page that is reloaded: it goes away
+			resp := f.post(t, submit) // the page that is reloaded: it goes away
 			resp.Body.Close()
 			requireWhole(t, rcChat(t, line.Package, f.srv.URL+"/api/chat", "chat-1", "reload"), "t-1", true)
 			after := f.get(t, "chat-1")
