@@ -58,9 +58,18 @@ type Settling struct {
 }
 
 // StartTurn implements [Store], settling as [Settling] says: on
-// turn-running, it settles the running turn and starts again once.
+// turn-running, it settles the running turn and starts again once. A
+// start whose request key names a turn that ended, of which Window knows
+// nothing (its bounds expired or were forgotten, or it ended without a
+// frame, as [NotStarted] ends it), returns that turn with a stale-cursor
+// [*replay.CursorError] carrying the bounds: its stream would wait for
+// frames that never come, so the caller refuses it 410 (docs/contract.md
+// sections 18.3 and 20.4) and the client reads the history instead.
 func (s Settling) StartTurn(ctx context.Context, id string, start TurnStart) (Turn, bool, error) {
 	t, started, err := s.Store.StartTurn(ctx, id, start)
+	if err == nil && !started && t.Ended() {
+		return t, false, s.forgotten(ctx, id, t.ID)
+	}
 	if !errors.Is(err, refusal.ErrTurnRunning) {
 		return t, started, err
 	}
@@ -85,6 +94,19 @@ func (s Settling) History(ctx context.Context, id string) (History, error) {
 		return h, err
 	}
 	return s.Store.History(ctx, id)
+}
+
+// forgotten returns nil when Window holds a frame of the ended turn
+// turnID, or its tombstone (Latest above 0, which a read refuses as it
+// should), and otherwise the stale-cursor refusal of its first frame, or
+// Window's error.
+func (s Settling) forgotten(ctx context.Context, id, turnID string) error {
+	b, err := s.Window.Bounds(ctx, replay.Key{ConversationID: id, TurnID: turnID})
+	if err != nil || b.Latest > 0 {
+		return err
+	}
+	return &replay.CursorError{Bounds: b, Err: refusal.New(refusal.CodeStaleCursor, "",
+		"conversation: the window holds nothing of the ended turn; read the history")}
 }
 
 // settle stores turnID's state when the window holds it ended, and

@@ -1,6 +1,9 @@
 package conversation_test
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -79,4 +82,57 @@ func TestGateReadHistory(t *testing.T) {
 	r.Header.Del("X-User")
 	_, err = g.ReadHistory(t.Context(), r, c.ID)
 	assert.ErrorIs(t, err, refusal.ErrTurnNotFound, "no session")
+}
+
+// noRead lets every caller do everything but read.
+type noRead struct{}
+
+func (noRead) Caller(*http.Request) (conversation.Principal, error) { return alice, nil }
+
+func (noRead) Allow(_ context.Context, _ conversation.Principal, _ conversation.Conversation, a conversation.Action) error {
+	if a == conversation.ActionRead {
+		return refusal.New(refusal.CodeUnauthorized, "", "no read")
+	}
+	return nil
+}
+
+// TestSettlingForgottenTurn: a start whose key names an ended turn the
+// window knows nothing of is stale-cursor, with the bounds and the turn,
+// through the Gate only for a caller the rule lets read it (turn-not-found
+// otherwise); a key of a turn the window holds is that turn again.
+func TestSettlingForgottenTurn(t *testing.T) {
+	ctx := t.Context()
+	w := replay.NewMemory(nil)
+	s := conversation.Settling{Store: conversation.NewMemoryStore(), Window: w}
+	_, err := s.Create(ctx, "c1", alice)
+	require.NoError(t, err)
+	tu, started, err := s.StartTurn(ctx, "c1", conversation.TurnStart{UserText: "hi", Key: "k-1"})
+	require.NoError(t, err)
+	require.True(t, started)
+	require.NoError(t, s.EndTurn(ctx, "c1", tu.ID, []byte(`{}`)))
+
+	seen, started, err := s.StartTurn(ctx, "c1", conversation.TurnStart{UserText: "hi", Key: "k-1"})
+	require.ErrorIs(t, err, refusal.ErrStaleCursor)
+	require.False(t, started)
+	require.Equal(t, tu.ID, seen.ID)
+	ce, ok := errors.AsType[*replay.CursorError](err)
+	require.True(t, ok)
+	require.Equal(t, replay.Bounds{}, ce.Bounds)
+
+	g := &conversation.Gate{Store: s, Access: noRead{}}
+	_, _, _, err = g.StartTurn(ctx, alice, "c1", conversation.TurnStart{UserText: "hi", Key: "k-1"}, false)
+	require.ErrorIs(t, err, refusal.ErrTurnNotFound, "the rule's read decides before the window is told")
+
+	key := replay.Key{ConversationID: "c1"}
+	tu2, _, err := s.StartTurn(ctx, "c1", conversation.TurnStart{UserText: "again", Key: "k-2"})
+	require.NoError(t, err)
+	key.TurnID = tu2.ID
+	p, err := turn.Start(ctx, w, key, nil)
+	require.NoError(t, err)
+	require.NoError(t, p.Complete(ctx))
+	require.NoError(t, conversation.EndFromWindow(ctx, s, w, key))
+	seen, started, err = s.StartTurn(ctx, "c1", conversation.TurnStart{UserText: "again", Key: "k-2"})
+	require.NoError(t, err)
+	require.False(t, started)
+	require.Equal(t, tu2.ID, seen.ID)
 }

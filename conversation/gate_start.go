@@ -17,7 +17,8 @@ import (
 // false, once the rule also allows [ActionRead] (the caller reads that
 // turn's stream again); the caller then launches nothing. Every denial is
 // turn-not-found, a store failure is as the store said, and a running
-// turn is turn-running.
+// turn is turn-running. A seen turn that a [Settling] store refuses
+// stale-cursor is told so only to a caller the rule lets read it.
 func (g *Gate) StartTurn(ctx context.Context, caller Principal, conversationID string, start TurnStart, create bool) (c Conversation, t Turn, started bool, err error) {
 	if err := CheckTurnStart(start); err != nil {
 		return Conversation{}, Turn{}, false, err
@@ -36,9 +37,10 @@ func (g *Gate) StartTurn(ctx context.Context, caller Principal, conversationID s
 		return Conversation{}, Turn{}, false, verdict(err)
 	}
 	t, started, err = g.Store.StartTurn(ctx, c.ID, start)
-	if err == nil && !started {
-		if err = g.Access.Allow(ctx, caller, c, ActionRead); err != nil {
-			err = verdict(err)
+	if (err == nil || errors.Is(err, refusal.ErrStaleCursor)) && !started {
+		// A turn seen before, even one the window forgot: the rule's read decides.
+		if rerr := g.Access.Allow(ctx, caller, c, ActionRead); rerr != nil {
+			err = verdict(rerr)
 		}
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	chatprotocol "github.com/Papercusp/chat-protocol-go"
 	"github.com/Papercusp/chat-protocol-go/internal/reqbody"
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // StartRequest is the body of a start: {"text"}, the user's message.
@@ -60,7 +61,9 @@ type StartHandler struct {
 // {"conversationId","turnId","position"}. An Idempotency-Key header is the
 // start's request key ([TurnStart], at most [MaxIDBytes]; a key no store
 // can hold is 400 invalid-input): the same key again answers 200 with the
-// turn it started, and Run is not called. It returns an error when g, its
+// turn it started, and Run is not called; with a [Settling] store, 410
+// stale-cursor (with the bounds) when that turn ended and the window
+// holds nothing of it. It returns an error when g, its
 // Store or Access, or opts.Run is nil.
 func NewStartHandler(g *Gate, opts *StartHandlerOptions) (*StartHandler, error) {
 	if g == nil || g.Store == nil || g.Access == nil || opts == nil || opts.Run == nil {
@@ -174,6 +177,7 @@ func (h *StartHandler) refuse(w http.ResponseWriter, r *http.Request, err error)
 		refusal.CodeInvalidInput:         "the body is not a start's JSON",
 		refusal.CodeTurnNotFound:         "no such turn",
 		refusal.CodeTurnRunning:          "a turn of the conversation is running",
+		refusal.CodeStaleCursor:          "the window no longer holds the turn; read the conversation's history",
 	}[code]
 	if msg == "" {
 		code, msg = refusal.CodeStoreUnavailable, "the turn could not start; repeat the request"
@@ -188,6 +192,9 @@ func (h *StartHandler) refuse(w http.ResponseWriter, r *http.Request, err error)
 	body := refusal.Body{Code: code, Message: msg}
 	if code == refusal.CodeInvalidInput {
 		body.Path = refusalPath(err)
+	}
+	if ce, ok := errors.AsType[*replay.CursorError](err); ok && code == refusal.CodeStaleCursor {
+		body.Lower, body.Latest = &ce.Bounds.Lower, &ce.Bounds.Latest
 	}
 	refusal.WriteHTTP(w, status, body)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Papercusp/chat-protocol-go/conversation"
+	"github.com/Papercusp/chat-protocol-go/replay"
 )
 
 // post sends body to h as user with contentType and returns the answer.
@@ -181,4 +182,40 @@ func TestStartHandlerIdempotencyKey(t *testing.T) {
 	got, err := s.Get(ctx, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, got.Turns)
+}
+
+// TestStartHandlerKeyOfAForgottenTurn: with a Settling store, the
+// Idempotency-Key of a turn that ended without a frame in the window (its
+// Run failed) answers 410 stale-cursor with the bounds rather than the
+// turn, whose stream would wait for frames that never come; another's
+// conversation is still turn-not-found.
+func TestStartHandlerKeyOfAForgottenTurn(t *testing.T) {
+	s := conversation.Settling{Store: conversation.NewMemoryStore(), Window: replay.NewMemory(nil)}
+	_, err := s.Create(t.Context(), "c1", alice)
+	require.NoError(t, err)
+	g := &conversation.Gate{Store: s, Access: conversation.OwnerOnly(session)}
+	h, err := conversation.NewStartHandler(g, &conversation.StartHandlerOptions{
+		Run: func(context.Context, *http.Request, conversation.Conversation, conversation.Turn) error {
+			return errors.New("no worker")
+		}})
+	require.NoError(t, err)
+	start := func(user string) answer {
+		r := httptest.NewRequest(http.MethodPost, "/conversations/c1/turns", strings.NewReader(`{"text":"hello"}`))
+		r.SetPathValue("conversation", "c1")
+		r.Header.Set("X-User", user)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Idempotency-Key", "k-1")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return answer{status: w.Code, header: w.Result().Header, body: w.Body.String()}
+	}
+	failed := start("alice")
+	require.Equal(t, http.StatusServiceUnavailable, failed.status, failed.body)
+	again := start("alice")
+	require.Equal(t, http.StatusGone, again.status, again.body)
+	require.Equal(t, "stale-cursor", codeOf(t, again))
+	require.JSONEq(t, `{"code":"stale-cursor","message":"the window no longer holds the turn; read the conversation's history","lower":0,"latest":0}`, again.body)
+	denied := start("bob")
+	require.Equal(t, http.StatusNotFound, denied.status)
+	require.Equal(t, "turn-not-found", codeOf(t, denied))
 }

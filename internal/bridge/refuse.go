@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Papercusp/chat-protocol-go/refusal"
+	"github.com/Papercusp/chat-protocol-go/replay"
 	"github.com/Papercusp/chat-protocol-go/serve"
 )
 
@@ -31,7 +32,9 @@ func Denied(err error) bool {
 // RefuseHook answers a host hook's error (docs/contract.md section 18.3):
 // a denial as an unknown turn (404 turn-not-found, the same bytes for
 // both), invalid-input 400, turn-running 409 (a start while another turn
-// of the chat runs: repeating it changes nothing), and anything else 503
+// of the chat runs: repeating it changes nothing), stale-cursor 410 with
+// the bounds (a request key's ended turn that the window forgot,
+// refused by the conversation store that settles), and anything else 503
 // store-unavailable with Retry-After, its text only in the log.
 func RefuseHook(e *serve.Engine, w http.ResponseWriter, r *http.Request, hook string, err error) {
 	switch {
@@ -41,6 +44,12 @@ func RefuseHook(e *serve.Engine, w http.ResponseWriter, r *http.Request, hook st
 		serve.Refuse(w, refusal.CodeInvalidInput, "the request names nothing a chat can hold")
 	case refusal.CodeOf(err) == refusal.CodeTurnRunning:
 		serve.Refuse(w, refusal.CodeTurnRunning, "a turn of the chat is running")
+	case refusal.CodeOf(err) == refusal.CodeStaleCursor:
+		var b replay.Bounds
+		if ce, ok := errors.AsType[*replay.CursorError](err); ok {
+			b = ce.Bounds
+		}
+		serve.RefuseBounds(w, refusal.CodeStaleCursor, "the window no longer holds the turn; read the chat's history", b)
 	default:
 		e.Logger().WarnContext(r.Context(), "bridge: a host hook failed", "hook", hook, "err", err)
 		e.Unavailable(w, msgUnavailable)
