@@ -16,7 +16,6 @@ import (
 	"github.com/Papercusp/chat-protocol-go/conversation"
 	"github.com/Papercusp/chat-protocol-go/refusal"
 	"github.com/Papercusp/chat-protocol-go/replay"
-	"github.com/Papercusp/chat-protocol-go/turn"
 )
 
 // TestRunRepostedAfterTheWindowForgotIt: a run id re-posted once its turn
@@ -35,15 +34,7 @@ func TestRunRepostedAfterTheWindowForgotIt(t *testing.T) {
 		if in.RunID == "fails" {
 			return errors.New("the model is down")
 		}
-		key := replay.Key{ConversationID: c.ID, TurnID: tu.ID}
-		p, err := turn.Start(ctx, w, key, nil)
-		if err != nil {
-			return err
-		}
-		if err := errors.Join(p.Delta(ctx, "Answer to "+tu.UserText), p.Complete(ctx)); err != nil {
-			return err
-		}
-		return conversation.EndFromWindow(ctx, g.Store, w, key)
+		return answer(ctx, w, g, c, tu)
 	})
 	h, err := agui.NewHandler(w, &agui.HandlerOptions{StartRun: start})
 	require.NoError(t, err)

@@ -28,15 +28,7 @@ func TestHistoryHook(t *testing.T) {
 		return conversation.Principal{ID: "alice"}, nil
 	})}
 	start := agui.StartRunOf(g, func(ctx context.Context, _ *http.Request, c conversation.Conversation, tu conversation.Turn, _ *agui.RunInput) error {
-		key := replay.Key{ConversationID: c.ID, TurnID: tu.ID}
-		p, err := turn.Start(ctx, w, key, nil)
-		if err != nil {
-			return err
-		}
-		if err := errors.Join(p.Delta(ctx, "Answer to "+tu.UserText), p.Complete(ctx)); err != nil {
-			return err
-		}
-		return conversation.EndFromWindow(ctx, g.Store, w, key)
+		return answer(ctx, w, g, c, tu)
 	})
 	history := agui.HistoryOf(g)
 	failing := false
@@ -87,4 +79,18 @@ func TestHistoryHook(t *testing.T) {
 	assert.Equal(t, "RUN_STARTED", third[0]["type"])
 	assert.NotEqual(t, "MESSAGES_SNAPSHOT", third[1]["type"], "no snapshot")
 	assert.Equal(t, "RUN_FINISHED", third[len(third)-1]["type"])
+}
+
+// answer plays a run's turn on w: "Answer to" the user's text, completed,
+// then stored in g's store.
+func answer(ctx context.Context, w replay.Window, g *conversation.Gate, c conversation.Conversation, tu conversation.Turn) error {
+	key := replay.Key{ConversationID: c.ID, TurnID: tu.ID}
+	p, err := turn.Start(ctx, w, key, nil)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(p.Delta(ctx, "Answer to "+tu.UserText), p.Complete(ctx)); err != nil {
+		return err
+	}
+	return conversation.EndFromWindow(ctx, g.Store, w, key)
 }
